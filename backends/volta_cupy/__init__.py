@@ -1,0 +1,1 @@
+"""Volta's CUDA backend over CuPy (extra ``cupy``)."""

@@ -1,0 +1,155 @@
+"""The CuPy backend: CUDA devices through array-api-compat's CuPy namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volta_core.backend import Backend, Generator
+
+
+class CupyGenerator(Generator):
+    """A per-device CuPy generator (Philox-based XORWOW is CuPy's default bit generator)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.manual_seed(0)
+
+    def manual_seed(self, seed: int) -> None:
+        import cupy
+
+        self._seed = int(seed)
+        with cupy.cuda.Device(self.index):
+            self._rng = cupy.random.default_rng(self._seed)
+        self._draws = 0
+
+    def get_state(self) -> dict:
+        # CuPy's generators cannot export their state: record seed and draw count
+        return {"seed": self._seed, "draws": self._draws}
+
+    def set_state(self, state: dict) -> None:
+        self.manual_seed(state["seed"])
+        self._replay = state["draws"]
+
+    def uniform(self, shape, dtype, low=0.0, high=1.0):
+        import cupy
+
+        self._draws += 1
+        with cupy.cuda.Device(self.index):
+            out = self._rng.random(shape, dtype=cupy.float64 if dtype == cupy.float64
+                                   else cupy.float32)
+            if low != 0.0 or high != 1.0:
+                out = out * (high - low) + low
+            return out.astype(dtype, copy=False)
+
+    def normal(self, shape, dtype, mean=0.0, std=1.0):
+        import cupy
+
+        self._draws += 1
+        with cupy.cuda.Device(self.index):
+            out = self._rng.standard_normal(shape, dtype=cupy.float64 if dtype == cupy.float64
+                                            else cupy.float32)
+            if mean != 0.0 or std != 1.0:
+                out = out * std + mean
+            return out.astype(dtype, copy=False)
+
+    def integers(self, low, high, shape, dtype):
+        import cupy
+
+        self._draws += 1
+        with cupy.cuda.Device(self.index):
+            return self._rng.integers(low, high, size=shape, dtype=cupy.int64).astype(dtype)
+
+    def permutation(self, n, dtype):
+        import cupy
+
+        self._draws += 1
+        with cupy.cuda.Device(self.index):
+            return self._rng.permutation(n).astype(dtype)
+
+
+class CupyBackend(Backend):
+    """NVIDIA GPUs through CuPy."""
+
+    name = "cupy"
+    device_type = "cuda"
+    extra = "cupy"
+    is_gpu = True
+
+    def __init__(self) -> None:
+        self._reason: str | None = None
+        self._checked = False
+        self._generators: dict[int, CupyGenerator] = {}
+
+    def unavailable_reason(self) -> str | None:
+        if not self._checked:
+            self._checked = True
+            try:
+                import cupy
+            except Exception as exc:  # ImportError, or a CUDA library that fails to load
+                self._reason = f"cupy is not importable ({exc})"
+            else:
+                try:
+                    n = cupy.cuda.runtime.getDeviceCount()
+                except Exception as exc:
+                    self._reason = f"no CUDA device: {exc}"
+                else:
+                    if n == 0:
+                        self._reason = "no CUDA device found"
+        return self._reason
+
+    def device_count(self) -> int:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount()
+
+    def device_name(self, index: int) -> str:
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(index)
+        name = props["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def namespace(self, index: int) -> Any:
+        import array_api_compat.cupy as xp
+
+        return xp
+
+    def native_device(self, index: int) -> Any:
+        import cupy
+
+        return cupy.cuda.Device(index)
+
+    def dtype_names(self, index: int) -> tuple[str, ...]:
+        return ("bool", "uint8", "int8", "int16", "int32", "int64", "uint32", "float16",
+                "float32", "float64")
+
+    def native_dtype(self, index: int, name: str) -> Any:
+        import cupy
+
+        return cupy.dtype(name)
+
+    def dtype_name(self, native_dtype: Any) -> str:
+        import cupy
+
+        return cupy.dtype(native_dtype).name
+
+    def from_host(self, data, index, dtype=None, copy=None):
+        import cupy
+
+        with cupy.cuda.Device(index):
+            return cupy.array(data, dtype=dtype, copy=True if copy is None else copy)
+
+    def to_host(self, array):
+        return array.get()
+
+    def generator(self, index: int) -> CupyGenerator:
+        gen = self._generators.get(index)
+        if gen is None:
+            gen = self._generators[index] = CupyGenerator(index)
+        return gen
+
+    def synchronize(self, index: int) -> None:
+        import cupy
+
+        with cupy.cuda.Device(index):
+            cupy.cuda.Stream.null.synchronize()

@@ -1,0 +1,113 @@
+"""Small helpers that generate WGSL: declarations, metadata access, loads/stores, casts.
+
+Every kernel binds its metadata at ``@binding(0)`` as ``m: array<vec4<u32>, N>``; word
+``k`` is ``m[k / 4][k % 4]``. Storage buffers follow: writable ones first.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from . import dtypes as D
+from .dtypes import DType
+from .engine import WG
+
+
+def word(k: int) -> str:
+    """WGSL expression of metadata word ``k`` as ``u32``."""
+    return f"m[{k >> 2}][{k & 3}]"
+
+
+def iword(k: int) -> str:
+    """WGSL expression of metadata word ``k`` as ``i32``."""
+    return f"bitcast<i32>(m[{k >> 2}][{k & 3}])"
+
+
+def header(types: Iterable[DType], words: int, writes: list[tuple[str, DType]],
+           reads: list[tuple[str, DType]]) -> str:
+    """The ``enable`` line, metadata uniform and storage declarations."""
+    types = list(types)
+    lines = []
+    if any(t is D.float16 for t in types) or any(t is D.float16 for _, t in writes + reads):
+        lines.append("enable f16;")
+    lines.append(f"@group(0) @binding(0) var<uniform> m: array<vec4<u32>, {max(1, -(-words // 4))}>;")
+    b = 1
+    for name, t in writes:
+        lines.append(f"@group(0) @binding({b}) var<storage, read_write> {name}: "
+                     f"array<{t.storage}>;")
+        b += 1
+    for name, t in reads:
+        lines.append(f"@group(0) @binding({b}) var<storage, read> {name}: array<{t.storage}>;")
+        b += 1
+    return "\n".join(lines) + "\n"
+
+
+def main_1d(body: str, wg: int = WG) -> str:
+    """A ``main`` over a 1-D index ``gi`` (split across x/y workgroups)."""
+    return (f"@compute @workgroup_size({wg})\n"
+            "fn main(@builtin(global_invocation_id) gid: vec3<u32>,\n"
+            "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+            f"  let gi = gid.x + gid.y * nwg.x * {wg}u;\n{body}\n}}\n")
+
+
+def load(t: DType, expr: str) -> str:
+    """Convert a storage element to its arithmetic value (bool from u32)."""
+    return f"({expr} != 0u)" if t is D.bool else expr
+
+
+def store(t: DType, expr: str) -> str:
+    """Convert an arithmetic value to its storage element."""
+    return f"select(0u, 1u, {expr})" if t is D.bool else expr
+
+
+def cast(expr: str, src: DType, dst: DType) -> str:
+    """Convert an arithmetic value of ``src`` to ``dst``."""
+    if src is dst:
+        return expr
+    if dst is D.bool:
+        return f"({expr} != {src.wgsl}(0))"
+    if src is D.bool:
+        return f"select({dst.wgsl}(0), {dst.wgsl}(1), {expr})"
+    if src.kind == "f" and dst.kind in "iu":
+        # WGSL float->int conversion saturates; NaN gives an unspecified value
+        return f"{dst.wgsl}({expr})"
+    return f"{dst.wgsl}({expr})"
+
+
+def const(t: DType, value: float) -> str:
+    """A WGSL constant of type ``t``."""
+    if t is D.bool:
+        return "true" if value else "false"
+    if t.kind == "f":
+        if value != value:
+            return f"{t.wgsl}(bitcast<f32>(0x7fc00000u))"
+        if value in (float("inf"), float("-inf")):
+            s = "0x7f800000u" if value > 0 else "0xff800000u"
+            return f"{t.wgsl}(bitcast<f32>({s}))"
+        return f"{t.wgsl}({float(value)!r})"
+    return f"{t.wgsl}({int(value)})"
+
+
+def strided_offsets(rank: int, shape_at: int, operands: list[tuple[str, int]],
+                    index: str = "gi") -> str:
+    """WGSL that decomposes ``index`` over a shape and accumulates strided offsets.
+
+    Args:
+        rank: number of dims.
+        shape_at: metadata word of ``shape[0]``.
+        operands: ``(var, meta_word)`` per operand: the variable to define (``i32``)
+            and the word of its offset, followed by its ``rank`` strides.
+        index: the linear index variable.
+    """
+    lines = [f"  var rem = {index};"] if rank else []
+    for var, at in operands:
+        lines.append(f"  var {var} = {iword(at)};")
+    for d in range(rank - 1, -1, -1):
+        if d > 0:
+            lines.append(f"  let c{d} = i32(rem % {word(shape_at + d)}); "
+                         f"rem = rem / {word(shape_at + d)};")
+        else:
+            lines.append("  let c0 = i32(rem);")
+        for var, at in operands:
+            lines.append(f"  {var} += c{d} * {iword(at + 1 + d)};")
+    return "\n".join(lines)

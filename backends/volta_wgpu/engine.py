@@ -1,0 +1,338 @@
+"""The wgpu engine: adapter and device, pipeline cache, buffer pool, batched submission.
+
+Work is recorded into one command encoder (one open compute pass) and submitted
+only at a sync point: a readback, :meth:`Engine.flush`, :func:`synchronize`, or when
+the per-batch metadata ring is full. Each dispatch's small metadata block (shapes,
+strides, offsets, scalars) is appended to a host-side ring and uploaded with a single
+``queue.write_buffer`` right before the submit, so no per-op uniform buffer is made.
+
+Buffers come from a size-bucketed pool. A buffer freed while commands that may read
+it are still unsubmitted goes to a *dirty* list: it may serve as a kernel output at
+once (commands run in order), but only becomes a target for host uploads after the
+next submit, because ``queue.write_buffer`` runs before the pending commands.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, Callable
+
+from ._errors import OutOfMemoryError
+
+WG = 256  # threads per workgroup of the 1-D kernels
+MAX_GROUPS = 65535
+META_CAPACITY = 1 << 20  # bytes of per-batch metadata
+_MIN_BUCKET = 256
+
+
+def bucket_size(nbytes: int) -> int:
+    """Round ``nbytes`` up to a pool bucket: 4 buckets per power of two, >= 256 bytes."""
+    if nbytes <= _MIN_BUCKET:
+        return _MIN_BUCKET
+    p = 1 << (nbytes - 1).bit_length()  # next power of two
+    q = p // 8
+    return -(-nbytes // q) * q
+
+
+class Kernel:
+    """A compiled compute pipeline with its bind group layout and metadata size."""
+
+    __slots__ = ("pipeline", "layout", "meta_bytes", "n_write", "n_read")
+
+    def __init__(self, pipeline: Any, layout: Any, meta_bytes: int, n_write: int,
+                 n_read: int) -> None:
+        self.pipeline = pipeline
+        self.layout = layout
+        self.meta_bytes = meta_bytes
+        self.n_write = n_write
+        self.n_read = n_read
+
+
+class Storage:
+    """A pooled GPU buffer shared by an array and its views; returns to the pool on del."""
+
+    __slots__ = ("buffer", "nbytes", "engine", "__weakref__")
+
+    def __init__(self, buffer: Any, nbytes: int, engine: Engine) -> None:
+        self.buffer = buffer
+        self.nbytes = nbytes
+        self.engine = engine
+
+    def __del__(self) -> None:
+        eng = self.engine
+        if eng is not None and eng.device is not None:
+            eng._release(self.buffer)
+
+
+class Engine:
+    """One wgpu device: owns the queue, the caches and the pending command encoder."""
+
+    def __init__(self, index: int = 0) -> None:
+        import wgpu
+
+        self.wgpu = wgpu
+        self.index = index
+        adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+        if adapter is None:
+            raise RuntimeError("no WebGPU adapter found")
+        self.adapter = adapter
+        self.info = dict(adapter.info)
+        wanted = ("shader-f16", "shader-f64", "shader-int64")
+        feats = [f for f in wanted if f in adapter.features]
+        lim = adapter.limits
+        limits = {k: lim[k] for k in (
+            "max-storage-buffer-binding-size", "max-buffer-size",
+            "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
+            "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
+            "max-compute-workgroup-size-y") if k in lim}
+        self.device = adapter.request_device_sync(required_features=feats,
+                                                  required_limits=limits)
+        self.queue = self.device.queue
+        self.features = frozenset(f for f in wanted if f in self.device.features)
+        dl = self.device.limits
+        self.max_binding = int(dl["max-storage-buffer-binding-size"])
+        self.max_buffer = int(dl["max-buffer-size"])
+        self.meta_align = max(int(dl["min-uniform-buffer-offset-alignment"]), 16)
+        self.max_wg_storage = int(dl["max-compute-workgroup-storage-size"])
+        U = wgpu.BufferUsage
+        self._usage = U.STORAGE | U.COPY_SRC | U.COPY_DST
+        self._pool: dict[int, list] = {}
+        self._dirty: list = []
+        self._kernels: dict[Any, Kernel] = {}
+        self._layouts: dict[tuple[int, int], Any] = {}
+        self._meta_buf = self.device.create_buffer(size=META_CAPACITY,
+                                                   usage=U.UNIFORM | U.COPY_DST)
+        self._meta = bytearray(META_CAPACITY)
+        self._meta_used = 0
+        self._encoder: Any = None
+        self._pass: Any = None
+        self._lock = threading.RLock()
+        self.dispatch_count = 0
+
+    # -- naming -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The adapter's device name."""
+        return self.info.get("device") or self.info.get("description") or "wgpu adapter"
+
+    @property
+    def is_gpu(self) -> bool:
+        """True for discrete/integrated GPUs, False for CPU (software) adapters."""
+        kind = str(self.info.get("adapter_type", "")).lower()
+        return "gpu" in kind
+
+    # -- buffers ------------------------------------------------------------------------
+    def check_size(self, nbytes: int, what: str = "array") -> None:
+        """Raise OutOfMemoryError when ``nbytes`` exceeds what one binding may hold."""
+        limit = min(self.max_binding, self.max_buffer)
+        if nbytes > limit:
+            raise OutOfMemoryError(
+                f"wgpu: {what} of {nbytes} bytes exceeds the adapter's limit of {limit} bytes "
+                f"per buffer (max_storage_buffer_binding_size="
+                f"{self.max_binding}, max_buffer_size={self.max_buffer}); split the "
+                f"tensor or use a smaller batch")
+
+    def alloc(self, nbytes: int, upload: bool = False) -> Storage:
+        """A buffer of at least ``nbytes`` bytes from the pool (or a new one).
+
+        Args:
+            nbytes: the size needed.
+            upload: the buffer will be written with ``queue.write_buffer``, so it must
+                not be read by unsubmitted commands.
+        """
+        self.check_size(nbytes)
+        size = min(bucket_size(nbytes), max(self.max_binding, 4))
+        size = max(size, -(-nbytes // 4) * 4)
+        if not upload and self._dirty:
+            for i in range(len(self._dirty) - 1, -1, -1):
+                if self._dirty[i].size == size:
+                    return Storage(self._dirty.pop(i), nbytes, self)
+        free = self._pool.get(size)
+        if free:
+            return Storage(free.pop(), nbytes, self)
+        try:
+            buf = self.device.create_buffer(size=size, usage=self._usage)
+        except Exception as exc:  # pragma: no cover - depends on the driver
+            self.trim()
+            raise OutOfMemoryError(f"wgpu: could not allocate {size} bytes: {exc}") from exc
+        return Storage(buf, nbytes, self)
+
+    def _release(self, buffer: Any) -> None:
+        if self._encoder is not None:
+            self._dirty.append(buffer)
+        else:
+            self._pool.setdefault(buffer.size, []).append(buffer)
+
+    def trim(self) -> None:
+        """Destroy every pooled (unused) buffer."""
+        self.flush()
+        for bufs in self._pool.values():
+            for b in bufs:
+                b.destroy()
+        self._pool.clear()
+
+    def upload(self, data: bytes | memoryview, nbytes: int | None = None) -> Storage:
+        """A new storage holding ``data`` (padded to a multiple of 4 bytes)."""
+        mv = memoryview(data).cast("B")
+        n = len(mv) if nbytes is None else nbytes
+        st = self.alloc(max(n, 4), upload=True)
+        if len(mv) % 4:
+            mv = memoryview(bytes(mv) + b"\0" * (4 - len(mv) % 4))
+        if len(mv):
+            self.queue.write_buffer(st.buffer, 0, mv)
+        return st
+
+    def read(self, storage: Storage, offset: int, nbytes: int) -> memoryview:
+        """Copy ``nbytes`` at byte ``offset`` of a storage back to the host (a sync point)."""
+        lo = offset // 4 * 4
+        hi = -(-(offset + nbytes) // 4) * 4
+        if hi == lo:
+            return memoryview(b"")
+        U = self.wgpu.BufferUsage
+        with self._lock:
+            enc = self._get_encoder()
+            self._end_pass()
+            staging = self.device.create_buffer(size=hi - lo, usage=U.MAP_READ | U.COPY_DST)
+            enc.copy_buffer_to_buffer(storage.buffer, lo, staging, 0, hi - lo)
+            self.flush()
+        staging.map_sync(self.wgpu.MapMode.READ)
+        data = staging.read_mapped(copy=True)
+        staging.unmap()
+        staging.destroy()
+        return memoryview(data).cast("B")[offset - lo: offset - lo + nbytes]
+
+    def copy(self, src: Storage, src_off: int, dst: Storage, dst_off: int, nbytes: int) -> None:
+        """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
+        enc = self._get_encoder()
+        self._end_pass()
+        enc.copy_buffer_to_buffer(src.buffer, src_off, dst.buffer, dst_off, nbytes)
+
+    # -- pipelines ----------------------------------------------------------------------
+    def _layout(self, n_write: int, n_read: int) -> Any:
+        key = (n_write, n_read)
+        lay = self._layouts.get(key)
+        if lay is None:
+            S = self.wgpu.ShaderStage.COMPUTE
+            entries = [{"binding": 0, "visibility": S, "buffer": {"type": "uniform"}}]
+            for i in range(n_write + n_read):
+                kind = "storage" if i < n_write else "read-only-storage"
+                entries.append({"binding": i + 1, "visibility": S, "buffer": {"type": kind}})
+            lay = self.device.create_bind_group_layout(entries=entries)
+            self._layouts[key] = lay
+        return lay
+
+    def kernel(self, key: Any, make: Callable[[], tuple[str, int, int, int]]) -> Kernel:
+        """The cached pipeline for ``key``; ``make()`` returns (wgsl, meta_words, nw, nr).
+
+        The shader binds the metadata as ``@binding(0)`` (uniform), then ``nw`` writable
+        and ``nr`` read-only storage buffers at bindings 1, 2, ...
+        """
+        k = self._kernels.get(key)
+        if k is not None:
+            return k
+        src, words, nw, nr = make()
+        lay = self._layout(nw, nr)
+        module = self.device.create_shader_module(code=src)
+        playout = self.device.create_pipeline_layout(bind_group_layouts=[lay])
+        pipe = self.device.create_compute_pipeline(
+            layout=playout, compute={"module": module, "entry_point": "main"})
+        k = Kernel(pipe, lay, max(16, -(-words // 4) * 16), nw, nr)
+        self._kernels[key] = k
+        return k
+
+    # -- recording ----------------------------------------------------------------------
+    def _get_encoder(self) -> Any:
+        if self._encoder is None:
+            self._encoder = self.device.create_command_encoder()
+        return self._encoder
+
+    def _end_pass(self) -> None:
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+
+    def dispatch(self, kernel: Kernel, meta: bytes, buffers: list, groups: tuple) -> None:
+        """Record one dispatch.
+
+        Args:
+            kernel: from :meth:`kernel`.
+            meta: the metadata bytes (at most ``kernel.meta_bytes``).
+            buffers: GPU buffers, writable ones first, in binding order.
+            groups: workgroup counts ``(x, y, z)``.
+        """
+        size = kernel.meta_bytes
+        off = self._meta_used
+        if off + size > META_CAPACITY:
+            self.flush()
+            off = 0
+        self._meta[off:off + len(meta)] = meta
+        self._meta_used = off + -(-size // self.meta_align) * self.meta_align
+        entries = [{"binding": 0, "resource": {"buffer": self._meta_buf, "offset": off,
+                                               "size": size}}]
+        for i, b in enumerate(buffers):
+            entries.append({"binding": i + 1, "resource": {"buffer": b, "offset": 0,
+                                                           "size": b.size}})
+        bg = self.device.create_bind_group(layout=kernel.layout, entries=entries)
+        if self._pass is None:
+            self._pass = self._get_encoder().begin_compute_pass()
+        p = self._pass
+        p.set_pipeline(kernel.pipeline)
+        p.set_bind_group(0, bg)
+        p.dispatch_workgroups(*groups)
+        self.dispatch_count += 1
+
+    def flush(self) -> None:
+        """Submit all recorded work (does not wait for it)."""
+        with self._lock:
+            if self._encoder is None:
+                return
+            self._end_pass()
+            if self._meta_used:
+                self.queue.write_buffer(self._meta_buf, 0,
+                                        memoryview(self._meta)[:self._meta_used])
+            cb = self._encoder.finish()
+            self._encoder = None
+            self._meta_used = 0
+            self.queue.submit([cb])
+            for b in self._dirty:
+                self._pool.setdefault(b.size, []).append(b)
+            self._dirty.clear()
+
+    def synchronize(self) -> None:
+        """Submit recorded work and wait until the device has finished it."""
+        self.flush()
+        self.queue.on_submitted_work_done_sync()
+
+
+def groups_for(n: int, wg: int = WG) -> tuple[int, int, int]:
+    """Workgroup counts covering ``n`` threads, split over x/y past 65535 groups."""
+    g = max(1, -(-n // wg))
+    if g <= MAX_GROUPS:
+        return (g, 1, 1)
+    y = -(-g // MAX_GROUPS)
+    if y > MAX_GROUPS:
+        raise OutOfMemoryError(f"wgpu: {n} threads exceed the dispatch limit")
+    return (math.ceil(g / y), y, 1)
+
+
+_engines: dict[int, Engine] = {}
+_engine_lock = threading.Lock()
+
+
+def get_engine(index: int = 0) -> Engine:
+    """The engine of device ``index``, created on first use."""
+    eng = _engines.get(index)
+    if eng is None:
+        with _engine_lock:
+            eng = _engines.get(index)
+            if eng is None:
+                eng = Engine(index)
+                _engines[index] = eng
+    return eng
+
+
+def synchronize(index: int = 0) -> None:
+    """Wait until all work queued on device ``index`` is done."""
+    if index in _engines:
+        _engines[index].synchronize()

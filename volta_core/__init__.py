@@ -1,0 +1,37 @@
+"""Volta: PyTorch's ergonomics on any accelerator.
+
+``import volta_core as vt`` gives tensors, autograd and ops; ``vt.nn``, ``vt.optim``,
+``vt.data`` and ``vt.io`` hold the rest. Backends are plugins loaded on first device use.
+"""
+
+from . import autograd, ops
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .backend import (Device, backends, device, get_default_device, set_default_device)
+from .creation import *  # noqa: F401,F403
+from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, get_default_dtype,
+                     int8, int16, int32, int64, promote_types, set_default_dtype, uint8, uint32)
+from .errors import *  # noqa: F401,F403
+from .ops import *  # noqa: F401,F403
+from .tensor import Tensor
+
+__version__ = "0.1.0"
+
+bool = bool_  # noqa: A001 - ``vt.bool`` as in ``torch.bool``
+half, double, long, short = float16, float64, int64, int16
+float, int = float32, int32  # noqa: A001
+
+# names resolved on first use, so ``import volta_core`` stays cheap
+_LAZY = {"nn", "optim", "data", "io", "distributed", "cuda"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'volta_core' has no attribute {name!r}")
+
+
+def synchronize(device=None) -> None:
+    """Wait for all queued work on ``device`` (the default device when None)."""
+    Device(device or get_default_device()).synchronize()

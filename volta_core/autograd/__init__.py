@@ -1,0 +1,9 @@
+"""Autograd: ``Function``, the backward engine, grad modes and gradient checks."""
+
+from .engine import backward, grad
+from .function import Function
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import gradcheck, gradgradcheck
+
+__all__ = ["Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
+           "is_grad_enabled", "gradcheck", "gradgradcheck"]

@@ -1,0 +1,207 @@
+"""The backward engine: iterative topological order, each node called once."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..errors import AutogradError, ShapeError
+from ..tensor import Tensor
+from .function import _FREED, Function
+from .grad_mode import set_grad_enabled
+
+
+def _ones_like(t: Tensor) -> Tensor:
+    xp = t.device.xp
+    return Tensor._make(xp.ones(t.array.shape, dtype=t.array.dtype, device=t.device.native),
+                        t.device)
+
+
+def _initial_grads(outputs: Sequence[Tensor], grads: Sequence[Any] | None) -> list[Tensor]:
+    result = []
+    for i, t in enumerate(outputs):
+        if not t.requires_grad:
+            raise AutogradError(f"element {i} of tensors does not require grad and does not "
+                                "have a grad_fn; did you forget requires_grad=True?")
+        g = None if grads is None else grads[i]
+        if g is None:
+            if t.numel() != 1:
+                raise AutogradError(f"grad can be implicitly created only for scalar outputs; "
+                                    f"output {i} has shape {t.shape}: pass gradient=")
+            g = _ones_like(t)
+        elif not isinstance(g, Tensor):
+            g = Tensor(g, dtype=t.dtype, device=t.device)
+        if g.shape != t.shape:
+            raise ShapeError(f"backward: gradient of shape {g.shape} does not match output "
+                             f"shape {t.shape}")
+        result.append(g)
+    return result
+
+
+def _order(roots: list[Function]) -> dict[Function, int]:
+    """Count, for each node reachable from ``roots``, how many recorded consumers it has."""
+    deps: dict[Function, int] = {}
+    stack = list(roots)
+    seen = set(roots)
+    while stack:
+        node = stack.pop()
+        for p in node.parents:
+            if p is None or type(p) is Tensor:
+                continue
+            deps[p] = deps.get(p, 0) + 1
+            if p not in seen:
+                seen.add(p)
+                stack.append(p)
+    return deps
+
+
+def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_graph: bool,
+                 create_graph: bool, capture: dict | None = None) -> dict:
+    """Propagate gradients from ``outputs`` to every reachable leaf.
+
+    Args:
+        outputs: tensors to differentiate.
+        grads: their gradients (None for scalars).
+        retain_graph: keep saved values for another backward.
+        create_graph: record the backward ops.
+        capture: if given, ``{node or leaf: None}``; gradients of these are returned in
+            it instead of being accumulated into leaves' ``.grad``.
+
+    Returns:
+        ``{leaf tensor: total gradient}`` for every leaf reached (``capture`` if given).
+    """
+    initial = _initial_grads(outputs, grads)
+    with set_grad_enabled(create_graph):
+        node_grads: dict[Function, Tensor] = {}
+        leaf_grads: dict[int, list] = {}
+        roots = []
+        for t, g in zip(outputs, initial):
+            if t.grad_fn is None:
+                _add_leaf(leaf_grads, t, g)
+                continue
+            prev = node_grads.get(t.grad_fn)
+            node_grads[t.grad_fn] = g if prev is None else prev + g
+            if t.grad_fn not in roots:
+                roots.append(t.grad_fn)
+        deps = _order(roots)
+        ready = [r for r in roots if r not in deps]
+        while ready:
+            node = ready.pop()
+            g = node_grads.pop(node, None)
+            if g is not None:
+                if node.hooks:
+                    for hook in node.hooks:
+                        new = hook(g)
+                        g = g if new is None else new
+                if node.retained is not None:
+                    t = node.retained()
+                    if t is not None:
+                        t.grad = g if create_graph else g.detach()
+                if capture is not None and node in capture:
+                    capture[node] = g
+                in_grads = node.backward(g)
+                if type(in_grads) is not tuple:
+                    in_grads = (in_grads,)
+                if not retain_graph and node._saved is not None:
+                    node._saved = _FREED
+            else:
+                in_grads = (None,) * len(node.parents)
+            for p, ig in zip(node.parents, in_grads):
+                if p is None:
+                    continue
+                if type(p) is Tensor:
+                    if ig is not None:
+                        _add_leaf(leaf_grads, p, ig)
+                    continue
+                if ig is not None:
+                    prev = node_grads.get(p)
+                    node_grads[p] = ig if prev is None else prev + ig
+                deps[p] -= 1
+                if deps[p] == 0:
+                    ready.append(p)
+        if capture is not None:
+            for leaf, g in leaf_grads.values():
+                if leaf in capture:
+                    capture[leaf] = _run_leaf_hooks(leaf, g)
+            return capture
+        return {id(leaf): (leaf, g) for leaf, g in leaf_grads.values()}
+
+
+def _add_leaf(leaf_grads: dict, leaf: Tensor, g: Tensor) -> None:
+    entry = leaf_grads.get(id(leaf))
+    leaf_grads[id(leaf)] = (leaf, g) if entry is None else (leaf, entry[1] + g)
+
+
+def _run_leaf_hooks(leaf: Tensor, g: Tensor) -> Tensor:
+    if leaf._hooks:
+        for hook in leaf._hooks:
+            new = hook(g)
+            g = g if new is None else new
+    return g
+
+
+def backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None = None,
+             retain_graph: bool = False, create_graph: bool = False,
+             inputs: Sequence[Tensor] | None = None) -> None:
+    """Accumulate gradients of ``outputs`` into the ``.grad`` of the leaves.
+
+    Args:
+        outputs: tensors to differentiate.
+        grads: gradients w.r.t. each output (None for scalar outputs).
+        retain_graph: keep the graph for another backward.
+        create_graph: record the backward pass for higher-order gradients.
+        inputs: if given, only these leaves receive gradients.
+    """
+    if isinstance(outputs, Tensor):
+        outputs = [outputs]
+    if isinstance(grads, Tensor):
+        grads = [grads]
+    leaves = run_backward(outputs, grads, retain_graph, create_graph)
+    allowed = None if inputs is None else {id(t) for t in inputs}
+    for key, (leaf, g) in leaves.items():
+        if allowed is not None and key not in allowed:
+            continue
+        g = _run_leaf_hooks(leaf, g)
+        if not create_graph:
+            g = g.detach()
+        if g.array.shape != leaf.array.shape:
+            raise ShapeError(f"backward: gradient of shape {g.shape} for a leaf of shape "
+                             f"{leaf.shape}")
+        leaf.grad = g if leaf.grad is None else leaf.grad + g
+
+
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
+         grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
+    """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` change).
+
+    Args:
+        outputs: tensor(s) to differentiate.
+        inputs: tensor(s) to differentiate with respect to (leaves or not).
+        grad_outputs: gradient(s) w.r.t. each output (None for scalars).
+        retain_graph: keep the graph; defaults to ``create_graph``.
+        create_graph: record the backward pass, so the result can be differentiated.
+        allow_unused: return None for an input the outputs do not depend on, instead of
+            raising.
+    """
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    keys = []
+    for t in inputs:
+        if not t.requires_grad:
+            raise AutogradError("autograd.grad: one of the inputs does not require grad")
+        keys.append(t if t.grad_fn is None else t.grad_fn)
+    capture = {k: None for k in keys}
+    retain = create_graph if retain_graph is None else retain_graph
+    run_backward(outputs, grad_outputs, retain, create_graph, capture)
+    result = []
+    for i, k in enumerate(keys):
+        g = capture[k]
+        if g is None and not allow_unused:
+            raise AutogradError(f"autograd.grad: input {i} was not used to compute the "
+                                "outputs; pass allow_unused=True if this is expected")
+        if g is not None and not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)

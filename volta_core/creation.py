@@ -1,0 +1,351 @@
+"""Creation functions: ``tensor``, ``zeros``, ``arange``, ``randn``, ... and seeding."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from .backend.device import Device, device as _device
+from .dtypes import DType, bool_, float32, get_default_dtype, get_dtype, int64
+from .errors import DTypeError
+from .tensor import Tensor, tensor_method
+
+DeviceLike = str | Device | None
+
+
+def _infer_dtype(data: Any) -> DType:
+    """The dtype PyTorch infers for nested Python numbers."""
+    kind = 0  # 0 bool, 1 int, 2 float
+    stack = [data]
+    seen = False
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, bool):
+            seen = True
+        elif isinstance(v, int):
+            seen, kind = True, max(kind, 1)
+        elif isinstance(v, float):
+            return get_default_dtype()
+        elif isinstance(v, Tensor):
+            return v.dtype
+        else:
+            raise TypeError(f"tensor(): cannot make a tensor from {type(v).__name__}")
+    return (bool_, int64)[kind] if seen or kind else get_default_dtype()
+
+
+def _array_from(data: Any, dtype: Any, dev: Device) -> Any:
+    """A backend array on ``dev`` holding ``data`` (copied)."""
+    if isinstance(data, Tensor):
+        data = data.detach().to(dev).array
+        dt = None if dtype is None else dev.native_dtype(get_dtype(dtype))
+        return dev.xp.astype(data, dt, copy=True) if dt is not None else _copy(dev, data)
+    if isinstance(data, (list, tuple, int, float, bool)):
+        data = _flatten_tensors(data)
+        dt = get_dtype(dtype) if dtype is not None else _infer_dtype(data)
+        return dev.backend.from_host(data, dev.index, dev.native_dtype(dt))
+    if hasattr(data, "dtype") and hasattr(data, "shape"):  # NumPy or another library's array
+        dt = get_dtype(dtype) if dtype is not None else get_dtype(str(data.dtype))
+        return dev.backend.from_host(data, dev.index, dev.native_dtype(dt), copy=True)
+    raise TypeError(f"tensor(): cannot make a tensor from {type(data).__name__}")
+
+
+def _copy(dev: Device, array: Any) -> Any:
+    return dev.xp.asarray(array, copy=True)
+
+
+def _flatten_tensors(data: Any) -> Any:
+    if isinstance(data, (list, tuple)):
+        return [_flatten_tensors(v) for v in data]
+    if isinstance(data, Tensor):
+        return data.tolist()
+    return data
+
+
+def tensor(data: Any, dtype: Any = None, device: DeviceLike = None,
+           requires_grad: bool = False) -> Tensor:
+    """Make a tensor by copying ``data``.
+
+    Args:
+        data: a number, (nested) list, NumPy array or Tensor.
+        dtype: the dtype; inferred as in PyTorch when None (floats are float32).
+        device: the device; the default device when None.
+        requires_grad: record operations on the result for autograd.
+    """
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """Make a tensor from ``data``, sharing memory when it already fits (no copy)."""
+    if isinstance(data, Tensor):
+        return data.to(device=device if device is not None else data.device, dtype=dtype)
+    dev = _device(device)
+    if dev.type == "cpu" and hasattr(data, "__array_interface__") and (
+            dtype is None or get_dtype(dtype).name == str(data.dtype)):
+        return from_numpy(data)
+    return Tensor(data, dtype=dtype, device=dev)
+
+
+def from_numpy(array: Any) -> Tensor:
+    """Make a CPU tensor that shares memory with a NumPy array."""
+    dev = Device("cpu")
+    get_dtype(str(array.dtype))
+    return Tensor._make(dev.backend.from_host(array, dev.index, copy=False), dev)
+
+
+def from_dlpack(obj: Any, device: DeviceLike = None) -> Tensor:
+    """Make a tensor that shares memory with a DLPack-capable array (no copy).
+
+    Args:
+        obj: an array with ``__dlpack__`` (PyTorch, CuPy, NumPy, ...).
+        device: the Volta device the memory is on; guessed from ``__dlpack_device__``.
+    """
+    if device is None:
+        kind, index = obj.__dlpack_device__()
+        device = {1: "cpu", 2: f"cuda:{index}"}.get(int(kind), "cpu")
+    dev = _device(device)
+    return Tensor._make(dev.xp.from_dlpack(obj), dev)
+
+
+def _size(op: str, size: tuple) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if any(not isinstance(s, int) or s < 0 for s in size):
+        raise ValueError(f"{op}: sizes must be non-negative ints, got {size}")
+    return tuple(size)
+
+
+def _make(dt: Any, device: DeviceLike, requires_grad: bool, fill) -> Tensor:
+    dev = _device(device)
+    dt = get_dtype(dt) if dt is not None else get_default_dtype()
+    t = Tensor._make(fill(dev.xp, dev.native_dtype(dt), dev.native), dev)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros(*size: int, dtype: Any = None, device: DeviceLike = None,
+          requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros of shape ``size``."""
+    s = _size("zeros", size)
+    return _make(dtype, device, requires_grad, lambda xp, dt, d: xp.zeros(s, dtype=dt, device=d))
+
+
+def ones(*size: int, dtype: Any = None, device: DeviceLike = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor of ones of shape ``size``."""
+    s = _size("ones", size)
+    return _make(dtype, device, requires_grad, lambda xp, dt, d: xp.ones(s, dtype=dt, device=d))
+
+
+def empty(*size: int, dtype: Any = None, device: DeviceLike = None,
+          requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of shape ``size``."""
+    s = _size("empty", size)
+    return _make(dtype, device, requires_grad, lambda xp, dt, d: xp.empty(s, dtype=dt, device=d))
+
+
+def _scalar_dtype(value: Any) -> DType:
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    return get_default_dtype()
+
+
+def full(size: Sequence[int], fill_value: Any, dtype: Any = None, device: DeviceLike = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it)."""
+    s = _size("full", (size,) if isinstance(size, int) else tuple(size))
+    dtype = dtype if dtype is not None else _scalar_dtype(fill_value)
+    return _make(dtype, device, requires_grad,
+                 lambda xp, dt, d: xp.full(s, fill_value, dtype=dt, device=d))
+
+
+def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
+           device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; ``arange(n)`` is 0..n-1."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    if dtype is None:
+        floats = any(isinstance(v, float) for v in (start, end, step))
+        dtype = get_default_dtype() if floats else int64
+    return _make(dtype, device, requires_grad,
+                 lambda xp, dt, d: xp.arange(start, end, step, dtype=dt, device=d))
+
+
+def linspace(start: float, end: float, steps: int, dtype: Any = None,
+             device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    return _make(dtype, device, requires_grad,
+                 lambda xp, dt, d: xp.linspace(start, end, steps, dtype=dt, device=d))
+
+
+def eye(n: int, m: int | None = None, dtype: Any = None, device: DeviceLike = None,
+        requires_grad: bool = False) -> Tensor:
+    """An ``n x m`` matrix with ones on the diagonal."""
+    return _make(dtype, device, requires_grad,
+                 lambda xp, dt, d: xp.eye(n, m, dtype=dt, device=d))
+
+
+# -- random -------------------------------------------------------------------------------
+
+_seed = 0
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the random generators of every device (those created later too).
+
+    Args:
+        seed: a non-negative int.
+    """
+    global _seed
+    _seed = int(seed)
+    for dev in set(Device._interned.values()):
+        dev.backend.generator(dev.index).manual_seed(_seed + dev.index)
+
+
+def seed() -> int:
+    """Return the seed last given to :func:`manual_seed` (0 by default)."""
+    return _seed
+
+
+def _generator(dev: Device):
+    gen = dev.backend.generator(dev.index)
+    if not getattr(gen, "_volta_seeded", False):
+        gen.manual_seed(_seed + dev.index)
+        gen._volta_seeded = True
+    return gen
+
+
+def _random(op: str, size: tuple, dtype: Any, device: DeviceLike, requires_grad: bool,
+            draw) -> Tensor:
+    s = _size(op, size)
+    dt = get_dtype(dtype) if dtype is not None else get_default_dtype()
+    if not dt.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating dtype, got {dt.name}")
+    dev = _device(device)
+    t = Tensor._make(draw(_generator(dev), s, dev.native_dtype(dt)), dev)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def rand(*size: int, dtype: Any = None, device: DeviceLike = None,
+         requires_grad: bool = False) -> Tensor:
+    """Samples from the uniform distribution on [0, 1)."""
+    return _random("rand", size, dtype, device, requires_grad,
+                   lambda g, s, dt: g.uniform(s, dt, 0.0, 1.0))
+
+
+def randn(*size: int, dtype: Any = None, device: DeviceLike = None,
+          requires_grad: bool = False) -> Tensor:
+    """Samples from the standard normal distribution."""
+    return _random("randn", size, dtype, device, requires_grad,
+                   lambda g, s, dt: g.normal(s, dt, 0.0, 1.0))
+
+
+def randint(low: int, high: int | None = None, size: Sequence[int] = (), dtype: Any = None,
+            device: DeviceLike = None) -> Tensor:
+    """Integers drawn uniformly from ``[low, high)`` (``randint(high, size)`` from 0)."""
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
+    dev = _device(device)
+    dt = get_dtype(dtype) if dtype is not None else int64
+    s = _size("randint", tuple(size))
+    return Tensor._make(_generator(dev).integers(low, high, s, dev.native_dtype(dt)), dev)
+
+
+def randperm(n: int, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """A random permutation of ``0..n-1``."""
+    dev = _device(device)
+    dt = dev.native_dtype(get_dtype(dtype) if dtype is not None else int64)
+    return Tensor._make(_generator(dev).permutation(n, dt), dev)
+
+
+def generator_states() -> dict[str, dict]:
+    """The state of every created device generator, by device string (for checkpoints)."""
+    return {str(d): d.backend.generator(d.index).get_state()
+            for d in set(Device._interned.values())}
+
+
+def set_generator_states(states: dict[str, dict]) -> None:
+    """Restore states returned by :func:`generator_states`."""
+    for name, state in states.items():
+        dev = Device(name)
+        gen = _generator(dev)
+        gen.set_state(state)
+
+
+# -- *_like and new_* ---------------------------------------------------------------------
+
+def _like(fn, name: str):
+    def like(input: Tensor, dtype: Any = None, device: DeviceLike = None,
+             requires_grad: bool = False) -> Tensor:
+        return fn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                  requires_grad=requires_grad)
+
+    like.__name__ = name
+    like.__doc__ = f"``{fn.__name__}`` with the shape, dtype and device of ``input``."
+    return like
+
+
+zeros_like = _like(zeros, "zeros_like")
+ones_like = _like(ones, "ones_like")
+empty_like = _like(empty, "empty_like")
+rand_like = _like(rand, "rand_like")
+randn_like = _like(randn, "randn_like")
+
+
+def full_like(input: Tensor, fill_value: Any, dtype: Any = None, device: DeviceLike = None,
+              requires_grad: bool = False) -> Tensor:
+    """``full`` with the shape, dtype and device of ``input``."""
+    return full(input.shape, fill_value, dtype=dtype or input.dtype,
+                device=device or input.device, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, dtype: Any = None) -> Tensor:
+    """``randint`` with the shape, dtype and device of ``input``."""
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=input.device)
+
+
+@tensor_method()
+def new_zeros(self: Tensor, *size: int, dtype: Any = None) -> Tensor:
+    """Zeros on this tensor's device, of its dtype unless given."""
+    return zeros(*size, dtype=dtype or self.dtype, device=self.device)
+
+
+@tensor_method()
+def new_ones(self: Tensor, *size: int, dtype: Any = None) -> Tensor:
+    """Ones on this tensor's device, of its dtype unless given."""
+    return ones(*size, dtype=dtype or self.dtype, device=self.device)
+
+
+@tensor_method()
+def new_full(self: Tensor, size: Sequence[int], fill_value: Any, dtype: Any = None) -> Tensor:
+    """A filled tensor on this tensor's device, of its dtype unless given."""
+    return full(size, fill_value, dtype=dtype or self.dtype, device=self.device)
+
+
+@tensor_method()
+def new_tensor(self: Tensor, data: Any, dtype: Any = None) -> Tensor:
+    """A copy of ``data`` on this tensor's device, of its dtype unless given."""
+    return tensor(data, dtype=dtype or self.dtype, device=self.device)
+
+
+@tensor_method()
+def clone(self: Tensor) -> Tensor:
+    """A copy of this tensor that stays in the graph."""
+    return self * 1 if self.dtype.kind != "b" else tensor(self)
+
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full",
+    "arange", "linspace", "eye", "rand", "randn", "randint", "randperm", "manual_seed",
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+    "randint_like", "generator_states", "set_generator_states",
+]
+del math, float32

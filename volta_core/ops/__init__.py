@@ -1,0 +1,7 @@
+"""Differentiable ops, grouped by kind. Importing this package attaches Tensor methods."""
+
+from . import elementwise, linalg, movement, reduce, transfer  # noqa: F401
+from .elementwise import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .movement import *  # noqa: F401,F403
+from .reduce import *  # noqa: F401,F403

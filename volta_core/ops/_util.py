@@ -1,0 +1,86 @@
+"""Helpers shared by the op modules: argument checks, dims and dtype promotion."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..dtypes import DType, promote_types, scalar_result_type
+from ..errors import IndexOutOfRangeError, ShapeError
+from ..tensor import Tensor
+
+Scalar = (int, float, bool)
+
+
+def normalize_dim(op: str, dim: int, ndim: int) -> int:
+    """Return ``dim`` as a non-negative index into ``ndim`` dims, or raise naming ``op``."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexOutOfRangeError(
+            f"{op}: dimension {dim} is out of range for a tensor with {ndim} dims "
+            f"(expected in [{-n}, {n - 1}])")
+    return dim % n
+
+
+def normalize_dims(op: str, dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+    """Return the sorted dims of a reduction (all dims when ``dim`` is None)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        return (normalize_dim(op, dim, ndim),) if ndim else ()
+    dims = tuple(sorted({normalize_dim(op, d, ndim) for d in dim}))
+    if len(dims) != len(tuple(dim)):
+        raise ShapeError(f"{op}: dim {tuple(dim)} repeats a dimension")
+    return dims if ndim else ()
+
+
+def broadcast_shapes(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
+    """Return the broadcast shape of ``shapes`` or raise a ``ShapeError`` naming ``op``."""
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s, ndim - len(s)):
+            if n != 1:
+                if out[i] != 1 and out[i] != n:
+                    listed = " and ".join(str(tuple(x)) for x in shapes)
+                    raise ShapeError(f"{op}: shapes {listed} cannot be broadcast together "
+                                     f"(dimension {i - ndim} is {out[i]} vs {n})")
+                out[i] = n
+    return tuple(out)
+
+
+def result_type(a: Tensor, b: Tensor) -> DType:
+    """PyTorch's promotion between two tensors: a 0-d tensor only changes the category."""
+    da, db = a.dtype, b.dtype
+    if da is db:
+        return da
+    a0, b0 = a.ndim == 0, b.ndim == 0
+    if a0 != b0:  # the 0-d one wins only when it is of a higher category
+        dimmed, zero = (db, da) if a0 else (da, db)
+        order = {"b": 0, "u": 1, "i": 1, "f": 2}
+        return dimmed if order[zero.kind] <= order[dimmed.kind] else zero
+    return promote_types(da, db)
+
+
+def promote_pair(a: Any, b: Any) -> tuple[Any, Any]:
+    """Cast two operands (Tensors or Python scalars) to their common dtype."""
+    from .elementwise import cast
+
+    if type(a) is Tensor:
+        if type(b) is Tensor:
+            if a.array.dtype != b.array.dtype:
+                dt = result_type(a, b)
+                a, b = cast(a, dt), cast(b, dt)
+            return a, b
+        if isinstance(b, Scalar):
+            dt = scalar_result_type(a.dtype, b)
+            return (a if dt is a.dtype else cast(a, dt)), b
+        raise TypeError(f"unsupported operand type {type(b).__name__} for a Tensor op")
+    if isinstance(a, Scalar) and type(b) is Tensor:
+        dt = scalar_result_type(b.dtype, a)
+        return a, (b if dt is b.dtype else cast(b, dt))
+    raise TypeError(f"unsupported operand types {type(a).__name__} and {type(b).__name__}")
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    """Shape of a Tensor, or () for a Python scalar."""
+    return tuple(x.array.shape) if type(x) is Tensor else ()

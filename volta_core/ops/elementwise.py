@@ -1,0 +1,460 @@
+"""Elementwise ops: unary math, binary arithmetic with broadcasting, comparisons, where.
+
+Binary backward passes reduce the gradient over broadcast dimensions (``sum_to``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..autograd.function import Function
+from ..dtypes import DType, get_dtype
+from ..errors import DTypeError
+from ..tensor import Tensor, tensor_method
+from ._util import Scalar, broadcast_shapes, promote_pair, shape_of
+from .movement import sum_to
+
+
+# -- unary --------------------------------------------------------------------------------
+
+class Neg(Function):
+    def forward(ctx, x):
+        return -x
+
+    def backward(ctx, g):
+        return -g
+
+
+class Reciprocal(Function):
+    def forward(ctx, x):
+        y = 1.0 / x
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return -g * y * y
+
+
+class Sqrt(Function):
+    def forward(ctx, x):
+        y = ctx.xp.sqrt(x)
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g / (2.0 * y)
+
+
+class Exp(Function):
+    def forward(ctx, x):
+        y = ctx.xp.exp(x)
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+class Exp2(Function):
+    def forward(ctx, x):
+        y = ctx.xp.pow(2.0, x) if not hasattr(ctx.xp, "exp2") else ctx.xp.exp2(x)
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * math.log(2.0)
+
+
+class Log(Function):
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.log(x)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / x
+
+
+class Log2(Function):
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.log2(x)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / (x * math.log(2.0))
+
+
+class Sin(Function):
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.sin(x)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.cos()
+
+
+class Cos(Function):
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.cos(x)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return -g * x.sin()
+
+
+class Tanh(Function):
+    def forward(ctx, x):
+        y = ctx.xp.tanh(x)
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * (1.0 - y * y)
+
+
+class Sigmoid(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        # exp of a non-positive number only: no overflow for large |x|
+        e = xp.exp(-xp.abs(x))
+        y = xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * (1.0 - y)
+
+
+class Relu(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        mask = x > 0
+        ctx.save_for_backward(xp.astype(mask, x.dtype))
+        return xp.where(mask, x, xp.zeros_like(x))
+
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        return g * mask
+
+
+class Abs(Function):
+    def forward(ctx, x):
+        ctx.save_for_backward(ctx.xp.sign(x))
+        return ctx.xp.abs(x)
+
+    def backward(ctx, g):
+        (sign,) = ctx.saved_tensors
+        return g * sign
+
+
+class Cast(Function):
+    def forward(ctx, x, dtype=None, native=None):
+        ctx.src = x.dtype
+        return ctx.xp.astype(x, native)
+
+    def backward(ctx, g):
+        return Cast.apply(g, native=ctx.src)
+
+
+def cast(x: Tensor, dtype: DType | str) -> Tensor:
+    """Return ``x`` converted to ``dtype`` (differentiable between floating dtypes)."""
+    dt = get_dtype(dtype)
+    if x.dtype is dt:
+        return x
+    if x.requires_grad and not dt.is_floating_point:
+        x = x.detach()
+    return Cast.apply(x, native=x.device.native_dtype(dt))
+
+
+def _unary(cls: type, name: str, floating: bool = True):
+    def op(x: Tensor) -> Tensor:
+        if floating and not x.dtype.is_floating_point:
+            x = cast(x, _default_float())
+        return cls.apply(x)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{name}`` of ``x``."
+    return tensor_method()(op)
+
+
+def _default_float() -> DType:
+    from ..dtypes import get_default_dtype
+
+    return get_default_dtype()
+
+
+neg = _unary(Neg, "neg", floating=False)
+negative = neg
+reciprocal = _unary(Reciprocal, "reciprocal")
+sqrt = _unary(Sqrt, "sqrt")
+exp = _unary(Exp, "exp")
+exp2 = _unary(Exp2, "exp2")
+log = _unary(Log, "log")
+log2 = _unary(Log2, "log2")
+sin = _unary(Sin, "sin")
+cos = _unary(Cos, "cos")
+tanh = _unary(Tanh, "tanh")
+sigmoid = _unary(Sigmoid, "sigmoid")
+relu = _unary(Relu, "relu", floating=False)
+abs = _unary(Abs, "abs", floating=False)  # noqa: A001 - the name users expect
+
+
+# -- binary -------------------------------------------------------------------------------
+
+class Add(Function):
+    def forward(ctx, a, b):
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        return a + b
+
+    def backward(ctx, g):
+        sa, sb = ctx.shapes
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g, sa) if na else None, sum_to(g, sb) if nb else None)
+
+
+class Sub(Function):
+    def forward(ctx, a, b):
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        return a - b
+
+    def backward(ctx, g):
+        sa, sb = ctx.shapes
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g, sa) if na else None, sum_to(-g, sb) if nb else None)
+
+
+class Mul(Function):
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g * b, shape_of(a)) if na else None,
+                sum_to(g * a, shape_of(b)) if nb else None)
+
+
+class Div(Function):
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g / b, shape_of(a)) if na else None,
+                sum_to(-g * a / (b * b), shape_of(b)) if nb else None)
+
+
+class Pow(Function):
+    def forward(ctx, a, b):
+        y = a ** b
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    def backward(ctx, g):
+        a, b, y = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        ga = gb = None
+        if na:
+            ga = sum_to(g * b * a ** (b - 1), shape_of(a))
+        if nb:
+            # d(a^b)/db = a^b log a, taken as 0 where a == 0 (the limit for b > 0)
+            safe = where(a == 0, 1.0, a) if type(a) is Tensor else a
+            logs = safe.log() if type(safe) is Tensor else math.log(safe)
+            gb = sum_to(g * y * logs, shape_of(b))
+        return ga, gb
+
+
+class Maximum(Function):
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        # ties split the gradient evenly, as in PyTorch
+        wa = xp.astype(a > b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.save_for_backward(wa)
+        return xp.maximum(a, b)
+
+    def backward(ctx, g):
+        (wa,) = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        return sum_to(g * wa, sa), sum_to(g * (1.0 - wa), sb)
+
+
+class Minimum(Maximum):
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        wa = xp.astype(a < b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.save_for_backward(wa)
+        return xp.minimum(a, b)
+
+
+class Remainder(Function):
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.save_for_backward(xp.floor(a / b))
+        return a % b
+
+    def backward(ctx, g):
+        (q,) = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g, sa) if na else None, sum_to(-g * q, sb) if nb else None)
+
+
+def shape_of_raw(a: Any) -> tuple[int, ...]:
+    """Shape of a backend array, or () for a Python scalar."""
+    return tuple(a.shape) if hasattr(a, "shape") else ()
+
+
+def _binary(cls: type, name: str, true_div: bool = False):
+    def op(a: Any, b: Any) -> Tensor:
+        a, b = promote_pair(a, b)
+        if true_div:
+            ta = a if type(a) is Tensor else b
+            if not ta.dtype.is_floating_point:
+                a = cast(a, _default_float()) if type(a) is Tensor else a
+                b = cast(b, _default_float()) if type(b) is Tensor else b
+        if type(a) is Tensor and type(b) is Tensor and a.array.shape != b.array.shape:
+            broadcast_shapes(name, a.array.shape, b.array.shape)
+        return cls.apply(a, b)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{name}`` of ``a`` and ``b``, with broadcasting."
+    return op
+
+
+add = tensor_method("add", "__add__")(_binary(Add, "add"))
+sub = tensor_method("sub", "__sub__")(_binary(Sub, "sub"))
+subtract = sub
+mul = tensor_method("mul", "__mul__")(_binary(Mul, "mul"))
+multiply = mul
+div = tensor_method("div", "__truediv__")(_binary(Div, "div", true_div=True))
+divide = true_divide = div
+pow = tensor_method("pow", "__pow__")(_binary(Pow, "pow"))  # noqa: A001
+maximum = tensor_method()(_binary(Maximum, "maximum"))
+minimum = tensor_method()(_binary(Minimum, "minimum"))
+remainder = tensor_method("remainder", "__mod__")(_binary(Remainder, "remainder"))
+fmod = remainder
+
+
+Tensor.__radd__ = lambda self, other: add(other, self)
+Tensor.__rsub__ = lambda self, other: sub(other, self)
+Tensor.__rmul__ = lambda self, other: mul(other, self)
+Tensor.__rtruediv__ = lambda self, other: div(other, self)
+Tensor.__rpow__ = lambda self, other: pow(other, self)
+Tensor.__rmod__ = lambda self, other: remainder(other, self)
+Tensor.__neg__ = neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = abs
+
+
+# -- comparisons (not differentiable) ------------------------------------------------------
+
+class _Compare(Function):
+    differentiable = False
+    symbol = ""
+
+    def forward(ctx, a, b):
+        return _COMPARE[ctx.symbol](a, b)
+
+
+_COMPARE = {
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+}
+
+
+def _comparison(name: str, dunder: str):
+    cls = type(name.capitalize(), (_Compare,), {"symbol": name})
+
+    def op(a: Any, b: Any) -> Tensor:
+        if not isinstance(b, (Tensor, *Scalar)):
+            return NotImplemented
+        a, b = promote_pair(a, b)
+        if type(a) is Tensor and type(b) is Tensor and a.array.shape != b.array.shape:
+            broadcast_shapes(name, a.array.shape, b.array.shape)
+        return cls.apply(a, b)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{name}`` comparison; returns a bool tensor."
+    return tensor_method(name, dunder)(op)
+
+
+lt = _comparison("lt", "__lt__")
+le = _comparison("le", "__le__")
+gt = _comparison("gt", "__gt__")
+ge = _comparison("ge", "__ge__")
+eq = _comparison("eq", "__eq__")
+ne = _comparison("ne", "__ne__")
+less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
+
+
+# -- where --------------------------------------------------------------------------------
+
+class Where(Function):
+    def forward(ctx, cond, a, b):
+        xp = ctx.xp
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.save_for_backward(cond)
+        return xp.where(cond, a, b)
+
+    def backward(ctx, g):
+        (cond,) = ctx.saved_tensors
+        zero = g.new_zeros(())
+        sa, sb = ctx.shapes
+        _, na, nb = ctx.needs_input_grad
+        return (None, sum_to(where(cond, g, zero), sa) if na else None,
+                sum_to(where(cond, zero, g), sb) if nb else None)
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    """Pick ``input`` where ``condition`` is True, else ``other`` (broadcasting).
+
+    Args:
+        condition: a bool tensor.
+        input: tensor or scalar taken where ``condition`` holds.
+        other: tensor or scalar taken elsewhere.
+    """
+    if type(condition) is not Tensor or condition.dtype.name != "bool":
+        raise DTypeError(f"where: condition must be a bool tensor, got "
+                         f"{getattr(condition, 'dtype', type(condition).__name__)}")
+    if type(input) is not Tensor and type(other) is not Tensor:
+        input = condition.new_full((), input, dtype=_scalar_dtype(input))
+    a, b = promote_pair(input, other)
+    # the standard's where takes arrays only: scalars become 0-d arrays of the right dtype
+    if type(a) is not Tensor:
+        a = b.new_full((), a)
+    if type(b) is not Tensor:
+        b = a.new_full((), b)
+    broadcast_shapes("where", condition.array.shape, a.array.shape, b.array.shape)
+    return Where.apply(condition, a, b)
+
+
+def _scalar_dtype(v: Any) -> DType:
+    from ..dtypes import bool_, int64
+
+    return bool_ if isinstance(v, bool) else int64 if isinstance(v, int) else _default_float()
+
+
+Tensor.where = lambda self, condition, other: where(condition, self, other)
+
+__all__ = [
+    "cast", "neg", "negative", "reciprocal", "sqrt", "exp", "exp2", "log", "log2", "sin", "cos",
+    "tanh", "sigmoid", "relu", "abs", "add", "sub", "subtract", "mul", "multiply", "div",
+    "divide", "true_divide", "pow", "maximum", "minimum", "remainder", "fmod", "lt", "le", "gt",
+    "ge", "eq", "ne", "less", "less_equal", "greater", "greater_equal", "not_equal", "where",
+]

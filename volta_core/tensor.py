@@ -1,0 +1,300 @@
+"""The Tensor: a backend array, its device, and autograd metadata."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .autograd.grad_mode import state as _grad_state
+from .backend.device import Device, device as _as_device
+from .dtypes import DType, get_dtype
+from .errors import AutogradError, DeviceError
+
+
+class Tensor:
+    """A multi-dimensional array on one device that can record operations for autograd.
+
+    Tensors are made by creation functions (``vt.tensor``, ``vt.zeros``, ...) and by
+    operations. ``array`` is the backend's array (a NumPy array on the CPU).
+
+    Attributes:
+        array: the backend array holding the values.
+        device: the :class:`Device` the values live on.
+        requires_grad: whether operations on this tensor are recorded.
+        grad: the accumulated gradient of a leaf, or None.
+        grad_fn: the autograd node that produced this tensor (None for leaves).
+    """
+
+    __slots__ = ("array", "device", "requires_grad", "grad", "grad_fn", "_version", "_hooks",
+                 "__weakref__")
+    __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
+
+    def __init__(self, data: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> None:
+        from .creation import _array_from
+
+        dev = _as_device(device)
+        self.array = _array_from(data, dtype, dev)
+        self.device = dev
+        self.requires_grad = False
+        self.grad = None
+        self.grad_fn = None
+        self._version = [0]
+        self._hooks = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @staticmethod
+    def _make(array: Any, device: Device, requires_grad: bool = False,
+              grad_fn: Any = None) -> Tensor:
+        """Wrap a backend array without copying or checking (the ops' fast path)."""
+        t = object.__new__(Tensor)
+        t.array = array
+        t.device = device
+        t.requires_grad = requires_grad
+        t.grad = None
+        t.grad_fn = grad_fn
+        t._version = [0]
+        t._hooks = None
+        return t
+
+    # -- metadata ----------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The size of each dimension, as a tuple of ints."""
+        return tuple(self.array.shape)
+
+    def size(self, dim: int | None = None):
+        """Return the shape, or the size of dimension ``dim``."""
+        shape = self.shape
+        return shape if dim is None else shape[dim]
+
+    @property
+    def dtype(self) -> DType:
+        """The element type, a :class:`volta_core.DType`."""
+        return self.device.volta_dtype(self.array.dtype)
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.array.shape)
+
+    def dim(self) -> int:
+        """Number of dimensions."""
+        return len(self.array.shape)
+
+    def numel(self) -> int:
+        """Number of elements."""
+        n = 1
+        for s in self.array.shape:
+            n *= s
+        return n
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded operation."""
+        return self.grad_fn is None
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    @property
+    def data(self) -> Tensor:
+        """A detached tensor sharing this tensor's values (assigning replaces them)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        if other.device is not self.device:
+            raise DeviceError(f"cannot assign .data on {other.device} to a tensor on "
+                              f"{self.device}; call .to('{self.device}') first")
+        self.array = other.array
+        self._version[0] += 1
+
+    # -- conversion --------------------------------------------------------------------
+    def numpy(self):
+        """Return the values as a NumPy array (shares memory on the CPU)."""
+        if self.requires_grad:
+            raise AutogradError("can't call numpy() on a tensor that requires grad; "
+                                "use tensor.detach().numpy() instead")
+        return self.device.backend.to_host(self.array)
+
+    def item(self) -> float | int | bool:
+        """Return the single value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise ValueError(f"item(): a tensor with {self.numel()} elements cannot be "
+                             "converted to a Python scalar")
+        return self.device.backend.to_host(self.array).reshape(()).item()
+
+    def tolist(self) -> Any:
+        """Return the values as (nested) Python lists of numbers."""
+        return self.device.backend.to_host(self.array).tolist()
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Return a copy on another device and/or of another dtype (self if unchanged).
+
+        Accepts ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``
+        and the keywords ``device=`` and ``dtype=``. Differentiable.
+        """
+        dev, dt = kwargs.pop("device", None), kwargs.pop("dtype", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dev, dt = a.device, a.dtype
+            elif isinstance(a, DType) or a in (float, int, bool):
+                dt = a
+            else:
+                try:
+                    dt = get_dtype(a)
+                except TypeError:
+                    dev = a
+        out = self
+        if dev is not None and Device(dev) is not self.device:
+            from .ops.transfer import to_device
+
+            out = to_device(out, Device(dev))
+        if dt is not None and get_dtype(dt) is not out.dtype:
+            from .ops.elementwise import cast
+
+            out = cast(out, get_dtype(dt))
+        return out
+
+    def cpu(self) -> Tensor:
+        """Return a copy on the CPU (self if already there)."""
+        return self.to("cpu")
+
+    def cuda(self, index: int = 0) -> Tensor:
+        """Return a copy on ``cuda:index``."""
+        return self.to(f"cuda:{index}")
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    # -- autograd ----------------------------------------------------------------------
+    def detach(self) -> Tensor:
+        """Return a tensor sharing the values but cut off from the graph."""
+        t = Tensor._make(self.array, self.device)
+        t._version = self._version
+        return t
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor off the graph in place."""
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set whether autograd records operations on this leaf; returns self."""
+        if not self.is_leaf and not requires_grad:
+            raise AutogradError("requires_grad_(False) on a non-leaf tensor; use detach()")
+        if requires_grad and not self.dtype.is_floating_point:
+            raise AutogradError(f"only floating-point tensors can require gradients, "
+                                f"got dtype {self.dtype.name}; convert with .float() first")
+        self.requires_grad = requires_grad
+        return self
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool = False,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves.
+
+        Args:
+            gradient: the gradient w.r.t. this tensor; may be omitted for a scalar.
+            retain_graph: keep the graph so backward can run through it again.
+            create_graph: record the backward pass, for higher-order gradients.
+            inputs: if given, accumulate only into these leaves.
+        """
+        from .autograd.engine import backward
+
+        backward([self], None if gradient is None else [gradient], retain_graph,
+                 create_graph, inputs)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Callable[[], None]:
+        """Call ``hook(grad)`` when this tensor's gradient is computed.
+
+        The hook may return a replacement gradient. Returns a function removing it.
+        """
+        if not self.requires_grad:
+            raise AutogradError("cannot register a hook on a tensor that doesn't require grad")
+        if self.grad_fn is not None:
+            hooks = self.grad_fn.hooks
+            if hooks is None:
+                hooks = self.grad_fn.hooks = []
+        else:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        hooks.append(hook)
+        return lambda: hooks.remove(hook) if hook in hooks else None
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if self.grad_fn is not None:
+            import weakref
+
+            self.grad_fn.retained = weakref.ref(self)
+
+    # -- Python protocol ---------------------------------------------------------------
+    def __len__(self) -> int:
+        if not self.array.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.array.shape[0]
+
+    def __iter__(self):
+        if not self.array.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.array.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise ValueError(f"the truth value of a tensor with {self.numel()} elements is "
+                             "ambiguous; use .any() or .all()")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        host = self.device.backend.to_host(self.array)
+        body = repr(host)
+        body = body[body.index("(") + 1:]
+        cut = body.rfind(", dtype=")
+        body = body[:cut] if cut >= 0 else body[:-1]
+        body = body.replace("\n", "\n ")
+        extras = []
+        if self.device.type != "cpu":
+            extras.append(f"device='{self.device}'")
+        dt = self.dtype
+        if dt.name not in ("float32", "int64", "bool") or self.numel() == 0:
+            extras.append(f"dtype={dt!r}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{type(self.grad_fn).__name__}Backward>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body, *extras]) + ")"
+
+
+def tensor_method(*names: str) -> Callable[[Callable], Callable]:
+    """Attach the decorated function to :class:`Tensor` under ``names`` (or its own).
+
+    Op modules use this so that each op's function and method are defined once, next
+    to the op, without editing this file.
+    """
+
+    def attach(fn: Callable) -> Callable:
+        for name in names or (fn.__name__,):
+            setattr(Tensor, name, fn)
+        return fn
+
+    return attach
