@@ -1,0 +1,126 @@
+"""WGSL helper functions, generated per type (``isnan_f32``, ``fpow_f16``, ...).
+
+Notes on WGSL/SPIR-V semantics that these helpers fix:
+
+* ``x != x`` compiles to an *ordered* compare, which is false for NaN; ``!(x == x)``
+  is the portable NaN test.
+* ``max``/``min`` do not propagate NaN; ``pow(x, y)`` is undefined for ``x < 0``.
+* Vulkan's GLSL.std.450 transcendentals (exp, log, sin, ...) exist only for 16/32-bit
+  floats, so ``float64`` uses the polynomial versions of :mod:`.f64_math`.
+"""
+
+from __future__ import annotations
+
+from ..dtypes import DType
+
+_MAX = {"f16": "65504.0", "f32": "3.4028234663852886e38", "f64": "1.7976931348623157e308"}
+
+
+def _nan(t: str) -> str:
+    return f"{t}(bitcast<f32>(0x7fc00000u))"
+
+
+def _float_helpers(t: str) -> dict[str, str]:
+    mx = f"{t}({_MAX[t]})"
+    one, zero = f"{t}(1)", f"{t}(0)"
+    return {
+        "isnan": f"fn isnan_{t}(x: {t}) -> bool {{ return !(x == x); }}",
+        "isinf": f"fn isinf_{t}(x: {t}) -> bool {{ return (x == x) && !(abs(x) <= {mx}); }}",
+        "isfinite": f"fn isfinite_{t}(x: {t}) -> bool {{ return abs(x) <= {mx}; }}",
+        "fmax": f"fn fmax_{t}(a: {t}, b: {t}) -> {t} {{\n"
+                f"  if (!(a == a) || !(b == b)) {{ return a + b; }} return max(a, b); }}",
+        "fmin": f"fn fmin_{t}(a: {t}, b: {t}) -> {t} {{\n"
+                f"  if (!(a == a) || !(b == b)) {{ return a + b; }} return min(a, b); }}",
+        "fpow": f"fn fpow_{t}(a: {t}, b: {t}) -> {t} {{\n"
+                f"  if (b == {zero} || a == {one}) {{ return {one}; }}\n"
+                f"  if (!(a == a) || !(b == b)) {{ return a + b; }}\n"
+                f"  let ab = abs(a);\n"
+                f"  var r: {t};\n"
+                f"  if (ab == {zero}) {{ r = select({zero}, {t}(bitcast<f32>(0x7f800000u)),"
+                f" b < {zero}); }}\n"
+                f"  else {{ r = POW(ab, b); }}\n"
+                f"  if (a < {zero}) {{\n"
+                f"    if (floor(b) != b) {{ return {_nan(t)}; }}\n"
+                f"    if (abs(b) < {t}(9007199254740992.0) && floor(b * {t}(0.5)) * {t}(2) != b)"
+                f" {{ r = -r; }}\n"
+                f"  }}\n  return r; }}",
+        "frem": f"fn frem_{t}(a: {t}, b: {t}) -> {t} {{\n"
+                f"  if (b == {zero} || !(abs(a) <= {mx})) {{ return {_nan(t)}; }}\n"
+                f"  if (!(abs(b) <= {mx})) {{ if (b == b && a != {zero} && (a < {zero}) != "
+                f"(b < {zero})) {{ return b; }} return a; }}\n"
+                f"  var r = a - b * trunc(a / b);\n"
+                f"  if (abs(r) >= abs(b)) {{ r = {zero}; }}\n"
+                f"  if (r != {zero} && ((r < {zero}) != (b < {zero}))) {{ r = r + b; }}\n"
+                f"  return r; }}",
+        "ffloordiv": f"fn ffloordiv_{t}(a: {t}, b: {t}) -> {t} {{ return floor(a / b); }}",
+        "fsign": f"fn fsign_{t}(x: {t}) -> {t} {{\n"
+                 f"  if (!(x == x)) {{ return x; }}\n"
+                 f"  return select(select({zero}, {one}, x > {zero}), -{one}, x < {zero}); }}",
+        "log1p": f"fn log1p_{t}(x: {t}) -> {t} {{\n"
+                 f"  let u = {one} + x;\n"
+                 f"  if (u == {one}) {{ return x; }}\n"
+                 f"  if (!(abs(u) <= {mx})) {{ return LOG(u); }}\n"
+                 f"  return LOG(u) * (x / (u - {one})); }}",
+        "expm1": f"fn expm1_{t}(x: {t}) -> {t} {{\n"
+                 f"  let u = EXP(x);\n"
+                 f"  if (u == {one}) {{ return x; }}\n"
+                 f"  let um = u - {one};\n"
+                 f"  if (um == -{one} || !(abs(u) <= {mx})) {{ return um; }}\n"
+                 f"  return um * (x / LOG(u)); }}",
+        "fround": f"fn fround_{t}(x: {t}) -> {t} {{ return round(x); }}",
+    }
+
+
+def _int_helpers(t: str, signed: bool) -> dict[str, str]:
+    zero, one = f"{t}(0)", f"{t}(1)"
+    if signed:
+        rem = (f"fn irem_{t}(a: {t}, b: {t}) -> {t} {{\n"
+               f"  if (b == {zero}) {{ return {zero}; }}\n"
+               f"  var r = a % b;\n"
+               f"  if (r != {zero} && ((r < {zero}) != (b < {zero}))) {{ r = r + b; }}\n"
+               f"  return r; }}")
+        fdiv = (f"fn ifloordiv_{t}(a: {t}, b: {t}) -> {t} {{\n"
+                f"  if (b == {zero}) {{ return {zero}; }}\n"
+                f"  var q = a / b;\n"
+                f"  if (q * b != a && ((a < {zero}) != (b < {zero}))) {{ q = q - {one}; }}\n"
+                f"  return q; }}")
+        sign = (f"fn isign_{t}(x: {t}) -> {t} {{\n"
+                f"  return select(select({zero}, {one}, x > {zero}), -{one}, x < {zero}); }}")
+    else:
+        rem = f"fn irem_{t}(a: {t}, b: {t}) -> {t} {{ return select(a % b, {zero}, b == {zero}); }}"
+        fdiv = f"fn ifloordiv_{t}(a: {t}, b: {t}) -> {t} {{ return select(a / b, {zero}, b == {zero}); }}"
+        sign = f"fn isign_{t}(x: {t}) -> {t} {{ return select({zero}, {one}, x > {zero}); }}"
+    ipow = (f"fn ipow_{t}(a0: {t}, b0: {t}) -> {t} {{\n"
+            f"  var a = a0; var b = b0; var r = {one};\n"
+            + (f"  if (b < {zero}) {{ return select({zero}, select({one}, select(-{one}, {one}, "
+               f"(b % {t}(2)) == {zero}), a == -{one}), a == {one} || a == -{one}); }}\n"
+               if signed else "")
+            + f"  loop {{ if (b == {zero}) {{ break; }}\n"
+              f"    if ((b & {one}) == {one}) {{ r = r * a; }}\n"
+              f"    a = a * a; b = b >> 1u; }}\n"
+              f"  return r; }}")
+    return {"irem": rem, "ifloordiv": fdiv, "isign": sign, "ipow": ipow}
+
+
+_cache: dict[tuple[str, str], str] = {}
+
+
+def helper(name: str, t: DType) -> str:
+    """WGSL source of helper ``name`` for dtype ``t`` (its function is ``{name}_{wgsl}``)."""
+    key = (name, t.wgsl)
+    src = _cache.get(key)
+    if src is None:
+        if t.kind == "f":
+            table = _float_helpers(t.wgsl)
+        else:
+            table = _int_helpers(t.wgsl, t.kind == "i")
+        src = table[name]
+        if t.wgsl == "f64":
+            from .f64_math import F64_NAMES
+            src = src.replace("POW(", F64_NAMES["pow"] + "(")
+            src = src.replace("LOG(", F64_NAMES["log"] + "(")
+            src = src.replace("EXP(", F64_NAMES["exp"] + "(")
+        else:
+            src = src.replace("POW(", "pow(").replace("LOG(", "log(").replace("EXP(", "exp(")
+        _cache[key] = src
+    return src

@@ -1,0 +1,5 @@
+"""``volta_core.nn.functional``: the functional form of every layer and loss."""
+
+from ..ops.elementwise import relu, sigmoid, tanh  # noqa: F401
+from .functional_core import *  # noqa: F401,F403
+from .functional_seq import *  # noqa: F401,F403
