@@ -65,6 +65,13 @@ class NumpyBackend(Backend):
     def unavailable_reason(self) -> str | None:
         return None
 
+    @property
+    def kernels(self) -> dict:
+        """NumPy-specific extension kernels (conv, pooling, embedding)."""
+        from .kernels import KERNELS
+
+        return KERNELS
+
     def device_name(self, index: int) -> str:
         import platform
 

@@ -62,7 +62,7 @@ class Function:
                     raise _modified_error(ctx, version, obj._version[0])
                 out.append(obj)
             elif kind == 1:  # the output: a fresh tensor pointing at this node
-                if version[0] != version[1]:
+                if version[0][0] != version[1]:
                     raise _modified_error(ctx, version[1], version[0][0])
                 grad_fn = ctx if _grad_state.enabled else None
                 out.append(Tensor._make(obj, ctx.device, grad_fn is not None, grad_fn))

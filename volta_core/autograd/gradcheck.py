@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 from ..errors import AutogradError
 from ..tensor import Tensor
 from .engine import grad as autograd_grad
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 
 def _as_tuple(x) -> tuple:
@@ -118,14 +118,19 @@ def gradgradcheck(fn: Callable, inputs: Tensor | Sequence[Tensor], eps: float = 
                   atol: float = 1e-5, rtol: float = 1e-3) -> bool:
     """Check second derivatives: gradcheck of the first gradient (with ``create_graph``)."""
     inputs = _as_tuple(inputs)
-    diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    checked = [isinstance(x, Tensor) and x.requires_grad for x in inputs]
 
     def first_grad(*args):
-        outs = _as_tuple(fn(*args))
-        total = sum((o * o).sum() for o in outs if o.requires_grad)
-        used = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
-        gs = autograd_grad(total, used, create_graph=True, allow_unused=True)
+        with enable_grad():
+            # finite differences call this with fresh copies: make them leaves again
+            args = [a.requires_grad_() if c and not a.requires_grad else a
+                    for a, c in zip(args, checked)]
+            outs = [o for o in _as_tuple(fn(*args)) if o.requires_grad]
+            total = outs[0].mul(outs[0]).sum()
+            for o in outs[1:]:
+                total = total + (o * o).sum()
+            used = [a for a, c in zip(args, checked) if c]
+            gs = autograd_grad(total, used, create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
-    del diff
     return gradcheck(first_grad, inputs, eps=eps, atol=atol, rtol=rtol)

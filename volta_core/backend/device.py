@@ -155,8 +155,11 @@ def device(spec: str | Device | None = None) -> Device:
     return get_default_device() if spec is None else Device(spec)
 
 
-def forget_devices() -> None:
-    """Drop interned devices (after plugins change); tensors keep theirs."""
+def forget_devices(keep: set | None = None) -> None:
+    """Drop interned devices whose backend is not in ``keep`` (after plugins change)."""
     global _default
-    Device._interned.clear()
-    _default = None
+    for key, dev in list(Device._interned.items()):
+        if keep is None or dev.backend not in keep:
+            del Device._interned[key]
+            if dev is _default:
+                _default = None

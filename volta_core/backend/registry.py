@@ -98,10 +98,11 @@ def unregister_plugin(name: str) -> None:
     pm = plugin_manager()
     pm.unregister(name=name)
     _collect()
-    from . import device, kernels
+    from .device import forget_devices
+    from .kernels import clear_cache
 
-    kernels.clear_cache()
-    device.forget_devices()
+    clear_cache()
+    forget_devices(keep=set(_by_type.values()))
 
 
 def backend_for_type(device_type: str) -> Backend:

@@ -1,3 +1,288 @@
-"""(being written)"""
+"""``MultiheadAttention``: attention over several heads with input and output projections.
 
-__all__: list[str] = []
+Parameter names and layouts follow PyTorch (``in_proj_weight`` ``(3E, E)`` holding the
+query, key and value projections stacked, ``in_proj_bias``, ``out_proj.weight``,
+``out_proj.bias``; ``q_proj_weight``/``k_proj_weight``/``v_proj_weight`` when ``kdim`` or
+``vdim`` differ from ``embed_dim``), so PyTorch state dicts load unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..creation import rand, randn
+from ..errors import DTypeError, ShapeError
+from ..ops.elementwise import where
+from ..tensor import Tensor
+from .functional_seq import _cat, _causal_mask, _dropout, _float_mask, _narrow, _softmax
+from .module import Module
+from .parameter import Parameter
+
+_NAME = "MultiheadAttention"
+
+
+def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    out = x @ weight.t()
+    return out if bias is None else out + bias
+
+
+def _xavier_uniform_(p: Tensor) -> None:
+    fan_out, fan_in = p.shape[0], p.shape[1]
+    bound = math.sqrt(6.0 / (fan_in + fan_out))
+    p.data = rand(*p.shape, dtype=p.dtype, device=p.device) * (2 * bound) - bound
+
+
+def _xavier_normal_(p: Tensor) -> None:
+    # PyTorch computes the fans of a (1, 1, E) tensor as fan_in = fan_out = E
+    fan = p.shape[-1]
+    std = math.sqrt(2.0 / (fan + fan))
+    p.data = randn(*p.shape, dtype=p.dtype, device=p.device) * std
+
+
+class MultiheadAttention(Module):
+    """Attention from queries to keys/values, split over ``num_heads`` heads.
+
+    ``MultiHead(Q, K, V) = concat(head_1, ..., head_h) W_o`` with
+    ``head_i = softmax(Q W_q_i (K W_k_i)^T / sqrt(d) + mask) V W_v_i``.
+
+    Args:
+        embed_dim: the model's feature size ``E`` (split evenly over the heads).
+        num_heads: the number of heads; must divide ``embed_dim``.
+        dropout: dropout probability on the attention weights (in training).
+        bias: whether the input and output projections have biases.
+        add_bias_kv: append learned ``bias_k``/``bias_v`` to the keys and values.
+        add_zero_attn: append a zero key and value to every sequence.
+        kdim: the feature size of ``key`` (``embed_dim`` when None).
+        vdim: the feature size of ``value`` (``embed_dim`` when None).
+        batch_first: inputs and outputs are ``(N, L, E)`` instead of ``(L, N, E)``.
+
+    Shape:
+        - query: ``(L, N, E)``, ``(N, L, E)`` with ``batch_first``, or ``(L, E)``.
+        - key / value: ``(S, N, kdim)`` / ``(S, N, vdim)`` (batch first or unbatched alike).
+        - key_padding_mask: ``(N, S)`` or ``(S,)``; True (or ``-inf``) marks ignored keys.
+        - attn_mask: ``(L, S)`` or ``(N * num_heads, L, S)``; True (or ``-inf``) marks
+          forbidden pairs, a float mask is added to the scores.
+        - Output: ``(L, N, E)`` (as the query) and the weights ``(N, L, S)``, or
+          ``(N, num_heads, L, S)`` with ``average_attn_weights=False`` (or None).
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False,
+                 kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"{_NAME}: embed_dim and num_heads must be positive, got "
+                             f"embed_dim={embed_dim}, num_heads={num_heads}")
+        if embed_dim % num_heads:
+            raise ValueError(f"{_NAME}: embed_dim={embed_dim} must be divisible by "
+                             f"num_heads={num_heads}")
+        from ..creation import empty
+        from .linear import Linear
+
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = float(dropout)
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+
+        def param(*shape: int) -> Tensor:
+            return Parameter(empty(*shape, dtype=dtype, device=device))
+
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = param(3 * embed_dim, embed_dim)
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = param(embed_dim, embed_dim)
+            self.k_proj_weight = param(embed_dim, self.kdim)
+            self.v_proj_weight = param(embed_dim, self.vdim)
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = param(3 * embed_dim)
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        if add_bias_kv:
+            self.bias_k = param(1, 1, embed_dim)
+            self.bias_v = param(1, 1, embed_dim)
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            _xavier_uniform_(self.in_proj_weight)
+        else:
+            for p in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                _xavier_uniform_(p)
+        for b in (self.in_proj_bias, self.out_proj.bias):
+            if b is not None:
+                b.data = b.new_zeros(*b.shape)
+        for b in (self.bias_k, self.bias_v):
+            if b is not None:
+                _xavier_normal_(b)
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor,
+                key_padding_mask: Tensor | None = None, need_weights: bool = True,
+                attn_mask: Tensor | None = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        """Attend from ``query`` to ``key``/``value``; returns ``(output, weights)``.
+
+        Args:
+            query: the queries.
+            key: the keys.
+            value: the values.
+            key_padding_mask: marks keys to ignore per batch element (bool or float).
+            need_weights: also return the attention weights (else None).
+            attn_mask: marks forbidden query/key pairs (bool), or a float mask to add.
+            average_attn_weights: average the returned weights over the heads.
+            is_causal: forbid keys after each query (builds the mask if ``attn_mask`` is
+                None).
+        """
+        batched = self._check_inputs(query, key, value)
+        if not batched:
+            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        out, weights = self._attend(query, key, value, key_padding_mask, need_weights,
+                                    attn_mask, average_attn_weights, is_causal, batched)
+        if not batched:
+            out = out.squeeze(1)
+            if weights is not None:
+                weights = weights.squeeze(0)
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        return out, weights
+
+    # -- internals ---------------------------------------------------------------------------
+    def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> bool:
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{_NAME}: {name} must be a Tensor, got {type(t).__name__}")
+            if not t.dtype.is_floating_point:
+                raise DTypeError(f"{_NAME}: {name} must be floating point, got "
+                                 f"{t.dtype.name}")
+        if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
+            raise ShapeError(f"{_NAME}: expected query, key and value all 3-D (batched) or "
+                             f"all 2-D (unbatched), got shapes {query.shape}, {key.shape}, "
+                             f"{value.shape}")
+        for name, t, size in (("query", query, self.embed_dim), ("key", key, self.kdim),
+                              ("value", value, self.vdim)):
+            if t.shape[-1] != size:
+                arg = {"query": "embed_dim", "key": "kdim", "value": "vdim"}[name]
+                raise ShapeError(f"{_NAME}: expected {name} with {size} features ({arg}) in "
+                                 f"its last dim, got shape {t.shape}")
+        if key.shape[:-1] != value.shape[:-1]:
+            raise ShapeError(f"{_NAME}: key {key.shape} and value {value.shape} must agree "
+                             "in all but the last dim")
+        batched = query.ndim == 3
+        bdim = 0 if self.batch_first else 1
+        if batched and query.shape[bdim] != key.shape[bdim]:
+            raise ShapeError(f"{_NAME}: query {query.shape} and key {key.shape} have "
+                             f"different batch sizes (dim {bdim}"
+                             f"{', batch_first=True' if self.batch_first else ''})")
+        return batched
+
+    def _projections(self) -> tuple:
+        e = self.embed_dim
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight
+            ws = [_narrow(w, 0, i * e, e) for i in range(3)]
+        else:
+            ws = [self.q_proj_weight, self.k_proj_weight, self.v_proj_weight]
+        b = self.in_proj_bias
+        bs = [None] * 3 if b is None else [_narrow(b, 0, i * e, e) for i in range(3)]
+        return ws, bs
+
+    def _mask(self, attn_mask: Tensor | None, kpm: Tensor | None, is_causal: bool,
+              tgt: int, src: int, bsz: int, like: Tensor, batched: bool) -> Tensor | None:
+        """Merge both masks into one float mask broadcastable to (N, H, L, S)."""
+        h = self.num_heads
+        mask = None
+        if attn_mask is None and is_causal:
+            mask = _causal_mask(tgt, src, like)
+        elif attn_mask is not None:
+            if attn_mask.ndim == 2:
+                if tuple(attn_mask.shape) != (tgt, src):
+                    raise ShapeError(f"{_NAME}: a 2-D attn_mask must have shape (L, S) = "
+                                     f"{(tgt, src)}, got {attn_mask.shape}")
+            elif attn_mask.ndim == 3:
+                want = (bsz * h, tgt, src)
+                if tuple(attn_mask.shape) != want:
+                    raise ShapeError(f"{_NAME}: a 3-D attn_mask must have shape "
+                                     f"(N * num_heads, L, S) = {want}, got {attn_mask.shape}")
+                attn_mask = attn_mask.reshape(bsz, h, tgt, src)
+            else:
+                raise ShapeError(f"{_NAME}: attn_mask must be 2-D (L, S) or 3-D "
+                                 f"(N * num_heads, L, S), got shape {attn_mask.shape}")
+            mask = _float_mask(attn_mask, like, allow_is_true=False)
+        if kpm is not None:
+            if tuple(kpm.shape) != (bsz, src):
+                want = (bsz, src) if batched else (src,)
+                got = kpm.shape if batched else kpm.shape[1:]
+                raise ShapeError(f"{_NAME}: key_padding_mask must have shape (N, S) = {want}, "
+                                 f"got {got}")
+            pad = _float_mask(kpm, like, allow_is_true=False).reshape(bsz, 1, 1, src)
+            mask = pad if mask is None else mask + pad
+        return mask
+
+    def _attend(self, query: Tensor, key: Tensor, value: Tensor, kpm: Tensor | None,
+                need_weights: bool, attn_mask: Tensor | None, average: bool,
+                is_causal: bool, batched: bool) -> tuple[Tensor, Tensor | None]:
+        tgt, bsz, e = query.shape
+        h, hd = self.num_heads, self.head_dim
+        (wq, wk, wv), (bq, bk, bv) = self._projections()
+        q, k, v = _linear(query, wq, bq), _linear(key, wk, bk), _linear(value, wv, bv)
+        if self.bias_k is not None:
+            k = _cat([k, self.bias_k.expand(1, bsz, e)], 0)
+            v = _cat([v, self.bias_v.expand(1, bsz, e)], 0)
+            attn_mask, kpm = _pad_masks(attn_mask, kpm)
+        if self.add_zero_attn:
+            k = _cat([k, k.new_zeros(1, bsz, e)], 0)
+            v = _cat([v, v.new_zeros(1, bsz, e)], 0)
+            attn_mask, kpm = _pad_masks(attn_mask, kpm)
+        src = k.shape[0]
+        # (seq, N, E) -> (N, H, seq, hd)
+        q = q.reshape(tgt, bsz, h, hd).permute(1, 2, 0, 3)
+        k = k.reshape(src, bsz, h, hd).permute(1, 2, 0, 3)
+        v = v.reshape(src, bsz, h, hd).permute(1, 2, 0, 3)
+        scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)
+        mask = self._mask(attn_mask, kpm, is_causal, tgt, src, bsz, scores, batched)
+        if mask is not None:
+            scores = scores + mask
+        weights = _softmax(scores, -1)
+        if self.training and self.dropout > 0:
+            weights = _dropout(weights, self.dropout)
+        out = (weights @ v).permute(2, 0, 1, 3).reshape(tgt, bsz, e)
+        out = _linear(out, self.out_proj.weight, self.out_proj.bias)
+        if not need_weights:
+            return out, None
+        return out, (weights.mean(1) if average else weights)
+
+
+def _pad_masks(attn_mask: Tensor | None, kpm: Tensor | None) -> tuple:
+    """Append one allowed key (a zero / False column) to both masks."""
+    def pad(m: Tensor | None) -> Tensor | None:
+        if m is None:
+            return None
+        col = m.new_zeros(*m.shape[:-1], 1)
+        if m.dtype.name == "bool":
+            return where(_cat([m.to("float32"), col.to("float32")], -1) != 0, True, False)
+        return _cat([m, col], -1)
+
+    return pad(attn_mask), pad(kpm)
+
+
+__all__ = ["MultiheadAttention"]

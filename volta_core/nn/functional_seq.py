@@ -1,3 +1,389 @@
-"""(being written)"""
+"""Functional forms of the sequence, attention and upsampling layers.
 
-__all__: list[str] = []
+``scaled_dot_product_attention``, ``pixel_shuffle``, ``pixel_unshuffle`` and
+``interpolate`` (re-exported by ``volta_core.nn.functional``), plus small private
+helpers (``_narrow``, ``_cat``, ``_softmax``, ...) that the layers in ``rnn.py``,
+``attention.py``, ``transformer.py`` and ``upsampling.py`` share.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from ..autograd.function import Function
+from ..errors import DTypeError, ShapeError
+from ..ops.elementwise import where
+from ..tensor import Tensor
+
+# -- private differentiable helpers ---------------------------------------------------------
+
+
+class _Narrow(Function):
+    def forward(ctx, x, dim=0, start=0, length=1):
+        ctx.in_shape, ctx.dim, ctx.start = x.shape, dim, start
+        index = [slice(None)] * len(x.shape)
+        index[dim] = slice(start, start + length)
+        return x[tuple(index)]
+
+    def backward(ctx, g):
+        dim, start, shape = ctx.dim, ctx.start, ctx.in_shape
+        parts = []
+        if start:
+            parts.append(g.new_zeros(*_with(shape, dim, start)))
+        parts.append(g)
+        after = shape[dim] - start - g.shape[dim]
+        if after:
+            parts.append(g.new_zeros(*_with(shape, dim, after)))
+        return _cat(parts, dim)
+
+
+class _Cat(Function):
+    def forward(ctx, *arrays, dim=0):
+        ctx.dim, ctx.sizes = dim, [a.shape[dim] for a in arrays]
+        return ctx.xp.concat(arrays, axis=dim)
+
+    def backward(ctx, g):
+        grads, start = [], 0
+        for size, need in zip(ctx.sizes, ctx.needs_input_grad):
+            grads.append(_narrow(g, ctx.dim, start, size) if need else None)
+            start += size
+        return tuple(grads)
+
+
+class _Take(Function):
+    """Pick ``indices`` (a Python list) along ``dim``; backward is a one-hot matmul."""
+
+    def forward(ctx, x, dim=0, indices=()):
+        xp = ctx.xp
+        ctx.dim, ctx.indices, ctx.n = dim, indices, x.shape[dim]
+        idx = xp.asarray(list(indices), dtype=xp.int64, device=ctx.device.native)
+        return xp.take(x, idx, axis=dim)
+
+    def backward(ctx, g):
+        onehot = [[0.0] * ctx.n for _ in ctx.indices]
+        for row, i in enumerate(ctx.indices):
+            onehot[row][i] = 1.0
+        return _along(g, ctx.dim, g.new_tensor(onehot))
+
+
+def _with(shape: Sequence[int], dim: int, size: int) -> tuple[int, ...]:
+    out = list(shape)
+    out[dim] = size
+    return tuple(out)
+
+
+def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``x`` restricted to ``start:start+length`` along ``dim`` (differentiable)."""
+    dim = dim % x.ndim
+    if start == 0 and length == x.shape[dim]:
+        return x
+    return _Narrow.apply(x, dim=dim, start=start, length=length)
+
+
+def _select(x: Tensor, dim: int, index: int) -> Tensor:
+    """``x[..., index, ...]`` along ``dim``, removing that dim (differentiable)."""
+    dim = dim % x.ndim
+    out = _narrow(x, dim, index, 1)
+    return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
+
+
+def _cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenate tensors along ``dim`` (differentiable)."""
+    tensors = list(tensors)
+    if len(tensors) == 1:
+        return tensors[0]
+    return _Cat.apply(*tensors, dim=dim % tensors[0].ndim)
+
+
+def _stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Stack same-shaped tensors along a new dim ``dim`` (differentiable)."""
+    tensors = list(tensors)
+    dim = dim % (tensors[0].ndim + 1)
+    return _cat([t.unsqueeze(dim) for t in tensors], dim)
+
+
+def _along(x: Tensor, dim: int, matrix: Tensor) -> Tensor:
+    """Apply ``matrix`` (out, in) to dimension ``dim`` of ``x`` (size in -> out)."""
+    moved = x.transpose(dim, -1)
+    return (moved @ matrix.t()).transpose(dim, -1)
+
+
+def _softmax(x: Tensor, dim: int) -> Tensor:
+    """Numerically stable softmax along ``dim`` (NaN for rows that are all -inf)."""
+    shifted = x - x.detach().max(dim, keepdim=True).values
+    e = shifted.exp()
+    return e / e.sum(dim, keepdim=True)
+
+
+def _dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    from ..creation import rand
+
+    keep = rand(*x.shape, dtype=x.dtype, device=x.device) >= p
+    return where(keep, x, 0.0) * (1.0 / (1.0 - p))
+
+
+def _erf(x: Tensor) -> Tensor:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), used only until an erf op exists
+    sign = where(x < 0, -1.0, 1.0)
+    a = x.abs()
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741
+                                                       + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * (-(a * a)).exp())
+
+
+def _gelu(x: Tensor) -> Tensor:
+    """GELU with the exact (erf) form, as PyTorch's default."""
+    import volta_core as vt
+
+    if hasattr(vt, "gelu"):
+        return vt.gelu(x)
+    return 0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def _float_mask(mask: Tensor, like: Tensor, allow_is_true: bool) -> Tensor:
+    """A float mask to add to scores: bool masks become 0 / -inf."""
+    if mask.dtype.name == "bool":
+        blocked = mask if not allow_is_true else mask == False  # noqa: E712
+        zeros = like.new_zeros(())
+        return where(blocked, float("-inf"), zeros)
+    if not mask.dtype.is_floating_point:
+        raise DTypeError(f"attention mask must be bool or floating point, got {mask.dtype.name}")
+    return mask if mask.dtype is like.dtype else mask.to(like.dtype)
+
+
+def _causal_mask(l: int, s: int, like: Tensor) -> Tensor:
+    """A float (l, s) mask that is -inf above the diagonal (top-left aligned)."""
+    rows = [[0.0 if j <= i else float("-inf") for j in range(s)] for i in range(l)]
+    return like.new_tensor(rows)
+
+
+# -- attention ------------------------------------------------------------------------------
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None) -> Tensor:
+    """Attention ``softmax(q @ k^T * scale + mask) @ v`` over the last two dims.
+
+    Args:
+        query: queries of shape ``(..., L, E)``.
+        key: keys of shape ``(..., S, E)``.
+        value: values of shape ``(..., S, Ev)``.
+        attn_mask: a bool mask (True = may attend) or a float mask added to the scores,
+            broadcastable to ``(..., L, S)``.
+        dropout_p: dropout probability on the attention weights (always applied when > 0).
+        is_causal: mask out keys after each query (a top-left aligned lower triangle).
+        scale: the score scale; ``1 / sqrt(E)`` when None.
+
+    Shape:
+        - Output: ``(..., L, Ev)``.
+    """
+    op = "scaled_dot_product_attention"
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t.ndim < 2:
+            raise ShapeError(f"{op}: {name} needs at least 2 dims (..., seq, features), "
+                             f"got shape {t.shape}")
+    if query.shape[-1] != key.shape[-1]:
+        raise ShapeError(f"{op}: query {query.shape} and key {key.shape} must have the same "
+                         "feature size (last dim)")
+    if key.shape[-2] != value.shape[-2]:
+        raise ShapeError(f"{op}: key {key.shape} and value {value.shape} must have the same "
+                         "sequence length (dim -2)")
+    if is_causal and attn_mask is not None:
+        raise ValueError(f"{op}: pass either attn_mask or is_causal=True, not both")
+    l, s = query.shape[-2], key.shape[-2]
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * factor
+    if is_causal:
+        scores = scores + _causal_mask(l, s, scores)
+    elif attn_mask is not None:
+        try:
+            scores = scores + _float_mask(attn_mask, scores, allow_is_true=True)
+        except ShapeError:
+            raise ShapeError(f"{op}: attn_mask of shape {attn_mask.shape} does not broadcast "
+                             f"to the scores' shape {scores.shape} (..., L, S)") from None
+    weights = _dropout(_softmax(scores, -1), dropout_p)
+    return weights @ value
+
+
+# -- pixel shuffle --------------------------------------------------------------------------
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """Rearrange ``(*, C*r*r, H, W)`` into ``(*, C, H*r, W*r)``.
+
+    Args:
+        input: the tensor, with at least 3 dims.
+        upscale_factor: the factor ``r`` by which to increase the spatial size.
+    """
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise ShapeError(f"pixel_shuffle: expected an input with at least 3 dims (*, C, H, W), "
+                         f"got shape {input.shape}")
+    if r <= 0:
+        raise ValueError(f"pixel_shuffle: upscale_factor must be positive, got {r}")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise ShapeError(f"pixel_shuffle: the channel count {c} of input {input.shape} must be "
+                         f"divisible by upscale_factor**2 = {r * r}")
+    b = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    x = x.permute(*range(b), b, b + 3, b + 1, b + 4, b + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """Rearrange ``(*, C, H*r, W*r)`` into ``(*, C*r*r, H, W)`` (inverse of pixel_shuffle).
+
+    Args:
+        input: the tensor, with at least 3 dims.
+        downscale_factor: the factor ``r`` by which to reduce the spatial size.
+    """
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise ShapeError(f"pixel_unshuffle: expected an input with at least 3 dims "
+                         f"(*, C, H, W), got shape {input.shape}")
+    if r <= 0:
+        raise ValueError(f"pixel_unshuffle: downscale_factor must be positive, got {r}")
+    *batch, c, h, w = input.shape
+    if h % r or w % r:
+        raise ShapeError(f"pixel_unshuffle: the spatial size {(h, w)} of input {input.shape} "
+                         f"must be divisible by downscale_factor = {r}")
+    b = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.permute(*range(b), b, b + 2, b + 4, b + 1, b + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+# -- interpolate ----------------------------------------------------------------------------
+
+_MODES = {"nearest": None, "nearest-exact": None, "linear": 1, "bilinear": 2,
+          "trilinear": 3, "bicubic": 2}
+
+
+def _nearest_indices(n_in: int, n_out: int, scale: float, exact: bool) -> list[int]:
+    off = 0.5 if exact else 0.0
+    return [min(int(math.floor((i + off) * scale)), n_in - 1) for i in range(n_out)]
+
+
+def _source(i: int, n_in: int, n_out: int, scale: float, align_corners: bool,
+            cubic: bool) -> float:
+    if align_corners:
+        return i * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    src = (i + 0.5) * scale - 0.5
+    return src if cubic or src > 0 else 0.0
+
+
+def _cubic_weights(t: float) -> list[float]:
+    a = -0.75  # PyTorch's cubic convolution coefficient
+
+    def near(x: float) -> float:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: float) -> float:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _interp_matrix(n_in: int, n_out: int, scale: float, align_corners: bool,
+                   cubic: bool) -> list[list[float]]:
+    rows = []
+    for i in range(n_out):
+        row = [0.0] * n_in
+        src = _source(i, n_in, n_out, scale, align_corners, cubic)
+        i0 = int(math.floor(src))
+        t = src - i0
+        if cubic:
+            for k, wk in enumerate(_cubic_weights(t)):
+                row[min(max(i0 - 1 + k, 0), n_in - 1)] += wk
+        else:
+            i1 = min(i0 + 1, n_in - 1)
+            row[i0] += 1.0 - t
+            row[i1] += t
+        rows.append(row)
+    return rows
+
+
+def _out_sizes(op: str, spatial: tuple, size: Any, scale_factor: Any,
+               recompute: bool | None) -> tuple[list[int], list[float | None]]:
+    n = len(spatial)
+    if (size is None) == (scale_factor is None):
+        raise ValueError(f"{op}: give exactly one of size and scale_factor")
+    if size is not None:
+        sizes = [int(size)] * n if isinstance(size, int) else [int(s) for s in size]
+        if len(sizes) != n:
+            raise ShapeError(f"{op}: size {size} has {len(sizes)} entries but the input has "
+                             f"{n} spatial dims {spatial}")
+        return sizes, [None] * n
+    factors = ([float(scale_factor)] * n if isinstance(scale_factor, (int, float))
+               else [float(f) for f in scale_factor])
+    if len(factors) != n:
+        raise ShapeError(f"{op}: scale_factor {scale_factor} has {len(factors)} entries but "
+                         f"the input has {n} spatial dims {spatial}")
+    sizes = [int(math.floor(s * f)) for s, f in zip(spatial, factors)]
+    return sizes, [None] * n if recompute else factors
+
+
+def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
+                scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+                align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None) -> Tensor:
+    """Resize the spatial dims of ``input`` (up or down sampling).
+
+    Args:
+        input: a tensor of shape ``(N, C, *spatial)`` with 1 to 3 spatial dims.
+        size: the output spatial size (an int for all dims, or one per dim).
+        scale_factor: multiplier of the spatial size (instead of ``size``).
+        mode: ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D input),
+            ``'bilinear'`` / ``'bicubic'`` (4-D) or ``'trilinear'`` (5-D).
+        align_corners: for the linear and cubic modes, map the corner pixels' centres onto
+            each other (True) or their edges (False, the default).
+        recompute_scale_factor: compute the coordinate scale from the output size instead
+            of using ``scale_factor`` directly.
+
+    Shape:
+        - Input: ``(N, C, *spatial_in)``.
+        - Output: ``(N, C, *spatial_out)``.
+    """
+    op = "interpolate"
+    if mode not in _MODES:
+        raise ValueError(f"{op}: unknown mode {mode!r}; expected one of {sorted(_MODES)}")
+    if input.ndim not in (3, 4, 5):
+        raise ShapeError(f"{op}: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got shape "
+                         f"{input.shape}")
+    dims = _MODES[mode]
+    if dims is not None and input.ndim - 2 != dims:
+        raise ShapeError(f"{op}: mode {mode!r} expects {dims} spatial dim(s) "
+                         f"(a {dims + 2}-D input), got shape {input.shape}")
+    if dims is None and align_corners is not None:
+        raise ValueError(f"{op}: align_corners only applies to the linear and cubic modes, "
+                         f"not {mode!r}; leave it as None")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating point input, got {input.dtype.name}")
+    spatial = input.shape[2:]
+    sizes, factors = _out_sizes(op, spatial, size, scale_factor, recompute_scale_factor)
+    if any(s <= 0 for s in sizes):
+        raise ShapeError(f"{op}: output size {tuple(sizes)} must be positive (input {spatial})")
+    out = input
+    for d, (n_in, n_out, f) in enumerate(zip(spatial, sizes, factors)):
+        if n_in == n_out and (f is None or f == 1.0):
+            continue
+        scale = 1.0 / f if f is not None else n_in / n_out
+        if dims is None:
+            idx = _nearest_indices(n_in, n_out, scale, mode == "nearest-exact")
+            out = _Take.apply(out, dim=d + 2, indices=tuple(idx))
+        else:
+            rows = _interp_matrix(n_in, n_out, scale, bool(align_corners), mode == "bicubic")
+            out = _along(out, d + 2, out.new_tensor(rows))
+    return out
+
+
+__all__ = ["scaled_dot_product_attention", "pixel_shuffle", "pixel_unshuffle", "interpolate"]

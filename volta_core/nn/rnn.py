@@ -1,3 +1,490 @@
-"""(being written)"""
+"""Recurrent layers: ``RNN``, ``LSTM``, ``GRU`` and their single-step cells.
 
-__all__: list[str] = []
+Parameter names, shapes, gate order and initialisation follow PyTorch, so its state
+dicts load unchanged: ``weight_ih_l{k}`` is ``(gates*hidden_size, input)``, gates are
+``i, f, g, o`` for the LSTM and ``r, z, n`` for the GRU, and the reverse direction of a
+bidirectional layer has the suffix ``_reverse``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from ..creation import rand
+from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor
+from .functional_seq import _cat, _dropout, _narrow, _select, _stack
+from .module import Module
+from .parameter import Parameter
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    out = x @ weight.t()
+    return out if bias is None else out + bias
+
+
+def _rnn_step(mode: str, x: Tensor, state: Any, w_ih: Tensor, w_hh: Tensor,
+              b_ih: Tensor | None, b_hh: Tensor | None, w_hr: Tensor | None = None) -> Any:
+    """One time step of a cell: returns ``h'`` (or ``(h', c')`` for the LSTM)."""
+    if mode == "LSTM":
+        h, c = state
+        gates = _linear(x, w_ih, b_ih) + _linear(h, w_hh, b_hh)
+        n = gates.shape[-1] // 4
+        i, f, g, o = (_narrow(gates, -1, k * n, n) for k in range(4))
+        c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        h_next = o.sigmoid() * c_next.tanh()
+        if w_hr is not None:
+            h_next = h_next @ w_hr.t()
+        return h_next, c_next
+    if mode == "GRU":
+        gi = _linear(x, w_ih, b_ih)
+        gh = _linear(state, w_hh, b_hh)
+        n = gi.shape[-1] // 3
+        r = (_narrow(gi, -1, 0, n) + _narrow(gh, -1, 0, n)).sigmoid()
+        z = (_narrow(gi, -1, n, n) + _narrow(gh, -1, n, n)).sigmoid()
+        cand = (_narrow(gi, -1, 2 * n, n) + r * _narrow(gh, -1, 2 * n, n)).tanh()
+        return cand + z * (state - cand)  # (1 - z) * n + z * h
+    pre = _linear(x, w_ih, b_ih) + _linear(state, w_hh, b_hh)
+    return pre.tanh() if mode == "RNN_TANH" else pre.relu()
+
+
+def _uniform_(params: list[Tensor], hidden_size: int) -> None:
+    k = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
+    for p in params:
+        p.data = rand(*p.shape, dtype=p.dtype, device=p.device) * (2 * k) - k
+
+
+def _check_float(name: str, x: Tensor) -> None:
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{name}: expected a floating point input, got {x.dtype.name}; "
+                         "convert it with .float()")
+
+
+# -- multi-layer recurrent networks ----------------------------------------------------------
+
+
+class RNNBase(Module):
+    """Shared machinery of :class:`RNN`, :class:`LSTM` and :class:`GRU`."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if not 0.0 <= float(dropout) <= 1.0:
+            raise ValueError(f"{name}: dropout must be a probability in [0, 1], got {dropout}")
+        if hidden_size <= 0 or num_layers <= 0:
+            raise ValueError(f"{name}: hidden_size and num_layers must be positive, got "
+                             f"hidden_size={hidden_size}, num_layers={num_layers}")
+        if proj_size < 0 or (proj_size and (mode != "LSTM" or proj_size >= hidden_size)):
+            raise ValueError(f"{name}: proj_size must be in [0, hidden_size) and is only "
+                             f"supported by LSTM, got proj_size={proj_size}")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"{name}: dropout={dropout} has no effect with num_layers=1 "
+                          "(it applies between layers)", stacklevel=2)
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        gate_size = _GATES[mode] * hidden_size
+        real_hidden = proj_size or hidden_size
+        directions = 2 if bidirectional else 1
+        self._flat_weights_names: list[str] = []
+        from ..creation import empty
+
+        for layer in range(num_layers):
+            layer_in = input_size if layer == 0 else real_hidden * directions
+            for d in range(directions):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                shapes = [("weight_ih", (gate_size, layer_in)),
+                          ("weight_hh", (gate_size, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
+                for pname, shape in shapes:
+                    setattr(self, pname + sfx,
+                            Parameter(empty(*shape, dtype=dtype, device=device)))
+                    self._flat_weights_names.append(pname + sfx)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw every weight and bias from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
+        _uniform_(list(self.parameters()), self.hidden_size)
+
+    @property
+    def all_weights(self) -> list[list[Tensor]]:
+        """The parameters grouped per layer and direction, in PyTorch's order."""
+        per = len(self._flat_weights_names) // (self.num_layers * self._directions)
+        flat = [getattr(self, n) for n in self._flat_weights_names]
+        return [flat[i:i + per] for i in range(0, len(flat), per)]
+
+    @property
+    def _directions(self) -> int:
+        return 2 if self.bidirectional else 1
+
+    def _weights(self, layer: int, direction: int) -> tuple:
+        sfx = f"_l{layer}" + ("_reverse" if direction else "")
+        get = self._parameters.get
+        return (get("weight_ih" + sfx), get("weight_hh" + sfx), get("bias_ih" + sfx),
+                get("bias_hh" + sfx), get("weight_hr" + sfx))
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.mode == "RNN_RELU":
+            s += ", nonlinearity='relu'"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+    # -- forward -----------------------------------------------------------------------------
+    def _check_input(self, input: Tensor) -> bool:
+        name = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}: expected a Tensor input, got {type(input).__name__} "
+                            "(PackedSequence is not supported)")
+        if input.ndim not in (2, 3):
+            raise ShapeError(f"{name}: expected a 2-D (unbatched) or 3-D input, got shape "
+                             f"{input.shape}; layout is (L, N, H_in), or (N, L, H_in) with "
+                             "batch_first=True")
+        _check_float(name, input)
+        if input.shape[-1] != self.input_size:
+            raise ShapeError(f"{name}: expected input with {self.input_size} features in its "
+                             f"last dim (input_size), got shape {input.shape}")
+        return input.ndim == 3
+
+    def _check_state(self, what: str, h: Tensor, expected: tuple, batched: bool) -> Tensor:
+        name = type(self).__name__
+        want = expected if batched else (expected[0], expected[2])
+        if tuple(h.shape) != want:
+            kind = "batched 3-D" if batched else "unbatched 2-D"
+            raise ShapeError(f"{name}: expected {what} of shape {want} for a {kind} input "
+                             f"(num_layers * num_directions, batch, size), got {h.shape}")
+        return h if batched else h.unsqueeze(1)
+
+    def _run(self, input: Tensor, hx: Any) -> tuple[Tensor, Any]:
+        batched = self._check_input(input)
+        x = input
+        if not batched:
+            x = x.unsqueeze(1)
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        steps, batch = x.shape[0], x.shape[1]
+        directions = self._directions
+        n_states = self.num_layers * directions
+        real_hidden = self.proj_size or self.hidden_size
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            zeros_h = x.new_zeros(n_states, batch, real_hidden)
+            hx = (zeros_h, x.new_zeros(n_states, batch, self.hidden_size)) if lstm else zeros_h
+        elif lstm:
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                raise TypeError("LSTM: hx must be a tuple (h_0, c_0) of tensors")
+            hx = (self._check_state("h_0", hx[0], (n_states, batch, real_hidden), batched),
+                  self._check_state("c_0", hx[1], (n_states, batch, self.hidden_size),
+                                    batched))
+        else:
+            hx = self._check_state("h_0", hx, (n_states, batch, real_hidden), batched)
+
+        seq = [_select(x, 0, t) for t in range(steps)]
+        finals = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                k = layer * directions + d
+                state = ((_select(hx[0], 0, k), _select(hx[1], 0, k)) if lstm
+                         else _select(hx, 0, k))
+                w = self._weights(layer, d)
+                out_d = [None] * steps
+                for t in (range(steps - 1, -1, -1) if d else range(steps)):
+                    state = _rnn_step(self.mode, seq[t], state, *w)
+                    out_d[t] = state[0] if lstm else state
+                outs.append(out_d)
+                finals.append(state)
+            seq = outs[0] if directions == 1 else [_cat(p, -1) for p in zip(*outs)]
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                seq = [_dropout(s, self.dropout) for s in seq]
+
+        if steps:
+            output = _stack(seq, 0)
+        else:
+            output = x.new_zeros(0, batch, real_hidden * directions)
+        if lstm:
+            h_n = (_stack([s[0] for s in finals], 0), _stack([s[1] for s in finals], 0))
+        else:
+            h_n = _stack(finals, 0)
+        if not batched:
+            output = output.squeeze(1)
+            h_n = (h_n[0].squeeze(1), h_n[1].squeeze(1)) if lstm else h_n.squeeze(1)
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return output, h_n
+
+
+class RNN(RNNBase):
+    """An Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` per layer.
+
+    Args:
+        input_size: the number of features of the input ``x``.
+        hidden_size: the number of features of the hidden state ``h``.
+        num_layers: the number of stacked recurrent layers.
+        nonlinearity: ``'tanh'`` or ``'relu'``.
+        bias: whether the layers have the biases ``b_ih`` and ``b_hh``.
+        batch_first: inputs and outputs are ``(N, L, H)`` instead of ``(L, N, H)``.
+        dropout: dropout probability on the outputs of every layer but the last.
+        bidirectional: run a second, reversed pass per layer and concatenate the outputs.
+
+    Shape:
+        - Input: ``(L, N, H_in)``, ``(N, L, H_in)`` with ``batch_first``, or ``(L, H_in)``.
+        - h_0: ``(D * num_layers, N, H_out)`` or ``(D * num_layers, H_out)``; zeros if None.
+        - Output: ``(L, N, D * H_out)`` (batch first if set) and
+          ``h_n`` of the shape of ``h_0``, where ``D`` is 2 if bidirectional else 1.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+        if nonlinearity not in modes:
+            raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'")
+        self.nonlinearity = nonlinearity
+        super().__init__(modes[nonlinearity], input_size, hidden_size, num_layers, bias,
+                         batch_first, dropout, bidirectional, 0, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        return self._run(input, hx)
+
+
+class LSTM(RNNBase):
+    """A multi-layer long short-term memory network (gates ``i, f, g, o``).
+
+    Per step: ``c_t = f * c_{t-1} + i * g`` and ``h_t = o * tanh(c_t)`` (projected by
+    ``weight_hr`` when ``proj_size > 0``).
+
+    Args:
+        input_size: the number of features of the input ``x``.
+        hidden_size: the number of features of the cell state ``c``.
+        num_layers: the number of stacked layers.
+        bias: whether the layers have the biases ``b_ih`` and ``b_hh``.
+        batch_first: inputs and outputs are ``(N, L, H)`` instead of ``(L, N, H)``.
+        dropout: dropout probability on the outputs of every layer but the last.
+        bidirectional: run a second, reversed pass per layer and concatenate the outputs.
+        proj_size: if > 0, project ``h`` to this size.
+
+    Shape:
+        - Input: ``(L, N, H_in)``, ``(N, L, H_in)`` with ``batch_first``, or ``(L, H_in)``.
+        - (h_0, c_0): ``(D * num_layers, N, H_out)`` and ``(D * num_layers, N, H_cell)``
+          (without ``N`` for unbatched input); zeros if None.
+        - Output: ``(L, N, D * H_out)`` and ``(h_n, c_n)`` shaped as ``(h_0, c_0)``.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size, device, dtype)
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        return self._run(input, hx)
+
+
+class GRU(RNNBase):
+    """A multi-layer gated recurrent unit network (gates ``r, z, n``).
+
+    Per step: ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))`` and
+    ``h' = (1 - z) * n + z * h``.
+
+    Args:
+        input_size: the number of features of the input ``x``.
+        hidden_size: the number of features of the hidden state ``h``.
+        num_layers: the number of stacked layers.
+        bias: whether the layers have the biases ``b_ih`` and ``b_hh``.
+        batch_first: inputs and outputs are ``(N, L, H)`` instead of ``(L, N, H)``.
+        dropout: dropout probability on the outputs of every layer but the last.
+        bidirectional: run a second, reversed pass per layer and concatenate the outputs.
+
+    Shape:
+        - Input: ``(L, N, H_in)``, ``(N, L, H_in)`` with ``batch_first``, or ``(L, H_in)``.
+        - h_0: ``(D * num_layers, N, H_out)`` or ``(D * num_layers, H_out)``; zeros if None.
+        - Output: ``(L, N, D * H_out)`` and ``h_n`` shaped as ``h_0``.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, 0, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        return self._run(input, hx)
+
+
+# -- single-step cells -----------------------------------------------------------------------
+
+
+class RNNCellBase(Module):
+    """Shared machinery of :class:`RNNCell`, :class:`LSTMCell` and :class:`GRUCell`."""
+
+    _mode = "RNN_TANH"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        from ..creation import empty
+
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        gate_size = _GATES[self._mode] * hidden_size
+        self.weight_ih = Parameter(empty(gate_size, input_size, dtype=dtype, device=device))
+        self.weight_hh = Parameter(empty(gate_size, hidden_size, dtype=dtype, device=device))
+        if bias:
+            self.bias_ih = Parameter(empty(gate_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(gate_size, dtype=dtype, device=device))
+        else:
+            self.bias_ih = None
+            self.bias_hh = None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw every weight and bias from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
+        _uniform_(list(self.parameters()), self.hidden_size)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity!r}"
+        return s
+
+    def _prepare(self, input: Tensor, states: list[Tensor | None]) -> tuple[Tensor, list, bool]:
+        name = type(self).__name__
+        if input.ndim not in (1, 2):
+            raise ShapeError(f"{name}: expected a 1-D (unbatched) or 2-D (N, input_size) "
+                             f"input, got shape {input.shape}")
+        _check_float(name, input)
+        if input.shape[-1] != self.input_size:
+            raise ShapeError(f"{name}: expected input with {self.input_size} features in its "
+                             f"last dim (input_size), got shape {input.shape}")
+        batched = input.ndim == 2
+        x = input if batched else input.unsqueeze(0)
+        want = (x.shape[0], self.hidden_size)
+        out = []
+        for s in states:
+            if s is None:
+                out.append(x.new_zeros(*want))
+                continue
+            if tuple(s.shape) != (want if batched else want[1:]):
+                raise ShapeError(f"{name}: expected a hidden state of shape "
+                                 f"{want if batched else want[1:]} for input {input.shape}, "
+                                 f"got {s.shape}")
+            out.append(s if batched else s.unsqueeze(0))
+        return x, out, batched
+
+    def _step(self, x: Tensor, state: Any) -> Any:
+        return _rnn_step(self._mode, x, state, self.weight_ih, self.weight_hh, self.bias_ih,
+                         self.bias_hh)
+
+
+class RNNCell(RNNCellBase):
+    """One step of an Elman RNN: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
+
+    Args:
+        input_size: the number of features of the input ``x``.
+        hidden_size: the number of features of the hidden state ``h``.
+        bias: whether the cell has the biases ``b_ih`` and ``b_hh``.
+        nonlinearity: ``'tanh'`` or ``'relu'``.
+
+    Shape:
+        - Input: ``(N, H_in)`` or ``(H_in,)``; hidden: ``(N, H_out)`` or ``(H_out,)``
+          (zeros if None).
+        - Output: ``h'`` of the shape of the hidden state.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
+        modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+        if nonlinearity not in modes:
+            raise ValueError(f"RNNCell: unknown nonlinearity {nonlinearity!r}; use 'tanh' or "
+                             "'relu'")
+        self._mode = modes[nonlinearity]
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, (h,), batched = self._prepare(input, [hx])
+        out = self._step(x, h)
+        return out if batched else out.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One step of an LSTM (gates ``i, f, g, o``): returns ``(h', c')``.
+
+    Args:
+        input_size: the number of features of the input ``x``.
+        hidden_size: the number of features of ``h`` and ``c``.
+        bias: whether the cell has the biases ``b_ih`` and ``b_hh``.
+
+    Shape:
+        - Input: ``(N, H_in)`` or ``(H_in,)``; ``(h, c)``: each ``(N, H)`` or ``(H,)``
+          (zeros if None).
+        - Output: ``(h', c')`` shaped as ``(h, c)``.
+    """
+
+    _mode = "LSTM"
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, Tensor]:
+        h0, c0 = (None, None) if hx is None else hx
+        x, (h, c), batched = self._prepare(input, [h0, c0])
+        h1, c1 = self._step(x, (h, c))
+        return (h1, c1) if batched else (h1.squeeze(0), c1.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One step of a GRU (gates ``r, z, n``): ``h' = (1 - z) * n + z * h``.
+
+    Args:
+        input_size: the number of features of the input ``x``.
+        hidden_size: the number of features of the hidden state ``h``.
+        bias: whether the cell has the biases ``b_ih`` and ``b_hh``.
+
+    Shape:
+        - Input: ``(N, H_in)`` or ``(H_in,)``; hidden: ``(N, H_out)`` or ``(H_out,)``
+          (zeros if None).
+        - Output: ``h'`` of the shape of the hidden state.
+    """
+
+    _mode = "GRU"
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, (h,), batched = self._prepare(input, [hx])
+        out = self._step(x, h)
+        return out if batched else out.squeeze(0)
+
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]

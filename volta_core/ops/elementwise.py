@@ -15,7 +15,6 @@ from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, shape_of
 from .movement import sum_to
 
-
 # -- unary --------------------------------------------------------------------------------
 
 class Neg(Function):
@@ -176,6 +175,23 @@ def cast(x: Tensor, dtype: DType | str) -> Tensor:
     return Cast.apply(x, native=x.device.native_dtype(dt))
 
 
+def _converter(method: str, dtype_name: str):
+    def convert(self: Tensor) -> Tensor:
+        return cast(self, dtype_name)
+
+    convert.__name__ = method
+    convert.__doc__ = (f"Return the tensor as ``{dtype_name}`` (self if it already is); "
+                       "differentiable between floating dtypes.")
+    return convert
+
+
+for _method, _name in (("float", "float32"), ("double", "float64"), ("half", "float16"),
+                       ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
+                       ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
+                       ("bool", "bool")):
+    setattr(Tensor, _method, _converter(_method, _name))
+
+
 def _unary(cls: type, name: str, floating: bool = True):
     def op(x: Tensor) -> Tensor:
         if floating and not x.dtype.is_floating_point:
@@ -280,6 +296,7 @@ class Pow(Function):
 class Maximum(Function):
     def forward(ctx, a, b):
         xp = ctx.xp
+        a, b = _arrays(xp, a, b)
         # ties split the gradient evenly, as in PyTorch
         wa = xp.astype(a > b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
@@ -295,6 +312,7 @@ class Maximum(Function):
 class Minimum(Maximum):
     def forward(ctx, a, b):
         xp = ctx.xp
+        a, b = _arrays(xp, a, b)
         wa = xp.astype(a < b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
         ctx.save_for_backward(wa)
@@ -313,6 +331,15 @@ class Remainder(Function):
         sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
         return (sum_to(g, sa) if na else None, sum_to(-g * q, sb) if nb else None)
+
+
+def _arrays(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """Turn a Python scalar operand into a 0-d array like the other operand."""
+    if not hasattr(a, "dtype"):
+        a = xp.asarray(a, dtype=b.dtype, device=getattr(b, "device", None))
+    elif not hasattr(b, "dtype"):
+        b = xp.asarray(b, dtype=a.dtype, device=getattr(a, "device", None))
+    return a, b
 
 
 def shape_of_raw(a: Any) -> tuple[int, ...]:

@@ -20,11 +20,14 @@ class Matmul(Function):
         # treat vectors as matrices, then undo it: (n,) @ (n, m) is (1, n) @ (n, m)
         a2 = a.unsqueeze(0) if a.ndim == 1 else a
         b2 = b.unsqueeze(-1) if b.ndim == 1 else b
-        g2 = g
-        if a.ndim == 1:
-            g2 = g2.unsqueeze(-2)
-        if b.ndim == 1:
-            g2 = g2.unsqueeze(-1)
+        if a.ndim == 1 and b.ndim == 1:
+            g2 = g.reshape(1, 1)
+        elif a.ndim == 1:
+            g2 = g.unsqueeze(-2)
+        elif b.ndim == 1:
+            g2 = g.unsqueeze(-1)
+        else:
+            g2 = g
         ga = gb = None
         if na:
             ga = sum_to(matmul(g2, b2.mT), a2.shape).reshape(a.shape)

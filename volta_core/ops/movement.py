@@ -1,13 +1,26 @@
-"""Movement ops: reshape, permute, transpose, expand, squeeze/unsqueeze, and ``sum_to``."""
+"""Movement ops: views (reshape, permute, expand, slicing), padding, joining and splitting.
+
+Views share memory with their input where the backend does (NumPy, CuPy) and always share
+its version counter, as in PyTorch: an in-place change through a view is seen by the
+autograd checks of its base. The Array API standard has no strides, so
+``is_contiguous()`` is always True and ``contiguous()`` returns the tensor itself.
+"""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..autograd.function import Function
-from ..errors import ShapeError
+from ..dtypes import promote_types
+from ..errors import IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, normalize_dim
+
+
+def _view(out: Tensor, base: Tensor) -> Tensor:
+    """Mark ``out`` as a view of ``base``: in-place changes of either bump one counter."""
+    out._version = base._version
+    return out
 
 
 def _shape_arg(op: str, shape: tuple) -> tuple[int, ...]:
@@ -56,7 +69,7 @@ def reshape(x: Tensor, *shape: int) -> Tensor:
                          f"(shape {x.shape})")
     if shape == tuple(x.array.shape):
         return x
-    return Reshape.apply(x, shape=shape)
+    return _view(Reshape.apply(x, shape=shape), x)
 
 
 class Permute(Function):
@@ -83,10 +96,10 @@ def permute(x: Tensor, *dims: int) -> Tensor:
         raise ShapeError(f"permute: dims {dims} repeat a dimension")
     if dims == tuple(range(nd)):
         return x
-    return Permute.apply(x, dims=dims)
+    return _view(Permute.apply(x, dims=dims), x)
 
 
-@tensor_method("transpose", "swapaxes")
+@tensor_method("transpose", "swapaxes", "swapdims")
 def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     """Return ``x`` with dimensions ``dim0`` and ``dim1`` swapped."""
     nd = x.ndim
@@ -134,7 +147,7 @@ def expand(x: Tensor, *shape: int) -> Tensor:
         raise ShapeError(f"expand: shape {x.shape} cannot be expanded to {shape}")
     if shape == x.shape:
         return x
-    return Expand.apply(x, shape=shape)
+    return _view(Expand.apply(x, shape=shape), x)
 
 
 def sum_to(x: Tensor, shape: Sequence[int]) -> Tensor:
@@ -189,5 +202,446 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         n *= v
     return reshape(x, shape[:s] + (n,) + shape[e + 1:])
 
+
+
+@tensor_method()
+def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dimension ``dim`` into ``sizes`` (one of them may be -1)."""
+    d = normalize_dim("unflatten", dim, x.ndim)
+    sizes = tuple(int(s) for s in sizes)
+    n = x.shape[d]
+    known = 1
+    for s in sizes:
+        known *= s if s != -1 else 1
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != n) or (
+            -1 in sizes and (known == 0 or n % known)):
+        raise ShapeError(f"unflatten: sizes {sizes} don't multiply up to the size {n} of "
+                         f"dimension {dim} of a tensor of shape {x.shape}")
+    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+
+
+@tensor_method()
+def movedim(x: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """Move dimensions ``source`` to positions ``destination``, keeping the others in order."""
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise ShapeError(f"movedim: source {src} and destination {dst} must have the same "
+                         "number of dims")
+    nd = x.ndim
+    src = tuple(normalize_dim("movedim", d, nd) for d in src)
+    dst = tuple(normalize_dim("movedim", d, nd) for d in dst)
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"movedim: repeated dim in source {src} or destination {dst}")
+    rest = iter(d for d in range(nd) if d not in src)
+    where = dict(zip(dst, src))
+    return permute(x, tuple(where[i] if i in where else next(rest) for i in range(nd)))
+
+
+Tensor.moveaxis = movedim
+Tensor.expand_as = lambda self, other: expand(self, other.shape)
+Tensor.view_as = lambda self, other: reshape(self, other.shape)
+Tensor.reshape_as = lambda self, other: reshape(self, other.shape)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """Expand every tensor to their common broadcast shape."""
+    shape = broadcast_shapes("broadcast_tensors", *(t.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+@tensor_method()
+def contiguous(x: Tensor) -> Tensor:
+    """Return ``x``: backends keep their own layouts, so every tensor counts as contiguous."""
+    return x
+
+
+@tensor_method()
+def is_contiguous(x: Tensor) -> bool:
+    """Always True: the Array API standard exposes no strides, and views are not tracked."""
+    return True
+
+
+class Clone(Function):
+    def forward(ctx, x):
+        return ctx.xp.asarray(x, copy=True)
+
+    def backward(ctx, g):
+        return g
+
+
+def clone(x: Tensor) -> Tensor:
+    """Return a copy of ``x`` that stays in the autograd graph."""
+    return Clone.apply(x)
+
+
+# -- slicing ------------------------------------------------------------------------------
+
+class Slice(Function):
+    """Basic indexing with a key of ints and positive-step slices, one per dim."""
+
+    def forward(ctx, x, key=()):
+        ctx.in_shape, ctx.key = x.shape, key
+        return x[key]
+
+    def backward(ctx, g):
+        return SliceBackward.apply(g, key=ctx.key, shape=ctx.in_shape)
+
+
+class SliceBackward(Function):
+    """Zeros of ``shape`` with ``g`` written at ``key``: the reverse of :class:`Slice`."""
+
+    def forward(ctx, g, key=(), shape=()):
+        ctx.key = key
+        out = ctx.xp.zeros(shape, dtype=g.dtype, device=ctx.device.native)
+        out[key] = g
+        return out
+
+    def backward(ctx, g):
+        return Slice.apply(g, key=ctx.key)
+
+
+def slice_view(x: Tensor, key: tuple) -> Tensor:
+    """Index ``x`` with ``key``: one normalised int or slice (step > 0) per dim."""
+    for k, n in zip(key, x.array.shape):
+        if type(k) is not slice or k.start != 0 or k.stop != n or k.step != 1:
+            return _view(Slice.apply(x, key=key), x)
+    return x
+
+
+def _full(n: int) -> slice:
+    return slice(0, n, 1)
+
+
+@tensor_method()
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """Return the view of ``x`` holding ``length`` entries of ``dim`` from ``start``."""
+    d = normalize_dim("narrow", dim, x.ndim)
+    n = x.shape[d]
+    if not -n <= start <= n:
+        raise IndexOutOfRangeError(f"narrow: start {start} is out of range for dimension "
+                                   f"{dim} of size {n}")
+    start = start + n if start < 0 else start
+    if length < 0 or start + length > n:
+        raise ShapeError(f"narrow: start ({start}) + length ({length}) exceeds dimension "
+                         f"{dim} of size {n} (shape {x.shape})")
+    key = tuple(slice(start, start + length, 1) if i == d else _full(s)
+                for i, s in enumerate(x.shape))
+    return slice_view(x, key)
+
+
+@tensor_method()
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    """Return the slice of ``x`` at ``index`` along ``dim`` (that dim removed)."""
+    if x.ndim == 0:
+        raise IndexOutOfRangeError("select: cannot select from a 0-d tensor")
+    d = normalize_dim("select", dim, x.ndim)
+    n = x.shape[d]
+    if not -n <= index < n:
+        raise IndexOutOfRangeError(f"select: index {index} is out of range for dimension "
+                                   f"{dim} of size {n} (shape {x.shape})")
+    key = tuple(index % n if i == d else _full(s) for i, s in enumerate(x.shape))
+    return _view(Slice.apply(x, key=key), x)
+
+
+def shrink(x: Tensor, arg: Sequence[tuple[int, int] | None]) -> Tensor:
+    """Keep ``[start, end)`` of each dim; ``arg`` holds one pair (or None for all) per dim."""
+    if len(arg) != x.ndim:
+        raise ShapeError(f"shrink: got {len(arg)} ranges for a tensor of shape {x.shape}")
+    key = []
+    for d, (a, n) in enumerate(zip(arg, x.shape)):
+        if a is None:
+            key.append(_full(n))
+            continue
+        s, e = a
+        if not 0 <= s <= e <= n:
+            raise ShapeError(f"shrink: range {a} is invalid for dimension {d} of size {n}; "
+                             "expected 0 <= start <= end <= size")
+        key.append(slice(s, e, 1))
+    return slice_view(x, tuple(key))
+
+
+def stride(x: Tensor, steps: Sequence[int]) -> Tensor:
+    """Take every ``steps[d]``-th element of each dim ``d`` (``x[::s0, ::s1, ...]``)."""
+    steps = tuple(steps)
+    if len(steps) != x.ndim or any(s <= 0 for s in steps):
+        raise ShapeError(f"stride: expected one positive step per dim of shape {x.shape}, "
+                         f"got {steps}")
+    return slice_view(x, tuple(slice(0, n, s) for s, n in zip(steps, x.shape)))
+
+
+# -- padding ------------------------------------------------------------------------------
+
+class ConstantPad(Function):
+    def forward(ctx, x, pads=(), value=0):
+        xp = ctx.xp
+        ctx.pads = pads
+        if any(lo < 0 or hi < 0 for lo, hi in pads):
+            x = x[tuple(slice(max(-lo, 0), n - max(-hi, 0), 1)
+                        for (lo, hi), n in zip(pads, x.shape))]
+        shape = tuple(n + max(lo, 0) + max(hi, 0) for (lo, hi), n in zip(pads, x.shape))
+        out = xp.full(shape, value, dtype=x.dtype, device=ctx.device.native)
+        out[tuple(slice(max(lo, 0), max(lo, 0) + n, 1) for (lo, _), n in zip(pads, x.shape))] = x
+        return out
+
+    def backward(ctx, g):
+        return ConstantPad.apply(g, pads=tuple((-lo, -hi) for lo, hi in ctx.pads), value=0)
+
+
+def _pad_index(xp, dev, mode: str, n: int, lo: int, hi: int):
+    """Source positions of a ``reflect``/``replicate``/``circular`` padded dimension."""
+    j = xp.arange(-lo, n + hi, dtype=dev.native_dtype("int64"), device=dev.native)
+    if mode == "reflect":
+        j = (n - 1) - xp.abs((n - 1) - xp.abs(j))
+    elif mode == "replicate":
+        j = xp.clip(j, 0, n - 1)
+    else:
+        j = j % n
+    return Tensor._make(j, dev)
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
+    """Pad ``input``; ``pad`` lists (left, right) amounts from the last dim backwards.
+
+    Args:
+        input: the tensor.
+        pad: ``(left_last, right_last, left_2nd_last, right_2nd_last, ...)``; negative
+            amounts crop (constant mode).
+        mode: ``"constant"``, ``"reflect"``, ``"replicate"`` or ``"circular"``.
+        value: the fill value of constant padding (0 by default).
+    """
+    pads = tuple(int(p) for p in pad)
+    nd = input.ndim
+    if len(pads) % 2 or len(pads) // 2 > nd:
+        raise ShapeError(f"pad: expected an even number of amounts, at most 2 per dim of "
+                         f"shape {input.shape}, got {pads}")
+    per_dim = [(0, 0)] * nd
+    for i in range(len(pads) // 2):
+        per_dim[nd - 1 - i] = (pads[2 * i], pads[2 * i + 1])
+    for d, ((lo, hi), n) in enumerate(zip(per_dim, input.shape)):
+        if n + lo + hi < 0:
+            raise ShapeError(f"pad: padding {(lo, hi)} makes dimension {d} of size {n} "
+                             "negative")
+    if mode == "constant":
+        v = 0 if value is None else value
+        v = {"b": bool, "i": int, "u": int}.get(input.dtype.kind, float)(v)
+        return ConstantPad.apply(input, pads=tuple(per_dim), value=v)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise ShapeError(f"pad: unknown mode {mode!r}; expected 'constant', 'reflect', "
+                         "'replicate' or 'circular'")
+    if value is not None:
+        raise ShapeError(f"pad: mode {mode!r} doesn't take a value argument")
+    from .indexing import index_select
+
+    out = input
+    for d, ((lo, hi), n) in enumerate(zip(per_dim, input.shape)):
+        if not lo and not hi:
+            continue
+        limit = n - 1 if mode == "reflect" else n
+        if max(lo, hi) > limit or n == 0:
+            raise ShapeError(f"pad: {mode} padding {(lo, hi)} of dimension {d} must be at "
+                             f"most {limit} for its size {n} (shape {input.shape})")
+        out = index_select(out, d, _pad_index(out.device.xp, out.device, mode, n, lo, hi))
+    return out
+
+
+# -- reordering and repeating -------------------------------------------------------------
+
+class Flip(Function):
+    def forward(ctx, x, dims=()):
+        ctx.dims = dims
+        return ctx.xp.asarray(ctx.xp.flip(x, axis=dims), copy=True)  # a copy, as in PyTorch
+
+    def backward(ctx, g):
+        return Flip.apply(g, dims=ctx.dims)
+
+
+@tensor_method()
+def flip(x: Tensor, dims: int | Sequence[int]) -> Tensor:
+    """Reverse the order of elements along ``dims`` (a copy)."""
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = tuple(sorted({normalize_dim("flip", d, x.ndim) for d in dims}))
+    if not dims or x.ndim == 0:
+        return clone(x)
+    return Flip.apply(x, dims=dims)
+
+
+class Roll(Function):
+    def forward(ctx, x, shifts=(), dims=None):
+        ctx.shifts, ctx.dims = shifts, dims
+        return ctx.xp.roll(x, shifts, axis=dims)
+
+    def backward(ctx, g):
+        return Roll.apply(g, shifts=tuple(-s for s in ctx.shifts), dims=ctx.dims)
+
+
+@tensor_method()
+def roll(x: Tensor, shifts: int | Sequence[int],
+         dims: int | Sequence[int] | None = None) -> Tensor:
+    """Shift elements along ``dims`` cyclically (over the flattened tensor when None)."""
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise ShapeError(f"roll: {len(shifts)} shifts need as many dims, got dims=None")
+        return Roll.apply(x, shifts=shifts, dims=None)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise ShapeError(f"roll: got {len(shifts)} shifts for {len(dims)} dims")
+    dims = tuple(normalize_dim("roll", d, x.ndim) for d in dims)
+    return Roll.apply(x, shifts=shifts, dims=dims)
+
+
+class Repeat(Function):
+    def forward(ctx, x, reps=()):
+        ctx.in_shape, ctx.reps = x.shape, reps
+        return ctx.xp.tile(x, reps)
+
+    def backward(ctx, g):
+        inter = []
+        for r, s in zip(ctx.reps, ctx.in_shape):
+            inter += [r, s]
+        return g.reshape(tuple(inter)).sum(tuple(range(0, len(inter), 2)))
+
+
+@tensor_method()
+def repeat(x: Tensor, *sizes: int) -> Tensor:
+    """Tile ``x`` ``sizes[d]`` times along each dim (``sizes`` may add leading dims)."""
+    reps = _shape_arg("repeat", sizes)
+    if len(reps) < x.ndim or any(r < 0 for r in reps):
+        raise ShapeError(f"repeat: expected at least {x.ndim} non-negative repeats for "
+                         f"shape {x.shape}, got {reps}")
+    x = reshape(x, (1,) * (len(reps) - x.ndim) + x.shape)
+    if all(r == 1 for r in reps):
+        return clone(x)
+    return Repeat.apply(x, reps=reps)
+
+
+@tensor_method()
+def tile(x: Tensor, dims: Sequence[int]) -> Tensor:
+    """Like :func:`repeat`, but ``dims`` shorter than ``x.ndim`` is padded with ones."""
+    dims = _shape_arg("tile", tuple(dims))
+    return repeat(x, (1,) * (x.ndim - len(dims)) + dims)
+
+
+# -- joining and splitting ----------------------------------------------------------------
+
+class Cat(Function):
+    def forward(ctx, *xs, dim=0):
+        ctx.dim, ctx.sizes = dim, [x.shape[dim] for x in xs]
+        return ctx.xp.concat(xs, axis=dim)
+
+    def backward(ctx, g):
+        out, start = [], 0
+        for size, need in zip(ctx.sizes, ctx.needs_input_grad):
+            out.append(narrow(g, ctx.dim, start, size) if need else None)
+            start += size
+        return tuple(out)
+
+
+def _common(op: str, tensors: Sequence[Tensor]) -> list[Tensor]:
+    tensors = list(tensors)
+    if not tensors:
+        raise ShapeError(f"{op}: expected a non-empty sequence of tensors")
+    for i, t in enumerate(tensors):
+        if type(t) is not Tensor:
+            raise TypeError(f"{op}: element {i} is a {type(t).__name__}, not a Tensor")
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype is not dt:
+            dt = promote_types(dt, t.dtype)
+    return [t if t.dtype is dt else t.to(dt) for t in tensors]
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors along an existing dimension ``dim``.
+
+    Args:
+        tensors: tensors of the same shape except in ``dim`` (1-D empty ones are skipped).
+        dim: the dimension to join along.
+    """
+    tensors = _common("cat", tensors)
+    full = [t for t in tensors if t.shape != (0,)]
+    if not full:
+        return tensors[0]
+    ref = full[0]
+    if ref.ndim == 0:
+        raise ShapeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
+    d = normalize_dim("cat", dim, ref.ndim)
+    for i, t in enumerate(full):
+        if t.ndim != ref.ndim or any(a != b for k, (a, b) in enumerate(zip(t.shape, ref.shape))
+                                     if k != d):
+            raise ShapeError(f"cat: sizes of tensors must match except in dimension {dim}; "
+                             f"got shapes {ref.shape} and {t.shape} (tensor {i})")
+    if len(full) == 1:
+        return full[0]
+    return Cat.apply(*full, dim=d)
+
+
+concat = concatenate = cat
+
+
+class Stack(Function):
+    def forward(ctx, *xs, dim=0):
+        ctx.dim = dim
+        return ctx.xp.stack(xs, axis=dim)
+
+    def backward(ctx, g):
+        return tuple(select(g, ctx.dim, i) if need else None
+                     for i, need in enumerate(ctx.needs_input_grad))
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors of equal shape along a new dimension ``dim``."""
+    tensors = _common("stack", tensors)
+    ref = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != ref:
+            raise ShapeError(f"stack: expects tensors of equal size, got {ref} at entry 0 "
+                             f"and {t.shape} at entry {i}")
+    return Stack.apply(*tensors, dim=normalize_dim("stack", dim, len(ref) + 1))
+
+
+@tensor_method()
+def split(x: Tensor, split_size_or_sections: int | Sequence[int],
+          dim: int = 0) -> tuple[Tensor, ...]:
+    """Split ``x`` into views along ``dim``: chunks of a size, or of the sizes listed."""
+    d = normalize_dim("split", dim, x.ndim)
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size < 0 or (size == 0 and n):
+            raise ShapeError(f"split: split_size must be positive, got {size}")
+        sizes = [min(size, n - s) for s in range(0, n, size)] if n else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise ShapeError(f"split: sizes {sizes} must be non-negative and sum to {n}, the "
+                             f"size of dimension {dim} of shape {x.shape}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(x, d, start, s))
+        start += s
+    return tuple(out)
+
+
+@tensor_method()
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split ``x`` into at most ``chunks`` views of equal size along ``dim`` (last smaller)."""
+    if chunks <= 0:
+        raise ShapeError(f"chunk: chunks must be positive, got {chunks}")
+    n = x.shape[normalize_dim("chunk", dim, x.ndim)]
+    return split(x, max(-(-n // chunks), 1), dim)
+
+
+@tensor_method()
+def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """Return the slices of ``x`` along ``dim``, that dim removed."""
+    d = normalize_dim("unbind", dim, x.ndim)
+    return tuple(select(x, d, i) for i in range(x.shape[d]))
+
+
 __all__ = ["reshape", "permute", "transpose", "t", "expand", "sum_to", "unsqueeze", "squeeze",
-           "flatten"]
+           "flatten", "unflatten", "movedim", "broadcast_tensors", "clone", "slice_view",
+           "narrow", "select", "shrink", "stride", "pad", "flip", "roll", "repeat", "tile",
+           "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind"]

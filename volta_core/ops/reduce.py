@@ -1,9 +1,12 @@
-"""Reductions: sum, mean, max, min over all elements or along dims."""
+"""Reductions: sum, mean, prod, max/min, amax/amin, all/any, var/std and norms."""
 
 from __future__ import annotations
 
+import builtins
+import math
 from collections import namedtuple
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..autograd.function import Function
 from ..errors import DTypeError, ShapeError
@@ -59,7 +62,7 @@ def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tens
     n = 1
     for d in dims:
         n *= x.shape[d]
-    return sum(x, dims, keepdim) / max(n, 1) if n else sum(x, dims, keepdim) * float("nan")
+    return sum(x, dims, keepdim) / n if n else sum(x, dims, keepdim) * float("nan")
 
 
 class _Extremum(Function):
@@ -160,4 +163,288 @@ def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
         return Argmin.apply(x.reshape(-1))
     return Argmin.apply(x, dim=normalize_dims("argmin", dim, x.ndim)[0], keepdim=keepdim)
 
-__all__ = ["sum", "mean", "max", "min", "argmax", "argmin", "MaxResult"]
+
+class Prod(Function):
+    def forward(ctx, x, dims=(), keepdim=False):
+        ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        ctx.save_for_backward(x)
+        return ctx.xp.prod(x, axis=dims, keepdims=keepdim)
+
+    def backward(ctx, g):
+        from .elementwise import where
+
+        (x,) = ctx.saved_tensors
+        dims = ctx.dims
+        if not ctx.keepdim:
+            g = g.reshape(_keep_shape(ctx.in_shape, dims))
+        # d prod / d x_i is the product of the others, also where some x_j are zero
+        zero = x == 0
+        safe = where(zero, 1.0, x)
+        others = Prod.apply(safe, dims=dims, keepdim=True)
+        zeros = sum(zero, dims, keepdim=True)
+        grad = where(zero, where(zeros == 1, others, 0.0),
+                     where(zeros == 0, others / safe, 0.0))
+        return g * grad
+
+
+@tensor_method()
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """Product of the elements of ``input``, over all of them or along ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to reduce; None reduces all.
+        keepdim: keep the reduced dim with size 1.
+        dtype: cast ``input`` to this dtype first (integers default to int64).
+    """
+    x = input
+    if dtype is not None:
+        x = x.to(dtype)
+    elif x.dtype.kind in "bui" and x.dtype.name != "int64":
+        x = x.to("int64")
+    dims = normalize_dims("prod", dim, x.ndim)
+    return Prod.apply(x, dims=dims, keepdim=keepdim)
+
+
+def _amax_dims(op: str, x: Tensor, dim: Dims) -> tuple[int, ...]:
+    dims = normalize_dims(op, None if dim == () else dim, x.ndim)
+    if builtins.any(x.shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
+        raise ShapeError(f"{op}: cannot reduce over an empty dimension of shape {x.shape} "
+                         "(the operation has no identity); pick a non-empty dim")
+    return dims
+
+
+@tensor_method()
+def amax(input: Tensor, dim: Dims = (), keepdim: bool = False) -> Tensor:
+    """Largest values of ``input`` over ``dim`` (one or several dims; () means all).
+
+    Args:
+        input: the tensor.
+        dim: dims to reduce.
+        keepdim: keep reduced dims with size 1.
+
+    The gradient is split evenly among tied maxima.
+    """
+    return Max.apply(input, dims=_amax_dims("amax", input, dim), keepdim=keepdim)
+
+
+@tensor_method()
+def amin(input: Tensor, dim: Dims = (), keepdim: bool = False) -> Tensor:
+    """Smallest values of ``input`` over ``dim`` (one or several dims; () means all).
+
+    Args:
+        input: the tensor.
+        dim: dims to reduce.
+        keepdim: keep reduced dims with size 1.
+    """
+    return Min.apply(input, dims=_amax_dims("amin", input, dim), keepdim=keepdim)
+
+
+class _Truth(Function):
+    differentiable = False
+    fn = "all"
+
+    def forward(ctx, x, dims=(), keepdim=False):
+        return getattr(ctx.xp, ctx.fn)(x, axis=dims, keepdims=keepdim)
+
+
+class All(_Truth):
+    fn = "all"
+
+
+class Any_(_Truth):
+    fn = "any"
+
+
+@tensor_method()
+def all(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether all elements (over ``dim``) are nonzero; a bool tensor.
+
+    Args:
+        input: the tensor.
+        dim: dims to reduce; None reduces all.
+        keepdim: keep reduced dims with size 1.
+    """
+    return All.apply(input, dims=normalize_dims("all", dim, input.ndim), keepdim=keepdim)
+
+
+@tensor_method()
+def any(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether any element (over ``dim``) is nonzero; a bool tensor.
+
+    Args:
+        input: the tensor.
+        dim: dims to reduce; None reduces all.
+        keepdim: keep reduced dims with size 1.
+    """
+    return Any_.apply(input, dims=normalize_dims("any", dim, input.ndim), keepdim=keepdim)
+
+
+# -- variance ------------------------------------------------------------------------------
+
+class Var(Function):
+    def forward(ctx, x, dims=(), correction=1, keepdim=False):
+        ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        n = 1
+        for d in dims:
+            n *= x.shape[d]
+        ctx.scale = 2.0 / (n - correction) if n > correction else math.nan
+        ctx.save_for_backward(x)
+        return ctx.xp.var(x, axis=dims, correction=correction, keepdims=keepdim)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        if not ctx.keepdim:
+            g = g.reshape(_keep_shape(ctx.in_shape, ctx.dims))
+        return g * ((x - mean(x, ctx.dims, True)) * ctx.scale)
+
+
+def _var_args(op: str, x: Tensor, dim: Any, unbiased: Any, correction: Any) -> tuple:
+    if isinstance(dim, bool):  # var(x, True): the old positional ``unbiased``
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise ValueError(f"{op}: pass either unbiased= or correction=, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating tensor, got {x.dtype.name}; "
+                         "call .float() first")
+    return normalize_dims(op, dim, x.ndim), correction
+
+
+@tensor_method()
+def var(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None) -> Tensor:
+    """Variance over ``dim``: ``sum((x - mean)^2) / (N - correction)``.
+
+    Args:
+        input: a floating tensor.
+        dim: dims to reduce; None reduces all.
+        unbiased: the old spelling: True is ``correction=1``, False ``correction=0``.
+        keepdim: keep reduced dims with size 1.
+        correction: the difference between the sample size and the divisor (1 default).
+    """
+    dims, c = _var_args("var", input, dim, unbiased, correction)
+    return Var.apply(input, dims=dims, correction=c, keepdim=keepdim)
+
+
+@tensor_method()
+def std(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None) -> Tensor:
+    """Standard deviation over ``dim``, the square root of :func:`var` (same arguments)."""
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def var_mean(input: Tensor, dim: Dims = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple:
+    """``(var(input, ...), mean(input, dim, keepdim))``."""
+    dims, _ = _var_args("var_mean", input, dim, unbiased, correction)
+    return (var(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, dims, keepdim))
+
+
+def std_mean(input: Tensor, dim: Dims = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple:
+    """``(std(input, ...), mean(input, dim, keepdim))``."""
+    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    return v.sqrt(), m
+
+
+# -- norms --------------------------------------------------------------------------------
+
+class VectorNorm(Function):
+    def forward(ctx, x, ord=2.0, dims=(), keepdim=False):
+        xp = ctx.xp
+        ctx.in_shape, ctx.dims, ctx.keepdim, ctx.ord = x.shape, dims, keepdim, ord
+        if ord == 2:
+            y = xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim))
+        elif ord == 1:
+            y = xp.sum(xp.abs(x), axis=dims, keepdims=keepdim)
+        elif ord == math.inf:
+            y = xp.max(xp.abs(x), axis=dims, keepdims=keepdim)
+        elif ord == -math.inf:
+            y = xp.min(xp.abs(x), axis=dims, keepdims=keepdim)
+        elif ord == 0:
+            y = xp.sum(xp.astype(x != 0, x.dtype), axis=dims, keepdims=keepdim)
+        else:
+            y = xp.sum(xp.abs(x) ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+        ctx.save_for_backward(x, y)
+        return y
+
+    def backward(ctx, g):
+        from .elementwise import where
+
+        x, y = ctx.saved_tensors
+        if not ctx.keepdim:
+            keep = _keep_shape(ctx.in_shape, ctx.dims)
+            g, y = g.reshape(keep), y.reshape(keep)
+        p = ctx.ord
+        if p == 0:
+            return x * 0.0
+        if p == 1:
+            return g * x.sign()
+        if p in (math.inf, -math.inf):
+            hit = (x.abs() == y).to(x.dtype)
+            return g * x.sign() * (hit / sum(hit, ctx.dims, True))
+        empty = y == 0  # the norm's gradient at 0 is taken as 0, as in PyTorch
+        scale = where(empty, 0.0, g / where(empty, 1.0, y) ** (p - 1))
+        if p == 2:
+            return x * scale
+        return x.sign() * x.abs() ** (p - 1) * scale
+
+
+def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
+    """The ``ord``-norm of ``x`` seen as vectors along ``dim`` (all elements when None).
+
+    Args:
+        x: a floating tensor.
+        ord: the order: any number, ``inf`` (largest ``|x|``), ``-inf`` or 0 (count of
+            nonzeros).
+        dim: dims forming the vectors.
+        keepdim: keep reduced dims with size 1.
+        dtype: cast ``x`` to this dtype first.
+    """
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"vector_norm: expected a floating tensor, got {x.dtype.name}; "
+                         "pass dtype= or call .float() first")
+    if isinstance(ord, str) or isinstance(ord, bool):
+        raise ValueError(f"vector_norm: ord must be a number, got {ord!r}")
+    dims = normalize_dims("vector_norm", dim, x.ndim)
+    if ord < 0 and x.numel() == 0 or (
+            abs(ord) == math.inf and builtins.any(x.shape[d] == 0 for d in dims)):
+        raise ShapeError(f"vector_norm: ord={ord} of an empty tensor of shape {x.shape} is "
+                         "undefined")
+    return VectorNorm.apply(x, ord=float(ord), dims=dims, keepdim=keepdim)
+
+
+@tensor_method()
+def norm(input: Tensor, p: Any = "fro", dim: Dims = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
+    """Norm of ``input`` (``torch.norm``): a vector ``p``-norm over ``dim``.
+
+    Args:
+        input: a floating tensor.
+        p: ``'fro'`` (the 2-norm of all elements in ``dim``), or a number, ``inf``, ``-inf``.
+        dim: dims to reduce; None means all.
+        keepdim: keep reduced dims with size 1.
+        dtype: cast ``input`` to this dtype first.
+    """
+    if p == "fro":
+        p = 2
+    elif isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number (the "
+                         "nuclear norm needs an SVD, which Volta does not provide)")
+    elif p is None:
+        p = 2
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+from .softmax import log_softmax, logsumexp, softmax  # noqa: E402 - re-exported here
+
+__all__ = ["sum", "mean", "max", "min", "argmax", "argmin", "MaxResult", "prod", "amax",
+           "amin", "all", "any", "var", "std", "var_mean", "std_mean", "norm", "softmax",
+           "log_softmax", "logsumexp"]

@@ -1,1 +1,15 @@
-"""(being written)"""
+"""Optimizers and learning-rate schedulers (``import volta_core.optim as optim``).
+
+Every optimizer's update is one extension kernel per parameter (``sgd_step``,
+``adam_step``, ...; see :mod:`volta_core.optim.kernels`) so a backend can fuse it.
+"""
+
+from . import kernels, lr_scheduler  # noqa: F401
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .muon import Muon
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon", "lr_scheduler"]

@@ -1,0 +1,184 @@
+"""NumPy overrides of the core's extension kernels (conv, pooling, embedding).
+
+Same signatures and results as the generic fallbacks in ``volta_core.ops.nn``; they
+use NumPy-only tools: ``as_strided`` windows, one BLAS GEMM per convolution, and
+``np.add.at`` scatter. Everything stays in the input's dtype (no float64 upcasts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from volta_core.ops import nn as generic
+
+
+def _pad(x: np.ndarray, pads: tuple, fill: float = 0.0) -> np.ndarray:
+    pt, pb, pl, pr = pads
+    if not (pt or pb or pl or pr):
+        return x
+    n, c, h, w = x.shape
+    out = np.full((n, c, h + pt + pb, w + pl + pr), fill, dtype=x.dtype)
+    out[:, :, pt:pt + h, pl:pl + w] = x
+    return out
+
+
+def _windows(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple,
+             dilation: tuple) -> np.ndarray:
+    """A read-only ``(N, Ho, Wo, C, kh, kw)`` view of the windows of a padded image."""
+    s0, s1, s2, s3 = x.strides
+    n, c = x.shape[:2]
+    shape = (n, out_hw[0], out_hw[1], c, kernel[0], kernel[1])
+    strides = (s0, s2 * stride[0], s3 * stride[1], s1, s2 * dilation[0], s3 * dilation[1])
+    return as_strided(x, shape, strides, writeable=False)
+
+
+def _cols(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple, dilation: tuple,
+          pads: tuple) -> np.ndarray:
+    """im2col as one ``(N*Ho*Wo, C*kh*kw)`` matrix (a single strided copy)."""
+    win = _windows(_pad(x, pads), out_hw, kernel, stride, dilation)
+    n, ho, wo, c, kh, kw = win.shape
+    return win.reshape(n * ho * wo, c * kh * kw)
+
+
+def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
+           dilation=(1, 1), groups: int = 1, algo: str = "auto") -> np.ndarray:
+    """im2col through ``as_strided`` + one GEMM; the result is NCHW over NHWC memory."""
+    if algo == "direct":
+        return generic.conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
+                              groups=groups, algo="direct")
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    out_hw = generic.conv_out_hw((h, wd), (kh, kw), stride, pads, dilation)
+    if groups == 1:
+        cols = _cols(x, out_hw, (kh, kw), stride, dilation, pads)
+        y = cols @ w.reshape(o, -1).T
+    else:
+        og = o // groups
+        parts = []
+        for gi in range(groups):
+            cols = _cols(x[:, gi * cg:(gi + 1) * cg], out_hw, (kh, kw), stride, dilation, pads)
+            parts.append(cols @ w[gi * og:(gi + 1) * og].reshape(og, -1).T)
+        y = np.concatenate(parts, axis=1)
+    if bias is not None:
+        y += bias
+    return y.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)
+
+
+def _col2im(dcols: np.ndarray, x_shape: tuple, out_hw: tuple, kernel: tuple, stride: tuple,
+            dilation: tuple, pads: tuple) -> np.ndarray:
+    """Adjoint of :func:`_cols`: sum ``(N*Ho*Wo, C*kh*kw)`` rows back into an image."""
+    n, c, h, w = x_shape
+    kh, kw = kernel
+    ho, wo = out_hw
+    hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
+    d6 = dcols.reshape(n, ho, wo, c, kh, kw).transpose(0, 3, 4, 5, 1, 2)
+    out = np.zeros((n, c, hp, wp), dtype=dcols.dtype)
+    sh, sw = stride
+    dh, dw = dilation
+    if dh == dw == 1 and sh >= kh and sw >= kw:
+        # non-overlapping windows: one strided assignment
+        view = as_strided(out, (n, c, kh, kw, ho, wo),
+                          (out.strides[0], out.strides[1], out.strides[2] * dh,
+                           out.strides[3] * dw, out.strides[2] * sh, out.strides[3] * sw))
+        view[...] = d6
+    else:
+        for i in range(kh):
+            for j in range(kw):
+                out[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh,
+                    j * dw:j * dw + sw * (wo - 1) + 1:sw] += d6[:, :, i, j]
+    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
+
+
+def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
+                    needs=(True, True), stride=(1, 1), pads=(0, 0, 0, 0), dilation=(1, 1),
+                    groups: int = 1) -> tuple:
+    """Input gradient by GEMM + col2im, weight gradient by one GEMM over im2col."""
+    n, c, h, wd = x_shape
+    o, cg, kh, kw = w.shape
+    ho, wo = grad.shape[2:]
+    og = o // groups
+    gmat = grad.transpose(0, 2, 3, 1).reshape(n * ho * wo, o)
+    gx = gw = None
+    if needs[0]:
+        if groups == 1:
+            dcols = gmat @ w.reshape(o, -1)
+        else:
+            dcols = np.concatenate(
+                [gmat[:, gi * og:(gi + 1) * og] @ w[gi * og:(gi + 1) * og].reshape(og, -1)
+                 for gi in range(groups)], axis=1)
+        gx = _col2im(dcols, x_shape, (ho, wo), (kh, kw), stride, dilation, pads)
+    if needs[1]:
+        if groups == 1:
+            gw = (gmat.T @ _cols(x, (ho, wo), (kh, kw), stride, dilation, pads))
+        else:
+            gw = np.concatenate(
+                [gmat[:, gi * og:(gi + 1) * og].T
+                 @ _cols(x[:, gi * cg:(gi + 1) * cg], (ho, wo), (kh, kw), stride, dilation,
+                         pads) for gi in range(groups)], axis=0)
+        gw = gw.reshape(o, cg, kh, kw)
+    return gx, gw
+
+
+def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),
+               ceil_mode: bool = False) -> tuple:
+    """Windows via ``as_strided``, one argmax; the index is the winning tap."""
+    out_hw, pads = generic._pool_geometry(x.shape[2:], kernel, stride, padding, dilation,
+                                          ceil_mode)
+    xpad = _pad(x, pads, -np.inf)
+    s0, s1, s2, s3 = xpad.strides
+    n, c = x.shape[:2]
+    win = as_strided(xpad, (n, c, out_hw[0], out_hw[1], kernel[0], kernel[1]),
+                     (s0, s1, s2 * stride[0], s3 * stride[1], s2 * dilation[0],
+                      s3 * dilation[1]), writeable=False)
+    flat = win.reshape(n, c, out_hw[0], out_hw[1], kernel[0] * kernel[1])
+    idx = flat.argmax(axis=-1)
+    y = np.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
+    return y, idx.astype(np.int32)
+
+
+def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape, kernel, stride,
+                        padding=(0, 0), dilation=(1, 1), ceil_mode: bool = False) -> np.ndarray:
+    """Scatter each gradient to its window's winner (a direct store when windows don't
+    overlap, else ``np.add.at``)."""
+    out_hw, pads = generic._pool_geometry(x_shape[2:], kernel, stride, padding, dilation,
+                                          ceil_mode)
+    n, c, h, w = x_shape
+    hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
+    ho, wo = out_hw
+    kw = kernel[1]
+    rows = np.arange(ho).reshape(ho, 1) * stride[0] + (idx // kw) * dilation[0]
+    cols = np.arange(wo).reshape(1, wo) * stride[1] + (idx % kw) * dilation[1]
+    lin = (rows * wp + cols).reshape(n * c, ho * wo)
+    out = np.zeros((n * c, hp * wp), dtype=grad.dtype)
+    g = np.ascontiguousarray(grad).reshape(n * c, ho * wo)
+    overlap = stride[0] < dilation[0] * (kernel[0] - 1) + 1 or \
+        stride[1] < dilation[1] * (kernel[1] - 1) + 1
+    if overlap:
+        base = (np.arange(n * c) * (hp * wp)).reshape(-1, 1)
+        np.add.at(out.reshape(-1), (lin + base).reshape(-1), g.reshape(-1))
+    else:
+        np.put_along_axis(out, lin, g, axis=1)
+    out = out.reshape(n, c, hp, wp)
+    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
+
+
+def embedding_backward(xp: Any, grad: Any, indices: Any, *, num_weights: int,
+                       padding_idx: int | None = None) -> np.ndarray:
+    """Scatter-add rows with ``np.add.at``."""
+    out = np.zeros((num_weights, grad.shape[1]), dtype=grad.dtype)
+    np.add.at(out, indices, grad)
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    return out
+
+
+KERNELS = {
+    "conv2d": conv2d,
+    "conv2d_backward": conv2d_backward,
+    "max_pool2d": max_pool2d,
+    "max_pool2d_backward": max_pool2d_backward,
+    "embedding_backward": embedding_backward,
+}

@@ -1,0 +1,142 @@
+"""The generic strided n-ary map kernel behind every elementwise op.
+
+One pipeline serves every shape of a given (expression, dtypes, rank after dim
+collapsing). Operands are arrays, read through their own strides (so views need no
+copy), or Python scalars carried in the metadata block.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Sequence
+
+from .. import codegen as cg
+from .. import dtypes as D
+from ..array import Array, new_array
+from ..dtypes import DType
+from ..engine import groups_for
+from ..layout import broadcast_shapes, broadcast_strides, collapse, prod
+from .f64_math import F64_SRC
+from .wgsl_lib import helper
+
+
+def scalar_word(value: Any, t: DType) -> int:
+    """The 32-bit metadata word holding a scalar of 32-bit dtype ``t``."""
+    if t is D.float32 or t is D.float16:
+        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+    if t is D.bool:
+        return 1 if value else 0
+    return int(value) & 0xFFFFFFFF
+
+
+def _scalar_expr(k: int, t: DType) -> str:
+    w = cg.word(k)
+    if t is D.float32:
+        return f"bitcast<f32>({w})"
+    if t is D.float16:
+        return f"f16(bitcast<f32>({w}))"
+    if t is D.int32:
+        return f"bitcast<i32>({w})"
+    if t is D.bool:
+        return f"({w} != 0u)"
+    return w
+
+
+def _make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple,
+                 out: DType, rank: int) -> tuple[str, int, int, int]:
+    # kinds: per operand (dtype, is_scalar); casts: dtype each operand is cast to
+    arrays = [(i, t) for i, (t, s) in enumerate(kinds) if not s]
+    words = 1 + rank + (1 + rank) * (1 + len(arrays))
+    ops = [("oo", 1 + rank)]
+    at = 1 + rank + 1 + rank
+    for j, (i, _t) in enumerate(arrays):
+        ops.append((f"o{i}", at))
+        at += 1 + rank
+    vals = []
+    for i, (t, s) in enumerate(kinds):
+        if s:
+            v = _scalar_expr(at, t)
+            at += 1
+        else:
+            v = cg.load(t, f"in{i}[u32(o{i})]")
+        vals.append(cg.cast(v, t, casts[i]))
+    words = at
+    body = [f"  if (gi >= {cg.word(0)}) {{ return; }}",
+            cg.strided_offsets(rank, 1, ops)]
+    for i, v in enumerate(vals):
+        body.append(f"  let v{i} = {v};")
+    T = casts[0].wgsl if casts else out.wgsl
+    e = expr.format(*[f"v{i}" for i in range(len(vals))], T=T, R=out.wgsl)
+    body.append(f"  out[u32(oo)] = {cg.store(out, e)};")
+    types = {t for t, _ in kinds} | set(casts) | {out}
+    hsrc = "\n".join(helper(h, casts[0] if casts else out) for h in helpers)
+    main = cg.main_1d("\n".join(body))
+    lib = F64_SRC if "_f64p(" in (e + hsrc) else ""
+    src = (cg.header(types, words, [("out", out)],
+                     [(f"in{i}", t) for i, t in arrays]) + lib + hsrc + "\n" + main)
+    return src, words, 1, len(arrays)
+
+
+def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_dtype: DType,
+               helpers: tuple[str, ...] = (), out: Array | None = None,
+               op: str = "map") -> Array:
+    """Run ``expr`` elementwise over broadcast operands.
+
+    Args:
+        expr: WGSL with ``{0}``, ``{1}``... for the (cast) operands, ``{T}`` for the type
+            of operand 0 after the cast and ``{R}`` for the result type.
+        operands: Arrays or Python scalars (at least one Array unless ``out`` is given).
+        casts: the dtype each operand is converted to before ``expr``.
+        out_dtype: the result dtype.
+        helpers: names of :mod:`.wgsl_lib` helpers ``expr`` calls (typed by ``casts[0]``).
+        out: an array (possibly a strided view) to write into, else a new one.
+        op: the op's name for error messages.
+    """
+    arrs = [a for a in operands if isinstance(a, Array)]
+    eng = (out if out is not None else arrs[0]).engine
+    # 64-bit scalars do not fit a metadata word: upload them as 0-d arrays
+    ops: list[Any] = []
+    for a, c in zip(operands, casts):
+        if not isinstance(a, Array) and c.itemsize == 8:
+            from ..namespace.creation import asarray
+            a = asarray(a, dtype=c)
+        ops.append(a)
+    shapes = [a.shape for a in ops if isinstance(a, Array)]
+    shape = broadcast_shapes(*shapes, op=op) if shapes else ()
+    if out is not None:
+        if broadcast_shapes(shape, out.shape, op=op) != out.shape:
+            from .._errors import ShapeError
+            raise ShapeError(f"{op}: cannot write a result of shape {shape} into an array "
+                             f"of shape {out.shape}")
+        shape = out.shape
+        if any(isinstance(a, Array) and a._st is out._st for a in ops):
+            tmp = launch_map(expr, ops, casts, out_dtype, helpers, None, op)
+            return launch_map("{0}", [tmp], [out.dtype], out.dtype, (), out, op)
+    else:
+        out = new_array(shape, out_dtype, eng)
+    n = prod(shape)
+    if n == 0:
+        return out
+    strides = [out.strides] + [broadcast_strides(a.shape, a.strides, shape)
+                               for a in ops if isinstance(a, Array)]
+    cshape, cstrides = collapse(shape, strides)
+    rank = len(cshape)
+    kinds = tuple((a.dtype if isinstance(a, Array) else c, not isinstance(a, Array))
+                  for a, c in zip(ops, casts))
+    casts_t = tuple(casts)
+    key = ("map", expr, helpers, kinds, casts_t, out_dtype, rank)
+    kern = eng.kernel(key, lambda: _make_source(expr, helpers, kinds, casts_t, out_dtype, rank))
+    words = [n, *cshape, out.offset, *cstrides[0]]
+    j = 1
+    for a in ops:
+        if isinstance(a, Array):
+            words.append(a.offset)
+            words.extend(cstrides[j])
+            j += 1
+    for a, (t, s) in zip(ops, kinds):
+        if s:
+            words.append(scalar_word(a, t))
+    meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+    bufs = [out._st.buffer] + [a._st.buffer for a in ops if isinstance(a, Array)]
+    eng.dispatch(kern, meta, bufs, groups_for(n))
+    return out

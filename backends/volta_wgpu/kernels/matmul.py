@@ -1,0 +1,113 @@
+"""Tiled, batched, broadcasting matrix multiply over strided operands.
+
+Each 16x16 workgroup computes a 32x32 output tile (2x2 per thread) through two
+shared-memory tiles; operands are read with their own strides, so transposed or
+broadcast views need no copy. float16 accumulates in float32.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from .. import codegen as cg
+from .. import dtypes as D
+from ..array import Array, new_array
+from ..dtypes import DType
+from ..layout import broadcast_shapes, broadcast_strides, collapse, prod
+
+T = 32      # output tile edge
+TK = 16     # depth of a shared-memory tile
+MAX_Z = 65535
+
+
+def _src(t: DType, acc: DType, rb: int) -> tuple[str, int, int, int]:
+    # meta: M, N, K, z0, a_off, a_rs, a_cs, b_off, b_rs, b_cs, bshape[rb], a_b[rb], b_b[rb]
+    at_bs = 10
+    at_a = at_bs + rb
+    at_b = at_a + 1 + rb
+    words = at_b + 1 + rb
+    # the batch offsets reuse strided_offsets: operand blocks are (off, strides...)
+    ops = [("oa", at_a), ("ob", at_b)]
+    decomp = cg.strided_offsets(rb, at_bs, ops, index="bz")
+    a = acc.wgsl
+    ld_a = cg.cast("a[u32(ia)]", t, acc)
+    ld_b = cg.cast("b[u32(ib)]", t, acc)
+    w = cg.word
+    src = cg.header([t, acc], words, [("out", t)], [("a", t), ("b", t)])
+    src += (f"var<workgroup> ta: array<{a}, {T * TK}>;\n"
+            f"var<workgroup> tb: array<{a}, {TK * T}>;\n"
+            "@compute @workgroup_size(16, 16)\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
+            "        @builtin(local_invocation_id) lid: vec3<u32>) {\n"
+            f"  let M = {w(0)}; let N = {w(1)}; let K = {w(2)};\n"
+            f"  let bz = wid.z + {w(3)};\n"
+            f"  let a_off = {cg.iword(4)}; let a_rs = {cg.iword(5)}; let a_cs = {cg.iword(6)};\n"
+            f"  let b_off = {cg.iword(7)}; let b_rs = {cg.iword(8)}; let b_cs = {cg.iword(9)};\n"
+            f"{decomp.replace('var oa = ', 'var oa = a_off + ').replace('var ob = ', 'var ob = b_off + ')}\n"
+            f"  let r0 = wid.y * {T}u; let c0 = wid.x * {T}u;\n"
+            "  let tid = lid.y * 16u + lid.x;\n"
+            f"  var acc00 = {a}(0); var acc01 = {a}(0); var acc10 = {a}(0); var acc11 = {a}(0);\n"
+            f"  for (var k0 = 0u; k0 < K; k0 = k0 + {TK}u) {{\n"
+            f"    for (var e = tid; e < {T * TK}u; e = e + 256u) {{\n"
+            f"      let r = e / {TK}u; let k = e % {TK}u;\n"
+            f"      let gr = r0 + r; let gk = k0 + k;\n"
+            f"      var va = {a}(0);\n"
+            f"      if (gr < M && gk < K) {{ let ia = oa + i32(gr) * a_rs + i32(gk) * a_cs;"
+            f" va = {ld_a}; }}\n"
+            f"      ta[e] = va;\n"
+            f"      let k2 = e / {T}u; let c = e % {T}u;\n"
+            f"      let gc = c0 + c; let gk2 = k0 + k2;\n"
+            f"      var vb = {a}(0);\n"
+            f"      if (gc < N && gk2 < K) {{ let ib = ob + i32(gk2) * b_rs + i32(gc) * b_cs;"
+            f" vb = {ld_b}; }}\n"
+            f"      tb[e] = vb;\n"
+            "    }\n"
+            "    workgroupBarrier();\n"
+            f"    for (var k = 0u; k < {TK}u; k = k + 1u) {{\n"
+            f"      let x0 = ta[lid.y * {TK}u + k]; let x1 = ta[(lid.y + 16u) * {TK}u + k];\n"
+            f"      let y0 = tb[k * {T}u + lid.x]; let y1 = tb[k * {T}u + lid.x + 16u];\n"
+            "      acc00 = acc00 + x0 * y0; acc01 = acc01 + x0 * y1;\n"
+            "      acc10 = acc10 + x1 * y0; acc11 = acc11 + x1 * y1;\n"
+            "    }\n"
+            "    workgroupBarrier();\n"
+            "  }\n"
+            "  let base = bz * M * N;\n"
+            "  let ra = r0 + lid.y; let rb2 = ra + 16u; let ca = c0 + lid.x; let cb = ca + 16u;\n"
+            f"  if (ra < M && ca < N) {{ out[base + ra * N + ca] = {cg.cast('acc00', acc, t)}; }}\n"
+            f"  if (ra < M && cb < N) {{ out[base + ra * N + cb] = {cg.cast('acc01', acc, t)}; }}\n"
+            f"  if (rb2 < M && ca < N) {{ out[base + rb2 * N + ca] = {cg.cast('acc10', acc, t)}; }}\n"
+            f"  if (rb2 < M && cb < N) {{ out[base + rb2 * N + cb] = {cg.cast('acc11', acc, t)}; }}\n"
+            "}\n")
+    return src, words, 1, 2
+
+
+def matmul_nd(a: Array, b: Array) -> Array:
+    """``a @ b`` for ``a`` (..., M, K) and ``b`` (..., K, N) of the same dtype."""
+    t = a.dtype
+    M, K = a.shape[-2:]
+    K2, N = b.shape[-2:]
+    if K != K2:
+        from .._errors import ShapeError
+        raise ShapeError(f"matmul: inner dims differ: {a.shape} @ {b.shape} ({K} != {K2})")
+    bshape = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul")
+    out = new_array(bshape + (M, N), t, a.engine)
+    nb = prod(bshape)
+    if nb * M * N == 0:
+        return out
+    if K == 0:
+        from ..namespace.elementwise import copy_into
+        return copy_into(out, 0)
+    sa = broadcast_strides(a.shape[:-2], a.strides[:-2], bshape)
+    sb = broadcast_strides(b.shape[:-2], b.strides[:-2], bshape)
+    cs, (sa, sb) = collapse(bshape, [sa, sb]) if bshape else ((), [(), ()])
+    rb = len(cs)
+    acc = D.float32 if t is D.float16 else t
+    kern = a.engine.kernel(("matmul", t, rb), lambda: _src(t, acc, rb))
+    gx, gy = -(-N // T), -(-M // T)
+    for z0 in range(0, nb, MAX_Z):
+        words = [M, N, K, z0, a.offset, a.strides[-2], a.strides[-1], b.offset,
+                 b.strides[-2], b.strides[-1], *cs, 0, *sa, 0, *sb]
+        meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+        a.engine.dispatch(kern, meta, [out._st.buffer, a._st.buffer, b._st.buffer],
+                          (gx, gy, min(MAX_Z, nb - z0)))
+    return out

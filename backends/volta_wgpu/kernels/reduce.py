@@ -1,0 +1,189 @@
+"""Reductions over any set of axes, and cumulative sums/products along one axis.
+
+The input is split into kept dims (one output each) and reduced dims, both walked
+through the input's strides. Few outputs with long rows use one 256-thread workgroup
+per output and a shared-memory tree; otherwise one thread loops over its row.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from .. import codegen as cg
+from .. import dtypes as D
+from ..array import Array, new_array
+from ..dtypes import DType
+from ..engine import groups_for
+from ..layout import collapse, prod
+from .wgsl_lib import helper
+
+WGR = 256
+
+
+def _init(op: str, t: DType) -> str:
+    if op in ("sum", "mean", "any"):
+        return cg.const(t, 0)
+    if op in ("prod", "all"):
+        return cg.const(t, 1)
+    big = op in ("min", "argmin")
+    if t.kind == "f":
+        return cg.const(t, float("inf") if big else float("-inf"))
+    import numpy as np
+    info = np.iinfo(t.np)
+    v = info.max if big else info.min
+    if t is D.int32 and not big:
+        return "i32(-2147483648)"
+    if t is D.int64 and not big:
+        return "i64(-9223372036854775807) - i64(1)"
+    return f"{t.wgsl}({v}{'u' if t.kind == 'u' else ''})"
+
+
+def _combine(op: str, t: DType) -> str:
+    w = t.wgsl
+    if op in ("sum", "mean"):
+        body = "return a + b;"
+    elif op == "prod":
+        body = "return a * b;"
+    elif op in ("max", "any"):
+        body = f"return fmax_{w}(a, b);" if t.kind == "f" else "return max(a, b);"
+    elif op in ("min", "all"):
+        body = f"return fmin_{w}(a, b);" if t.kind == "f" else "return min(a, b);"
+    else:
+        cmp = ">" if op == "argmax" else "<"
+        nan = "(!(v2 == v2) && ((v1 == v1) || i2 < i1))" if t.kind == "f" else "false"
+        return (f"fn better(v2: {w}, i2: u32, v1: {w}, i1: u32) -> bool {{\n"
+                f"  return (v2 {cmp} v1) || (v2 == v1 && i2 < i1) || {nan}; }}\n")
+    return f"fn comb(a: {w}, b: {w}) -> {w} {{ {body} }}\n"
+
+
+def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
+         wg: bool) -> tuple[str, int, int, int]:
+    # meta: M, K, kshape[rk], x_off, kstrides[rk], rshape[rr], rstrides[rr]
+    at_ks = 2
+    at_x = at_ks + rk
+    at_rs = at_x + 1 + rk
+    at_rst = at_rs + rr
+    words = at_rst + rr
+    arg = op in ("argmax", "argmin")
+    helpers = ""
+    if acc.kind == "f" and op in ("max", "min", "any", "all"):
+        helpers = helper("fmax", acc) + "\n" + helper("fmin", acc) + "\n"
+    lines = [f"  var o = ox;", "  var rem = j;"]
+    for d in range(rr - 1, -1, -1):
+        lines.append(f"  o += i32(rem % {cg.word(at_rs + d)}) * {cg.iword(at_rst + d)}; "
+                     f"rem = rem / {cg.word(at_rs + d)};")
+    load = cg.cast(cg.load(xt, "x[u32(o)]"), xt, acc)
+    if op in ("any", "all"):
+        load = f"select({acc.wgsl}(0), {acc.wgsl}(1), {cg.cast(cg.load(xt, 'x[u32(o)]'), xt, D.bool)})"
+    lines.append(f"  let v = {load};")
+    if arg:
+        lines.append("  if (better(v, j, acc, ai)) { acc = v; ai = j; }")
+    else:
+        lines.append("  acc = comb(acc, v);")
+    inner = "\n".join("    " + ln.strip() for ln in lines)
+    if op == "mean":
+        fin = f"acc / {acc.wgsl}({cg.word(1)})"
+    elif arg:
+        fin = f"{out.wgsl}(ai)"
+    elif op in ("any", "all"):
+        fin = "acc != 0u"
+    else:
+        fin = cg.cast("acc", acc, out) if out is not D.bool else "acc != 0u"
+    if out is D.bool:
+        fin = cg.store(out, fin)
+    decomp = cg.strided_offsets(rk, at_ks, [("ox", at_x)], index="row")
+    head = cg.header([xt, acc, out], words, [("out", out)], [("x", xt)]) + helpers
+    head += _combine(op, acc)
+    if not wg:
+        body = (f"  let row = gi;\n  if (row >= {cg.word(0)}) {{ return; }}\n{decomp}\n"
+                f"  var acc = {_init(op, acc)};\n  var ai = 0xffffffffu;\n"
+                f"  for (var j = 0u; j < {cg.word(1)}; j = j + 1u) {{\n{inner}\n  }}\n"
+                f"  let r = acc;\n  out[row] = {fin.replace('acc', 'r')};")
+        return head + cg.main_1d(body), words, 1, 1
+    shared = f"var<workgroup> sh: array<{acc.wgsl}, {WGR}>;\nvar<workgroup> shi: array<u32, {WGR}>;\n"
+    if arg:
+        merge = ("if (better(sh[lid + s], shi[lid + s], sh[lid], shi[lid])) "
+                 "{ sh[lid] = sh[lid + s]; shi[lid] = shi[lid + s]; }")
+    else:
+        merge = "sh[lid] = comb(sh[lid], sh[lid + s]);"
+    body = (f"@compute @workgroup_size({WGR})\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
+            "        @builtin(local_invocation_index) lid: u32,\n"
+            "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+            f"  let row = wid.x + wid.y * nwg.x;\n  if (row >= {cg.word(0)}) {{ return; }}\n"
+            f"{decomp}\n  var acc = {_init(op, acc)};\n  var ai = 0xffffffffu;\n"
+            f"  for (var j = lid; j < {cg.word(1)}; j = j + {WGR}u) {{\n{inner}\n  }}\n"
+            "  sh[lid] = acc; shi[lid] = ai;\n  workgroupBarrier();\n"
+            f"  for (var s = {WGR // 2}u; s > 0u; s = s >> 1u) {{\n"
+            f"    if (lid < s) {{ {merge} }}\n    workgroupBarrier();\n  }}\n"
+            f"  if (lid == 0u) {{ let r = sh[0]; ai = shi[0];\n"
+            f"    out[row] = {fin.replace('acc', 'r')}; }}\n}}\n")
+    return head + shared + body, words, 1, 1
+
+
+def reduce(op: str, x: Array, axes: tuple[int, ...], acc: DType, out_dtype: DType) -> Array:
+    """Reduce ``x`` over ``axes`` (sorted, non-negative); returns the kept-dims shape."""
+    kept = [d for d in range(x.ndim) if d not in axes]
+    kshape = tuple(x.shape[d] for d in kept)
+    rshape = tuple(x.shape[d] for d in axes)
+    out = new_array(kshape, out_dtype, x.engine)
+    M, K = prod(kshape), prod(rshape)
+    if M == 0:
+        return out
+    ks, (kst,) = collapse(kshape, [tuple(x.strides[d] for d in kept)])
+    rs, (rst,) = collapse(rshape, [tuple(x.strides[d] for d in axes)])
+    rk, rr = len(ks), len(rs)
+    wg = K > 64 and M < 2048
+    key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg)
+    kern = x.engine.kernel(key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg))
+    words = [M, K, *ks, x.offset, *kst, *rs, *rst]
+    meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+    groups = groups_for(M * WGR if wg else M, WGR)
+    x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer], groups)
+    return out
+
+
+def _scan_src(op: str, xt: DType, out: DType, rank: int) -> tuple[str, int, int, int]:
+    # meta: lines, n(axis), shape[rank] (others), x_off, xstr[rank], x_axis_stride,
+    #       o_off, ostr[rank], o_axis_stride, initial(0/1)
+    at_s = 2
+    at_x = at_s + rank
+    at_xa = at_x + 1 + rank
+    at_o = at_xa + 1
+    at_oa = at_o + 1 + rank
+    words = at_oa + 2
+    sym = "+" if op == "sum" else "*"
+    ident = cg.const(out, 0 if op == "sum" else 1)
+    body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
+            + cg.strided_offsets(rank, at_s, [("ox", at_x), ("oo", at_o)]) + "\n"
+            f"  var acc = {ident};\n"
+            f"  if ({cg.word(at_oa + 1)} != 0u) {{ out[u32(oo)] = acc; "
+            f"oo += {cg.iword(at_oa)}; }}\n"
+            f"  for (var j = 0u; j < {cg.word(1)}; j = j + 1u) {{\n"
+            f"    acc = acc {sym} {cg.cast(cg.load(xt, 'x[u32(ox)]'), xt, out)};\n"
+            f"    out[u32(oo)] = acc;\n"
+            f"    ox += {cg.iword(at_xa)}; oo += {cg.iword(at_oa)};\n  }}")
+    src = cg.header([xt, out], words, [("out", out)], [("x", xt)]) + cg.main_1d(body)
+    return src, words, 1, 1
+
+
+def scan(op: str, x: Array, axis: int, out_dtype: DType, include_initial: bool) -> Array:
+    """Cumulative sum/product of ``x`` along ``axis``."""
+    n = x.shape[axis]
+    oshape = x.shape[:axis] + (n + int(include_initial),) + x.shape[axis + 1:]
+    out = new_array(oshape, out_dtype, x.engine)
+    others = [d for d in range(x.ndim) if d != axis]
+    lines = prod(tuple(x.shape[d] for d in others))
+    if prod(oshape) == 0:
+        return out
+    shp = tuple(x.shape[d] for d in others)
+    cs, (xs, os_) = collapse(shp, [tuple(x.strides[d] for d in others),
+                                   tuple(out.strides[d] for d in others)])
+    rank = len(cs)
+    key = ("scan", op, x.dtype, out_dtype, rank)
+    kern = x.engine.kernel(key, lambda: _scan_src(op, x.dtype, out_dtype, rank))
+    words = [lines, n, *cs, x.offset, *xs, x.strides[axis], 0, *os_, out.strides[axis],
+             int(include_initial)]
+    meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+    x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer], groups_for(lines))
+    return out

@@ -1,0 +1,114 @@
+"""Fused softmax / log_softmax along the last axis (any axis via a moved view).
+
+Rows longer than 64 use one 256-thread workgroup per row (max, then sum of exp, both
+tree-reduced in shared memory); short rows use one thread per row.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from .. import codegen as cg
+from .. import dtypes as D
+from ..array import Array, new_array
+from ..dtypes import DType
+from ..engine import groups_for
+from ..layout import collapse, normalize_axis, prod
+from .f64_math import F64_SRC, F64_NAMES
+
+WGS = 256
+
+
+def _src(t: DType, log: bool, rank: int, wg: bool) -> tuple[str, int, int, int]:
+    # meta: rows, n, shape[rank], x_off, xstr[rank], x_last
+    acc = D.float32 if t is D.float16 else t
+    a = acc.wgsl
+    ex = F64_NAMES["exp"] if t is D.float64 else "exp"
+    lg = F64_NAMES["log"] if t is D.float64 else "log"
+    at_x = 2 + rank
+    words = at_x + 1 + rank + 1
+    xl = cg.iword(at_x + 1 + rank)
+    ld = cg.cast("x[u32(ox + i32(j) * xl)]", t, acc)
+    res = f"(v - mx - {lg}(s))" if log else f"({ex}(v - mx) / s)"
+    head = cg.header([t, acc], words, [("out", t)], [("x", t)])
+    head += F64_SRC if t is D.float64 else ""
+    neg = cg.const(acc, float("-inf"))
+    decomp = cg.strided_offsets(rank, 2, [("ox", at_x)], index="row")
+    fmax = (f"fn fmx(a: {a}, b: {a}) -> {a} {{ if (!(a == a) || !(b == b)) {{ return a + b; }}"
+            f" return max(a, b); }}\n")
+    if not wg:
+        body = (f"  let row = gi;\n  if (row >= {cg.word(0)}) {{ return; }}\n{decomp}\n"
+                f"  let n = {cg.word(1)}; let xl = {xl};\n"
+                f"  var mx = {neg};\n"
+                f"  for (var j = 0u; j < n; j = j + 1u) {{ mx = fmx(mx, {ld}); }}\n"
+                f"  if (!(abs(mx) <= {a}(3.0e38)) && mx == mx) {{ mx = {a}(0); }}\n"
+                f"  var s = {a}(0);\n"
+                f"  for (var j = 0u; j < n; j = j + 1u) {{ s = s + {ex}({ld} - mx); }}\n"
+                f"  for (var j = 0u; j < n; j = j + 1u) {{ let v = {ld};\n"
+                f"    out[row * n + j] = {cg.cast(res, acc, t)}; }}")
+        return head + fmax + cg.main_1d(body), words, 1, 1
+    body = (f"var<workgroup> sh: array<{a}, {WGS}>;\n"
+            f"@compute @workgroup_size({WGS})\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
+            "        @builtin(local_invocation_index) lid: u32,\n"
+            "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+            f"  let row = wid.x + wid.y * nwg.x;\n  if (row >= {cg.word(0)}) {{ return; }}\n"
+            f"{decomp}\n  let n = {cg.word(1)}; let xl = {xl};\n"
+            f"  var mx = {neg};\n"
+            f"  for (var j = lid; j < n; j = j + {WGS}u) {{ mx = fmx(mx, {ld}); }}\n"
+            "  sh[lid] = mx; workgroupBarrier();\n"
+            f"  for (var k = {WGS // 2}u; k > 0u; k = k >> 1u) {{\n"
+            "    if (lid < k) { sh[lid] = fmx(sh[lid], sh[lid + k]); }\n"
+            "    workgroupBarrier(); }\n"
+            "  mx = sh[0];\n"
+            f"  if (!(abs(mx) <= {a}(3.0e38)) && mx == mx) {{ mx = {a}(0); }}\n"
+            "  workgroupBarrier();\n"
+            f"  var s = {a}(0);\n"
+            f"  for (var j = lid; j < n; j = j + {WGS}u) {{ s = s + {ex}({ld} - mx); }}\n"
+            "  sh[lid] = s; workgroupBarrier();\n"
+            f"  for (var k = {WGS // 2}u; k > 0u; k = k >> 1u) {{\n"
+            "    if (lid < k) { sh[lid] = sh[lid] + sh[lid + k]; }\n"
+            "    workgroupBarrier(); }\n"
+            "  s = sh[0];\n"
+            f"  for (var j = lid; j < n; j = j + {WGS}u) {{ let v = {ld};\n"
+            f"    out[row * n + j] = {cg.cast(res, acc, t)}; }}\n}}\n")
+    return head + fmax + body, words, 1, 1
+
+
+def _run(x: Array, axis: int, log: bool) -> Array:
+    from ..namespace.manipulation import moveaxis
+    if x.dtype.kind != "f":
+        from .._errors import DTypeError
+        raise DTypeError(f"{'log_' if log else ''}softmax: needs a floating array, got "
+                         f"{x.dtype.name}")
+    if x.ndim == 0:
+        from ..namespace.manipulation import reshape
+        return reshape(_run(reshape(x, (1,)), 0, log), ())
+    ax = normalize_axis(axis, x.ndim, "softmax")
+    xm = moveaxis(x, ax, -1)
+    out = new_array(xm.shape, x.dtype, x.engine)
+    n = xm.shape[-1]
+    lead = xm.shape[:-1]
+    rows = prod(lead)
+    if rows * n == 0:
+        return moveaxis(out, -1, ax)
+    cs, (cst,) = collapse(lead, [xm.strides[:-1]]) if lead else ((), [()])
+    rank = len(cs)
+    wg = n > 64
+    kern = x.engine.kernel(("softmax", x.dtype, log, rank, wg),
+                           lambda: _src(x.dtype, log, rank, wg))
+    words = [rows, n, *cs, xm.offset, *cst, xm.strides[-1]]
+    meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+    x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer],
+                      groups_for(rows * WGS if wg else rows, WGS))
+    return moveaxis(out, -1, ax)
+
+
+def softmax(x: Array, axis: int = -1) -> Array:
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably in one pass per row."""
+    return _run(x, axis, False)
+
+
+def log_softmax(x: Array, axis: int = -1) -> Array:
+    """``x - logsumexp(x)`` along ``axis``."""
+    return _run(x, axis, True)

@@ -1,0 +1,319 @@
+"""Elementwise functions of the Array API: unary, binary, ``where``, ``clip``, ``astype``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dtypes as D
+from .._errors import DTypeError
+from ..array import Array
+from ..dtypes import DType
+from ..kernels.f64_math import F64_NAMES
+from ..kernels.mapkernel import launch_map
+
+_SCALARS = (bool, int, float)
+
+
+def _check(x: Any, op: str) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{op}: expected a volta_wgpu Array, got {type(x).__name__}; "
+                        f"convert it with volta_wgpu.asarray")
+    return x
+
+
+def _fn(name: str, t: DType) -> str:
+    """The WGSL function implementing float function ``name`` for ``t``."""
+    return F64_NAMES.get(name, name) if t is D.float64 else name
+
+
+# -- unary ------------------------------------------------------------------------------
+# float functions: integer/bool inputs are promoted to float32 (as PyTorch does)
+_FLOAT_UNARY = ("exp", "log", "exp2", "log2", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
+                "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log10")
+
+
+def _float_unary(name: str):
+    def fn(x: Array, /) -> Array:
+        x = _check(x, name)
+        t = x.dtype if x.dtype.kind == "f" else D.float32
+        expr = f"{_fn(name, t)}({{0}})"
+        return launch_map(expr, [x], [t], t, op=name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (integer inputs give float32)."
+    return fn
+
+
+exp = _float_unary("exp")
+log = _float_unary("log")
+exp2 = _float_unary("exp2")
+log2 = _float_unary("log2")
+log10 = _float_unary("log10")
+sqrt = _float_unary("sqrt")
+sin = _float_unary("sin")
+cos = _float_unary("cos")
+tan = _float_unary("tan")
+tanh = _float_unary("tanh")
+sinh = _float_unary("sinh")
+cosh = _float_unary("cosh")
+asin = _float_unary("asin")
+acos = _float_unary("acos")
+atan = _float_unary("atan")
+asinh = _float_unary("asinh")
+acosh = _float_unary("acosh")
+atanh = _float_unary("atanh")
+
+
+def _float_helper_unary(name: str, helper: str):
+    def fn(x: Array, /) -> Array:
+        x = _check(x, name)
+        t = x.dtype if x.dtype.kind == "f" else D.float32
+        return launch_map(f"{helper}_{{T}}({{0}})", [x], [t], t, (helper,), op=name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (integer inputs give float32)."
+    return fn
+
+
+log1p = _float_helper_unary("log1p", "log1p")
+expm1 = _float_helper_unary("expm1", "expm1")
+
+
+def _rounding(name: str):
+    def fn(x: Array, /) -> Array:
+        x = _check(x, name)
+        if x.dtype.kind != "f":
+            return x
+        return launch_map(f"{name}({{0}})", [x], [x.dtype], x.dtype, op=name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged)."
+    return fn
+
+
+floor = _rounding("floor")
+ceil = _rounding("ceil")
+trunc = _rounding("trunc")
+round = _rounding("round")  # noqa: A001 - Array-API name
+
+
+def _numeric(x: Array, op: str) -> DType:
+    if x.dtype is D.bool:
+        raise DTypeError(f"{op}: not defined for bool arrays; use logical_not or astype")
+    return x.dtype
+
+
+def negative(x: Array, /) -> Array:
+    """Elementwise ``-x``."""
+    t = _numeric(_check(x, "negative"), "negative")
+    return launch_map("(-{0})" if t.kind != "u" else "(0u - {0})", [x], [t], t, op="negative")
+
+
+def positive(x: Array, /) -> Array:
+    """Elementwise ``+x`` (a copy)."""
+    t = _numeric(_check(x, "positive"), "positive")
+    return launch_map("{0}", [x], [t], t, op="positive")
+
+
+def abs(x: Array, /) -> Array:  # noqa: A001 - Array-API name
+    """Elementwise absolute value."""
+    t = _numeric(_check(x, "abs"), "abs")
+    return launch_map("abs({0})", [x], [t], t, op="abs")
+
+
+def square(x: Array, /) -> Array:
+    """Elementwise ``x * x``."""
+    t = _numeric(_check(x, "square"), "square")
+    return launch_map("({0} * {0})", [x], [t], t, op="square")
+
+
+def sign(x: Array, /) -> Array:
+    """Elementwise sign (-1, 0, 1; NaN stays NaN)."""
+    t = _numeric(_check(x, "sign"), "sign")
+    h = "fsign" if t.kind == "f" else "isign"
+    return launch_map(f"{h}_{{T}}({{0}})", [x], [t], t, (h,), op="sign")
+
+
+def _predicate(name: str, int_value: bool):
+    def fn(x: Array, /) -> Array:
+        x = _check(x, name)
+        if x.dtype.kind != "f":
+            return launch_map("true" if int_value else "false", [x], [x.dtype], D.bool, op=name)
+        return launch_map(f"{name}_{{T}}({{0}})", [x], [x.dtype], D.bool, (name,), op=name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (a bool array)."
+    return fn
+
+
+isnan = _predicate("isnan", False)
+isinf = _predicate("isinf", False)
+isfinite = _predicate("isfinite", True)
+
+
+def logical_not(x: Array, /) -> Array:
+    """Elementwise ``not`` (of ``x != 0``)."""
+    x = _check(x, "logical_not")
+    return launch_map("(!{0})", [x], [D.bool], D.bool, op="logical_not")
+
+
+def bitwise_invert(x: Array, /) -> Array:
+    """Elementwise ``~x`` for bool and integer arrays."""
+    x = _check(x, "bitwise_invert")
+    if x.dtype.kind == "f":
+        raise DTypeError("bitwise_invert: not defined for floating arrays")
+    expr = "(!{0})" if x.dtype is D.bool else "(~{0})"
+    return launch_map(expr, [x], [x.dtype], x.dtype, op="bitwise_invert")
+
+
+# -- binary -----------------------------------------------------------------------------
+def _binary_types(x1: Any, x2: Any, op: str) -> DType:
+    a1, a2 = isinstance(x1, Array), isinstance(x2, Array)
+    if a1 and a2:
+        return D.promote(x1.dtype, x2.dtype)
+    if a1 and isinstance(x2, _SCALARS):
+        return D.scalar_promote(x1.dtype, x2)
+    if a2 and isinstance(x1, _SCALARS):
+        return D.scalar_promote(x2.dtype, x1)
+    bad = x2 if a1 else x1
+    if not (a1 or a2):
+        raise TypeError(f"{op}: expected at least one volta_wgpu Array, got "
+                        f"{type(x1).__name__} and {type(x2).__name__}")
+    raise TypeError(f"{op}: cannot combine a volta_wgpu Array with {type(bad).__name__}; "
+                    f"convert it with volta_wgpu.asarray")
+
+
+def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: tuple = (),
+           bool_ok: bool = False, to_float: bool = False):
+    def fn(x1: Any, x2: Any, /) -> Array:
+        t = _binary_types(x1, x2, name)
+        if to_float and t.kind != "f":
+            t = D.float32
+        if t is D.bool and not bool_ok:
+            raise DTypeError(f"{name}: not defined for bool arrays; cast with astype first")
+        if t.kind == "f":
+            expr, h = fexpr.replace("FN_ATAN2", _fn("atan2", t)), fh
+        else:
+            expr, h = (iexpr or fexpr), ih
+        return launch_map(expr, [x1, x2], [t, t], t, h, op=name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` with broadcasting and Array-API type promotion."
+    return fn
+
+
+add = _arith("add", "({0} + {1})", bool_ok=False)
+subtract = _arith("subtract", "({0} - {1})")
+multiply = _arith("multiply", "({0} * {1})")
+divide = _arith("divide", "({0} / {1})", to_float=True)
+pow = _arith("pow", "fpow_{T}({0}, {1})", "ipow_{T}({0}, {1})", ("fpow",), ("ipow",))  # noqa: A001
+maximum = _arith("maximum", "fmax_{T}({0}, {1})", "max({0}, {1})", ("fmax",))
+minimum = _arith("minimum", "fmin_{T}({0}, {1})", "min({0}, {1})", ("fmin",))
+remainder = _arith("remainder", "frem_{T}({0}, {1})", "irem_{T}({0}, {1})", ("frem",),
+                   ("irem",))
+floor_divide = _arith("floor_divide", "ffloordiv_{T}({0}, {1})", "ifloordiv_{T}({0}, {1})",
+                      ("ffloordiv",), ("ifloordiv",))
+atan2 = _arith("atan2", "FN_ATAN2({0}, {1})", to_float=True)
+hypot = _arith("hypot", "sqrt({0} * {0} + {1} * {1})", to_float=True)
+copysign = _arith("copysign", "select(abs({0}), -abs({0}), {1} < {T}(0) || (({1} == {T}(0)) "
+                  "&& bitcast<u32>(f32({1})) != 0u))", to_float=True)
+
+
+def _compare(name: str, sym: str):
+    def fn(x1: Any, x2: Any, /) -> Array:
+        t = _binary_types(x1, x2, name)
+        return launch_map(f"({{0}} {sym} {{1}})", [x1, x2], [t, t], D.bool, op=name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``x1 {sym} x2`` (a bool array)."
+    return fn
+
+
+equal = _compare("equal", "==")
+not_equal = _compare("not_equal", "!=")
+less = _compare("less", "<")
+less_equal = _compare("less_equal", "<=")
+greater = _compare("greater", ">")
+greater_equal = _compare("greater_equal", ">=")
+
+
+def _logical(name: str, expr: str):
+    def fn(x1: Any, x2: Any, /) -> Array:
+        _binary_types(x1, x2, name)
+        return launch_map(expr, [x1, x2], [D.bool, D.bool], D.bool, op=name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise logical ``{name[8:]}`` of ``x1 != 0`` and ``x2 != 0``."
+    return fn
+
+
+logical_and = _logical("logical_and", "({0} && {1})")
+logical_or = _logical("logical_or", "({0} || {1})")
+logical_xor = _logical("logical_xor", "({0} != {1})")
+
+
+def _bitwise(name: str, expr: str, bool_ok: bool = True):
+    def fn(x1: Any, x2: Any, /) -> Array:
+        t = _binary_types(x1, x2, name)
+        if t.kind == "f" or (t is D.bool and not bool_ok):
+            raise DTypeError(f"{name}: needs integer{' or bool' if bool_ok else ''} arrays, "
+                             f"got {t.name}")
+        e = expr
+        if "<<" in e or ">>" in e:
+            e = e.replace("{1}", "u32({1})")
+        if t is D.bool and "^" in e:
+            e = "({0} != {1})"
+        return launch_map(e, [x1, x2], [t, t], t, op=name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}``."
+    return fn
+
+
+bitwise_and = _bitwise("bitwise_and", "({0} & {1})")
+bitwise_or = _bitwise("bitwise_or", "({0} | {1})")
+bitwise_xor = _bitwise("bitwise_xor", "({0} ^ {1})")
+bitwise_left_shift = _bitwise("bitwise_left_shift", "({0} << {1})", False)
+bitwise_right_shift = _bitwise("bitwise_right_shift", "({0} >> {1})", False)
+
+
+# -- ternary and casts --------------------------------------------------------------------
+def where(condition: Array, x1: Any, x2: Any, /) -> Array:
+    """``x1`` where ``condition`` is true, else ``x2`` (broadcast together)."""
+    condition = _check(condition, "where")
+    if isinstance(x1, Array) or isinstance(x2, Array):
+        t = _binary_types(x1, x2, "where")
+    elif isinstance(x1, float) or isinstance(x2, float):
+        t = D.float32
+    elif isinstance(x1, bool) and isinstance(x2, bool):
+        t = D.bool
+    else:
+        t = D.default_int()
+    return launch_map("select({2}, {1}, {0})", [condition, x1, x2], [D.bool, t, t], t,
+                      op="where")
+
+
+def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
+    """Clamp ``x`` to ``[min, max]`` (either may be None; NaN propagates)."""
+    x = _check(x, "clip")
+    t = x.dtype
+    out = x
+    if min is not None:
+        out = maximum(out, min)
+        out = out if out.dtype is t else astype(out, t)
+    if max is not None:
+        out = minimum(out, max)
+        out = out if out.dtype is t else astype(out, t)
+    return out if out is not x else astype(x, t, copy=True)
+
+
+def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
+    """Convert ``x`` to ``dtype`` (float to int truncates toward zero)."""
+    x = _check(x, "astype")
+    t = D.check_supported(D.as_dtype(dtype), "astype")
+    if t is x.dtype and not copy:
+        return x
+    return launch_map("{0}", [x], [t], t, op="astype")
+
+
+def copy_into(dst: Array, src: Any) -> Array:
+    """Write ``src`` (an Array or scalar, broadcast) into ``dst`` in place (may be a view)."""
+    t = dst.dtype
+    return launch_map("{0}", [src], [t], t, out=dst, op="setitem")
+
+
+def contiguous_copy(x: Array) -> Array:
+    """A fresh row-major copy of ``x``."""
+    return launch_map("{0}", [x], [x.dtype], x.dtype, op="copy")

@@ -1,0 +1,216 @@
+"""The autograd engine: ordering, accumulation, graph freeing, higher order, hooks, memory."""
+
+import gc
+import math
+import tracemalloc
+import weakref
+
+import numpy as np
+import pytest
+from vt_helpers import assert_close, rand
+
+import volta_core as vt
+from volta_core.autograd import Function
+from volta_core.errors import AutogradError
+
+
+def test_long_chain_backpropagates_without_recursion():
+    x = vt.tensor([1.0, 2.0], requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y + 1.0
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+class CountingExp(Function):
+    calls = 0
+
+    def forward(ctx, x):
+        y = ctx.xp.exp(x)
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        CountingExp.calls += 1
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+def test_each_node_called_once_and_reused_tensors_sum_gradients():
+    x = vt.tensor([0.5, -1.0], dtype="float64", requires_grad=True)
+    e = CountingExp.apply(x)
+    CountingExp.calls = 0
+    out = (e * e + e * 3 + e).sum()  # e used four times
+    out.backward()
+    assert CountingExp.calls == 1
+    ex = np.exp([0.5, -1.0])
+    assert_close(x.grad, (2 * ex + 3 + 1) * ex, rtol=1e-12)
+
+
+def test_grad_accumulates_across_backward_calls():
+    x = vt.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+
+
+def test_backward_through_freed_graph_raises_and_retain_graph_allows_it():
+    x = vt.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp().sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert_close(x.grad, 2 * np.exp([1.0, 2.0]).astype(np.float32), rtol=1e-6)
+    with pytest.raises(AutogradError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_backward_needs_gradient_for_non_scalar_and_checks_its_shape():
+    x = vt.ones(2, 3, requires_grad=True)
+    with pytest.raises(AutogradError, match="only for scalar outputs"):
+        (x * 2).backward()
+    with pytest.raises(ValueError, match="does not match output shape"):
+        (x * 2).backward(vt.ones(3))
+    (x * 2).backward(vt.full((2, 3), 0.5))
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+
+
+def test_backward_on_tensor_without_grad_raises():
+    with pytest.raises(AutogradError, match="does not require grad"):
+        vt.ones(2).sum().backward()
+
+
+def test_second_derivative_of_cube():
+    x = vt.tensor(1.5, dtype="float64", requires_grad=True)
+    (g,) = vt.autograd.grad(x ** 3, x, create_graph=True)
+    assert g.item() == pytest.approx(3 * 1.5 ** 2)
+    (g2,) = vt.autograd.grad(g, x)
+    assert g2.item() == pytest.approx(6 * 1.5)
+
+
+def test_second_derivative_of_tanh():
+    x = vt.tensor([-0.7, 0.2, 1.3], dtype="float64", requires_grad=True)
+    (g,) = vt.autograd.grad(x.tanh().sum(), x, create_graph=True)
+    t = np.tanh([-0.7, 0.2, 1.3])
+    assert_close(g, 1 - t ** 2, rtol=1e-12)
+    g.sum().backward()
+    assert_close(x.grad, -2 * t * (1 - t ** 2), rtol=1e-12)
+
+
+def test_third_derivative_through_backward_with_create_graph():
+    x = vt.tensor(0.3, dtype="float64", requires_grad=True)
+    y = x.sin()
+    (d1,) = vt.autograd.grad(y, x, create_graph=True)
+    (d2,) = vt.autograd.grad(d1, x, create_graph=True)
+    (d3,) = vt.autograd.grad(d2, x)
+    assert (d1.item(), d2.item(), d3.item()) == pytest.approx(
+        (math.cos(0.3), -math.sin(0.3), -math.cos(0.3)))
+
+
+def test_gradgradcheck_of_composite():
+    x = vt.tensor(rand(3, seed=1), requires_grad=True)
+    w = vt.tensor(rand(3, 2, seed=2), requires_grad=True)
+    assert vt.autograd.gradgradcheck(lambda a, b: (a @ b).tanh() * a.sum(), (x, w))
+
+
+def test_autograd_grad_options():
+    x = vt.tensor([1.0, 2.0], requires_grad=True)
+    z = vt.tensor([3.0], requires_grad=True)
+    y = (x * x).sum()
+    with pytest.raises(AutogradError, match="not used"):
+        vt.autograd.grad(y, [x, z], retain_graph=True)
+    gx, gz = vt.autograd.grad(y, [x, z], allow_unused=True)
+    assert gx.tolist() == [2.0, 4.0] and gz is None
+    assert x.grad is None  # grad() does not touch .grad
+    h = x * 3
+    out = (h * h).sum()
+    (gh,) = vt.autograd.grad(out, h, grad_outputs=vt.tensor(2.0))
+    assert gh.tolist() == [12.0, 24.0]
+
+
+def test_no_grad_and_enable_grad():
+    x = vt.ones(2, requires_grad=True)
+    with vt.no_grad():
+        y = x * 2
+        assert not y.requires_grad and y.grad_fn is None
+        with vt.enable_grad():
+            assert (x * 2).requires_grad
+    assert (x * 2).requires_grad
+
+    @vt.no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(x).requires_grad
+    with vt.set_grad_enabled(False):
+        assert not vt.is_grad_enabled()
+    assert vt.is_grad_enabled()
+
+
+def test_detach_and_requires_grad_():
+    x = vt.ones(2, requires_grad=True)
+    d = (x * 2).detach()
+    assert not d.requires_grad and d.is_leaf
+    y = vt.ones(2)
+    assert y.requires_grad_() is y and y.requires_grad
+    with pytest.raises(AutogradError, match="only floating-point"):
+        vt.tensor([1, 2]).requires_grad_()
+    assert x.is_leaf and not (x * 2).is_leaf
+
+
+def test_hooks_on_leaves_and_intermediates():
+    x = vt.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(("x", g.tolist())))
+    h = x * 3
+    remove = h.register_hook(lambda g: g * 10)  # replaces the gradient flowing on
+    h.retain_grad()
+    h.sum().backward()
+    assert x.grad.tolist() == [30.0, 30.0]
+    assert h.grad.tolist() == [10.0, 10.0]
+    assert seen == [("x", [30.0, 30.0])]
+    remove()
+    x.grad = None
+    h2 = x * 3
+    h2.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_memory_stays_flat_over_10000_training_iterations():
+    w = vt.randn(8, 8, requires_grad=True)
+    x = vt.randn(4, 8)
+    nodes = []
+
+    def step():
+        loss = ((x @ w).tanh() ** 2).mean()
+        nodes.append(weakref.ref(loss.grad_fn))
+        loss.backward()
+        with vt.no_grad():
+            w.array = w.array - 0.01 * w.grad.array
+        w.grad = None
+
+    for _ in range(200):  # warm-up: caches, interned devices
+        step()
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    for _ in range(10_000):
+        step()
+    grown = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    nodes_alive = sum(r() is not None for r in nodes[-10_000:])
+    assert nodes_alive <= 1, f"{nodes_alive} graphs kept alive"
+    assert grown < 512 * 1024 + 80 * len(nodes), f"memory grew by {grown} bytes"
+
+
+def test_graph_is_freed_by_refcounting_without_gc():
+    gc.disable()
+    try:
+        x = vt.ones(4, requires_grad=True)
+        y = (x.exp() * 2).sum()
+        ref = weakref.ref(y.grad_fn)
+        y.backward()
+        del y
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -1,0 +1,183 @@
+"""Activation functions: softplus, gelu, silu, leaky_relu, elu, hardtanh.
+
+(``relu``, ``sigmoid`` and ``tanh`` live in ``elementwise``; ``softmax`` in ``softmax``.)
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd.function import Function
+from ..errors import DTypeError
+from ..tensor import Tensor
+from .elementwise import sigmoid, tanh, where
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_K = math.sqrt(2.0 / math.pi)
+_TANH_C = 0.044715
+
+
+def _floating(op: str, x: Tensor) -> Tensor:
+    if type(x) is not Tensor:
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating tensor, got {x.dtype.name}; "
+                         "call .float() first")
+    return x
+
+
+class Softplus(Function):
+    def forward(ctx, x, beta=1.0, threshold=20.0):
+        xp = ctx.xp
+        bx = x * beta
+        ctx.beta, ctx.threshold = beta, threshold
+        ctx.save_for_backward(x)
+        # log1p(exp(bx)) = max(bx, 0) + log1p(exp(-|bx|)), which never overflows
+        soft = (xp.maximum(bx, xp.zeros_like(bx)) + xp.log1p(xp.exp(-xp.abs(bx)))) / beta
+        return xp.where(bx > threshold, x, soft)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        bx = x * ctx.beta
+        return where(bx > ctx.threshold, g, g * sigmoid(bx))
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
+
+    Args:
+        input: the tensor.
+        beta: the sharpness.
+        threshold: above this value of ``beta * x`` the function is the identity.
+    """
+    return Softplus.apply(_floating("softplus", input), beta=beta, threshold=threshold)
+
+
+class Gelu(Function):
+    def forward(ctx, x, approximate="none"):
+        ctx.approximate = approximate
+        ctx.save_for_backward(x)
+        xp = ctx.xp
+        if approximate == "tanh":
+            return 0.5 * x * (1.0 + xp.tanh(_TANH_K * (x + _TANH_C * x * x * x)))
+        from ..backend.kernels import get_kernel
+
+        return 0.5 * x * (1.0 + get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF))
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            th = tanh(_TANH_K * (x + _TANH_C * x * x * x))
+            slope = _TANH_K * (1.0 + 3.0 * _TANH_C * x * x)
+            return g * (0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * slope)
+        cdf = 0.5 * (1.0 + (x * _SQRT_HALF).erf())
+        pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+        return g * (cdf + x * pdf)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit ``x * Phi(x)``.
+
+    Args:
+        input: the tensor.
+        approximate: ``'none'`` for the exact form (with erf) or ``'tanh'`` for the
+            tanh approximation.
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return Gelu.apply(_floating("gelu", input), approximate=approximate)
+
+
+class Silu(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        e = xp.exp(-xp.abs(x))
+        s = xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+        ctx.save_for_backward(x)
+        return x * s
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        s = sigmoid(x)
+        return g * (s * (1.0 + x * (1.0 - s)))
+
+
+def silu(input: Tensor) -> Tensor:
+    """Sigmoid linear unit ``x * sigmoid(x)`` (also called swish)."""
+    return Silu.apply(_floating("silu", input))
+
+
+class LeakyRelu(Function):
+    def forward(ctx, x, negative_slope=0.01):
+        ctx.slope = negative_slope
+        ctx.save_for_backward(x)
+        return ctx.xp.where(x > 0, x, x * negative_slope)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return where(x > 0, g, g * ctx.slope)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``x`` where positive, else ``negative_slope * x``.
+
+    Args:
+        input: the tensor.
+        negative_slope: the slope for negative inputs.
+    """
+    return LeakyRelu.apply(_floating("leaky_relu", input), negative_slope=negative_slope)
+
+
+class Elu(Function):
+    def forward(ctx, x, alpha=1.0):
+        xp = ctx.xp
+        ctx.alpha = alpha
+        ctx.save_for_backward(x)
+        return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, xp.zeros_like(x))))
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return where(x > 0, g, g * (x.exp() * ctx.alpha))
+
+
+def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """Exponential linear unit: ``x`` where positive, else ``alpha * (exp(x) - 1)``.
+
+    Args:
+        input: the tensor.
+        alpha: the scale of the negative part.
+    """
+    return Elu.apply(_floating("elu", input), alpha=alpha)
+
+
+class Hardtanh(Function):
+    def forward(ctx, x, min_val=-1.0, max_val=1.0):
+        xp = ctx.xp
+        ctx.bounds = (min_val, max_val)
+        ctx.save_for_backward(x)
+        lo = xp.full((), min_val, dtype=x.dtype, device=ctx.device.native)
+        hi = xp.full((), max_val, dtype=x.dtype, device=ctx.device.native)
+        return xp.minimum(xp.maximum(x, lo), hi)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        lo, hi = ctx.bounds
+        inside = (x > lo).logical_and(x < hi)
+        return where(inside, g, g.new_zeros(()))
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """Clamp to ``[min_val, max_val]``; the gradient is 1 strictly inside, else 0.
+
+    Args:
+        input: the tensor.
+        min_val: the lower bound.
+        max_val: the upper bound.
+    """
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+    return Hardtanh.apply(_floating("hardtanh", input), min_val=min_val, max_val=max_val)
+
+
+__all__ = ["softplus", "gelu", "silu", "leaky_relu", "elu", "hardtanh"]

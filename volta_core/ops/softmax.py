@@ -1,0 +1,143 @@
+"""Softmax, log-softmax and logsumexp, numerically stable for inputs of any magnitude.
+
+``softmax`` and ``log_softmax`` are extension kernels (a backend may fuse them); the
+generic fallbacks below subtract the maximum along ``dim`` before exponentiating.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..autograd.function import Function
+from ..backend.kernels import fallback, get_kernel
+from ..dtypes import get_default_dtype
+from ..errors import DTypeError
+from ..tensor import Tensor, tensor_method
+from ._util import normalize_dim, normalize_dims
+
+
+@fallback("softmax")
+def softmax_kernel(xp: Any, x: Any, dim: int) -> Any:
+    """Generic softmax of ``x`` along axis ``dim`` (which must be non-empty)."""
+    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
+    return e / xp.sum(e, axis=dim, keepdims=True)
+
+
+@fallback("log_softmax")
+def log_softmax_kernel(xp: Any, x: Any, dim: int) -> Any:
+    """Generic log-softmax of ``x`` along axis ``dim`` (which must be non-empty)."""
+    z = x - xp.max(x, axis=dim, keepdims=True)
+    return z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+
+
+class Softmax(Function):
+    def forward(ctx, x, dim=-1):
+        ctx.dim = dim
+        y = get_kernel(ctx.device.backend, "softmax")(ctx.xp, x, dim)
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        gy = g * y
+        return gy - y * gy.sum(ctx.dim, keepdim=True)
+
+
+class LogSoftmax(Function):
+    def forward(ctx, x, dim=-1):
+        ctx.dim = dim
+        y = get_kernel(ctx.device.backend, "log_softmax")(ctx.xp, x, dim)
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g - y.exp() * g.sum(ctx.dim, keepdim=True)
+
+
+def _prepare(op: str, x: Tensor, dim: Any, dtype: Any) -> tuple[Tensor, int]:
+    if type(x) is not Tensor:
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating tensor, got {x.dtype.name}; pass "
+                         "dtype= or call .float() first")
+    if dim is None:
+        raise TypeError(f"{op}: dim is required (the dimension that sums to one)")
+    return x, normalize_dim(op, dim, x.ndim)
+
+
+def _run(cls: type, x: Tensor, dim: int) -> Tensor:
+    if x.ndim == 0:
+        return cls.apply(x.reshape(1), dim=0).reshape(())
+    if x.shape[dim] == 0:
+        return x * 1.0
+    return cls.apply(x, dim=dim)
+
+
+@tensor_method()
+def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``, stable for large magnitudes.
+
+    Args:
+        input: a floating tensor.
+        dim: the dimension along which the result sums to one.
+        dtype: cast ``input`` to this dtype first.
+    """
+    x, d = _prepare("softmax", input, dim, dtype)
+    return _run(Softmax, x, d)
+
+
+@tensor_method()
+def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed without overflow or underflow.
+
+    Args:
+        input: a floating tensor.
+        dim: the dimension to normalise over.
+        dtype: cast ``input`` to this dtype first.
+    """
+    x, d = _prepare("log_softmax", input, dim, dtype)
+    return _run(LogSoftmax, x, d)
+
+
+class LogSumExp(Function):
+    def forward(ctx, x, dims=(), keepdim=False):
+        xp = ctx.xp
+        ctx.keep_shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
+        if any(x.shape[d] == 0 for d in dims):
+            m = xp.zeros(ctx.keep_shape, dtype=x.dtype, device=ctx.device.native)
+        else:
+            m = xp.max(x, axis=dims, keepdims=True) if dims else x
+            m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))  # rows of inf stay inf
+        y = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
+        if not keepdim:
+            y = xp.reshape(y, tuple(s for i, s in enumerate(x.shape) if i not in dims))
+        ctx.save_for_backward(x, y)
+        return y
+
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        keep = ctx.keep_shape
+        return g.reshape(keep) * (x - y.reshape(keep)).exp()
+
+
+@tensor_method()
+def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, stable for large magnitudes.
+
+    Args:
+        input: the tensor (integers are converted to the default float dtype).
+        dim: a dim or tuple of dims to reduce.
+        keepdim: keep reduced dims with size 1.
+    """
+    x = input
+    if not x.dtype.is_floating_point:
+        x = x.to(get_default_dtype())
+    dims = normalize_dims("logsumexp", dim, x.ndim)
+    return LogSumExp.apply(x, dims=dims, keepdim=keepdim)
+
+
+__all__ = ["softmax", "log_softmax", "logsumexp"]

@@ -1,0 +1,113 @@
+"""Adam and AdamW."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..tensor import Tensor
+from .optimizer import Optimizer, check_range
+
+
+class Adam(Optimizer):
+    r"""Adam: adaptive moment estimation (Kingma & Ba, 2015).
+
+    For each parameter :math:`\theta` with gradient :math:`g_t` at step :math:`t \ge 1`:
+
+    .. math::
+        g_t &\leftarrow -g_t \text{ if maximize} \\
+        g_t &\leftarrow g_t + \lambda \theta_{t-1}
+            \quad (\text{AdamW instead: } \theta_{t-1} \leftarrow (1 - \gamma\lambda)
+            \theta_{t-1}) \\
+        m_t &= \beta_1 m_{t-1} + (1 - \beta_1) g_t \\
+        v_t &= \beta_2 v_{t-1} + (1 - \beta_2) g_t^2 \\
+        \hat v_t &= \max(\hat v_{t-1}, v_t) \text{ if amsgrad else } v_t \\
+        \theta_t &= \theta_{t-1} - \frac{\gamma}{1 - \beta_1^t}
+            \frac{m_t}{\sqrt{\hat v_t} / \sqrt{1 - \beta_2^t} + \epsilon}
+
+    with :math:`m_0 = v_0 = \hat v_0 = 0`. The update of one parameter is the
+    ``adam_step`` extension kernel.
+
+    Args:
+        params: parameters to optimize, or dicts defining parameter groups.
+        lr: learning rate :math:`\gamma` (default: 1e-3).
+        betas: coefficients :math:`(\beta_1, \beta_2)` of the running averages of the
+            gradient and its square (default: (0.9, 0.999)).
+        eps: term added to the denominator for stability (default: 1e-8).
+        weight_decay: weight decay :math:`\lambda`, added to the gradient (L2) for Adam,
+            decoupled for AdamW (default: 0).
+        amsgrad: use the AMSGrad variant (default: False).
+        maximize: maximize the objective instead of minimizing it (default: False).
+        decoupled_weight_decay: apply weight decay as AdamW does (default: False).
+
+    Example:
+        >>> opt = vt.optim.Adam(model.parameters(), lr=1e-3)
+    """
+
+    kernel_name = "adam_step"
+
+    def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
+                 decoupled_weight_decay: bool = False) -> None:
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: dict) -> None:
+        name = type(self).__name__
+        check_range(name, "learning rate", group["lr"])
+        check_range(name, "epsilon value", group["eps"])
+        check_range(name, "weight_decay value", group["weight_decay"])
+        b1, b2 = group["betas"]
+        check_range(name, "beta parameter at index 0", b1, 0.0, 1.0, high_open=True)
+        check_range(name, "beta parameter at index 1", b2, 0.0, 1.0, high_open=True)
+
+    def _update(self, p: Tensor, group: dict) -> None:
+        state = self.state[p]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = self._zeros(p)
+            state["exp_avg_sq"] = self._zeros(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = self._zeros(p)
+        state["step"] += 1
+        beta1, beta2 = group["betas"]
+        vmax = state.get("max_exp_avg_sq")
+        new_p, m, v, new_vmax = self._kernel(p)(
+            p.device.xp, p.array, p.grad.array, state["exp_avg"].array,
+            state["exp_avg_sq"].array, None if vmax is None else vmax.array,
+            step=state["step"], lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
+            weight_decay=group["weight_decay"], amsgrad=group["amsgrad"],
+            maximize=group["maximize"], decoupled=group["decoupled_weight_decay"])
+        self._write(p, new_p)
+        state["exp_avg"].array = m
+        state["exp_avg_sq"].array = v
+        if group["amsgrad"]:
+            if vmax is None:  # amsgrad switched on after the state was created
+                state["max_exp_avg_sq"] = Tensor._make(new_vmax, p.device)
+            else:
+                vmax.array = new_vmax
+
+
+class AdamW(Adam):
+    r"""AdamW: Adam with decoupled weight decay (Loshchilov & Hutter, 2019).
+
+    The algorithm is :class:`Adam`'s, except that weight decay shrinks the parameter
+    directly, :math:`\theta_{t-1} \leftarrow (1 - \gamma\lambda)\theta_{t-1}`, instead
+    of being added to the gradient. Same arguments as :class:`Adam`; ``weight_decay``
+    defaults to 1e-2.
+
+    Example:
+        >>> opt = vt.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    """
+
+    def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=True)
+
+
+__all__ = ["Adam", "AdamW"]

@@ -1,0 +1,151 @@
+"""Fused optimizer steps: one extension kernel per optimizer, with Array-API fallbacks.
+
+Each kernel takes the namespace ``xp``, the parameter's raw array, its gradient and
+the optimizer state arrays for ONE parameter, plus the hyper-parameters as keywords,
+and returns the new ``(param, *state)`` arrays. The fallbacks below are the reference;
+a backend can replace any of them with a single fused kernel through
+``Backend.kernels[name]`` or the ``volta_kernel`` plugin hook.
+
+State arrays that do not exist yet (the first step of a momentum buffer) are passed
+as ``None``; state arrays that are not used by the chosen options are returned as
+``None``. Step counts and learning rates are Python numbers, so no kernel has to
+read a value back from the device.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..backend.kernels import fallback
+
+Array = Any
+
+
+@fallback("sgd_step")
+def sgd_step(xp: Any, param: Array, grad: Array, momentum_buffer: Array | None, *,
+             lr: float, momentum: float, dampening: float, weight_decay: float,
+             nesterov: bool, maximize: bool) -> tuple[Array, Array | None]:
+    """One SGD update; returns ``(param, momentum_buffer)``."""
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        g = g + weight_decay * param
+    buf = None
+    if momentum != 0:
+        if momentum_buffer is None:
+            buf = xp.asarray(g, copy=True)
+        else:
+            buf = momentum * momentum_buffer + (1.0 - dampening) * g
+        g = g + momentum * buf if nesterov else buf
+    return param - lr * g, buf
+
+
+@fallback("adam_step")
+def adam_step(xp: Any, param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array,
+              max_exp_avg_sq: Array | None, *, step: int, lr: float, beta1: float,
+              beta2: float, eps: float, weight_decay: float, amsgrad: bool, maximize: bool,
+              decoupled: bool) -> tuple[Array, Array, Array, Array | None]:
+    """One Adam (``decoupled=False``) or AdamW (``decoupled=True``) update.
+
+    Returns ``(param, exp_avg, exp_avg_sq, max_exp_avg_sq)``; ``step`` is the count
+    after this update (1 on the first call).
+    """
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        if decoupled:
+            param = param * (1.0 - lr * weight_decay)
+        else:
+            g = g + weight_decay * param
+    exp_avg = exp_avg + (1.0 - beta1) * (g - exp_avg)
+    exp_avg_sq = beta2 * exp_avg_sq + (1.0 - beta2) * (g * g)
+    bias1 = 1.0 - beta1 ** step
+    bias2_sqrt = math.sqrt(1.0 - beta2 ** step)
+    if amsgrad:
+        max_exp_avg_sq = xp.maximum(max_exp_avg_sq, exp_avg_sq)
+        denom = xp.sqrt(max_exp_avg_sq) / bias2_sqrt + eps
+    else:
+        denom = xp.sqrt(exp_avg_sq) / bias2_sqrt + eps
+    param = param - (lr / bias1) * (exp_avg / denom)
+    return param, exp_avg, exp_avg_sq, max_exp_avg_sq
+
+
+@fallback("rmsprop_step")
+def rmsprop_step(xp: Any, param: Array, grad: Array, square_avg: Array,
+                 grad_avg: Array | None, momentum_buffer: Array | None, *, lr: float,
+                 alpha: float, eps: float, weight_decay: float, momentum: float,
+                 centered: bool, maximize: bool
+                 ) -> tuple[Array, Array, Array | None, Array | None]:
+    """One RMSprop update; returns ``(param, square_avg, grad_avg, momentum_buffer)``.
+
+    ``grad_avg`` is used when ``centered``, ``momentum_buffer`` when ``momentum > 0``;
+    both start as zeros (the optimizer creates them).
+    """
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        g = g + weight_decay * param
+    square_avg = alpha * square_avg + (1.0 - alpha) * (g * g)
+    if centered:
+        grad_avg = grad_avg + (1.0 - alpha) * (g - grad_avg)
+        avg = xp.sqrt(square_avg - grad_avg * grad_avg) + eps
+    else:
+        avg = xp.sqrt(square_avg) + eps
+    if momentum > 0:
+        momentum_buffer = momentum * momentum_buffer + g / avg
+        param = param - lr * momentum_buffer
+    else:
+        param = param - lr * (g / avg)
+    return param, square_avg, grad_avg, momentum_buffer
+
+
+@fallback("adagrad_step")
+def adagrad_step(xp: Any, param: Array, grad: Array, state_sum: Array, *, step: int,
+                 lr: float, lr_decay: float, weight_decay: float, eps: float,
+                 maximize: bool) -> tuple[Array, Array]:
+    """One Adagrad update; returns ``(param, state_sum)``. ``step`` counts from 1."""
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        g = g + weight_decay * param
+    clr = lr / (1.0 + (step - 1) * lr_decay)
+    state_sum = state_sum + g * g
+    return param - clr * (g / (xp.sqrt(state_sum) + eps)), state_sum
+
+
+def newton_schulz(xp: Any, g: Array, coefficients: tuple[float, float, float], steps: int,
+                  eps: float) -> Array:
+    """Approximately orthogonalise the matrix ``g`` (push its singular values towards 1).
+
+    Runs ``steps`` iterations of the quintic ``X <- a X + (b A + c A A) X`` with
+    ``A = X X^T`` on ``X = g / max(||g||_F, eps)``, working on the wide orientation
+    (rows <= columns) so that ``A`` is the smaller Gram matrix.
+    """
+    a, b, c = coefficients
+    tall = g.shape[0] > g.shape[1]
+    x = xp.matrix_transpose(g) if tall else g
+    x = x / xp.clip(xp.sqrt(xp.sum(x * x)), min=eps)
+    for _ in range(steps):
+        gram = xp.matmul(x, xp.matrix_transpose(x))
+        poly = b * gram + c * xp.matmul(gram, gram)
+        x = a * x + xp.matmul(poly, x)
+    return xp.matrix_transpose(x) if tall else x
+
+
+@fallback("muon_step")
+def muon_step(xp: Any, param: Array, grad: Array, momentum_buffer: Array, *, lr: float,
+              adjusted_lr: float, weight_decay: float, momentum: float, nesterov: bool,
+              ns_coefficients: tuple[float, float, float], ns_steps: int, eps: float
+              ) -> tuple[Array, Array]:
+    """One Muon update of a 2-D parameter; returns ``(param, momentum_buffer)``.
+
+    ``lr`` scales the decoupled weight decay, ``adjusted_lr`` (the shape-scaled rate)
+    the orthogonalised update.
+    """
+    buf = momentum_buffer + (1.0 - momentum) * (grad - momentum_buffer)
+    update = grad + momentum * (buf - grad) if nesterov else buf
+    update = newton_schulz(xp, update, ns_coefficients, ns_steps, eps)
+    if weight_decay != 0:
+        param = param * (1.0 - lr * weight_decay)
+    return param - adjusted_lr * update, buf
+
+
+__all__ = ["sgd_step", "adam_step", "rmsprop_step", "adagrad_step", "muon_step",
+           "newton_schulz"]

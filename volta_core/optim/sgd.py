@@ -1,0 +1,75 @@
+"""Stochastic gradient descent, optionally with (Nesterov) momentum."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..tensor import Tensor
+from .optimizer import Optimizer, check_range
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent (optionally with momentum).
+
+    For each parameter :math:`\theta` with gradient :math:`g_t` at step :math:`t`:
+
+    .. math::
+        g_t &\leftarrow -g_t \text{ if maximize} \\
+        g_t &\leftarrow g_t + \lambda \theta_{t-1} \text{ if } \lambda \ne 0 \\
+        b_t &= g_t \text{ if } t = 1 \text{ else } \mu b_{t-1} + (1 - \tau) g_t
+               \text{ (when } \mu \ne 0) \\
+        g_t &\leftarrow g_t + \mu b_t \text{ if nesterov else } b_t \\
+        \theta_t &= \theta_{t-1} - \gamma g_t
+
+    The update of one parameter is the ``sgd_step`` extension kernel.
+
+    Args:
+        params: parameters to optimize, or dicts defining parameter groups.
+        lr: learning rate :math:`\gamma` (default: 1e-3).
+        momentum: momentum factor :math:`\mu` (default: 0).
+        dampening: dampening :math:`\tau` of the momentum (default: 0).
+        weight_decay: L2 penalty :math:`\lambda` (default: 0).
+        nesterov: use Nesterov momentum (default: False).
+        maximize: maximize the objective instead of minimizing it (default: False).
+
+    Example:
+        >>> opt = vt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        >>> opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
+    """
+
+    kernel_name = "sgd_step"
+
+    def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
+                 momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0,
+                 nesterov: bool = False, *, maximize: bool = False) -> None:
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: dict) -> None:
+        check_range("SGD", "learning rate", group["lr"])
+        check_range("SGD", "momentum", group["momentum"])
+        check_range("SGD", "weight_decay", group["weight_decay"])
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError("SGD: Nesterov momentum requires momentum > 0 and dampening 0, "
+                             f"got momentum={group['momentum']}, "
+                             f"dampening={group['dampening']}")
+
+    def _update(self, p: Tensor, group: dict) -> None:
+        state = self.state[p]
+        buf = state.get("momentum_buffer")
+        new_p, new_buf = self._kernel(p)(
+            p.device.xp, p.array, p.grad.array, None if buf is None else buf.array,
+            lr=group["lr"], momentum=group["momentum"], dampening=group["dampening"],
+            weight_decay=group["weight_decay"], nesterov=group["nesterov"],
+            maximize=group["maximize"])
+        self._write(p, new_p)
+        if group["momentum"] != 0:
+            if buf is None:
+                state["momentum_buffer"] = Tensor._make(new_buf, p.device)
+            else:
+                buf.array = new_buf
+
+
+__all__ = ["SGD"]
+
