@@ -6,10 +6,26 @@
 
 from . import autograd, ops
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .backend import (Device, backends, device, get_default_device, set_default_device)
+from .backend import Device, device, get_default_device, set_default_device
+from .backend.settings import backends
 from .creation import *  # noqa: F401,F403
-from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, get_default_dtype,
-                     int8, int16, int32, int64, promote_types, set_default_dtype, uint8, uint32)
+from .dtypes import (
+    DType,
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+    uint32,
+)
 from .errors import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403
 from .tensor import Tensor
@@ -32,6 +48,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'volta_core' has no attribute {name!r}")
 
 
-def synchronize(device=None) -> None:
-    """Wait for all queued work on ``device`` (the default device when None)."""
-    Device(device or get_default_device()).synchronize()
+def synchronize(on=None) -> None:
+    """Wait for all queued work on device ``on`` (the default device when None)."""
+    Device(on or get_default_device()).synchronize()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from .backend.device import Device, device as _device
+from .backend.device import Device
+from .backend.device import device as _device
 from .dtypes import DType, bool_, float32, get_default_dtype, get_dtype, int64
 from .errors import DTypeError
 from .tensor import Tensor, tensor_method

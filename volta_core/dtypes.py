@@ -103,11 +103,15 @@ def set_default_dtype(dtype) -> None:
 
 
 _ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
-_INT_RANK = {"uint8": 0, "int8": 0, "int16": 1, "int32": 2, "uint32": 3, "int64": 3}
+_SIGNED_BY_SIZE = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
 
 
 def promote_types(a: DType, b: DType) -> DType:
     """Return the dtype PyTorch gives to an op between tensors of dtypes ``a`` and ``b``.
+
+    The higher category (bool < integer < floating) wins; within a category the wider
+    type wins. An unsigned and a signed integer give a signed type wide enough for both
+    (``uint8`` with ``int8`` is ``int16``); ``float16`` with ``bfloat16`` is ``float32``.
 
     Args:
         a: first dtype.
@@ -124,10 +128,12 @@ def promote_types(a: DType, b: DType) -> DType:
         if {a.name, b.name} == {"float16", "bfloat16"}:
             return float32
         return a if a.itemsize >= b.itemsize else b
-    # integers: uint8 with a signed type needs the next wider signed type
-    if {a.name, b.name} == {"uint8", "int8"}:
-        return int16
-    return a if _INT_RANK[a.name] >= _INT_RANK[b.name] and a.itemsize >= b.itemsize else b
+    if a.kind == b.kind:  # both signed or both unsigned
+        return a if a.itemsize >= b.itemsize else b
+    signed, unsigned = (a, b) if a.kind == "i" else (b, a)
+    if signed.itemsize > unsigned.itemsize:
+        return signed
+    return _BY_NAME[_SIGNED_BY_SIZE.get(unsigned.itemsize * 2, "int64")]
 
 
 def scalar_result_type(t: DType, scalar) -> DType:

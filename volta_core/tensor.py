@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from .autograd.grad_mode import state as _grad_state
-from .backend.device import Device, device as _as_device
+from .backend.device import Device
+from .backend.device import device as _as_device
 from .dtypes import DType, get_dtype
 from .errors import AutogradError, DeviceError
 
@@ -264,6 +265,16 @@ class Tensor:
 
     def __hash__(self) -> int:
         return id(self)
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        """Export the values through DLPack (zero-copy; see ``vt.from_dlpack``)."""
+        if self.requires_grad:
+            raise AutogradError("can't export a tensor that requires grad through DLPack; "
+                                "use tensor.detach()")
+        return self.array.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.array.__dlpack_device__()
 
     def __repr__(self) -> str:
         host = self.device.backend.to_host(self.array)

@@ -79,6 +79,70 @@ class CupyBackend(Backend):
         self._reason: str | None = None
         self._checked = False
         self._generators: dict[int, CupyGenerator] = {}
+        self._pool = None
+        self._peak: dict[int, int] = {}
+
+    @property
+    def kernels(self) -> dict:
+        from .kernels import KERNELS
+
+        return KERNELS
+
+    # -- memory ---------------------------------------------------------------------------
+    def _install_allocator(self) -> None:
+        """Route every CuPy allocation through the pool, tracking peaks and naming OOMs."""
+        import cupy
+
+        from volta_core.errors import OutOfMemoryError
+
+        pool = self._pool = cupy.cuda.MemoryPool()
+        peak = self._peak
+
+        def allocate(size: int):
+            try:
+                mem = pool.malloc(size)
+            except cupy.cuda.memory.OutOfMemoryError:
+                pool.free_all_blocks()
+                try:
+                    mem = pool.malloc(size)
+                except cupy.cuda.memory.OutOfMemoryError:
+                    raise OutOfMemoryError(
+                        f"CUDA out of memory: tried to allocate {_mib(size)} on cuda:"
+                        f"{cupy.cuda.runtime.getDevice()}; {_mib(pool.used_bytes())} is "
+                        f"allocated by tensors and {_mib(pool.total_bytes())} reserved. Use "
+                        "a smaller batch, free tensors (del), or vt.cuda.empty_cache()."
+                    ) from None
+            dev = mem.device_id
+            used = pool.used_bytes()
+            if used > peak.get(dev, 0):
+                peak[dev] = used
+            return mem
+
+        cupy.cuda.set_allocator(allocate)
+
+    def memory_allocated(self, index: int) -> int:
+        return 0 if self._pool is None else self._pool.used_bytes()
+
+    def max_memory_allocated(self, index: int) -> int:
+        return self._peak.get(index, 0)
+
+    def memory_reserved(self, index: int) -> int:
+        return 0 if self._pool is None else self._pool.total_bytes()
+
+    def reset_peak_memory_stats(self, index: int) -> None:
+        self._peak[index] = self.memory_allocated(index)
+
+    def empty_cache(self) -> None:
+        if self._pool is not None:
+            self._pool.free_all_blocks()
+
+    def set_allow_tf32(self, allow: bool) -> None:
+        """Let float32 matmuls use TF32 tensor cores (CuPy's compute type setting)."""
+        import cupy
+        from cupy._core import _routines_linalg as linalg
+
+        mode = linalg.COMPUTE_TYPE_TF32 if allow else linalg.COMPUTE_TYPE_DEFAULT
+        linalg.set_compute_type(cupy.float32, mode)
 
     def unavailable_reason(self) -> str | None:
         if not self._checked:
@@ -112,6 +176,8 @@ class CupyBackend(Backend):
     def namespace(self, index: int) -> Any:
         import array_api_compat.cupy as xp
 
+        if self._pool is None:
+            self._install_allocator()
         return xp
 
     def native_device(self, index: int) -> Any:
@@ -142,6 +208,15 @@ class CupyBackend(Backend):
     def to_host(self, array):
         return array.get()
 
+    def from_device(self, array, src, index):
+        """Peer copies between GPUs and DLPack for other devices' arrays, else None."""
+        import cupy
+
+        if src.type == "cuda":
+            with cupy.cuda.Device(index):
+                return cupy.array(array, copy=True)
+        return None
+
     def generator(self, index: int) -> CupyGenerator:
         gen = self._generators.get(index)
         if gen is None:
@@ -153,3 +228,7 @@ class CupyBackend(Backend):
 
         with cupy.cuda.Device(index):
             cupy.cuda.Stream.null.synchronize()
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"

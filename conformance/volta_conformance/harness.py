@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -146,7 +147,8 @@ def _execute(case: Case, device: Any, dtype: str) -> dict[str, tuple]:
     import volta_core as vt
 
     rt = Runtime(device, dtype, case.seed(dtype))
-    with vt.enable_grad():
+    with vt.enable_grad(), np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         return _collect(case.run(rt), rt)
 
 

@@ -10,8 +10,14 @@ import pytest
 from vt_helpers import assert_close
 
 import volta_core as vt
-from volta_core.backend import (Device, fallback, get_kernel, hookimpl, register_plugin,
-                                unregister_plugin)
+from volta_core.backend import (
+    Device,
+    fallback,
+    get_kernel,
+    hookimpl,
+    register_plugin,
+    unregister_plugin,
+)
 from volta_core.errors import BackendUnavailableError, DeviceError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

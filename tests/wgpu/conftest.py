@@ -75,3 +75,13 @@ def variants(a: np.ndarray, xp):
         big = np.repeat(a, 2, axis=-1)
         out.append(("strided", xp.asarray(big)[..., ::2], big[..., ::2]))
     return out
+
+
+@pytest.fixture(name="check", scope="session")
+def _check_fixture():
+    return check
+
+
+@pytest.fixture(name="variants", scope="session")
+def _variants_fixture():
+    return variants

@@ -7,7 +7,8 @@ library already speaks it needs little more than ``namespace()``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class Generator:

@@ -9,7 +9,7 @@ backend and once: a plugin's ``volta_kernel`` hook, else the backend's own
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .base import Backend
 from .registry import plugin_manager

@@ -140,7 +140,8 @@ class BackendInfo:
     devices: tuple[str, ...]
 
     def __str__(self) -> str:
-        state = f"available {list(self.devices)}" if self.available else f"unavailable: {self.reason}"
+        state = (f"available {list(self.devices)}" if self.available
+                 else f"unavailable: {self.reason}")
         return f"{self.name} ({self.device_type}): {state}"
 
 

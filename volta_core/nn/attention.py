@@ -13,7 +13,6 @@ from typing import Any
 
 from ..creation import rand, randn
 from ..errors import DTypeError, ShapeError
-from ..ops.elementwise import where
 from ..tensor import Tensor
 from .functional_seq import _cat, _causal_mask, _dropout, _float_mask, _narrow, _softmax
 from .module import Module
@@ -277,10 +276,7 @@ def _pad_masks(attn_mask: Tensor | None, kpm: Tensor | None) -> tuple:
     def pad(m: Tensor | None) -> Tensor | None:
         if m is None:
             return None
-        col = m.new_zeros(*m.shape[:-1], 1)
-        if m.dtype.name == "bool":
-            return where(_cat([m.to("float32"), col.to("float32")], -1) != 0, True, False)
-        return _cat([m, col], -1)
+        return _cat([m, m.new_zeros(*m.shape[:-1], 1)], -1)  # False / 0.0: allowed
 
     return pad(attn_mask), pad(kpm)
 

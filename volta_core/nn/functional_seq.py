@@ -9,7 +9,8 @@ helpers (``_narrow``, ``_cat``, ``_softmax``, ...) that the layers in ``rnn.py``
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..autograd.function import Function
 from ..errors import DTypeError, ShapeError

@@ -1,3 +1,510 @@
-"""(being written)"""
+"""Indexing: ``x[key]`` and ``x[key] = v``, gather/scatter, sorting, cumulative ops.
 
-__all__: list[str] = []
+Scatters go through two extension kernels with generic Array-API fallbacks (sorting
+based, no element loops): ``scatter_add(xp, target, dim, index, src)`` and
+``scatter(xp, target, dim, index, src)``, both with ``torch.scatter_add``/``scatter``
+semantics and returning a new array. ``scatter`` lets the last duplicate index win.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections import namedtuple
+from typing import Any
+
+from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
+from ..backend.kernels import fallback, get_kernel
+from ..errors import AutogradError, DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
+from ..tensor import Tensor, tensor_method
+from ._util import broadcast_shapes, normalize_dim
+from .movement import ConstantPad, Flip, _full, expand, movedim, permute, reshape, slice_view
+
+SortResult = namedtuple("SortResult", ["values", "indices"])
+TopKResult = namedtuple("TopKResult", ["values", "indices"])
+
+
+# -- kernels ------------------------------------------------------------------------------
+
+def _flat_positions(xp, shape: tuple, dim: int, index):
+    """Flat (row-major) positions in an array of ``shape`` that ``index`` points at."""
+    nd = len(shape)
+    strides = [1] * nd
+    for d in range(nd - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    i64 = xp.int64
+    pos = xp.astype(index, i64) * strides[dim]
+    for d in range(nd):
+        n = index.shape[d]
+        if d != dim and n > 1:
+            coord = xp.arange(n, dtype=i64, device=index.device) * strides[d]
+            pos = pos + xp.reshape(coord, tuple(n if k == d else 1 for k in range(nd)))
+    return xp.reshape(pos, (-1,))
+
+
+def _segments(xp, target, dim: int, index, src):
+    """Sort the writes of a scatter by destination; bounds of each destination's run."""
+    if tuple(src.shape) != tuple(index.shape):
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    pos = _flat_positions(xp, tuple(target.shape), dim, index)
+    order = xp.argsort(pos, stable=True)
+    dest = xp.arange(math.prod(target.shape), dtype=pos.dtype, device=pos.device)
+    spos = xp.take(pos, order)
+    lo = xp.searchsorted(spos, dest, side="left")
+    hi = xp.searchsorted(spos, dest, side="right")
+    return xp.take(xp.reshape(src, (-1,)), order), lo, hi
+
+
+@fallback("scatter_add")
+def _scatter_add_kernel(xp, target, dim: int, index, src):
+    """``out = target.copy(); out[index[i][j]][j] += src[i][j]`` (for dim 0), generically."""
+    vals, lo, hi = _segments(xp, target, dim, index, src)
+    acc = xp.float64 if xp.isdtype(vals.dtype, "real floating") else xp.int64
+    try:
+        vals = xp.astype(vals, acc)
+    except Exception:  # a backend without float64 accumulates in the input dtype
+        pass
+    csum = xp.cumulative_sum(vals, include_initial=True)
+    sums = xp.take(csum, hi) - xp.take(csum, lo)
+    flat = xp.reshape(target, (-1,))
+    return xp.reshape(xp.astype(xp.astype(flat, sums.dtype) + sums, target.dtype), target.shape)
+
+
+@fallback("scatter")
+def _scatter_kernel(xp, target, dim: int, index, src):
+    """``out = target.copy(); out[index[i][j]][j] = src[i][j]`` (for dim 0); last one wins."""
+    vals, lo, hi = _segments(xp, target, dim, index, src)
+    flat = xp.reshape(target, (-1,))
+    if vals.shape[0] == 0:
+        return xp.asarray(target, copy=True)
+    last = xp.take(vals, xp.clip(hi - 1, 0, vals.shape[0] - 1))
+    return xp.reshape(xp.where(hi > lo, xp.astype(last, flat.dtype), flat), target.shape)
+
+
+def _kernel(ctx, name: str):
+    return get_kernel(ctx.device.backend, name)
+
+
+# -- gather / scatter Functions -----------------------------------------------------------
+
+class IndexSelect(Function):
+    def forward(ctx, x, index, dim=0):
+        ctx.in_shape, ctx.dim = x.shape, dim
+        ctx.save_for_backward(index)
+        return ctx.xp.take(x, index, axis=dim)
+
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        return IndexAdd.apply(g.new_zeros(ctx.in_shape), index, g, dim=ctx.dim), None
+
+
+class IndexAdd(Function):
+    def forward(ctx, target, index, src, dim=0):
+        xp = ctx.xp
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        shape = tuple(-1 if k == dim else 1 for k in range(src.ndim))
+        full = xp.broadcast_to(xp.reshape(index, shape), src.shape)
+        return _kernel(ctx, "scatter_add")(xp, target, dim, full, src)
+
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        ns = ctx.needs_input_grad[2]
+        return g, None, (IndexSelect.apply(g, index, dim=ctx.dim) if ns else None)
+
+
+class Gather(Function):
+    def forward(ctx, x, index, dim=0):
+        ctx.in_shape, ctx.dim = x.shape, dim
+        ctx.save_for_backward(index)
+        if any(i != n for k, (i, n) in enumerate(zip(index.shape, x.shape)) if k != dim):
+            x = x[tuple(slice(None) if k == dim else slice(0, i)
+                        for k, i in enumerate(index.shape))]
+        return ctx.xp.take_along_axis(x, index, axis=dim)
+
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        return ScatterAdd.apply(g.new_zeros(ctx.in_shape), index, g, dim=ctx.dim), None
+
+
+def _gather_src(g: Tensor, index: Tensor, dim: int, src_shape: tuple) -> Tensor:
+    """Gradient of a scatter's ``src``: gathered, zero-padded where index is shorter."""
+    gs = Gather.apply(g, index, dim=dim)
+    if gs.shape != src_shape:
+        gs = ConstantPad.apply(gs, pads=tuple((0, s - i) for s, i in zip(src_shape, gs.shape)))
+    return gs
+
+
+class ScatterAdd(Function):
+    def forward(ctx, target, index, src, dim=0):
+        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.save_for_backward(index)
+        return _kernel(ctx, "scatter_add")(ctx.xp, target, dim, index, src)
+
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        ns = ctx.needs_input_grad[2]
+        return g, None, (_gather_src(g, index, ctx.dim, ctx.src_shape) if ns else None)
+
+
+class Scatter(Function):
+    def forward(ctx, target, index, src, dim=0):
+        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.save_for_backward(index)
+        return _kernel(ctx, "scatter")(ctx.xp, target, dim, index, src)
+
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        nt, _, ns = ctx.needs_input_grad
+        gt = Scatter.apply(g, index, g.new_zeros(index.shape), dim=ctx.dim) if nt else None
+        return gt, None, (_gather_src(g, index, ctx.dim, ctx.src_shape) if ns else None)
+
+
+# -- argument checks ----------------------------------------------------------------------
+
+def _int_index(op: str, index: Any, device) -> Tensor:
+    if type(index) is not Tensor:
+        index = Tensor(index, device=device)
+    if index.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: index must be an integer tensor, got dtype {index.dtype.name}")
+    if index.device is not device:
+        raise DeviceError(f"{op}: index is on {index.device} but the input on {device}; "
+                          f"move it with .to('{device}')")
+    return index
+
+
+def _check_range(op: str, a: Any, n: int, dim: int, xp: Any, negative: bool = False) -> None:
+    """Raise ``IndexOutOfRangeError`` unless every index in ``a`` fits a dim of size ``n``."""
+    if not math.prod(a.shape):
+        return
+    bad = (a < (-n if negative else 0)) | (a >= n)
+    if bool(xp.any(bad)):
+        v = int(xp.reshape(a[bad], (-1,))[0])
+        raise IndexOutOfRangeError(f"{op}: index {v} is out of bounds for dimension {dim} "
+                                   f"with size {n}")
+
+
+def _scatter_args(op: str, x: Tensor, dim: int, index: Any, src: Any) -> tuple:
+    index = _int_index(op, index, x.device)
+    if type(src) is not Tensor:
+        src = x.new_full(index.shape, src)
+    elif src.dtype is not x.dtype:
+        src = src.to(x.dtype)
+    if not (x.ndim == index.ndim == src.ndim):
+        raise ShapeError(f"{op}: input {x.shape}, index {index.shape} and src {src.shape} "
+                         "must have the same number of dims")
+    d = normalize_dim(op, dim, x.ndim)
+    for k, (i, n, s) in enumerate(zip(index.shape, x.shape, src.shape)):
+        if i > s or (k != d and i > n):
+            raise ShapeError(f"{op}: index {index.shape} is larger than src {src.shape} or "
+                             f"than input {x.shape} in dimension {k}")
+    _check_range(op, index.array, x.shape[d] if x.ndim else 1, dim, x.device.xp)
+    return d, index, src
+
+
+# -- gather / scatter front ends ----------------------------------------------------------
+
+@tensor_method()
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Pick the entries ``index`` (1-D) of ``input`` along ``dim``."""
+    index = _int_index("index_select", index, input.device)
+    if index.ndim > 1:
+        raise ShapeError(f"index_select: index must be 1-D, got shape {index.shape}")
+    if input.ndim == 0:
+        return reshape(index_select(reshape(input, (1,)), 0, index), index.shape)
+    d = normalize_dim("index_select", dim, input.ndim)
+    _check_range("index_select", index.array, input.shape[d], dim, input.device.xp)
+    return IndexSelect.apply(input, reshape(index, (-1,)), dim=d)
+
+
+@tensor_method()
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
+              alpha: float = 1) -> Tensor:
+    """``input`` with ``alpha * source`` added at the entries ``index`` along ``dim``."""
+    index = _int_index("index_add", index, input.device)
+    d = normalize_dim("index_add", dim, input.ndim)
+    index = reshape(index, (-1,))
+    want = input.shape[:d] + (index.shape[0],) + input.shape[d + 1:]
+    if source.shape != want:
+        raise ShapeError(f"index_add: source of shape {source.shape} must have shape {want} "
+                         f"for input {input.shape} and {index.shape[0]} indices along {dim}")
+    _check_range("index_add", index.array, input.shape[d], dim, input.device.xp)
+    source = source.to(input.dtype) if alpha == 1 else (source * alpha).to(input.dtype)
+    return IndexAdd.apply(input, index, source, dim=d)
+
+
+@tensor_method()
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and likewise for other dims)."""
+    index = _int_index("gather", index, input.device)
+    if index.ndim != input.ndim:
+        raise ShapeError(f"gather: index {index.shape} must have as many dims as input "
+                         f"{input.shape}")
+    if input.ndim == 0:
+        return reshape(gather(reshape(input, (1,)), 0, reshape(index, (1,))), ())
+    d = normalize_dim("gather", dim, input.ndim)
+    if any(i > n for k, (i, n) in enumerate(zip(index.shape, input.shape)) if k != d):
+        raise ShapeError(f"gather: index {index.shape} is larger than input {input.shape} "
+                         f"outside dimension {dim}")
+    _check_range("gather", index.array, input.shape[d], dim, input.device.xp)
+    return Gather.apply(input, index, dim=d)
+
+
+@tensor_method()
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """``input`` with ``src[i][j]`` added at ``[index[i][j]][j]`` (dim 0; duplicates sum)."""
+    if input.ndim == 0:
+        return reshape(scatter_add(reshape(input, (1,)), 0, reshape(index, (1,)),
+                                   reshape(src, (1,))), ())
+    d, index, src = _scatter_args("scatter_add", input, dim, index, src)
+    return ScatterAdd.apply(input, index, src, dim=d)
+
+
+@tensor_method()
+def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float = None, *,
+            value: float | None = None) -> Tensor:
+    """``input`` with ``src[i][j]`` (or ``value``) written at ``[index[i][j]][j]`` (dim 0)."""
+    src = value if src is None else src
+    if src is None:
+        raise TypeError("scatter: pass src (a tensor) or value (a number)")
+    if input.ndim == 0:
+        s = reshape(src, (1,)) if type(src) is Tensor else src
+        return reshape(scatter(reshape(input, (1,)), 0, reshape(index, (1,)), s), ())
+    d, index, src = _scatter_args("scatter", input, dim, index, src)
+    return Scatter.apply(input, index, src, dim=d)
+
+
+@tensor_method()
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Gather ``input`` along ``dim`` at ``indices``, broadcasting the other dims."""
+    if dim is None:
+        return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
+    if indices.ndim != input.ndim:
+        raise ShapeError(f"take_along_dim: indices {indices.shape} and input {input.shape} "
+                         "must have the same number of dims")
+    d = normalize_dim("take_along_dim", dim, input.ndim)
+    drop = [s for k, s in enumerate(input.shape) if k != d]
+    other = [s for k, s in enumerate(indices.shape) if k != d]
+    b = list(broadcast_shapes("take_along_dim", drop, other))
+    input = expand(input, tuple(b[:d] + [input.shape[d]] + b[d:]))
+    indices = expand(indices, tuple(b[:d] + [indices.shape[d]] + b[d:]))
+    return gather(input, d, indices)
+
+
+@tensor_method()
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``input`` with ``value`` where the bool ``mask`` (broadcast to it) is True."""
+    from .elementwise import where
+
+    if type(mask) is not Tensor or mask.dtype.kind != "b":
+        raise DTypeError(f"masked_fill: mask must be a bool tensor, got "
+                         f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if broadcast_shapes("masked_fill", input.shape, mask.shape) != input.shape:
+        raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the "
+                         f"input's shape {input.shape}")
+    if type(value) is Tensor:
+        if value.ndim:
+            raise ShapeError(f"masked_fill: value must be 0-d, got shape {value.shape}")
+        value = value.to(input.dtype)
+    else:
+        value = input.new_full((), _as_python(input, value))
+    return where(mask, value, input)
+
+
+def _as_python(x: Tensor, v: Any) -> Any:
+    return {"b": bool, "i": int, "u": int}.get(x.dtype.kind, float)(v)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The entries of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast)."""
+    shape = broadcast_shapes("masked_select", input.shape, mask.shape)
+    return getitem(expand(input, shape), expand(mask, shape))
+
+
+Tensor.masked_select = masked_select
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """An int64 tensor with one more dim of size ``num_classes``: 1 at each class index."""
+    if tensor.dtype.kind not in "iu":
+        raise DTypeError(f"one_hot: expected an integer tensor of class indices, got "
+                         f"{tensor.dtype.name}")
+    xp, a = tensor.device.xp, tensor.array
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise ShapeError("one_hot: cannot infer the number of classes from an empty "
+                             "tensor; pass num_classes")
+        num_classes = int(xp.max(a)) + 1
+    _check_range("one_hot", a, num_classes, -1, xp)
+    classes = xp.arange(num_classes, dtype=a.dtype, device=tensor.device.native)
+    out = xp.expand_dims(a, axis=-1) == classes
+    return Tensor._make(xp.astype(out, tensor.device.native_dtype("int64")), tensor.device)
+
+
+@tensor_method()
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    """Indices of the non-zero entries: an ``(n, ndim)`` tensor, or one 1-D tensor per dim."""
+    xp, dev = input.device.xp, input.device
+    a = input.array if input.ndim else xp.reshape(input.array, (1,))
+    i64 = dev.native_dtype("int64")
+    parts = [xp.astype(p, i64) for p in xp.nonzero(a)]
+    if as_tuple:
+        return tuple(Tensor._make(p, dev) for p in parts)
+    if input.ndim == 0:
+        return Tensor._make(xp.zeros((parts[0].shape[0], 0), dtype=i64, device=dev.native), dev)
+    return Tensor._make(xp.stack(parts, axis=1), dev)
+
+
+# -- sorting ------------------------------------------------------------------------------
+
+def _argsort(x: Tensor, d: int, descending: bool) -> Tensor:
+    xp = x.device.xp
+    out = xp.argsort(x.array, axis=d, descending=descending, stable=True)
+    return Tensor._make(xp.astype(out, x.device.native_dtype("int64")), x.device)
+
+
+@tensor_method()
+def argsort(input: Tensor, dim: int = -1, descending: bool = False,
+            stable: bool = False) -> Tensor:
+    """Indices that sort ``input`` along ``dim`` (ties keep their order: always stable)."""
+    if input.ndim == 0:
+        return input.new_zeros((), dtype="int64")
+    return _argsort(input, normalize_dim("argsort", dim, input.ndim), descending)
+
+
+@tensor_method()
+def sort(input: Tensor, dim: int = -1, descending: bool = False,
+         stable: bool = False) -> SortResult:
+    """Sorted values and their indices along ``dim``, as ``(values, indices)``.
+
+    Args:
+        input: the tensor.
+        dim: the dimension to sort along.
+        descending: largest first.
+        stable: accepted for PyTorch compatibility; the sort is always stable.
+    """
+    if input.ndim == 0:
+        return SortResult(input.clone(), input.new_zeros((), dtype="int64"))
+    d = normalize_dim("sort", dim, input.ndim)
+    idx = _argsort(input, d, descending)
+    return SortResult(Gather.apply(input, idx, dim=d), idx)
+
+
+@tensor_method()
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> TopKResult:
+    """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
+    if input.ndim == 0:
+        input = reshape(input, (1,))
+        v, i = topk(input, k, 0, largest)
+        return TopKResult(reshape(v, ()), reshape(i, ()))
+    d = normalize_dim("topk", dim, input.ndim)
+    if not 0 <= k <= input.shape[d]:
+        raise IndexOutOfRangeError(f"topk: k ({k}) is out of range for dimension {dim} of "
+                                   f"size {input.shape[d]}")
+    idx = _argsort(input, d, largest)
+    idx = slice_view(idx, tuple(slice(0, k, 1) if j == d else _full(n)
+                                for j, n in enumerate(idx.shape)))
+    return TopKResult(Gather.apply(input, idx, dim=d), idx)
+
+
+# -- cumulative ops and triangles ---------------------------------------------------------
+
+class Cumsum(Function):
+    def forward(ctx, x, dim=0):
+        ctx.dim = dim
+        return ctx.xp.cumulative_sum(x, axis=dim)
+
+    def backward(ctx, g):
+        d = (ctx.dim,)
+        return Flip.apply(Cumsum.apply(Flip.apply(g, dims=d), dim=ctx.dim), dims=d)
+
+
+def _accumulated(op: str, x: Tensor, dtype: Any) -> Tensor:
+    if dtype is not None:
+        return x.to(dtype)
+    return x.to("int64") if x.dtype.kind in "bui" else x
+
+
+@tensor_method()
+def cumsum(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """Cumulative sum along ``dim`` (integer inputs accumulate in int64)."""
+    x = _accumulated("cumsum", input, dtype)
+    d = normalize_dim("cumsum", dim, x.ndim)
+    return x.clone() if x.ndim == 0 else Cumsum.apply(x, dim=d)
+
+
+class Cumprod(Function):
+    def forward(ctx, x, dim=0):
+        y = ctx.xp.cumulative_prod(x, axis=dim)
+        ctx.dim, ctx.has_zero = dim, bool(ctx.xp.any(x == 0))
+        ctx.save_for_backward(x, y)
+        return y
+
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        d = ctx.dim
+        if not ctx.has_zero:
+            gy = g * y
+            d1 = (d,)
+            return Flip.apply(Cumsum.apply(Flip.apply(gy, dims=d1), dim=d), dims=d1) / x
+        # with zeros: d y_j / d x_i = prod_{k <= j, k != i} x_k, from an n x n table
+        from ..creation import eye
+        from .elementwise import where
+
+        xm, gm = movedim(x, d, -1), movedim(g, d, -1)
+        n = xm.shape[-1]
+        diag = eye(n, dtype="bool", device=x.device)
+        table = where(diag, 1.0, expand(reshape(xm, xm.shape[:-1] + (1, n)), xm.shape + (n,)))
+        parts = Cumprod.apply(table, dim=table.ndim - 1) * reshape(gm, gm.shape[:-1] + (1, n))
+        return movedim(triu(parts).sum(-1), -1, d)
+
+
+@tensor_method()
+def cumprod(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """Cumulative product along ``dim`` (integer inputs accumulate in int64)."""
+    x = _accumulated("cumprod", input, dtype)
+    d = normalize_dim("cumprod", dim, x.ndim)
+    return x.clone() if x.ndim == 0 else Cumprod.apply(x, dim=d)
+
+
+class Tril(Function):
+    upper = False
+
+    def forward(ctx, x, k=0):
+        ctx.k = k
+        return (ctx.xp.triu if ctx.upper else ctx.xp.tril)(x, k=k)
+
+    def backward(ctx, g):
+        return type(ctx).apply(g, k=ctx.k)
+
+
+class Triu(Tril):
+    upper = True
+
+
+def _triangle(cls: type, name: str, x: Tensor, diagonal: int) -> Tensor:
+    if x.ndim < 2:
+        raise ShapeError(f"{name}: expected a tensor with at least 2 dims, got shape {x.shape}")
+    return cls.apply(x, k=int(diagonal))
+
+
+@tensor_method()
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Lower triangle of the last two dims (entries above ``diagonal`` set to 0)."""
+    return _triangle(Tril, "tril", input, diagonal)
+
+
+@tensor_method()
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Upper triangle of the last two dims (entries below ``diagonal`` set to 0)."""
+    return _triangle(Triu, "triu", input, diagonal)
+
+
+from ._getitem import getitem, setitem  # noqa: E402 - they use the ops above
+
+__all__ = ["SortResult", "TopKResult", "index_select", "index_add", "gather", "scatter",
+           "scatter_add", "take_along_dim", "masked_fill", "masked_select", "one_hot",
+           "nonzero", "argsort", "sort", "topk", "cumsum", "cumprod", "tril", "triu",
+           "getitem", "setitem"]

@@ -1,11 +1,16 @@
-"""Linear algebra: matmul (1-D, 2-D, batched with broadcasting)."""
+"""Linear algebra: matmul and its fixed-rank forms, products, tensordot, einsum, norms.
+
+``volta_core.linalg`` is this module, so ``vt.linalg.vector_norm`` works as in PyTorch.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..autograd.function import Function
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor_method
-from ._util import broadcast_shapes, promote_pair
+from ._util import broadcast_shapes, normalize_dim, promote_pair
 from .movement import sum_to
 
 
@@ -62,4 +67,157 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
-__all__ = ["matmul"]
+
+def _check_ranks(op: str, want: tuple[int, ...], *tensors: Tensor) -> None:
+    for t in tensors:
+        if type(t) is not Tensor:
+            raise TypeError(f"{op}: expected Tensors, got {type(t).__name__}")
+    got = tuple(t.ndim for t in tensors)
+    if got != want:
+        shapes = " and ".join(str(t.shape) for t in tensors)
+        raise ShapeError(f"{op}: expected tensors with {want} dims, got shapes {shapes}; "
+                         "use matmul for other ranks")
+
+
+@tensor_method()
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Matrix product of two 2-D tensors ``(n, k) @ (k, m)``."""
+    _check_ranks("mm", (2, 2), input, mat2)
+    return matmul(input, mat2)
+
+
+@tensor_method()
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product ``(b, n, k) @ (b, k, m)`` (no broadcasting)."""
+    _check_ranks("bmm", (3, 3), input, mat2)
+    if input.shape[0] != mat2.shape[0]:
+        raise ShapeError(f"bmm: batch sizes differ: shapes {input.shape} and {mat2.shape}")
+    return matmul(input, mat2)
+
+
+@tensor_method()
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix-vector product ``(n, m) @ (m,)``."""
+    _check_ranks("mv", (2, 1), input, vec)
+    return matmul(input, vec)
+
+
+@tensor_method("dot", "inner_1d")
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    """Dot product of two 1-D tensors of the same size (a 0-d tensor)."""
+    _check_ranks("dot", (1, 1), input, other)
+    return matmul(input, other)
+
+
+vdot = dot
+
+
+@tensor_method("outer", "ger")
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``."""
+    _check_ranks("outer", (1, 1), input, vec2)
+    return input.reshape(-1, 1) * vec2
+
+
+ger = outer
+
+
+@tensor_method()
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
+          alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product.
+
+    Args:
+        input: the tensor added (ignored, NaNs included, when ``beta`` is 0).
+        mat1: a ``(n, k)`` matrix.
+        mat2: a ``(k, m)`` matrix.
+        beta: scale of ``input``.
+        alpha: scale of the product.
+    """
+    return _add_scaled(input, mm(mat1, mat2), beta, alpha, "addmm")
+
+
+@tensor_method()
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
+            alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * bmm(batch1, batch2)``.
+
+    Args:
+        input: the tensor added, broadcast to ``(b, n, m)`` (ignored when ``beta`` is 0).
+        batch1: a ``(b, n, k)`` tensor.
+        batch2: a ``(b, k, m)`` tensor.
+        beta: scale of ``input``.
+        alpha: scale of the product.
+    """
+    return _add_scaled(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
+
+
+def _add_scaled(input: Tensor, prod: Tensor, beta: float, alpha: float, op: str) -> Tensor:
+    out = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        return out.expand(broadcast_shapes(op, input.shape, out.shape)) if (
+            input.shape != out.shape) else out
+    return out + (input if beta == 1 else input * beta)
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """Contract the last ``dims`` dims of ``a`` with the first ``dims`` of ``b``.
+
+    Args:
+        a: first tensor.
+        b: second tensor.
+        dims: an int, or two lists of dims ``([dims of a], [dims of b])`` to contract.
+    """
+    if isinstance(dims, int):
+        if dims < 0 or dims > min(a.ndim, b.ndim):
+            raise ShapeError(f"tensordot: dims={dims} is invalid for shapes {a.shape} and "
+                             f"{b.shape}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        if len(da) != len(db):
+            raise ShapeError(f"tensordot: got {len(da)} dims of a but {len(db)} of b")
+        da = [normalize_dim("tensordot", d, a.ndim) for d in da]
+        db = [normalize_dim("tensordot", d, b.ndim) for d in db]
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise ShapeError(f"tensordot: contracted dim {i} of a (size {a.shape[i]}) does not "
+                             f"match dim {j} of b (size {b.shape[j]}); shapes {a.shape} and "
+                             f"{b.shape}")
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    if a.ndim + b.ndim - len(da) > len(letters):
+        raise ShapeError("tensordot: too many dims")
+    la = list(letters[:a.ndim])
+    lb = list(letters[a.ndim:a.ndim + b.ndim])
+    for i, j in zip(da, db):
+        lb[j] = la[i]
+    out = [c for k, c in enumerate(la) if k not in da] + [
+        c for k, c in enumerate(lb) if k not in db]
+    return einsum("".join(la) + "," + "".join(lb) + "->" + "".join(out), a, b)
+
+
+def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """``torch.linalg.norm`` for vectors: the 2-norm (``ord=None``) or ``ord``-norm.
+
+    Args:
+        x: the tensor.
+        ord: None (2-norm of all elements in ``dim``, the Frobenius norm for matrices),
+            ``'fro'`` or a number as in :func:`vector_norm`.
+        dim: dims to reduce; None means all.
+        keepdim: keep reduced dims with size 1.
+        dtype: cast ``x`` to this dtype first.
+    """
+    if isinstance(ord, str) and ord != "fro":
+        raise ValueError(f"linalg.norm: ord={ord!r} is not supported (no SVD in Volta)")
+    if ord is not None and ord != "fro" and dim is None and x.ndim == 2:
+        raise ValueError("linalg.norm: matrix norms with a numeric ord are not supported; "
+                         "pass dim= to get vector norms, or use vector_norm")
+    return vector_norm(x, 2 if ord in (None, "fro") else ord, dim, keepdim, dtype=dtype)
+
+
+from .einsum import einsum  # noqa: E402 - einsum is built on matmul above
+from .reduce import vector_norm  # noqa: E402
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm",
+           "tensordot", "einsum"]

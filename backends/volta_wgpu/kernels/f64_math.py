@@ -33,6 +33,32 @@ INF = "f64(bitcast<f32>(0x7f800000u))"
 NAN = "f64(bitcast<f32>(0x7fc00000u))"
 
 F64_SRC = f"""
+fn pow2_f64p(k: i32) -> f64 {{
+  // 2**k, exactly, without ldexp (which some drivers fail to compile for f64)
+  var r = f64(1);
+  var e = k;
+  loop {{
+    if (e > 120) {{ r = r * f64(bitcast<f32>(u32(247) << 23u)); e = e - 120; }}
+    else if (e < -120) {{ r = r * f64(bitcast<f32>(u32(7) << 23u)); e = e + 120; }}
+    else {{ break; }}
+  }}
+  return r * f64(bitcast<f32>(u32(e + 127) << 23u));
+}}
+
+fn frexp_f64p(x: f64) -> vec2<f64> {{
+  // (m, e) with x = m * 2**e, 1 <= m < 2, for finite x > 0 (no frexp: see pow2_f64p)
+  var v = x;
+  var e = 0;
+  for (var i = 0; i < 8 && v > f64(1e30); i = i + 1) {{ v = v * pow2_f64p(-100); e = e + 100; }}
+  for (var i = 0; i < 12 && v < f64(1e-30); i = i + 1) {{ v = v * pow2_f64p(100); e = e - 100; }}
+  let g = i32(floor(log2(f32(v))));
+  var m = v * pow2_f64p(-g);
+  e = e + g;
+  if (m >= f64(2)) {{ m = m * f64(0.5); e = e + 1; }}
+  if (m < f64(1)) {{ m = m * f64(2); e = e - 1; }}
+  return vec2<f64>(m, f64(e));
+}}
+
 fn exp_f64p(x: f64) -> f64 {{
   if (!(x == x)) {{ return x; }}
   if (x > f64(709.782712893384)) {{ return {INF}; }}
@@ -40,20 +66,17 @@ fn exp_f64p(x: f64) -> f64 {{
   let k = round(x * f64(1.4426950408889634));
   let r = (x - k * f64(6.93147180369123816490e-01)) - k * f64(1.90821492927058770002e-10);
   let p = {_horner("r", _EXP_C)};
-  let ki = i32(k);
-  if (ki < -1020) {{ return ldexp(ldexp(p, ki + 60), -60); }}
-  if (ki > 1020) {{ return ldexp(ldexp(p, ki - 60), 60); }}
-  return ldexp(p, ki);
+  return p * pow2_f64p(i32(k));
 }}
 
 fn log_f64p(x: f64) -> f64 {{
   if (!(x == x) || x < f64(0)) {{ return {NAN}; }}
   if (x == f64(0)) {{ return -{INF}; }}
   if (!(x <= f64(1.7976931348623157e308))) {{ return x; }}
-  let fr = frexp(x);
-  var mv = fr.fract;
-  var e = fr.exp;
-  if (mv < f64(0.7071067811865476)) {{ mv = mv * f64(2); e = e - 1; }}
+  let fr = frexp_f64p(x);
+  var mv = fr.x;
+  var e = i32(fr.y);
+  if (mv > f64(1.4142135623730951)) {{ mv = mv * f64(0.5); e = e + 1; }}
   let f = mv - f64(1);
   let s = f / (f64(2) + f);
   let z = s * s;
@@ -65,7 +88,7 @@ fn log_f64p(x: f64) -> f64 {{
 fn pow_f64p(a: f64, b: f64) -> f64 {{ return exp_f64p(b * log_f64p(a)); }}
 fn exp2_f64p(x: f64) -> f64 {{
   let k = round(x);
-  return ldexp(exp_f64p((x - k) * f64(0.6931471805599453)), i32(clamp(k, f64(-2000), f64(2000))));
+  return exp_f64p((x - k) * f64(0.6931471805599453)) * pow2_f64p(i32(clamp(k, f64(-2000), f64(2000))));
 }}
 fn log2_f64p(x: f64) -> f64 {{ return log_f64p(x) * f64(1.4426950408889634); }}
 fn log10_f64p(x: f64) -> f64 {{ return log_f64p(x) * f64(0.4342944819032518); }}

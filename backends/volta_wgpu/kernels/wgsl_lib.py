@@ -67,7 +67,13 @@ def _float_helpers(t: str) -> dict[str, str]:
                  f"  let um = u - {one};\n"
                  f"  if (um == -{one} || !(abs(u) <= {mx})) {{ return um; }}\n"
                  f"  return um * (x / LOG(u)); }}",
-        "fround": f"fn fround_{t}(x: {t}) -> {t} {{ return round(x); }}",
+        "log10": f"fn log10_{t}(x: {t}) -> {t} {{ return log2(x) * {t}(0.3010299956639812); }}",
+        "asin": f"fn asin_{t}(x: {t}) -> {t} {{\n"
+                f"  if (abs(x) > {one}) {{ return {_nan(t)}; }}\n"
+                f"  return atan2(x, sqrt(({one} - x) * ({one} + x))); }}",
+        "acos": f"fn acos_{t}(x: {t}) -> {t} {{\n"
+                f"  if (abs(x) > {one}) {{ return {_nan(t)}; }}\n"
+                f"  return atan2(sqrt(({one} - x) * ({one} + x)), x); }}",
     }
 
 

@@ -21,9 +21,15 @@ def _check(x: Any, op: str) -> Array:
     return x
 
 
+# WGSL lacks log10; lavapipe's asin/acos are only accurate to ~1e-4, atan is fine
+_F32_FN = {"log10": "log10_{T}", "asin": "asin_{T}", "acos": "acos_{T}"}
+
+
 def _fn(name: str, t: DType) -> str:
-    """The WGSL function implementing float function ``name`` for ``t``."""
-    return F64_NAMES.get(name, name) if t is D.float64 else name
+    """The WGSL function (or helper) implementing float function ``name`` for ``t``."""
+    if t is D.float64:
+        return F64_NAMES.get(name, name)
+    return _F32_FN.get(name, name).replace("{T}", t.wgsl)
 
 
 # -- unary ------------------------------------------------------------------------------
@@ -36,8 +42,9 @@ def _float_unary(name: str):
     def fn(x: Array, /) -> Array:
         x = _check(x, name)
         t = x.dtype if x.dtype.kind == "f" else D.float32
-        expr = f"{_fn(name, t)}({{0}})"
-        return launch_map(expr, [x], [t], t, op=name)
+        f = _fn(name, t)
+        helpers = (name,) if f.endswith("_" + t.wgsl) else ()
+        return launch_map(f"{f}({{0}})", [x], [t], t, helpers, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (integer inputs give float32)."
     return fn

@@ -77,8 +77,12 @@ def binary(op: str, low: float = -1.0, high: float = 1.0, low2: float | None = N
 def reduction(op: str, dtypes: tuple = FLOAT, grad: bool = True, low: float = -1.0,
               high: float = 1.0, empty: bool = True, large: bool = True,
               default_large: bool = False, dim_kw: str = "dim", multi_dim: bool = True,
-              keepdim: bool = True, extra: dict | None = None) -> list[OpCase]:
-    """Cases of a reduction: all elements, along one dim, several dims, keepdim."""
+              keepdim: bool = True, all_dims: bool = True,
+              extra: dict | None = None) -> list[OpCase]:
+    """Cases of a reduction: all elements, along one dim, several dims, keepdim.
+
+    ``all_dims=False`` is for reductions that need a ``dim`` (no all-elements cases).
+    """
     kw = dict(extra or {})
 
     def a(shape, view=None):
@@ -92,6 +96,8 @@ def reduction(op: str, dtypes: tuple = FLOAT, grad: bool = True, low: float = -1
         "size1": (a((1, 4, 1)), {dim_kw: 2}),
         "permuted": (a((4, 3, 2), "T"), {dim_kw: 1}),
     }
+    if not all_dims:
+        del layouts["all"], layouts["0d"]
     if keepdim:
         layouts["keepdim"] = (a((3, 4)), {dim_kw: 1, "keepdim": True})
     if multi_dim:
@@ -102,6 +108,6 @@ def reduction(op: str, dtypes: tuple = FLOAT, grad: bool = True, low: float = -1
              for tag, (arg, k) in layouts.items()]
     if large:
         case = OpCase(f"{op}/large", op, dtypes, tol=10.0, large=True, args=(a(LARGE),),
-                      kwargs=kw, grad=grad, default=default_large)
+                      kwargs=kw if all_dims else {**kw, dim_kw: 1}, grad=grad, default=default_large)
         cases.append(case)
     return cases

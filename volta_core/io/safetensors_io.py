@@ -1,0 +1,269 @@
+"""State dicts in the safetensors format, written atomically and checksummed.
+
+A file written here is a plain safetensors file (PyTorch, JAX and the Hugging Face
+tools read it) whose metadata also holds ``volta.sha256``: a SHA-256 over every
+tensor's name, dtype, shape and bytes and over the other metadata entries. Loading
+recomputes it, so a truncated file or a flipped byte is refused with a
+:class:`~volta_core.errors.CheckpointError` naming the file. Files without a checksum
+(written by other tools) load unchecked.
+
+Writes go to a temporary file in the target's directory, which is flushed, fsynced
+and renamed over the target with ``os.replace``; the directory is then fsynced. A
+crash mid-write leaves the previous file untouched.
+
+This module may use NumPy: only for host-side byte buffers, as the rules allow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from ..backend.device import Device, device as _device
+from ..dtypes import get_dtype
+from ..errors import CheckpointError
+from ..tensor import Tensor
+
+SHA_KEY = "volta.sha256"
+BF16_KEY = "volta.bf16_as_u16"
+RESERVED_PREFIX = "volta."
+_CHUNK = 1 << 24
+
+_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
+           "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U64": "uint64",
+           "U32": "uint32", "U16": "uint16", "U8": "uint8", "BOOL": "bool"}
+
+
+# -- atomic writes -------------------------------------------------------------------------
+
+def _write_chunks(f: Any, data: bytes) -> None:
+    """Write ``data`` to the open file ``f`` in chunks (tests replace it to simulate a crash)."""
+    view = memoryview(data)
+    for start in range(0, len(view), _CHUNK):
+        f.write(view[start:start + _CHUNK])
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that the file is either the old one or the new one.
+
+    The bytes go to a temporary file next to ``path``, which is flushed, fsynced and
+    renamed over ``path``; the directory is then fsynced so the rename survives a
+    power loss. On any error the temporary file is removed and ``path`` is untouched.
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                               dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _write_chunks(f, data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: str) -> None:
+    if os.name != "posix":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse to fsync a directory
+        pass
+    finally:
+        os.close(fd)
+
+
+# -- encoding ------------------------------------------------------------------------------
+
+def host_array(t: Tensor) -> np.ndarray:
+    """A C-contiguous NumPy copy (or view on the CPU) of a tensor's values."""
+    return np.ascontiguousarray(t.device.backend.to_host(t.detach().array))
+
+
+def _digest(arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = arrays[name]
+        h.update(f"{name}\0{a.dtype.name}\0{list(a.shape)}\0".encode())
+        h.update(memoryview(np.ascontiguousarray(a).reshape(-1).view(np.uint8)))
+    for key in sorted(metadata):
+        if key != SHA_KEY:
+            h.update(f"{key}\0{metadata[key]}\0".encode())
+    return h.hexdigest()
+
+
+_bf16_ok: bool | None = None
+
+
+def _bf16_supported() -> bool:
+    """Whether the installed safetensors writes ml_dtypes' bfloat16 arrays as BF16."""
+    global _bf16_ok
+    if _bf16_ok is None:
+        from safetensors.numpy import save
+
+        try:
+            import ml_dtypes
+
+            save({"x": np.zeros(1, dtype=ml_dtypes.bfloat16)})
+            _bf16_ok = True
+        except Exception:
+            _bf16_ok = False
+    return _bf16_ok
+
+
+def encode(arrays: dict[str, np.ndarray], metadata: dict[str, str] | None = None) -> bytes:
+    """The bytes of a safetensors file holding ``arrays`` and ``metadata`` plus a checksum."""
+    from safetensors.numpy import save
+
+    meta = dict(metadata or {})
+    arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    bf16 = sorted(k for k, v in arrays.items() if v.dtype.name == "bfloat16")
+    if bf16 and not _bf16_supported():  # old safetensors: store the raw bits
+        for k in bf16:
+            arrays[k] = arrays[k].view(np.uint16)
+        meta[BF16_KEY] = json.dumps(bf16)
+    meta[SHA_KEY] = _digest(arrays, meta)
+    return save(arrays, metadata=meta)
+
+
+def decode(data: bytes, path: str = "<bytes>") -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Parse safetensors bytes into NumPy arrays and metadata, verifying the checksum.
+
+    Raises:
+        CheckpointError: naming ``path`` if the bytes are truncated, corrupt or fail
+            the checksum.
+    """
+    from safetensors import deserialize
+
+    if len(data) < 8:
+        raise CheckpointError(f"{path}: file is {len(data)} bytes long, too short to be a "
+                              "safetensors file (truncated or empty)")
+    try:
+        n = int.from_bytes(data[:8], "little")
+        header = json.loads(bytes(data[8:8 + n]).decode("utf-8"))
+        meta = header.get("__metadata__") or {}
+        if not isinstance(meta, dict):
+            raise ValueError("__metadata__ is not an object")
+        entries = deserialize(data)
+    except Exception as e:
+        raise CheckpointError(f"{path}: not a valid safetensors file, it is truncated or "
+                              f"corrupt ({e}); restore it from a backup or re-save it") from None
+    arrays = {}
+    for name, info in entries:
+        code = info["dtype"]
+        if code not in _DTYPES:
+            raise CheckpointError(f"{path}: tensor {name!r} has dtype {code}, which Volta does "
+                                  f"not read; supported: {sorted(_DTYPES)}")
+        arrays[name] = np.frombuffer(info["data"], dtype=_np_dtype(_DTYPES[code], path)
+                                     ).reshape(info["shape"])
+    expected = meta.get(SHA_KEY)
+    if expected is not None and _digest(arrays, meta) != expected:
+        raise CheckpointError(f"{path}: checksum mismatch, the file is corrupt (a byte was "
+                              "changed or the file was cut short); restore it from a backup "
+                              "or re-save it")
+    for name in json.loads(meta.get(BF16_KEY, "[]")):
+        arrays[name] = arrays[name].view(_np_dtype("bfloat16", path))
+    return arrays, meta
+
+
+def _np_dtype(name: str, path: str) -> np.dtype:
+    if name != "bfloat16":
+        return np.dtype(name)
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise CheckpointError(f"{path}: holds bfloat16 tensors; install ml_dtypes to read "
+                              "them (pip install ml_dtypes)") from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def read_file(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Read and verify a safetensors file: ``(arrays, metadata)``."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: no such file") from None
+    return decode(data, path)
+
+
+def to_tensor(array: np.ndarray, dev: Device) -> Tensor:
+    """Put a host array on ``dev`` as a Tensor (no copy on the CPU)."""
+    dt = get_dtype(array.dtype.name)
+    native = dev.native_dtype(dt)
+    if not array.flags.writeable:
+        array = array.copy()
+    return Tensor._make(dev.backend.from_host(array, dev.index, native), dev)
+
+
+# -- public API ----------------------------------------------------------------------------
+
+def save_state_dict(state_dict: dict[str, Tensor], path: str | os.PathLike,
+                    metadata: dict[str, str] | None = None) -> None:
+    """Save a flat ``{name: Tensor}`` dict as a safetensors file (atomically, checksummed).
+
+    Args:
+        state_dict: tensors by name, e.g. ``model.state_dict()``; any devices.
+        path: the file to write (replaced atomically if it exists).
+        metadata: extra ``{str: str}`` entries for the header (keys must not start
+            with ``"volta."``).
+
+    Example:
+        >>> vt.io.save_state_dict(model.state_dict(), "model.safetensors")
+    """
+    if not isinstance(state_dict, dict):
+        raise TypeError(f"save_state_dict: expected a dict of Tensors, got "
+                        f"{type(state_dict).__name__}")
+    bad = [f"{k!r} ({type(v).__name__})" for k, v in state_dict.items()
+           if not isinstance(k, str) or not isinstance(v, Tensor)]
+    if bad:
+        raise TypeError("save_state_dict: expected str keys and Tensor values, got "
+                        + ", ".join(bad) + "; use vt.save for nested checkpoints")
+    meta = dict(metadata or {})
+    bad = [repr(k) for k, v in meta.items() if not isinstance(k, str) or not isinstance(v, str)
+           or k.startswith(RESERVED_PREFIX)]
+    if bad:
+        raise ValueError("save_state_dict: metadata must map str to str, with keys not "
+                         f"starting with {RESERVED_PREFIX!r}; bad keys: " + ", ".join(bad))
+    arrays = {k: host_array(v) for k, v in state_dict.items()}
+    atomic_write(path, encode(arrays, meta))
+
+
+def load_state_dict(path: str | os.PathLike, device: Any = None) -> dict[str, Tensor]:
+    """Load a safetensors file as ``{name: Tensor}``, verifying its checksum if present.
+
+    Args:
+        path: the file to read (written by :func:`save_state_dict` or any safetensors
+            writer, e.g. ``safetensors.torch.save_file``).
+        device: where to put the tensors (default: ``"cpu"``, as safetensors does).
+
+    Raises:
+        CheckpointError: if the file is missing, truncated or corrupt.
+    """
+    path = os.fspath(path)
+    arrays, _ = read_file(path)
+    dev = _device("cpu" if device is None else device)
+    return {k: to_tensor(a, dev) for k, a in arrays.items()}
+
+
+def load_metadata(path: str | os.PathLike) -> dict[str, str]:
+    """The metadata of a safetensors file, without Volta's own ``volta.*`` entries."""
+    _, meta = read_file(path)
+    return {k: v for k, v in meta.items() if not k.startswith(RESERVED_PREFIX)}
+
+
+__all__ = ["save_state_dict", "load_state_dict", "load_metadata", "atomic_write"]
