@@ -214,3 +214,16 @@ def test_graph_is_freed_by_refcounting_without_gc():
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_to_dot_names_ops_shapes_dtypes_devices(tmp_path):
+    w = vt.randn(3, 2, requires_grad=True)
+    x = vt.randn(4, 3)
+    dot = vt.autograd.to_dot(((x @ w).tanh()).sum(), {"w": w})
+    assert dot.startswith("digraph autograd {")
+    assert 'label="Matmul\\n(4, 2) float32 cpu"' in dot
+    assert 'label="Tanh\\n(4, 2) float32 cpu"' in dot
+    assert 'label="w\\n(3, 2) float32 cpu"' in dot
+    assert dot.count("->") == 3
+    out = vt.autograd.render_dot(dot, tmp_path / "graph.svg")
+    assert out.exists() and out.suffix in (".svg", ".dot")

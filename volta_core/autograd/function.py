@@ -108,6 +108,7 @@ class Function:
                 needs.append(False)
         ctx.parents = tuple(parents)
         ctx.needs_input_grad = tuple(needs)
+        ctx.out_meta = (out.shape, out.dtype)  # for error messages and graph drawings
         result = Tensor._make(out, dev, True, ctx)
         if ctx._to_save:
             ctx._saved = _pack(ctx._to_save, args, out, result)
