@@ -341,7 +341,9 @@ def new_tensor(self: Tensor, data: Any, dtype: Any = None) -> Tensor:
 @tensor_method()
 def clone(self: Tensor) -> Tensor:
     """A copy of this tensor that stays in the graph."""
-    return self * 1 if self.dtype.kind != "b" else tensor(self)
+    from .ops.movement import Clone
+
+    return Clone.apply(self)
 
 
 __all__ = [

@@ -93,11 +93,12 @@ def _col2im(dcols: np.ndarray, x_shape: tuple, out_hw: tuple, kernel: tuple, str
 
 
 def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
-                    needs=(True, True), stride=(1, 1), pads=(0, 0, 0, 0), dilation=(1, 1),
+                    w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
+                    pads=(0, 0, 0, 0), dilation=(1, 1),
                     groups: int = 1) -> tuple:
     """Input gradient by GEMM + col2im, weight gradient by one GEMM over im2col."""
     n, c, h, wd = x_shape
-    o, cg, kh, kw = w.shape
+    o, cg, kh, kw = w_shape or w.shape
     ho, wo = grad.shape[2:]
     og = o // groups
     gmat = grad.transpose(0, 2, 3, 1).reshape(n * ho * wo, o)

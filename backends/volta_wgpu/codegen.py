@@ -6,7 +6,7 @@ Every kernel binds its metadata at ``@binding(0)`` as ``m: array<vec4<u32>, N>``
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from . import dtypes as D
 from .dtypes import DType
@@ -30,7 +30,8 @@ def header(types: Iterable[DType], words: int, writes: list[tuple[str, DType]],
     lines = []
     if any(t is D.float16 for t in types) or any(t is D.float16 for _, t in writes + reads):
         lines.append("enable f16;")
-    lines.append(f"@group(0) @binding(0) var<uniform> m: array<vec4<u32>, {max(1, -(-words // 4))}>;")
+    n = max(1, -(-words // 4))
+    lines.append(f"@group(0) @binding(0) var<uniform> m: array<vec4<u32>, {n}>;")
     b = 1
     for name, t in writes:
         lines.append(f"@group(0) @binding({b}) var<storage, read_write> {name}: "

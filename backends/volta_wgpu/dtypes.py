@@ -8,6 +8,7 @@ exist only when the device enabled the matching feature (``shader-f16``,
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,7 +127,7 @@ def as_dtype(dtype: Any) -> DType:
                      f"{[d.name for d in ALL]}")
 
 
-builtins_bool = type(True)
+builtins_bool = builtins.bool
 
 _INT_RANK = {"int32": 1, "uint32": 2, "int64": 3}
 

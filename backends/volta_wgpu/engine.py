@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ._errors import OutOfMemoryError
 
@@ -301,8 +302,11 @@ class Engine:
 
     def synchronize(self) -> None:
         """Submit recorded work and wait until the device has finished it."""
-        self.flush()
-        self.queue.on_submitted_work_done_sync()
+        # a 4-byte readback waits for everything submitted before it (queue order);
+        # wgpu-py's on_submitted_work_done_sync is broken with some wgpu-native builds
+        if not hasattr(self, "_sync_st"):
+            self._sync_st = self.alloc(4)
+        self.read(self._sync_st, 0, 4)
 
 
 def groups_for(n: int, wg: int = WG) -> tuple[int, int, int]:

@@ -7,7 +7,8 @@ requested on first use, and a missing library or adapter is reported by
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from volta_core.backend import Backend, Generator, hookimpl
 

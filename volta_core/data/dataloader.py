@@ -6,7 +6,10 @@ import multiprocessing
 import os
 import pickle
 import queue
-from typing import Any, Callable, Generic, Iterator, TypeVar
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
 
 from ..backend.device import Device
 from .collate import default_collate, default_convert, place
@@ -15,7 +18,8 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _r
 from .worker import ExceptionWrapper, IterationEnd, _Fetcher, worker_loop
 
 T_co = TypeVar("T_co", covariant=True)
-_POLL_S = 2.0  # how often the main process checks that its workers are alive
+_POLL_S = 1.0  # how often the main process checks that its workers are alive
+_JOIN_S = 1.0  # how long workers get to exit on their own at shutdown
 
 
 class _InfiniteConstantSampler(Sampler[None]):
@@ -198,7 +202,7 @@ class _BaseIter:
     """What both iterators share: epoch bookkeeping, skipping, placing batches."""
 
     def __init__(self, loader: DataLoader) -> None:
-        self._loader = loader
+        self._loader = weakref.ref(loader)  # no reference cycle with a persistent loader
         self._device = loader.device
         self._done = False
         self._start_epoch(loader)
@@ -227,7 +231,10 @@ class _BaseIter:
         return self
 
     def __len__(self) -> int:
-        return len(self._loader)
+        loader = self._loader()
+        if loader is None:
+            raise TypeError("len() of an iterator whose DataLoader is gone")
+        return len(loader)
 
 
 _END = object()
@@ -265,6 +272,7 @@ class _MultiProcessIter(_BaseIter):
         self._stopped = True
         self._workers: list[Any] = []
         ctx = loader._context()
+        Device("cpu")  # discover backends once, before forking, not once per worker
         n = loader.num_workers
         self._num_workers = n
         self._persistent = loader.persistent_workers
@@ -390,8 +398,10 @@ class _MultiProcessIter(_BaseIter):
                 q.put(None)
             except (OSError, ValueError):
                 pass
+        deadline = time.monotonic() + _JOIN_S
+        for p in self._workers:  # idle workers exit at once; busy ones are terminated
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
         for p in self._workers:
-            p.join(timeout=2.0)
             if p.is_alive():
                 p.terminate()
                 p.join(timeout=1.0)

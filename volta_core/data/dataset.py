@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
 
 from ..tensor import Tensor
 from .sampler import _rng, _seed_of

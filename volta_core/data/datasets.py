@@ -22,9 +22,10 @@ from __future__ import annotations
 import gzip
 import random
 import struct
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Callable
+from typing import Any
 
 from ..backend.device import Device
 from ..tensor import Tensor

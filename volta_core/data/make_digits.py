@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import csv
 import gzip
+import importlib.util
 import io
 import struct
 import sys
-from importlib import resources
 from pathlib import Path
 
 MAGIC = b"VDIGITS1"
@@ -38,7 +38,11 @@ OUT = Path(__file__).with_name("digits.bin.gz")
 
 def read_sklearn_csv() -> tuple[list[list[int]], list[int]]:
     """Return (images as 64 ints each, labels) from scikit-learn's packaged CSV."""
-    raw = resources.files("sklearn.datasets.data").joinpath("digits.csv.gz").read_bytes()
+    spec = importlib.util.find_spec("sklearn")  # locate the package without importing it
+    if spec is None or spec.origin is None:
+        raise ImportError("scikit-learn is needed to rebuild digits.bin.gz: "
+                          "pip install scikit-learn")
+    raw = (Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz").read_bytes()
     images, labels = [], []
     for row in csv.reader(io.StringIO(gzip.decompress(raw).decode("ascii"))):
         if not row:

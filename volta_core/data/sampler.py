@@ -14,7 +14,8 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
 
 T_co = TypeVar("T_co", covariant=True)
 

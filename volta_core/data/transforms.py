@@ -12,7 +12,8 @@ each worker's generator is seeded with its own seed.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..backend.device import Device
 from ..creation import rand, randint

@@ -15,11 +15,11 @@ import queue
 import random
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from .collate import (collate_host, convert_host, default_collate, default_convert,
-                      is_default)
+from .collate import collate_host, convert_host, default_collate, default_convert, is_default
 
 _POLL_S = 1.0  # how often an idle worker checks that its parent is alive
 
@@ -109,11 +109,15 @@ def _rebuild_wrapper(exc_type: type, message: str, where: str, tb: str) -> Excep
 
 
 def _seed_worker(seed: int) -> None:
-    """Seed Python's, Volta's and (if loaded) NumPy's global generators."""
-    from ..creation import manual_seed
+    """Seed Python's, Volta's CPU and (if loaded) NumPy's global generators.
+
+    Only the CPU generator: touching a GPU in a forked child is unsafe.
+    """
+    from ..backend.device import Device
+    from ..creation import _generator
 
     random.seed(seed)
-    manual_seed(seed)
+    _generator(Device("cpu")).manual_seed(seed)
     np = sys.modules.get("numpy")
     if np is not None:
         np.random.seed(seed % 2**32)

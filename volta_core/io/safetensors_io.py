@@ -24,12 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.device import Device, device as _device
+from ..backend.device import Device
+from ..backend.device import device as _device
 from ..dtypes import get_dtype
 from ..errors import CheckpointError
 from ..tensor import Tensor
 
 SHA_KEY = "volta.sha256"
+FORMAT_KEY = "volta.format"
+STATE_DICT_FORMAT = "volta-state-dict-1"
 BF16_KEY = "volta.bf16_as_u16"
 RESERVED_PREFIX = "volta."
 _CHUNK = 1 << 24
@@ -88,9 +91,15 @@ def _fsync_dir(folder: str) -> None:
 
 # -- encoding ------------------------------------------------------------------------------
 
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` itself if C-contiguous, else a C-ordered copy (keeps 0-d arrays 0-d)."""
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else np.array(a, order="C")
+
+
 def host_array(t: Tensor) -> np.ndarray:
     """A C-contiguous NumPy copy (or view on the CPU) of a tensor's values."""
-    return np.ascontiguousarray(t.device.backend.to_host(t.detach().array))
+    return _contiguous(t.device.backend.to_host(t.detach().array))
 
 
 def _digest(arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> str:
@@ -98,11 +107,23 @@ def _digest(arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> str:
     for name in sorted(arrays):
         a = arrays[name]
         h.update(f"{name}\0{a.dtype.name}\0{list(a.shape)}\0".encode())
-        h.update(memoryview(np.ascontiguousarray(a).reshape(-1).view(np.uint8)))
+        h.update(memoryview(_contiguous(a).reshape(-1).view(np.uint8)))
     for key in sorted(metadata):
         if key != SHA_KEY:
             h.update(f"{key}\0{metadata[key]}\0".encode())
     return h.hexdigest()
+
+
+def _safetensors() -> Any:
+    """The ``safetensors`` package, or an ImportError saying how to install it."""
+    try:
+        import safetensors
+        import safetensors.numpy  # noqa: F401
+    except ImportError:
+        raise ImportError("volta_core.io needs the safetensors package to read and write "
+                          "files: pip install safetensors (or pip install 'volta[dev]')"
+                          ) from None
+    return safetensors
 
 
 _bf16_ok: bool | None = None
@@ -112,8 +133,7 @@ def _bf16_supported() -> bool:
     """Whether the installed safetensors writes ml_dtypes' bfloat16 arrays as BF16."""
     global _bf16_ok
     if _bf16_ok is None:
-        from safetensors.numpy import save
-
+        save = _safetensors().numpy.save
         try:
             import ml_dtypes
 
@@ -126,10 +146,10 @@ def _bf16_supported() -> bool:
 
 def encode(arrays: dict[str, np.ndarray], metadata: dict[str, str] | None = None) -> bytes:
     """The bytes of a safetensors file holding ``arrays`` and ``metadata`` plus a checksum."""
-    from safetensors.numpy import save
-
+    save = _safetensors().numpy.save
     meta = dict(metadata or {})
-    arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    meta.setdefault(FORMAT_KEY, STATE_DICT_FORMAT)  # with the checksum: 2 keys, see decode
+    arrays = {k: _contiguous(v) for k, v in arrays.items()}
     bf16 = sorted(k for k, v in arrays.items() if v.dtype.name == "bfloat16")
     if bf16 and not _bf16_supported():  # old safetensors: store the raw bits
         for k in bf16:
@@ -146,8 +166,7 @@ def decode(data: bytes, path: str = "<bytes>") -> tuple[dict[str, np.ndarray], d
         CheckpointError: naming ``path`` if the bytes are truncated, corrupt or fail
             the checksum.
     """
-    from safetensors import deserialize
-
+    deserialize = _safetensors().deserialize
     if len(data) < 8:
         raise CheckpointError(f"{path}: file is {len(data)} bytes long, too short to be a "
                               "safetensors file (truncated or empty)")
@@ -168,8 +187,13 @@ def decode(data: bytes, path: str = "<bytes>") -> tuple[dict[str, np.ndarray], d
             raise CheckpointError(f"{path}: tensor {name!r} has dtype {code}, which Volta does "
                                   f"not read; supported: {sorted(_DTYPES)}")
         arrays[name] = np.frombuffer(info["data"], dtype=_np_dtype(_DTYPES[code], path)
-                                     ).reshape(info["shape"])
+                                     ).reshape(tuple(info["shape"]))
     expected = meta.get(SHA_KEY)
+    if expected is None and any(k.startswith(RESERVED_PREFIX) for k in meta):
+        # Volta writes two volta.* keys, so one damaged key still leaves the other
+        raise CheckpointError(f"{path}: the checksum entry is missing from a file written by "
+                              "Volta, the header is corrupt; restore it from a backup or "
+                              "re-save it")
     if expected is not None and _digest(arrays, meta) != expected:
         raise CheckpointError(f"{path}: checksum mismatch, the file is corrupt (a byte was "
                               "changed or the file was cut short); restore it from a backup "

@@ -13,8 +13,9 @@ from typing import Any
 
 from ..creation import rand, randn
 from ..errors import DTypeError, ShapeError
+from ..ops.movement import cat, narrow
 from ..tensor import Tensor
-from .functional_seq import _cat, _causal_mask, _dropout, _float_mask, _narrow, _softmax
+from .functional_seq import _causal_mask, _dropout, _float_mask, _softmax
 from .module import Module
 from .parameter import Parameter
 
@@ -198,11 +199,11 @@ class MultiheadAttention(Module):
         e = self.embed_dim
         if self._qkv_same_embed_dim:
             w = self.in_proj_weight
-            ws = [_narrow(w, 0, i * e, e) for i in range(3)]
+            ws = [narrow(w, 0, i * e, e) for i in range(3)]
         else:
             ws = [self.q_proj_weight, self.k_proj_weight, self.v_proj_weight]
         b = self.in_proj_bias
-        bs = [None] * 3 if b is None else [_narrow(b, 0, i * e, e) for i in range(3)]
+        bs = [None] * 3 if b is None else [narrow(b, 0, i * e, e) for i in range(3)]
         return ws, bs
 
     def _mask(self, attn_mask: Tensor | None, kpm: Tensor | None, is_causal: bool,
@@ -245,12 +246,12 @@ class MultiheadAttention(Module):
         (wq, wk, wv), (bq, bk, bv) = self._projections()
         q, k, v = _linear(query, wq, bq), _linear(key, wk, bk), _linear(value, wv, bv)
         if self.bias_k is not None:
-            k = _cat([k, self.bias_k.expand(1, bsz, e)], 0)
-            v = _cat([v, self.bias_v.expand(1, bsz, e)], 0)
+            k = cat([k, self.bias_k.expand(1, bsz, e)], 0)
+            v = cat([v, self.bias_v.expand(1, bsz, e)], 0)
             attn_mask, kpm = _pad_masks(attn_mask, kpm)
         if self.add_zero_attn:
-            k = _cat([k, k.new_zeros(1, bsz, e)], 0)
-            v = _cat([v, v.new_zeros(1, bsz, e)], 0)
+            k = cat([k, k.new_zeros(1, bsz, e)], 0)
+            v = cat([v, v.new_zeros(1, bsz, e)], 0)
             attn_mask, kpm = _pad_masks(attn_mask, kpm)
         src = k.shape[0]
         # (seq, N, E) -> (N, H, seq, hd)
@@ -276,7 +277,7 @@ def _pad_masks(attn_mask: Tensor | None, kpm: Tensor | None) -> tuple:
     def pad(m: Tensor | None) -> Tensor | None:
         if m is None:
             return None
-        return _cat([m, m.new_zeros(*m.shape[:-1], 1)], -1)  # False / 0.0: allowed
+        return cat([m, m.new_zeros(*m.shape[:-1], 1)], -1)  # False / 0.0: allowed
 
     return pad(attn_mask), pad(kpm)
 

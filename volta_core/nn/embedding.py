@@ -1,3 +1,171 @@
-"""(being written)"""
+"""``Embedding``: a lookup table of learnable vectors, and ``one_hot``."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.function import Function
+from ..backend.kernels import get_kernel
+from ..creation import empty
+from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
+from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
+from ..tensor import Tensor
+from . import init
+from .functional_core import _check_tensor
+from .module import Module
+from .parameter import Parameter
+
+
+class _Embedding(Function):
+    def forward(ctx, weight, idx, padding_idx=None):
+        xp = ctx.xp
+        ctx.idx, ctx.num, ctx.padding_idx = idx, weight.shape[0], padding_idx
+        rows = xp.take(weight, xp.reshape(idx, (-1,)), axis=0)
+        return xp.reshape(rows, (*idx.shape, weight.shape[1]))
+
+    def backward(ctx, g):
+        gw = _EmbeddingBackward.apply(g, ctx.idx, num=ctx.num, padding_idx=ctx.padding_idx)
+        return gw, None
+
+
+class _EmbeddingBackward(Function):
+    """Scatter-add of output gradients into the table (the ``embedding_backward`` kernel)."""
+
+    def forward(ctx, g, idx, num=0, padding_idx=None):
+        xp = ctx.xp
+        ctx.idx, ctx.padding_idx = idx, padding_idx
+        kern = get_kernel(ctx.device.backend, "embedding_backward")
+        return kern(xp, xp.reshape(g, (-1, g.shape[-1])), xp.reshape(idx, (-1,)),
+                    num_weights=num, padding_idx=padding_idx)
+
+    def backward(ctx, h):
+        out = _Embedding.apply(h, Tensor._make(ctx.idx, ctx.device))
+        if ctx.padding_idx is not None:
+            out = out * (Tensor._make(ctx.idx, ctx.device) != ctx.padding_idx).unsqueeze(-1)
+        return out, None
+
+
+def _check_indices(op: str, idx: Tensor, num: int) -> None:
+    if idx.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: indices must be an integer tensor, got {idx.dtype.name}; "
+                         "convert with .long()")
+    if idx.numel() and idx.device.type == "cpu":  # a host check would sync a GPU
+        lo, hi = int(idx.min().item()), int(idx.max().item())
+        if lo < 0 or hi >= num:
+            bad = lo if lo < 0 else hi
+            raise IndexOutOfRangeError(f"{op}: index {bad} is out of range for a table of "
+                                       f"{num} rows (valid: 0..{num - 1})")
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """Look up rows of ``weight`` by the integer indices in ``input``.
+
+    Args:
+        input: integer tensor of any shape.
+        weight: ``(num_embeddings, embedding_dim)``.
+        padding_idx: a row that gets no gradient.
+
+    Shape:
+        Output ``(*input.shape, embedding_dim)``.
+    """
+    _check_tensor("embedding", input)
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got "
+                         f"{weight.shape}")
+    if input.device is not weight.device:
+        raise DeviceError(f"embedding: indices are on {input.device} but the weight on "
+                          f"{weight.device}; move the indices with .to('{weight.device}')")
+    _check_indices("embedding", input, weight.shape[0])
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return _Embedding.apply(weight, input, padding_idx=padding_idx)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Encode integer class indices as one-hot int64 vectors.
+
+    Shape:
+        Input ``(*)``; output ``(*, num_classes)``.
+    """
+    _check_tensor("one_hot", tensor)
+    if tensor.dtype.kind not in "iu":
+        raise DTypeError(f"one_hot: expected an integer tensor, got {tensor.dtype.name}")
+    if num_classes < 0:
+        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+    _check_indices("one_hot", tensor, num_classes)
+    xp, dev = tensor.device.xp, tensor.device
+    classes = xp.arange(num_classes, dtype=tensor.array.dtype, device=dev.native)
+    hot = xp.expand_dims(tensor.array, axis=-1) == classes
+    return Tensor._make(xp.astype(hot, xp.int64), dev)
+
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` learnable vectors looked up by index.
+
+    Args:
+        num_embeddings: size of the table.
+        embedding_dim: size of each vector.
+        padding_idx: a row that stays at zero and gets no gradient.
+        _weight: an initial table (else N(0, 1)).
+
+    Shape:
+        Input ``(*)`` integers; output ``(*, embedding_dim)``.
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} must be within "
+                                 f"num_embeddings {num_embeddings}")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype,
+                                          device=device), requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ShapeError(f"Embedding: _weight shape {_weight.shape} does not match "
+                                 f"({num_embeddings}, {embedding_dim})")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        """N(0, 1) entries, the padding row zeroed."""
+        init.normal_(self.weight)
+        self._zero_padding()
+
+    def _zero_padding(self) -> None:
+        if self.padding_idx is not None:
+            xp = self.weight.device.xp
+            arr = xp.asarray(self.weight.array, copy=True)
+            arr[self.padding_idx, ...] = 0
+            self.weight.array = arr
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None) -> Embedding:
+        """Build an embedding from a ``(num, dim)`` table (frozen by default)."""
+        if embeddings.ndim != 2:
+            raise ShapeError(f"Embedding.from_pretrained: embeddings must be 2-D, got "
+                             f"{embeddings.shape}")
+        n, d = embeddings.shape
+        return cls(n, d, padding_idx, _weight=embeddings.detach(), _freeze=freeze)
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor("Embedding", input)
+        if input.device is not self.weight.device:
+            raise DeviceError(f"Embedding: indices are on {input.device} but the table on "
+                              f"{self.weight.device}; move the indices with "
+                              f".to('{self.weight.device}')")
+        return embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
+__all__ = ["Embedding"]

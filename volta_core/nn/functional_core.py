@@ -85,12 +85,20 @@ from .conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 from .dropout import dropout, dropout2d  # noqa: E402
 from .embedding import embedding, one_hot  # noqa: E402
 from .linear import bilinear, linear  # noqa: E402
-from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: E402
-                   cosine_embedding_loss, cross_entropy, huber_loss, kl_div, l1_loss,
-                   mse_loss, nll_loss, smooth_l1_loss)
+from .loss import (  # noqa: E402
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 from .normalization import batch_norm, group_norm, layer_norm, rms_norm  # noqa: E402
-from .pooling import (adaptive_avg_pool2d, avg_pool2d, max_pool1d,  # noqa: E402
-                      max_pool2d)
+from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool1d, max_pool2d  # noqa: E402
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d",

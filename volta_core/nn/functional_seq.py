@@ -2,7 +2,7 @@
 
 ``scaled_dot_product_attention``, ``pixel_shuffle``, ``pixel_unshuffle`` and
 ``interpolate`` (re-exported by ``volta_core.nn.functional``), plus small private
-helpers (``_narrow``, ``_cat``, ``_softmax``, ...) that the layers in ``rnn.py``,
+helpers (``_softmax``, ``_dropout``, ``_float_mask``, ...) that the layers in ``rnn.py``,
 ``attention.py``, ``transformer.py`` and ``upsampling.py`` share.
 """
 
@@ -12,96 +12,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..autograd.function import Function
 from ..errors import DTypeError, ShapeError
+from ..ops.activation import gelu
 from ..ops.elementwise import where
+from ..ops.indexing import index_select, triu
+from ..ops.softmax import softmax
 from ..tensor import Tensor
 
-# -- private differentiable helpers ---------------------------------------------------------
-
-
-class _Narrow(Function):
-    def forward(ctx, x, dim=0, start=0, length=1):
-        ctx.in_shape, ctx.dim, ctx.start = x.shape, dim, start
-        index = [slice(None)] * len(x.shape)
-        index[dim] = slice(start, start + length)
-        return x[tuple(index)]
-
-    def backward(ctx, g):
-        dim, start, shape = ctx.dim, ctx.start, ctx.in_shape
-        parts = []
-        if start:
-            parts.append(g.new_zeros(*_with(shape, dim, start)))
-        parts.append(g)
-        after = shape[dim] - start - g.shape[dim]
-        if after:
-            parts.append(g.new_zeros(*_with(shape, dim, after)))
-        return _cat(parts, dim)
-
-
-class _Cat(Function):
-    def forward(ctx, *arrays, dim=0):
-        ctx.dim, ctx.sizes = dim, [a.shape[dim] for a in arrays]
-        return ctx.xp.concat(arrays, axis=dim)
-
-    def backward(ctx, g):
-        grads, start = [], 0
-        for size, need in zip(ctx.sizes, ctx.needs_input_grad):
-            grads.append(_narrow(g, ctx.dim, start, size) if need else None)
-            start += size
-        return tuple(grads)
-
-
-class _Take(Function):
-    """Pick ``indices`` (a Python list) along ``dim``; backward is a one-hot matmul."""
-
-    def forward(ctx, x, dim=0, indices=()):
-        xp = ctx.xp
-        ctx.dim, ctx.indices, ctx.n = dim, indices, x.shape[dim]
-        idx = xp.asarray(list(indices), dtype=xp.int64, device=ctx.device.native)
-        return xp.take(x, idx, axis=dim)
-
-    def backward(ctx, g):
-        onehot = [[0.0] * ctx.n for _ in ctx.indices]
-        for row, i in enumerate(ctx.indices):
-            onehot[row][i] = 1.0
-        return _along(g, ctx.dim, g.new_tensor(onehot))
-
-
-def _with(shape: Sequence[int], dim: int, size: int) -> tuple[int, ...]:
-    out = list(shape)
-    out[dim] = size
-    return tuple(out)
-
-
-def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
-    """``x`` restricted to ``start:start+length`` along ``dim`` (differentiable)."""
-    dim = dim % x.ndim
-    if start == 0 and length == x.shape[dim]:
-        return x
-    return _Narrow.apply(x, dim=dim, start=start, length=length)
-
-
-def _select(x: Tensor, dim: int, index: int) -> Tensor:
-    """``x[..., index, ...]`` along ``dim``, removing that dim (differentiable)."""
-    dim = dim % x.ndim
-    out = _narrow(x, dim, index, 1)
-    return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
-
-
-def _cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Concatenate tensors along ``dim`` (differentiable)."""
-    tensors = list(tensors)
-    if len(tensors) == 1:
-        return tensors[0]
-    return _Cat.apply(*tensors, dim=dim % tensors[0].ndim)
-
-
-def _stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Stack same-shaped tensors along a new dim ``dim`` (differentiable)."""
-    tensors = list(tensors)
-    dim = dim % (tensors[0].ndim + 1)
-    return _cat([t.unsqueeze(dim) for t in tensors], dim)
+# -- private helpers shared by the sequence layers -------------------------------------------
 
 
 def _along(x: Tensor, dim: int, matrix: Tensor) -> Tensor:
@@ -111,41 +29,22 @@ def _along(x: Tensor, dim: int, matrix: Tensor) -> Tensor:
 
 
 def _softmax(x: Tensor, dim: int) -> Tensor:
-    """Numerically stable softmax along ``dim`` (NaN for rows that are all -inf)."""
-    shifted = x - x.detach().max(dim, keepdim=True).values
-    e = shifted.exp()
-    return e / e.sum(dim, keepdim=True)
+    """Softmax along ``dim`` (NaN for rows that are all -inf, as in PyTorch)."""
+    return softmax(x, dim)
 
 
 def _dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
     if not training or p == 0.0:
         return x
-    if p == 1.0:
-        return x * 0.0
-    from ..creation import rand
+    from .dropout import dropout
 
-    keep = rand(*x.shape, dtype=x.dtype, device=x.device) >= p
-    return where(keep, x, 0.0) * (1.0 / (1.0 - p))
-
-
-def _erf(x: Tensor) -> Tensor:
-    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), used only until an erf op exists
-    sign = where(x < 0, -1.0, 1.0)
-    a = x.abs()
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741
-                                                       + t * (-1.453152027 + t * 1.061405429))))
-    return sign * (1.0 - poly * (-(a * a)).exp())
+    return dropout(x, p, training)
 
 
 def _gelu(x: Tensor) -> Tensor:
     """GELU with the exact (erf) form, as PyTorch's default."""
-    import volta_core as vt
-
-    if hasattr(vt, "gelu"):
-        return vt.gelu(x)
-    return 0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))
+    return gelu(x)
 
 
 def _float_mask(mask: Tensor, like: Tensor, allow_is_true: bool) -> Tensor:
@@ -161,8 +60,8 @@ def _float_mask(mask: Tensor, like: Tensor, allow_is_true: bool) -> Tensor:
 
 def _causal_mask(l: int, s: int, like: Tensor) -> Tensor:
     """A float (l, s) mask that is -inf above the diagonal (top-left aligned)."""
-    rows = [[0.0 if j <= i else float("-inf") for j in range(s)] for i in range(l)]
-    return like.new_tensor(rows)
+    above = triu(like.new_ones(l, s), 1) > 0
+    return where(above, float("-inf"), like.new_zeros(()))
 
 
 # -- attention ------------------------------------------------------------------------------
@@ -336,7 +235,7 @@ def _out_sizes(op: str, spatial: tuple, size: Any, scale_factor: Any,
 def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                 scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
                 align_corners: bool | None = None,
-                recompute_scale_factor: bool | None = None) -> Tensor:
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Resize the spatial dims of ``input`` (up or down sampling).
 
     Args:
@@ -349,12 +248,15 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
             each other (True) or their edges (False, the default).
         recompute_scale_factor: compute the coordinate scale from the output size instead
             of using ``scale_factor`` directly.
+        antialias: not supported; must be False.
 
     Shape:
         - Input: ``(N, C, *spatial_in)``.
         - Output: ``(N, C, *spatial_out)``.
     """
     op = "interpolate"
+    if antialias:
+        raise NotImplementedError(f"{op}: antialias=True is not supported yet")
     if mode not in _MODES:
         raise ValueError(f"{op}: unknown mode {mode!r}; expected one of {sorted(_MODES)}")
     if input.ndim not in (3, 4, 5):
@@ -380,7 +282,8 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         scale = 1.0 / f if f is not None else n_in / n_out
         if dims is None:
             idx = _nearest_indices(n_in, n_out, scale, mode == "nearest-exact")
-            out = _Take.apply(out, dim=d + 2, indices=tuple(idx))
+            index = out.new_tensor(idx, dtype="int64")
+            out = index_select(out, d + 2, index)
         else:
             rows = _interp_matrix(n_in, n_out, scale, bool(align_corners), mode == "bicubic")
             out = _along(out, d + 2, out.new_tensor(rows))

@@ -1,3 +1,198 @@
-"""(being written)"""
+"""Affine layers: ``Linear``, ``Bilinear``, ``Identity`` and their functional forms."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..autograd.function import Function
+from ..creation import empty
+from ..errors import ShapeError
+from ..tensor import Tensor
+from . import init
+from .functional_core import _check_same, _check_tensor
+from .module import Module
+from .parameter import Parameter
+
+
+class _Linear(Function):
+    """``x @ w.T + b`` as one node (one GEMM forward, two backward)."""
+
+    def forward(ctx, x, w, b=None):
+        ctx.save_for_backward(x, w)
+        xp = ctx.xp
+        y = xp.matmul(x, xp.matrix_transpose(w)) if x.ndim > 1 else xp.matmul(w, x)
+        return y if b is None else y + b
+
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad
+        gx = gw = gb = None
+        if nx:
+            gx = g @ w
+        if nw or nb:
+            g2 = g.reshape(-1, w.shape[0])
+            if nw:
+                gw = g2.mT @ x.reshape(-1, w.shape[1])
+            if nb:
+                gb = g2.sum(0)
+        return gx, gw, gb
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Apply ``y = x W^T + b``.
+
+    Args:
+        input: ``(*, in_features)``.
+        weight: ``(out_features, in_features)``.
+        bias: optional ``(out_features,)``.
+
+    Shape:
+        Output ``(*, out_features)``.
+    """
+    if type(input) is not Tensor:
+        _check_tensor("linear", input)
+    if weight.ndim != 2:
+        raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), got shape "
+                         f"{weight.shape}")
+    if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+        raise ShapeError(f"linear: input of shape {input.shape} has {input.shape[-1:]} "
+                         f"features but the layer expects in_features={weight.shape[1]} "
+                         f"(weight shape {weight.shape}); check the previous layer's size")
+    if (input.device is not weight.device or input.array.dtype != weight.array.dtype
+            or (bias is not None and (bias.device is not weight.device
+                                      or bias.array.dtype != weight.array.dtype))):
+        _check_same("linear", input, weight, bias)
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise ShapeError(f"linear: bias must have shape ({weight.shape[0]},), got {bias.shape}")
+    return _Linear.apply(input, weight, bias)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+             bias: Tensor | None = None) -> Tensor:
+    """Apply ``y_k = x1^T A_k x2 + b_k``.
+
+    Args:
+        input1: ``(*, in1)``; input2: ``(*, in2)`` with the same leading dims.
+        weight: ``(out, in1, in2)``; bias: optional ``(out,)``.
+
+    Shape:
+        Output ``(*, out)``.
+    """
+    _check_tensor("bilinear", input1, "input1")
+    _check_tensor("bilinear", input2, "input2")
+    if weight.ndim != 3:
+        raise ShapeError(f"bilinear: weight must be 3-D (out, in1, in2), got {weight.shape}")
+    out, in1, in2 = weight.shape
+    if input1.shape[-1:] != (in1,) or input2.shape[-1:] != (in2,):
+        raise ShapeError(f"bilinear: inputs of shapes {input1.shape} and {input2.shape} do not "
+                         f"match in1_features={in1}, in2_features={in2}")
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise ShapeError(f"bilinear: inputs must have the same batch dims, got "
+                         f"{input1.shape} and {input2.shape}")
+    _check_same("bilinear", input1, input2, weight, bias)
+    lead = input1.shape[:-1]
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    a = weight.permute(1, 0, 2).reshape(in1, out * in2)
+    y = ((x1 @ a).reshape(-1, out, in2) * x2.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(*lead, out)
+
+
+class Identity(Module):
+    """Return the input unchanged (accepts and ignores any constructor arguments)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """Apply an affine map ``y = x W^T + b``.
+
+    Args:
+        in_features: size of each input sample.
+        out_features: size of each output sample.
+        bias: add a learnable bias.
+        device, dtype: where and how to create the parameters.
+
+    Shape:
+        Input ``(*, in_features)``, output ``(*, out_features)``.
+
+    Attributes:
+        weight: ``(out_features, in_features)``, initialised U(-k, k), ``k = 1/sqrt(in)``.
+        bias: ``(out_features,)``, initialised the same way.
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(empty(out_features, in_features, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's default initialisation (kaiming-uniform with a=sqrt(5))."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        p = self._parameters
+        return linear(input, p["weight"], p["bias"])
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """Apply ``y = x1^T A x2 + b``.
+
+    Args:
+        in1_features, in2_features: sizes of the two inputs.
+        out_features: output size.
+        bias: add a learnable bias.
+
+    Shape:
+        Inputs ``(*, in1)`` and ``(*, in2)``, output ``(*, out)``.
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty(out_features, in1_features, in2_features, dtype=dtype,
+                                      device=device))
+        if bias:
+            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """U(-k, k) with ``k = 1/sqrt(in1_features)`` for weight and bias."""
+        bound = 1.0 / math.sqrt(self.in1_features)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+__all__ = ["Identity", "Linear", "Bilinear"]

@@ -1,3 +1,509 @@
-"""(being written)"""
+"""Loss functions, functional and as modules (``reduction``: ``none``, ``mean``, ``sum``)."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..backend.kernels import get_kernel
+from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
+from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
+from ..ops.elementwise import abs as _abs
+from ..ops.elementwise import exp, log, relu, sqrt, where
+from ..ops.math import clamp_min, log1p
+from ..ops.softmax import log_softmax, softmax
+from ..tensor import Tensor
+from .functional_core import _REDUCTIONS, _check_floating, _check_same, _check_tensor, _reduce
+from .module import Module
+
+
+def _check_reduction(op: str, reduction: str, extra: tuple[str, ...] = ()) -> None:
+    if reduction not in _REDUCTIONS + extra:
+        raise ValueError(f"{op}: reduction must be one of {_REDUCTIONS + extra}, got "
+                         f"{reduction!r}")
+
+
+def _pair_check(op: str, input: Tensor, target: Tensor) -> None:
+    _check_tensor(op, input)
+    _check_tensor(op, target, "target")
+    if input.shape != target.shape:
+        raise ShapeError(f"{op}: input shape {input.shape} and target shape {target.shape} "
+                         "differ (mismatched batch sizes?); they must be the same")
+    _check_floating(op, input)
+    _check_same(op, input, target)
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error ``(input - target)^2``. Shape: input and target the same."""
+    _check_reduction("mse_loss", reduction)
+    _pair_check("mse_loss", input, target)
+    d = input - target
+    return _reduce("mse_loss", d * d, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error ``|input - target|``. Shape: input and target the same."""
+    _check_reduction("l1_loss", reduction)
+    _pair_check("l1_loss", input, target)
+    return _reduce("l1_loss", _abs(input - target), reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``)."""
+    _check_reduction("smooth_l1_loss", reduction)
+    _pair_check("smooth_l1_loss", input, target)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    a = _abs(input - target)
+    if beta == 0.0:
+        return _reduce("smooth_l1_loss", a, reduction)
+    loss = where(a < beta, a * a * (0.5 / beta), a - 0.5 * beta)
+    return _reduce("smooth_l1_loss", loss, reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+               delta: float = 1.0) -> Tensor:
+    """``0.5 d^2`` where ``|d| <= delta``, else ``delta (|d| - 0.5 delta)``."""
+    _check_reduction("huber_loss", reduction)
+    _pair_check("huber_loss", input, target)
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    a = _abs(input - target)
+    loss = where(a <= delta, a * a * 0.5, (a - 0.5 * delta) * delta)
+    return _reduce("huber_loss", loss, reduction)
+
+
+class _CrossEntropy(Function):
+    """Fused log-softmax + NLL over rows (the ``cross_entropy`` kernel)."""
+
+    def forward(ctx, x, target, weight=None, ignore_index=-100, smoothing=0.0, box=None):
+        xp = ctx.xp
+        kern = get_kernel(ctx.device.backend, "cross_entropy")
+        loss, _, row_w = kern(xp, x, target, weight, ignore_index=ignore_index,
+                              label_smoothing=smoothing)
+        box["row_w"] = row_w
+        n, c = x.shape
+        valid = xp.astype(target != ignore_index, x.dtype)
+        safe = xp.where(target != ignore_index, target, xp.zeros_like(target))
+        onehot = xp.astype(xp.expand_dims(safe, axis=1)
+                           == xp.arange(c, dtype=target.dtype, device=ctx.device.native),
+                           x.dtype)
+        # d loss_n / d x_n = a_n * softmax(x_n) - b_n
+        wsum = float(c) if weight is None else xp.sum(weight)
+        a = (1.0 - smoothing) * row_w + (smoothing / c) * wsum * valid
+        b = (1.0 - smoothing) * xp.expand_dims(row_w, axis=1) * onehot
+        if smoothing:
+            wrow = 1.0 if weight is None else xp.expand_dims(weight, axis=0)
+            b = b + (smoothing / c) * wrow * xp.expand_dims(valid, axis=1)
+        ctx.save_for_backward(x, xp.expand_dims(a, axis=1), b)
+        return loss
+
+    def backward(ctx, g):
+        x, a, b = ctx.saved_tensors
+        return g.unsqueeze(1) * (a * softmax(x, 1) - b), None, None
+
+
+def _class_target(op: str, input: Tensor, target: Tensor, ignore_index: int) -> None:
+    if target.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: class-index targets must be integers, got "
+                         f"{target.dtype.name}; use .long(), or pass class probabilities of "
+                         f"the input's shape {input.shape}")
+    want = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
+    if target.shape != want:
+        raise ShapeError(f"{op}: expected target of shape {want} for input of shape "
+                         f"{input.shape}, got {target.shape} (mismatched batch sizes?)")
+    if target.device is not input.device:
+        raise DeviceError(f"{op}: input is on {input.device} but target on {target.device}; "
+                          f"move the target with .to('{input.device}')")
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if target.numel() and target.device.type == "cpu":  # a host check would sync a GPU
+        t = target.array
+        xp = target.device.xp
+        bad = xp.logical_and(t != ignore_index, xp.logical_or(t < 0, t >= c))
+        if bool(xp.any(bad)):
+            v = int(xp.max(xp.where(bad, t, xp.full_like(t, -(2 ** 31)))))
+            if v == -(2 ** 31):
+                v = int(xp.min(xp.where(bad, t, xp.zeros_like(t))))
+            raise IndexOutOfRangeError(f"{op}: target {v} is out of bounds for {c} classes "
+                                       f"(valid: 0..{c - 1}, or ignore_index={ignore_index})")
+
+
+def _rows(input: Tensor) -> Tensor:
+    """``(N, C, *d)`` -> ``(N * prod(d), C)`` with the class dim last."""
+    if input.ndim == 1:
+        return input.unsqueeze(0)
+    if input.ndim == 2:
+        return input
+    perm = (0,) + tuple(range(2, input.ndim)) + (1,)
+    return input.permute(perm).reshape(-1, input.shape[1])
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy between logits and class indices or class probabilities.
+
+    Args:
+        input: logits ``(N, C)``, ``(N, C, d1, ...)`` or unbatched ``(C,)``.
+        target: class indices ``(N,)``/``(N, d1, ...)``, or probabilities shaped as input.
+        weight: optional per-class weights ``(C,)``.
+        ignore_index: a target value that contributes nothing (class indices only).
+        reduction: ``'none'``, ``'mean'`` (weighted mean over non-ignored targets), ``'sum'``.
+        label_smoothing: mix the target with the uniform distribution by this amount.
+
+    Shape:
+        Output scalar, or the target's shape with ``reduction='none'``.
+    """
+    op = "cross_entropy"
+    _check_reduction(op, reduction)
+    _check_tensor(op, input)
+    _check_tensor(op, target, "target")
+    _check_floating(op, input)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if input.ndim == 0:
+        raise ShapeError(f"{op}: input must have a class dim, got a 0-d tensor")
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if weight is not None:
+        _check_same(op, input, weight)
+        if tuple(weight.shape) != (c,):
+            raise ShapeError(f"{op}: weight must have shape ({c},) for {c} classes, got "
+                             f"{weight.shape}")
+    if target.dtype.is_floating_point:
+        if target.shape != input.shape:
+            raise ShapeError(f"{op}: probability targets must have the input's shape "
+                             f"{input.shape}, got {target.shape} (mismatched batch sizes?)")
+        _check_same(op, input, target)
+        logp = log_softmax(input, 1 if input.ndim > 1 else 0)
+        t = target
+        if label_smoothing:
+            t = t * (1.0 - label_smoothing) + label_smoothing / c
+        if weight is not None:
+            shape = (1, c) + (1,) * (input.ndim - 2) if input.ndim > 1 else (c,)
+            t = t * weight.reshape(shape)
+        loss = -(logp * t).sum(1 if input.ndim > 1 else 0)
+        return _reduce(op, loss, reduction)
+    _class_target(op, input, target, ignore_index)
+    box: dict = {}
+    rows = _CrossEntropy.apply(_rows(input), target.reshape(-1),
+                               weight, ignore_index=ignore_index,
+                               smoothing=float(label_smoothing), box=box)
+    if reduction == "none":
+        return rows.reshape(target.shape)
+    total = rows.sum()
+    if reduction == "sum":
+        return total
+    return total / Tensor._make(input.device.xp.sum(box["row_w"]), input.device)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of class indices given log-probabilities.
+
+    Args:
+        input: log-probabilities ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``.
+        target: class indices ``(N,)``/``(N, d1, ...)``.
+        weight: optional per-class weights ``(C,)``.
+        ignore_index: a target value that contributes nothing.
+
+    Shape:
+        Output scalar, or the target's shape with ``reduction='none'``.
+    """
+    op = "nll_loss"
+    _check_reduction(op, reduction)
+    _check_tensor(op, input)
+    _check_tensor(op, target, "target")
+    _check_floating(op, input)
+    if input.ndim == 0:
+        raise ShapeError(f"{op}: input must have a class dim, got a 0-d tensor")
+    _class_target(op, input, target, ignore_index)
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if weight is not None:
+        _check_same(op, input, weight)
+        if tuple(weight.shape) != (c,):
+            raise ShapeError(f"{op}: weight must have shape ({c},), got {weight.shape}")
+    xp, dev = input.device.xp, input.device
+    t = target.reshape(-1).array
+    valid = t != ignore_index
+    safe = xp.where(valid, t, xp.zeros_like(t))
+    hot = xp.expand_dims(safe, axis=1) == xp.arange(c, dtype=t.dtype, device=dev.native)
+    hot = xp.astype(xp.logical_and(hot, xp.expand_dims(valid, axis=1)), input.array.dtype)
+    if weight is not None:
+        hot = hot * xp.expand_dims(weight.array, axis=0)
+    mask = Tensor._make(hot, dev)
+    rows = -(_rows(input) * mask).sum(1)
+    if reduction == "none":
+        return rows.reshape(target.shape)
+    if reduction == "sum":
+        return rows.sum()
+    return rows.sum() / Tensor._make(xp.sum(hot), dev)
+
+
+def _weighted(op: str, loss: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
+    if weight is not None:
+        _check_same(op, loss, weight)
+        loss = loss * weight
+    return _reduce(op, loss, reduction)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """``-(t log p + (1 - t) log(1 - p))`` of probabilities ``p`` (logs clamped at -100).
+
+    Shape:
+        input, target (and weight, broadcastable) the same shape.
+    """
+    op = "binary_cross_entropy"
+    _check_reduction(op, reduction)
+    _pair_check(op, input, target)
+    if input.device.type == "cpu" and input.numel():
+        lo, hi = float(input.min().item()), float(input.max().item())
+        if lo < 0.0 or hi > 1.0:
+            raise ValueError(f"{op}: all input values must be probabilities in [0, 1], found "
+                             f"values in [{lo}, {hi}]; apply sigmoid first or use "
+                             "binary_cross_entropy_with_logits")
+    loss = -(target * clamp_min(log(input), -100.0)
+             + (1.0 - target) * clamp_min(log(1.0 - input), -100.0))
+    return _weighted(op, loss, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Sigmoid + binary cross entropy in one numerically stable expression.
+
+    Args:
+        pos_weight: weight of positive examples, broadcast along the last (class) dim.
+
+    Shape:
+        input and target the same shape.
+    """
+    op = "binary_cross_entropy_with_logits"
+    _check_reduction(op, reduction)
+    _pair_check(op, input, target)
+    soft = log1p(exp(-_abs(input))) + relu(-input)  # log(1 + exp(-x)), stably
+    if pos_weight is not None:
+        _check_same(op, input, pos_weight)
+        loss = (1.0 - target) * input + ((pos_weight - 1.0) * target + 1.0) * soft
+    else:
+        loss = (1.0 - target) * input + soft
+    return _weighted(op, loss, weight, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence ``target * (log target - input)``, ``input`` in log space.
+
+    Args:
+        reduction: also ``'batchmean'`` (sum divided by the batch size; the true KL).
+        log_target: the target is given in log space too.
+    """
+    op = "kl_div"
+    _check_reduction(op, reduction, ("batchmean",))
+    _pair_check(op, input, target)
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        pos = target > 0
+        loss = where(pos, target * (log(where(pos, target, 1.0)) - input), 0.0)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(op, loss, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: str = "mean") -> Tensor:
+    """``1 - cos(x1, x2)`` for ``y = 1``, ``max(0, cos(x1, x2) - margin)`` for ``y = -1``.
+
+    Shape:
+        input1, input2 ``(N, D)`` or ``(D,)``; target ``(N,)`` or ``()``.
+    """
+    op = "cosine_embedding_loss"
+    _check_reduction(op, reduction)
+    _pair_check(op, input1, input2)
+    _check_tensor(op, target, "target")
+    if input1.ndim not in (1, 2) or target.shape != input1.shape[:-1]:
+        raise ShapeError(f"{op}: expected inputs (N, D) with target (N,) or (D,) with a 0-d "
+                         f"target, got {input1.shape} and target {target.shape}")
+    eps = 1e-12
+    dot = (input1 * input2).sum(-1)
+    cos = dot / sqrt(((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps))
+    zero = cos * 0.0
+    loss = where(target == 1, 1.0 - cos, where(target == -1, relu(cos - margin), zero))
+    return _reduce(op, loss, reduction)
+
+
+class _Loss(Module):
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        _check_reduction(type(self).__name__, reduction, self._extra)
+        self.reduction = reduction
+
+    _extra: tuple[str, ...] = ()
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}" if self.reduction != "mean" else ""
+
+
+class MSELoss(_Loss):
+    """Mean squared error; see :func:`mse_loss`. Shape: input and target the same."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return mse_loss(input, target, self.reduction)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error; see :func:`l1_loss`. Shape: input and target the same."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return l1_loss(input, target, self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Smooth L1; see :func:`smooth_l1_loss`.
+
+    Args:
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        beta: the quadratic-to-linear switch point.
+    """
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return smooth_l1_loss(input, target, self.reduction, self.beta)
+
+
+class HuberLoss(_Loss):
+    """Huber loss; see :func:`huber_loss`.
+
+    Args:
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        delta: the quadratic-to-linear switch point.
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return huber_loss(input, target, self.reduction, self.delta)
+
+
+class CrossEntropyLoss(_Loss):
+    """Cross entropy of logits; see :func:`cross_entropy`.
+
+    Args:
+        weight: per-class weights ``(C,)`` (a buffer, moved with the module).
+        ignore_index: target value to ignore.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        label_smoothing: amount of uniform smoothing of the target.
+
+    Shape:
+        Input ``(N, C)`` or ``(N, C, d1, ...)``; target ``(N,)``/``(N, d1, ...)`` indices or
+        probabilities shaped as the input.
+    """
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return cross_entropy(input, target, self.weight, self.ignore_index, self.reduction,
+                             self.label_smoothing)
+
+
+class NLLLoss(_Loss):
+    """Negative log-likelihood; see :func:`nll_loss`.
+
+    Args:
+        weight: per-class weights ``(C,)``.
+        ignore_index: target value to ignore.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+    """
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+        self.ignore_index = ignore_index
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+
+
+class BCELoss(_Loss):
+    """Binary cross entropy of probabilities; see :func:`binary_cross_entropy`.
+
+    Args:
+        weight: a rescaling weight broadcast to the input.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+    """
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Sigmoid + binary cross entropy; see :func:`binary_cross_entropy_with_logits`.
+
+    Args:
+        weight: a rescaling weight broadcast to the input.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        pos_weight: weight of positive examples per class.
+    """
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
+                 pos_weight: Tensor | None = None) -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return binary_cross_entropy_with_logits(input, target, self.weight, self.reduction,
+                                                self.pos_weight)
+
+
+class KLDivLoss(_Loss):
+    """KL divergence with the input in log space; see :func:`kl_div`.
+
+    Args:
+        reduction: ``'none'``, ``'mean'``, ``'sum'`` or ``'batchmean'``.
+        log_target: the target is in log space.
+    """
+
+    _extra = ("batchmean",)
+
+    def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__(reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return kl_div(input, target, self.reduction, self.log_target)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """Cosine embedding loss; see :func:`cosine_embedding_loss`.
+
+    Args:
+        margin: for dissimilar pairs, cosines below this cost nothing.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+    """
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+
+
+__all__: list[str] = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss",
+                      "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+                      "CosineEmbeddingLoss"]

@@ -1,3 +1,309 @@
-"""(being written)"""
+"""Pooling: max (1-D, 2-D), average and adaptive average, functional and modules."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from ..autograd.function import Function
+from ..backend.kernels import get_kernel
+from ..creation import tensor as _tensor
+from ..errors import ShapeError
+from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
+from ..tensor import Tensor
+from .functional_core import _check_floating, _check_rank, _check_tensor, _pair
+from .module import Module
+
+
+class PoolParams(NamedTuple):
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    padding: tuple[int, int]
+    dilation: tuple[int, int]
+    ceil_mode: bool
+
+
+class _MaxPool2d(Function):
+    def forward(ctx, x, p=None):
+        kern = get_kernel(ctx.device.backend, "max_pool2d")
+        y, idx = kern(ctx.xp, x, **p._asdict())
+        ctx.p, ctx.idx, ctx.x_shape = p, idx, x.shape
+        return y
+
+    def backward(ctx, g):
+        kern = get_kernel(ctx.device.backend, "max_pool2d_backward")
+        gx = kern(ctx.xp, g.array, ctx.idx, x_shape=ctx.x_shape, **ctx.p._asdict())
+        return Tensor._make(gx, ctx.device)
+
+
+class _AvgPool2d(Function):
+    def forward(ctx, x, p=None, opts=()):
+        kern = get_kernel(ctx.device.backend, "avg_pool2d")
+        ctx.p, ctx.opts, ctx.x_shape = p, dict(opts), x.shape
+        return kern(ctx.xp, x, kernel=p.kernel, stride=p.stride, padding=p.padding,
+                    ceil_mode=p.ceil_mode, **ctx.opts)
+
+    def backward(ctx, g):
+        # the backward is linear in g; its own gradient is the forward pool again
+        return _AvgPool2dBackward.apply(g, p=ctx.p, opts=tuple(ctx.opts.items()),
+                                        x_shape=ctx.x_shape)
+
+
+class _AvgPool2dBackward(Function):
+    def forward(ctx, g, p=None, opts=(), x_shape=()):
+        kern = get_kernel(ctx.device.backend, "avg_pool2d_backward")
+        ctx.p, ctx.opts = p, opts
+        return kern(ctx.xp, g, x_shape=x_shape, kernel=p.kernel, stride=p.stride,
+                    padding=p.padding, ceil_mode=p.ceil_mode, **dict(opts))
+
+    def backward(ctx, h):
+        return _AvgPool2d.apply(h, p=ctx.p, opts=ctx.opts)
+
+
+def _pool_params(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
+                 dilation: Any, ceil_mode: bool) -> PoolParams:
+    k = _pair(op, kernel_size, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+        else _pair(op, stride, "stride")
+    p, d = _pair(op, padding, "padding"), _pair(op, dilation, "dilation")
+    if min(k) < 1 or min(s) < 1 or min(d) < 1:
+        raise ValueError(f"{op}: kernel_size, stride and dilation must be >= 1, got "
+                         f"{k}, {s}, {d}")
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2 or min(p) < 0:
+        raise ValueError(f"{op}: padding {p} should be at most half of the kernel size {k}")
+    for ax in range(2):
+        if x.shape[2 + ax] + 2 * p[ax] < d[ax] * (k[ax] - 1) + 1:
+            raise ShapeError(f"{op}: input of shape {x.shape} is smaller than the pooling "
+                             f"window {k} (padding {p}, dilation {d})")
+    return PoolParams(k, s, p, d, bool(ceil_mode))
+
+
+def _batched(op: str, input: Tensor) -> tuple[Tensor, bool]:
+    _check_tensor(op, input)
+    _check_rank(op, input, (3, 4), "(N, C, H, W)")
+    return (input.unsqueeze(0), True) if input.ndim == 3 else (input, False)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """2-D max pooling.
+
+    Args:
+        input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        kernel_size: window size; stride defaults to it.
+        padding: implicit ``-inf`` padding on both sides (at most half the window).
+        ceil_mode: use ceil instead of floor for the output size.
+        return_indices: also return the flat ``H * W`` index of each maximum.
+
+    Shape:
+        Output ``(N, C, H_out, W_out)``.
+    """
+    x, unbatched = _batched("max_pool2d", input)
+    p = _pool_params("max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode)
+    y = _MaxPool2d.apply(x, p=p)
+    if not return_indices:
+        return y.squeeze(0) if unbatched else y
+    idx = _flat_indices(y.grad_fn.idx if y.grad_fn is not None else None, x, p, y.shape)
+    if unbatched:
+        return y.squeeze(0), idx.squeeze(0)
+    return y, idx
+
+
+def _flat_indices(tap: Any, x: Tensor, p: PoolParams, out_shape: tuple) -> Tensor:
+    """Flat input positions of the maxima, as PyTorch's ``return_indices``."""
+    xp, dev = x.device.xp, x.device
+    if tap is None:  # no graph was recorded: run the kernel again for its indices
+        tap = get_kernel(dev.backend, "max_pool2d")(xp, x.array, **p._asdict())[1]
+    ho, wo = out_shape[2:]
+    kw = p.kernel[1]
+    tap = xp.astype(tap, xp.int64)
+    rows = xp.reshape(xp.arange(ho, dtype=xp.int64, device=dev.native), (ho, 1))
+    cols = xp.reshape(xp.arange(wo, dtype=xp.int64, device=dev.native), (1, wo))
+    r = rows * p.stride[0] - p.padding[0] + (tap // kw) * p.dilation[0]
+    c = cols * p.stride[1] - p.padding[1] + (tap % kw) * p.dilation[1]
+    return Tensor._make(r * x.shape[3] + c, dev)
+
+
+def max_pool1d(input: Tensor, kernel_size: int, stride: int | None = None, padding: int = 0,
+               dilation: int = 1, ceil_mode: bool = False) -> Tensor:
+    """1-D max pooling over ``(N, C, L)`` (or ``(C, L)``) inputs.
+
+    Shape:
+        Output ``(N, C, L_out)``.
+    """
+    _check_tensor("max_pool1d", input)
+    _check_rank("max_pool1d", input, (2, 3), "(N, C, L)")
+    k = kernel_size if isinstance(kernel_size, int) else kernel_size[0]
+    s = k if stride is None else (stride if isinstance(stride, int) else stride[0])
+    pd = padding if isinstance(padding, int) else padding[0]
+    d = dilation if isinstance(dilation, int) else dilation[0]
+    y = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, pd), (1, d), ceil_mode)
+    return y.squeeze(-2)
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """2-D average pooling.
+
+    Args:
+        input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        kernel_size: window size; stride defaults to it.
+        padding: implicit zero padding on both sides.
+        count_include_pad: count padded zeros in the divisor.
+        divisor_override: divide by this instead of the window size.
+
+    Shape:
+        Output ``(N, C, H_out, W_out)``.
+    """
+    x, unbatched = _batched("avg_pool2d", input)
+    _check_floating("avg_pool2d", x)
+    p = _pool_params("avg_pool2d", x, kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None and divisor_override <= 0:
+        raise ValueError(f"avg_pool2d: divisor_override must be positive, got "
+                         f"{divisor_override}")
+    opts = (("count_include_pad", bool(count_include_pad)),
+            ("divisor_override", divisor_override))
+    y = _AvgPool2d.apply(x, p=p, opts=opts)
+    return y.squeeze(0) if unbatched else y
+
+
+_pool_matrices: dict[tuple, Tensor] = {}
+
+
+def _adaptive_matrix(n_in: int, n_out: int, like: Tensor) -> Tensor:
+    """``(n_out, n_in)`` averaging matrix of PyTorch's adaptive windows."""
+    key = (n_in, n_out, like.dtype, like.device)
+    m = _pool_matrices.get(key)
+    if m is None:
+        rows = []
+        for i in range(n_out):
+            start, end = (i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)
+            rows.append([1.0 / (end - start) if start <= j < end else 0.0
+                         for j in range(n_in)])
+        m = _pool_matrices[key] = _tensor(rows, dtype=like.dtype, device=like.device)
+    return m
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """2-D average pooling to a fixed output size, windows chosen as in PyTorch.
+
+    Args:
+        input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        output_size: ``(H_out, W_out)`` or one int; None keeps that input size.
+
+    Shape:
+        Output ``(N, C, H_out, W_out)``.
+    """
+    x, unbatched = _batched("adaptive_avg_pool2d", input)
+    _check_floating("adaptive_avg_pool2d", x)
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    h, w = x.shape[2:]
+    oh = h if output_size[0] is None else int(output_size[0])
+    ow = w if output_size[1] is None else int(output_size[1])
+    if oh < 1 or ow < 1:
+        raise ValueError(f"adaptive_avg_pool2d: output_size must be positive, got "
+                         f"{output_size}")
+    if h % oh == 0 and w % ow == 0:
+        y = avg_pool2d(x, (h // oh, w // ow))
+    else:
+        y = _adaptive_matrix(h, oh, x) @ x @ _adaptive_matrix(w, ow, x).mT
+    return y.squeeze(0) if unbatched else y
+
+
+class MaxPool1d(Module):
+    """1-D max pooling; see :func:`max_pool1d`.
+
+    Shape:
+        Input ``(N, C, L)``, output ``(N, C, L_out)``.
+    """
+
+    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0,
+                 dilation: int = 1, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                          self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+                f", dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(Module):
+    """2-D max pooling; see :func:`max_pool2d`.
+
+    Args:
+        kernel_size, stride (defaults to kernel_size), padding, dilation: ints or pairs.
+        return_indices: also return the indices of the maxima.
+        ceil_mode: ceil instead of floor for the output size.
+
+    Shape:
+        Input ``(N, C, H, W)``, output ``(N, C, H_out, W_out)``.
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Tensor) -> Any:
+        return max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                          self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+                f", dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    """2-D average pooling; see :func:`avg_pool2d`.
+
+    Shape:
+        Input ``(N, C, H, W)``, output ``(N, C, H_out, W_out)``.
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed output size; see :func:`adaptive_avg_pool2d`.
+
+    Shape:
+        Input ``(N, C, H, W)``, output ``(N, C, *output_size)``.
+    """
+
+    def __init__(self, output_size: int | Sequence[int | None]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]

@@ -14,8 +14,9 @@ from typing import Any
 
 from ..creation import rand
 from ..errors import DTypeError, ShapeError
+from ..ops.movement import cat, narrow, select, stack
 from ..tensor import Tensor
-from .functional_seq import _cat, _dropout, _narrow, _select, _stack
+from .functional_seq import _dropout
 from .module import Module
 from .parameter import Parameter
 
@@ -34,7 +35,7 @@ def _rnn_step(mode: str, x: Tensor, state: Any, w_ih: Tensor, w_hh: Tensor,
         h, c = state
         gates = _linear(x, w_ih, b_ih) + _linear(h, w_hh, b_hh)
         n = gates.shape[-1] // 4
-        i, f, g, o = (_narrow(gates, -1, k * n, n) for k in range(4))
+        i, f, g, o = (narrow(gates, -1, k * n, n) for k in range(4))
         c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
         h_next = o.sigmoid() * c_next.tanh()
         if w_hr is not None:
@@ -44,9 +45,9 @@ def _rnn_step(mode: str, x: Tensor, state: Any, w_ih: Tensor, w_hh: Tensor,
         gi = _linear(x, w_ih, b_ih)
         gh = _linear(state, w_hh, b_hh)
         n = gi.shape[-1] // 3
-        r = (_narrow(gi, -1, 0, n) + _narrow(gh, -1, 0, n)).sigmoid()
-        z = (_narrow(gi, -1, n, n) + _narrow(gh, -1, n, n)).sigmoid()
-        cand = (_narrow(gi, -1, 2 * n, n) + r * _narrow(gh, -1, 2 * n, n)).tanh()
+        r = (narrow(gi, -1, 0, n) + narrow(gh, -1, 0, n)).sigmoid()
+        z = (narrow(gi, -1, n, n) + narrow(gh, -1, n, n)).sigmoid()
+        cand = (narrow(gi, -1, 2 * n, n) + r * narrow(gh, -1, 2 * n, n)).tanh()
         return cand + z * (state - cand)  # (1 - z) * n + z * h
     pre = _linear(x, w_ih, b_ih) + _linear(state, w_hh, b_hh)
     return pre.tanh() if mode == "RNN_TANH" else pre.relu()
@@ -206,14 +207,14 @@ class RNNBase(Module):
         else:
             hx = self._check_state("h_0", hx, (n_states, batch, real_hidden), batched)
 
-        seq = [_select(x, 0, t) for t in range(steps)]
+        seq = [select(x, 0, t) for t in range(steps)]
         finals = []
         for layer in range(self.num_layers):
             outs = []
             for d in range(directions):
                 k = layer * directions + d
-                state = ((_select(hx[0], 0, k), _select(hx[1], 0, k)) if lstm
-                         else _select(hx, 0, k))
+                state = ((select(hx[0], 0, k), select(hx[1], 0, k)) if lstm
+                         else select(hx, 0, k))
                 w = self._weights(layer, d)
                 out_d = [None] * steps
                 for t in (range(steps - 1, -1, -1) if d else range(steps)):
@@ -221,18 +222,18 @@ class RNNBase(Module):
                     out_d[t] = state[0] if lstm else state
                 outs.append(out_d)
                 finals.append(state)
-            seq = outs[0] if directions == 1 else [_cat(p, -1) for p in zip(*outs)]
+            seq = outs[0] if directions == 1 else [cat(p, -1) for p in zip(*outs)]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 seq = [_dropout(s, self.dropout) for s in seq]
 
         if steps:
-            output = _stack(seq, 0)
+            output = stack(seq, 0)
         else:
             output = x.new_zeros(0, batch, real_hidden * directions)
         if lstm:
-            h_n = (_stack([s[0] for s in finals], 0), _stack([s[1] for s in finals], 0))
+            h_n = (stack([s[0] for s in finals], 0), stack([s[1] for s in finals], 0))
         else:
-            h_n = _stack(finals, 0)
+            h_n = stack(finals, 0)
         if not batched:
             output = output.squeeze(1)
             h_n = (h_n[0].squeeze(1), h_n[1].squeeze(1)) if lstm else h_n.squeeze(1)

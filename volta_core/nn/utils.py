@@ -8,7 +8,8 @@ gradients never leave their device and clipping needs no host sync (unless
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..autograd.function import Function
 from ..errors import DeviceError, ShapeError, VoltaError
@@ -56,7 +57,7 @@ def _norm(xp: Any, a: Any, p: float) -> Any:
 
 
 def clip_grad_norm_(parameters: TensorOrTensors, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False) -> Tensor:
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     r"""Scale the gradients of ``parameters`` so that their total norm is <= ``max_norm``.
 
     The total norm is the ``norm_type``-norm of all gradients concatenated into one
@@ -69,6 +70,8 @@ def clip_grad_norm_(parameters: TensorOrTensors, max_norm: float, norm_type: flo
         norm_type: the p of the p-norm; ``float('inf')`` for the max-norm (default: 2).
         error_if_nonfinite: raise :class:`NonFiniteNormError` if the total norm is NaN
             or infinite (this reads the norm back from the device).
+        foreach: accepted for PyTorch compatibility and ignored (a backend fuses what
+            it can).
 
     Returns:
         The total norm of the original gradients, a 0-d tensor on their device.
@@ -99,12 +102,14 @@ def clip_grad_norm_(parameters: TensorOrTensors, max_norm: float, norm_type: flo
     return Tensor._make(total, dev)
 
 
-def clip_grad_value_(parameters: TensorOrTensors, clip_value: float) -> None:
+def clip_grad_value_(parameters: TensorOrTensors, clip_value: float,
+                     foreach: bool | None = None) -> None:
     """Clamp every gradient of ``parameters`` in place to ``[-clip_value, clip_value]``.
 
     Args:
         parameters: a Tensor or an iterable of Tensors whose ``.grad`` is clipped.
         clip_value: the largest allowed absolute value of a gradient element.
+        foreach: accepted for PyTorch compatibility and ignored.
     """
     clip_value = float(clip_value)
     if clip_value < 0:

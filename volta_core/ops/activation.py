@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 
 from ..autograd.function import Function
+from ..dtypes import bfloat16
 from ..errors import DTypeError
 from ..tensor import Tensor
-from .elementwise import sigmoid, tanh, where
+from .elementwise import in_float32, sigmoid, tanh, where
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -25,6 +26,12 @@ def _floating(op: str, x: Tensor) -> Tensor:
         raise DTypeError(f"{op}: expected a floating tensor, got {x.dtype.name}; "
                          "call .float() first")
     return x
+
+
+def _run(cls: type, x: Tensor, **params) -> Tensor:
+    if x.dtype is bfloat16:
+        return in_float32(cls.apply, x, **params)
+    return cls.apply(x, **params)
 
 
 class Softplus(Function):
@@ -51,7 +58,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
         beta: the sharpness.
         threshold: above this value of ``beta * x`` the function is the identity.
     """
-    return Softplus.apply(_floating("softplus", input), beta=beta, threshold=threshold)
+    return _run(Softplus, _floating("softplus", input), beta=beta, threshold=threshold)
 
 
 class Gelu(Function):
@@ -86,7 +93,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return Gelu.apply(_floating("gelu", input), approximate=approximate)
+    return _run(Gelu, _floating("gelu", input), approximate=approximate)
 
 
 class Silu(Function):
@@ -105,7 +112,7 @@ class Silu(Function):
 
 def silu(input: Tensor) -> Tensor:
     """Sigmoid linear unit ``x * sigmoid(x)`` (also called swish)."""
-    return Silu.apply(_floating("silu", input))
+    return _run(Silu, _floating("silu", input))
 
 
 class LeakyRelu(Function):
@@ -126,7 +133,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
         input: the tensor.
         negative_slope: the slope for negative inputs.
     """
-    return LeakyRelu.apply(_floating("leaky_relu", input), negative_slope=negative_slope)
+    return _run(LeakyRelu, _floating("leaky_relu", input), negative_slope=negative_slope)
 
 
 class Elu(Function):
@@ -148,7 +155,7 @@ def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
         input: the tensor.
         alpha: the scale of the negative part.
     """
-    return Elu.apply(_floating("elu", input), alpha=alpha)
+    return _run(Elu, _floating("elu", input), alpha=alpha)
 
 
 class Hardtanh(Function):
@@ -177,7 +184,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
     """
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
-    return Hardtanh.apply(_floating("hardtanh", input), min_val=min_val, max_val=max_val)
+    return _run(Hardtanh, _floating("hardtanh", input), min_val=min_val, max_val=max_val)
 
 
 __all__ = ["softplus", "gelu", "silu", "leaky_relu", "elu", "hardtanh"]

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ..autograd.function import Function
-from ..dtypes import DType, get_dtype
+from ..dtypes import DType, bfloat16, get_dtype
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, shape_of
@@ -192,9 +192,21 @@ for _method, _name in (("float", "float32"), ("double", "float64"), ("half", "fl
     setattr(Tensor, _method, _converter(_method, _name))
 
 
+def in_float32(fn, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Run ``fn(x, ...)`` on ``x`` upcast to float32 and round the result back to x's dtype.
+
+    Used for bfloat16, whose arithmetic with Python floats promotes to float32 on NumPy
+    (ml_dtypes); PyTorch also computes bfloat16 ops in float32 internally.
+    """
+    return cast(fn(cast(x, "float32"), *args, **kwargs), x.dtype)
+
+
 def _unary(cls: type, name: str, floating: bool = True):
     def op(x: Tensor) -> Tensor:
-        if floating and not x.dtype.is_floating_point:
+        dt = x.dtype
+        if dt is bfloat16:
+            return in_float32(cls.apply, x)
+        if floating and not dt.is_floating_point:
             x = cast(x, _default_float())
         return cls.apply(x)
 
@@ -230,6 +242,8 @@ abs = _unary(Abs, "abs", floating=False)  # noqa: A001 - the name users expect
 class Add(Function):
     def forward(ctx, a, b):
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        if getattr(a, "dtype", None) == ctx.xp.bool:  # bool + bool is `or`, as in PyTorch
+            return ctx.xp.logical_or(a, b)
         return a + b
 
     def backward(ctx, g):
@@ -297,10 +311,11 @@ class Maximum(Function):
     def forward(ctx, a, b):
         xp = ctx.xp
         a, b = _arrays(xp, a, b)
-        # ties split the gradient evenly, as in PyTorch
-        wa = xp.astype(a > b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
-        ctx.save_for_backward(wa)
+        if ctx.device.volta_dtype(a.dtype).is_floating_point:  # integers have no gradient
+            # ties split the gradient evenly, as in PyTorch
+            wa = xp.astype(a > b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
+            ctx.save_for_backward(wa)
         return xp.maximum(a, b)
 
     def backward(ctx, g):
@@ -313,9 +328,10 @@ class Minimum(Maximum):
     def forward(ctx, a, b):
         xp = ctx.xp
         a, b = _arrays(xp, a, b)
-        wa = xp.astype(a < b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
-        ctx.save_for_backward(wa)
+        if ctx.device.volta_dtype(a.dtype).is_floating_point:  # integers have no gradient
+            wa = xp.astype(a < b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
+            ctx.save_for_backward(wa)
         return xp.minimum(a, b)
 
 
@@ -323,7 +339,9 @@ class Remainder(Function):
     def forward(ctx, a, b):
         xp = ctx.xp
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
-        ctx.save_for_backward(xp.floor(a / b))
+        if ctx.device.volta_dtype(getattr(a, "dtype", getattr(b, "dtype", None))
+                                  ).is_floating_point:  # integers have no gradient
+            ctx.save_for_backward(xp.floor(a / b))
         return a % b
 
     def backward(ctx, g):
@@ -355,7 +373,14 @@ def _binary(cls: type, name: str, true_div: bool = False):
             if not ta.dtype.is_floating_point:
                 a = cast(a, _default_float()) if type(a) is Tensor else a
                 b = cast(b, _default_float()) if type(b) is Tensor else b
-        if type(a) is Tensor and type(b) is Tensor and a.array.shape != b.array.shape:
+        # bfloat16 with a Python float would become float32 on NumPy: use a 0-d tensor
+        if type(b) is not Tensor:
+            if a.dtype is bfloat16:
+                b = a.new_full((), b)
+        elif type(a) is not Tensor:
+            if b.dtype is bfloat16:
+                a = b.new_full((), a)
+        elif a.array.shape != b.array.shape:
             broadcast_shapes(name, a.array.shape, b.array.shape)
         return cls.apply(a, b)
 

@@ -14,9 +14,8 @@ from collections import namedtuple
 from typing import Any
 
 from ..autograd.function import Function
-from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
-from ..errors import AutogradError, DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
+from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, normalize_dim
 from .movement import ConstantPad, Flip, _full, expand, movedim, permute, reshape, slice_view
@@ -128,9 +127,27 @@ class Gather(Function):
         return ScatterAdd.apply(g.new_zeros(ctx.in_shape), index, g, dim=ctx.dim), None
 
 
-def _gather_src(g: Tensor, index: Tensor, dim: int, src_shape: tuple) -> Tensor:
-    """Gradient of a scatter's ``src``: gathered, zero-padded where index is shorter."""
+def last_writes(backend, shape: tuple, dim: int, index: Tensor) -> Tensor:
+    """Where a scatter of ``index`` into ``shape`` along ``dim`` is the write that wins."""
+    xp, dev = index.device.xp, index.device
+    pos = _flat_positions(xp, shape, dim, index.array)
+    ids = xp.arange(pos.shape[0], dtype=pos.dtype, device=dev.native)
+    blank = xp.full((math.prod(shape),), -1, dtype=pos.dtype, device=dev.native)
+    won = get_kernel(backend, "scatter")(xp, blank, 0, pos, ids)
+    return Tensor._make(xp.reshape(xp.take(won, pos) == ids, index.shape), dev)
+
+
+def _gather_src(g: Tensor, index: Tensor, dim: int, src_shape: tuple,
+                replace: bool = False) -> Tensor:
+    """Gradient of a scatter's ``src``: gathered, zero-padded where index is shorter.
+
+    With ``replace``, only the write that won a duplicated destination gets a gradient.
+    """
     gs = Gather.apply(g, index, dim=dim)
+    if replace:
+        from .elementwise import where
+
+        gs = where(last_writes(g.device.backend, g.shape, dim, index), gs, 0.0)
     if gs.shape != src_shape:
         gs = ConstantPad.apply(gs, pads=tuple((0, s - i) for s, i in zip(src_shape, gs.shape)))
     return gs
@@ -158,7 +175,8 @@ class Scatter(Function):
         (index,) = ctx.saved_tensors
         nt, _, ns = ctx.needs_input_grad
         gt = Scatter.apply(g, index, g.new_zeros(index.shape), dim=ctx.dim) if nt else None
-        return gt, None, (_gather_src(g, index, ctx.dim, ctx.src_shape) if ns else None)
+        gs = _gather_src(g, index, ctx.dim, ctx.src_shape, replace=True) if ns else None
+        return gt, None, gs
 
 
 # -- argument checks ----------------------------------------------------------------------
@@ -502,9 +520,146 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return _triangle(Triu, "triu", input, diagonal)
 
 
-from ._getitem import getitem, setitem  # noqa: E402 - they use the ops above
+# -- x[key] -------------------------------------------------------------------------------
+
+_BAD_KEY = ("only ints, slices, None, ..., and integer or bool tensors (or lists) are valid "
+            "indices")
+
+
+def _key_item(x: Tensor, k: Any) -> Any:
+    """One index of a key, as None, Ellipsis, slice, int or Tensor."""
+    if k is None or k is Ellipsis or type(k) is slice or type(k) is Tensor:
+        return k
+    if isinstance(k, bool):
+        return Tensor(k, device=x.device)
+    if isinstance(k, (list, tuple, range)):
+        return Tensor(list(k), device=x.device, dtype=None if len(k) else "int64")
+    if hasattr(k, "shape") and hasattr(k, "dtype") and getattr(k, "ndim", 0):
+        return Tensor(k, device=x.device)
+    try:
+        return operator.index(k)
+    except TypeError:
+        raise IndexOutOfRangeError(f"__getitem__: {type(k).__name__} is not a valid index; "
+                                   + _BAD_KEY) from None
+
+
+def parse_key(x: Tensor, key: Any) -> tuple[tuple, list, list]:
+    """Split ``key`` into a basic key (an int or slice per dim), new axes and tensor indices.
+
+    Returns ``(basic, new_axes, advanced)``: ``new_axes`` are positions of size-1 dims to
+    insert in ``x[basic]``, and ``advanced`` lists ``(position, int array, size)`` of the
+    tensor indices applied afterwards (bool masks become their ``nonzero`` indices).
+    """
+    items = [_key_item(x, k) for k in (key if type(key) is tuple else (key,))]
+    shape, nd = x.shape, x.ndim
+    used = sum(1 if type(k) in (int, slice) else k.ndim if type(k) is Tensor
+               and k.dtype.kind == "b" else 1 if type(k) is Tensor else 0 for k in items)
+    if used > nd:
+        raise IndexOutOfRangeError(f"__getitem__: too many indices ({used}) for a tensor of "
+                                   f"shape {shape}")
+    if sum(k is Ellipsis for k in items) > 1:
+        raise IndexOutOfRangeError("__getitem__: an index can only have a single ellipsis")
+    xp, basic, new_axes, adv, d, r = x.device.xp, [], [], [], 0, 0
+    for k in items:
+        if k is None:
+            new_axes.append(r)
+            r += 1
+        elif k is Ellipsis:
+            basic += [_full(n) for n in shape[d:d + nd - used]]
+            d, r = d + nd - used, r + nd - used
+        elif type(k) is slice:
+            if k.step is not None and k.step <= 0:
+                raise ShapeError(f"__getitem__: slice step must be positive, got {k.step}; "
+                                 "use .flip(dim) to reverse")
+            basic.append(slice(*k.indices(shape[d])))
+            d, r = d + 1, r + 1
+        elif type(k) is int:
+            if not -shape[d] <= k < shape[d]:
+                raise IndexOutOfRangeError(f"__getitem__: index {k} is out of bounds for "
+                                           f"dimension {d} with size {shape[d]}")
+            basic.append(k % shape[d])
+            d += 1
+        elif k.dtype.kind == "b":
+            if k.device is not x.device:
+                raise DeviceError(f"__getitem__: mask on {k.device} indexes a tensor on "
+                                  f"{x.device}; move it with .to('{x.device}')")
+            if k.ndim == 0:  # x[True] adds a dim of size 1, x[False] one of size 0
+                new_axes.append(r)
+                one = xp.arange(1 if bool(k) else 0, dtype=xp.int64, device=x.device.native)
+                adv.append((r, one, 1))
+                r += 1
+                continue
+            if k.shape != shape[d:d + k.ndim]:
+                raise IndexOutOfRangeError(f"__getitem__: mask of shape {k.shape} does not "
+                                           f"match the indexed shape {shape[d:d + k.ndim]} "
+                                           f"at dimension {d}")
+            for a in xp.nonzero(k.array):
+                basic.append(_full(shape[d]))
+                adv.append((r, a, shape[d]))
+                d, r = d + 1, r + 1
+        else:
+            i = _int_index("__getitem__", k, x.device)
+            basic.append(_full(shape[d]))
+            _check_range("__getitem__", i.array, shape[d], d, xp, negative=True)
+            adv.append((r, i.array, shape[d]))
+            d, r = d + 1, r + 1
+    basic += [_full(n) for n in shape[d:]]
+    return tuple(basic), new_axes, adv
+
+
+def _advanced(y: Tensor, adv: list) -> Tensor:
+    """Apply tensor indices (PyTorch/NumPy semantics) to ``y`` with ``index_select``."""
+    xp, dev = y.device.xp, y.device
+    i64 = dev.native_dtype("int64")
+    b = broadcast_shapes("__getitem__", *(tuple(a.shape) for _, a, _ in adv))
+    pos = [p for p, _, _ in adv]
+    idx = []
+    for _, a, n in adv:
+        a = xp.astype(a, i64)
+        idx.append(xp.where(a < 0, a + n, a))
+    if len(adv) == 1:
+        p = pos[0]
+        z = IndexSelect.apply(y, Tensor._make(xp.reshape(idx[0], (-1,)), dev), dim=p)
+        return reshape(z, y.shape[:p] + b + y.shape[p + 1:])
+    lin, step = 0, 1
+    for a, (_, _, n) in zip(reversed(idx), reversed(adv)):
+        lin = lin + xp.broadcast_to(a, b) * step
+        step *= n
+    rest = [k for k in range(y.ndim) if k not in pos]
+    yp = reshape(permute(y, tuple(pos + rest)), (step,) + tuple(y.shape[k] for k in rest))
+    z = IndexSelect.apply(yp, Tensor._make(xp.reshape(lin, (-1,)), dev), dim=0)
+    z = reshape(z, b + yp.shape[1:])
+    if pos == list(range(pos[0], pos[0] + len(pos))) and pos[0]:
+        z = movedim(z, tuple(range(len(b))), tuple(range(pos[0], pos[0] + len(b))))
+    return z
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]`` with ints, slices (step > 0), None, ..., int tensors/lists and bool masks.
+
+    Basic keys give views; tensor indices follow NumPy's rules (with ints applied first,
+    as PyTorch does) and give copies. Differentiable.
+    """
+    if type(key) is int and x.ndim:
+        n = x.array.shape[0]
+        if not -n <= key < n:
+            raise IndexOutOfRangeError(f"__getitem__: index {key} is out of bounds for "
+                                       f"dimension 0 with size {n}")
+        k = (key % n,) + tuple(_full(s) for s in x.array.shape[1:])
+        return slice_view(x, k)
+    basic, new_axes, adv = parse_key(x, key)
+    y = slice_view(x, basic)
+    if new_axes:
+        shape = list(y.shape)
+        for r in new_axes:
+            shape.insert(r, 1)
+        y = reshape(y, tuple(shape))
+    return _advanced(y, adv) if adv else y
+
+
+Tensor.__getitem__ = getitem
 
 __all__ = ["SortResult", "TopKResult", "index_select", "index_add", "gather", "scatter",
            "scatter_add", "take_along_dim", "masked_fill", "masked_select", "one_hot",
            "nonzero", "argsort", "sort", "topk", "cumsum", "cumprod", "tril", "triu",
-           "getitem", "setitem"]
+           "getitem", "parse_key"]

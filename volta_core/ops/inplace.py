@@ -1,3 +1,361 @@
-"""(being written)"""
+"""In-place ops: ``add_``, ``mul_``, ``copy_``, ``x += y``, ``x[key] = v``, ...
 
-__all__: list[str] = []
+Every in-place op computes its result out of place with the ordinary differentiable op,
+then puts it into ``self`` and bumps ``self._version`` (so autograd detects a changed
+tensor that a backward still needs). How the result goes into ``self``:
+
+* when autograd does not record the op (``vt.no_grad()``, or nothing requires grad) the
+  values are written into ``self``'s memory, so views of ``self`` see them where the
+  backend allows writes (NumPy, CuPy); otherwise ``self.array`` is rebound;
+* when autograd records it, ``self.array`` is rebound to the result and ``self.grad_fn``
+  to the result's node: earlier views keep the old values, as if the op were out of place.
+
+An in-place op on a leaf that requires grad raises while grad mode is on, as in PyTorch;
+under ``vt.no_grad()`` it is allowed (optimizers update parameters that way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
+from ..errors import AutogradError, DeviceError, DTypeError, ShapeError
+from ..tensor import Tensor
+from ._util import broadcast_shapes
+from .indexing import _as_python, getitem, parse_key
+from .movement import clone, expand, reshape, sum_to
+
+_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _leaf_error(op: str) -> AutogradError:
+    return AutogradError(
+        f"{op}: a leaf Variable that requires grad is being used in an in-place operation; "
+        "wrap it in `with vt.no_grad():` (as optimizers do) or use the out-of-place op")
+
+
+def write_into(t: Tensor, array: Any) -> None:
+    """Write ``array`` (same shape and dtype) into ``t``'s memory, or rebind ``t.array``."""
+    try:
+        t.array[...] = array
+    except (TypeError, ValueError, AttributeError, NotImplementedError):
+        t.array = array  # a read-only view, a 0-d scalar or an immutable backend
+
+
+def _records(self: Tensor, others: tuple) -> bool:
+    if not _grad_state.enabled:
+        return False
+    return self.requires_grad or any(type(o) is Tensor and o.requires_grad for o in others)
+
+
+def _conform(op: str, self: Tensor, out: Tensor) -> Tensor:
+    if out.shape != self.shape:
+        raise ShapeError(f"{op}: the result's shape {out.shape} doesn't match the shape "
+                         f"{self.shape} of the tensor written in place")
+    if out.dtype is not self.dtype:
+        if _ORDER[out.dtype.kind] > _ORDER[self.dtype.kind]:
+            raise DTypeError(f"{op}: result type {out.dtype.name} can't be cast to the "
+                             f"in-place tensor's dtype {self.dtype.name}; use the "
+                             "out-of-place op or convert the tensor first")
+        out = out.to(self.dtype)
+    return out
+
+
+def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any,
+            shares: bool = False) -> Tensor:
+    """Run ``fn(self)`` out of place and put the result into ``self``; returns ``self``.
+
+    Args:
+        self: the tensor modified in place.
+        op: the op's name, for errors.
+        fn: computes the new value from (a snapshot of) ``self``.
+        others: the op's other operands, to tell whether autograd records it.
+        shares: ``fn``'s result may share memory with an operand (copy it when rebinding).
+    """
+    if _records(self, others):
+        if self.requires_grad and self.grad_fn is None:
+            raise _leaf_error(op)
+        old = Tensor._make(self.array, self.device, self.requires_grad, self.grad_fn)
+        out = _conform(op, self, fn(old))
+        if shares or out.array is old.array:
+            out = clone(out)
+        self.array, self.grad_fn, self.requires_grad = out.array, out.grad_fn, out.requires_grad
+    else:
+        write_into(self, _conform(op, self, fn(self)).array)
+    self._version[0] += 1
+    return self
+
+
+def _method(name: str, fn: Callable) -> Callable:
+    fn.__name__ = name
+    setattr(Tensor, name, fn)
+    return fn
+
+
+# -- arithmetic ---------------------------------------------------------------------------
+
+def add_(self: Tensor, other: Any, *, alpha: float = 1) -> Tensor:
+    """``self += alpha * other`` in place."""
+    return inplace(self, "add_", lambda s: s + (other if alpha == 1 else other * alpha), other)
+
+
+def sub_(self: Tensor, other: Any, *, alpha: float = 1) -> Tensor:
+    """``self -= alpha * other`` in place."""
+    return inplace(self, "sub_", lambda s: s - (other if alpha == 1 else other * alpha), other)
+
+
+def mul_(self: Tensor, other: Any) -> Tensor:
+    """``self *= other`` in place."""
+    return inplace(self, "mul_", lambda s: s * other, other)
+
+
+def div_(self: Tensor, other: Any) -> Tensor:
+    """``self /= other`` in place (a floating tensor is needed)."""
+    return inplace(self, "div_", lambda s: s / other, other)
+
+
+def pow_(self: Tensor, exponent: Any) -> Tensor:
+    """``self **= exponent`` in place."""
+    return inplace(self, "pow_", lambda s: s ** exponent, exponent)
+
+
+def remainder_(self: Tensor, other: Any) -> Tensor:
+    """``self %= other`` in place."""
+    return inplace(self, "remainder_", lambda s: s % other, other)
+
+
+for _f in (add_, sub_, mul_, div_, pow_, remainder_):
+    _method(_f.__name__, _f)
+Tensor.subtract_, Tensor.multiply_, Tensor.divide_, Tensor.fmod_ = sub_, mul_, div_, remainder_
+Tensor.__iadd__ = lambda self, other: add_(self, other)
+Tensor.__isub__ = lambda self, other: sub_(self, other)
+Tensor.__imul__ = lambda self, other: mul_(self, other)
+Tensor.__itruediv__ = lambda self, other: div_(self, other)
+Tensor.__ipow__ = lambda self, other: pow_(self, other)
+Tensor.__imod__ = lambda self, other: remainder_(self, other)
+
+
+def _unary_(name: str) -> Callable:
+    def op(self: Tensor) -> Tensor:
+        return inplace(self, f"{name}_", lambda s: getattr(s, name)())
+
+    op.__doc__ = f"In-place :meth:`Tensor.{name}`."
+    return _method(f"{name}_", op)
+
+
+for _name in ("neg", "exp", "log", "log2", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu",
+              "abs", "reciprocal", "exp2", "floor", "ceil", "round", "trunc", "sign",
+              "square", "log1p", "expm1", "rsqrt", "tan", "frac"):
+    _unary_(_name)
+Tensor.negative_ = Tensor.neg_
+Tensor.absolute_ = Tensor.abs_
+
+
+# -- filling and copying ------------------------------------------------------------------
+
+class _Constant(Function):
+    """A constant of ``self``'s shape whose gradient w.r.t. ``self`` is zero."""
+
+    def forward(ctx, x, value=None):
+        ctx.in_shape = x.shape
+        return ctx.xp.broadcast_to(value, x.shape) if hasattr(value, "shape") else (
+            ctx.xp.full(x.shape, value, dtype=x.dtype, device=ctx.device.native))
+
+    def backward(ctx, g):
+        return g.new_zeros(ctx.in_shape)
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    """Set every entry of ``self`` to ``value`` (a number or a 0-d tensor)."""
+    if type(value) is Tensor:
+        if value.ndim:
+            raise ShapeError(f"fill_: value must be a number or a 0-d tensor, got shape "
+                             f"{value.shape}")
+        return inplace(self, "fill_", lambda s: expand(value.to(self.dtype), s.shape), value,
+                       shares=True)
+    v = _as_python(self, value)
+    if not _records(self, ()):
+        try:
+            self.array[...] = v
+            self._version[0] += 1
+            return self
+        except (TypeError, ValueError, AttributeError, NotImplementedError):
+            pass
+    return inplace(self, "fill_", lambda s: _Constant.apply(s, value=v))
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Set every entry of ``self`` to zero."""
+    return fill_(self, 0)
+
+
+def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy the values of ``src`` (broadcast, cast, from any device) into ``self``."""
+    if type(src) is not Tensor:
+        src = Tensor(src, dtype=self.dtype, device=self.device)
+    if broadcast_shapes("copy_", self.shape, src.shape) != self.shape:
+        raise ShapeError(f"copy_: source of shape {src.shape} does not broadcast to the "
+                         f"destination's shape {self.shape}")
+
+    def fn(s: Tensor) -> Tensor:
+        v = src.to(device=self.device, dtype=self.dtype)
+        return expand(v, self.shape) if v.shape != self.shape else v
+
+    return inplace(self, "copy_", fn, src, shares=True)
+
+
+def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Clamp every entry of ``self`` into ``[min, max]`` in place."""
+    def fn(s: Tensor) -> Tensor:
+        if hasattr(Tensor, "clamp"):
+            return s.clamp(min, max)
+        if min is not None:
+            s = s.maximum(min if type(min) is Tensor else s.new_full((), min))
+        if max is not None:
+            s = s.minimum(max if type(max) is Tensor else s.new_full((), max))
+        return s
+
+    return inplace(self, "clamp_", fn, min, max)
+
+
+def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """Set the entries of ``self`` where ``mask`` is True to ``value``."""
+    return inplace(self, "masked_fill_", lambda s: s.masked_fill(mask, value), value)
+
+
+def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
+               alpha: float = 1) -> Tensor:
+    """In-place :meth:`Tensor.index_add`."""
+    return inplace(self, "index_add_", lambda s: s.index_add(dim, index, source, alpha=alpha),
+                   source)
+
+
+def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *,
+             value: Any = None) -> Tensor:
+    """In-place :meth:`Tensor.scatter`."""
+    return inplace(self, "scatter_", lambda s: s.scatter(dim, index, src, value=value), src)
+
+
+def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.scatter_add`."""
+    return inplace(self, "scatter_add_", lambda s: s.scatter_add(dim, index, src), src)
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    """Fill ``self`` with samples from U[a, b)."""
+    from ..creation import rand
+
+    return inplace(self, "uniform_", lambda s: rand(*s.shape, dtype=s.dtype,
+                                                    device=s.device) * (b - a) + a)
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fill ``self`` with samples from N(mean, std^2)."""
+    from ..creation import randn
+
+    return inplace(self, "normal_", lambda s: randn(*s.shape, dtype=s.dtype,
+                                                    device=s.device) * std + mean)
+
+
+for _f in (fill_, zero_, copy_, clamp_, masked_fill_, index_add_, scatter_, scatter_add_,
+           uniform_, normal_):
+    _method(_f.__name__, _f)
+Tensor.clip_ = clamp_
+
+
+# -- x[key] = value -----------------------------------------------------------------------
+
+class IndexPut(Function):
+    """``x`` with ``v`` (broadcast to ``pos``) written at the flat positions ``pos``."""
+
+    def forward(ctx, x, v, pos):
+        xp = ctx.xp
+        from ..backend.kernels import get_kernel
+
+        ctx.v_shape = v.shape
+        ctx.save_for_backward(pos)
+        vals = xp.reshape(xp.broadcast_to(v, pos.shape), (-1,))
+        flat = get_kernel(ctx.device.backend, "scatter")(
+            xp, xp.reshape(x, (-1,)), 0, xp.reshape(pos, (-1,)), vals)
+        return xp.reshape(flat, x.shape)
+
+    def backward(ctx, g):
+        (pos,) = ctx.saved_tensors
+        nx, nv, _ = ctx.needs_input_grad
+        gx = IndexPut.apply(g, g.new_zeros(()), pos) if nx else None
+        gv = None
+        if nv:
+            from .elementwise import where
+            from .indexing import IndexSelect, last_writes
+
+            flat = reshape(pos, (-1,))
+            picked = IndexSelect.apply(reshape(g, (-1,)), flat, dim=0)
+            won = last_writes(g.device.backend, (g.numel(),), 0, flat)
+            picked = where(won, picked, 0.0)  # a duplicated position: the last write wins
+            gv = sum_to(reshape(picked, pos.shape), ctx.v_shape)
+        return gx, gv, None
+
+
+def _value(op: str, x: Tensor, value: Any, shape: tuple) -> Tensor:
+    """``value`` as a tensor of ``x``'s dtype whose shape broadcasts to ``shape``."""
+    if type(value) is not Tensor:
+        if isinstance(value, (int, float, bool)):
+            return x.new_full((), _as_python(x, value))
+        value = Tensor(value, dtype=x.dtype, device=x.device)
+    if value.device is not x.device:
+        raise DeviceError(f"{op}: value on {value.device} assigned into a tensor on "
+                          f"{x.device}; move it with .to('{x.device}')")
+    vs = value.shape
+    while len(vs) > len(shape) and vs[0] == 1:
+        vs = vs[1:]
+    if len(vs) > len(shape) or broadcast_shapes(op, vs, shape) != shape:
+        raise ShapeError(f"{op}: value of shape {value.shape} cannot be broadcast to the "
+                         f"indexed shape {shape}")
+    value = reshape(value, vs)
+    return value if value.dtype is x.dtype else value.to(x.dtype)
+
+
+def _index_put(x: Tensor, key: Any, value: Any) -> Tensor:
+    """Out of place ``x[key] = value``, differentiable w.r.t. ``x`` and ``value``."""
+    from ..creation import arange
+
+    positions = getitem(reshape(arange(x.numel(), device=x.device), x.shape), key)
+    return IndexPut.apply(x, _value("__setitem__", x, value, positions.shape), positions)
+
+
+def _sliced_shape(shape: tuple, key: tuple) -> tuple:
+    return tuple(len(range(k.start, k.stop, k.step)) for k in key if type(k) is slice)
+
+
+def setitem(self: Tensor, key: Any, value: Any) -> None:
+    """``self[key] = value``: ints, slices, None, ..., int tensors/lists, bool masks.
+
+    Without autograd recording, the values are written into ``self``'s memory (views see
+    them); with it, the op is recorded and ``self`` rebound (see the module docstring).
+    """
+    if _records(self, (value,)):
+        if self.requires_grad and self.grad_fn is None:
+            raise _leaf_error("__setitem__")
+        old = Tensor._make(self.array, self.device, self.requires_grad, self.grad_fn)
+        out = _index_put(old, key, value)
+        self.array, self.grad_fn, self.requires_grad = out.array, out.grad_fn, True
+        self._version[0] += 1
+        return
+    basic, new_axes, adv = parse_key(self, key)
+    if not new_axes and not adv:
+        v = _value("__setitem__", self, value, _sliced_shape(self.shape, basic))
+        try:
+            self.array[basic] = v.array
+            self._version[0] += 1
+            return
+        except (TypeError, ValueError, AttributeError, NotImplementedError):
+            pass
+    write_into(self, _index_put(self.detach(), key, value).array)
+    self._version[0] += 1
+
+
+Tensor.__setitem__ = setitem
+
+__all__ = ["inplace", "write_into", "setitem"]

@@ -17,7 +17,9 @@ from .movement import sum_to
 class Matmul(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return ctx.xp.matmul(a, b)
+        y = ctx.xp.matmul(a, b)
+        # NumPy computes bfloat16 (ml_dtypes) products in float32: round back
+        return y if y.dtype == a.dtype else ctx.xp.astype(y, a.dtype)
 
     def backward(ctx, g):
         a, b = ctx.saved_tensors

@@ -65,7 +65,7 @@ def col2im(xp: Any, cols: Any, padded_hw: Pair, kernel: Pair, stride: Pair,
     for i in range(kh):
         for j in range(kw):
             win = _window(i, j, (ho, wo), stride, dilation)
-            out[win] = out[win] + cols[:, :, i * kw + j]
+            out[win] = out[win] + cols[:, :, i * kw + j, ...]
     return out
 
 
@@ -127,7 +127,8 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride: Pair = (1, 1),
 
 @fallback("conv2d_backward")
 def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
-                    needs: tuple[bool, bool] = (True, True), stride: Pair = (1, 1),
+                    w_shape: tuple | None = None, needs: tuple[bool, bool] = (True, True),
+                    stride: Pair = (1, 1),
                     pads: Pads = (0, 0, 0, 0), dilation: Pair = (1, 1),
                     groups: int = 1) -> tuple[Any, Any]:
     """Gradients of :func:`conv2d` w.r.t. its input and weight (None where not needed).
@@ -136,7 +137,7 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
     (which also fixes the output size of a transposed convolution).
     """
     n, c, h, wd = x_shape
-    o, cg, kh, kw = w.shape
+    o, cg, kh, kw = w_shape or w.shape
     g, og = groups, o // groups
     ho, wo = grad.shape[2:]
     length = ho * wo

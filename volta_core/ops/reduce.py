@@ -73,9 +73,10 @@ class _Extremum(Function):
     def forward(ctx, x, dims=(), keepdim=False):
         xp = ctx.xp
         y = getattr(xp, ctx.find)(x, axis=dims, keepdims=True)
-        mask = xp.astype(x == y, x.dtype)
-        count = xp.sum(mask, axis=dims, keepdims=True)
-        ctx.save_for_backward(mask / count)
+        if ctx.device.volta_dtype(x.dtype).is_floating_point:  # integers have no gradient
+            mask = xp.astype(x == y, x.dtype)
+            count = xp.sum(mask, axis=dims, keepdims=True)
+            ctx.save_for_backward(mask / count)
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         return y if keepdim else xp.reshape(y, tuple(s for i, s in enumerate(x.shape)
                                                      if i not in dims))
@@ -418,6 +419,10 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
             abs(ord) == math.inf and builtins.any(x.shape[d] == 0 for d in dims)):
         raise ShapeError(f"vector_norm: ord={ord} of an empty tensor of shape {x.shape} is "
                          "undefined")
+    if x.dtype.name == "bfloat16" and ord not in (1, 2, math.inf, -math.inf):
+        from .elementwise import in_float32
+
+        return in_float32(VectorNorm.apply, x, ord=float(ord), dims=dims, keepdim=keepdim)
     return VectorNorm.apply(x, ord=float(ord), dims=dims, keepdim=keepdim)
 
 

@@ -9,7 +9,8 @@ live on the parameter's device; step counts are Python ints (no host sync).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..autograd.grad_mode import enable_grad
 from ..backend.kernels import get_kernel
@@ -66,6 +67,10 @@ class Optimizer:
         params = group.get("params")
         if params is None:
             raise ValueError(f"{type(self).__name__}: parameter group has no 'params' key")
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(f"{type(self).__name__}: parameters must be an ordered collection "
+                            "(a list or tuple), not a set, so state dicts map them back "
+                            "reliably")
         params = [params] if isinstance(params, Tensor) else list(params)
         problems = []
         for i, p in enumerate(params):

@@ -1,6 +1,6 @@
 """float64 transcendentals in WGSL (Vulkan's built-ins exist only for 16/32-bit floats).
 
-Classic argument reduction (Cody-Waite with split constants, ``frexp``/``ldexp``)
+Classic argument reduction (Cody-Waite with split constants, exact powers of two)
 followed by Taylor/atanh series long enough for double precision. Accuracy is a few
 ulp for moderate arguments; huge arguments of sin/cos lose precision (no Payne-Hanek).
 """
@@ -88,7 +88,8 @@ fn log_f64p(x: f64) -> f64 {{
 fn pow_f64p(a: f64, b: f64) -> f64 {{ return exp_f64p(b * log_f64p(a)); }}
 fn exp2_f64p(x: f64) -> f64 {{
   let k = round(x);
-  return exp_f64p((x - k) * f64(0.6931471805599453)) * pow2_f64p(i32(clamp(k, f64(-2000), f64(2000))));
+  let kc = i32(clamp(k, f64(-2000), f64(2000)));
+  return exp_f64p((x - k) * f64(0.6931471805599453)) * pow2_f64p(kc);
 }}
 fn log2_f64p(x: f64) -> f64 {{ return log_f64p(x) * f64(1.4426950408889634); }}
 fn log10_f64p(x: f64) -> f64 {{ return log_f64p(x) * f64(0.4342944819032518); }}
@@ -157,7 +158,10 @@ fn atan2_f64p(y: f64, x: f64) -> f64 {{
   if (!(x == x) || !(y == y)) {{ return x + y; }}
   let pi = f64(3.141592653589793);
   if (x == f64(0)) {{
-    if (y == f64(0)) {{ return select(f64(0), pi, bitcast<u32>(f32(x)) != 0u) * select(f64(1), f64(-1), bitcast<u32>(f32(y)) != 0u); }}
+    if (y == f64(0)) {{
+      let sx = select(f64(0), pi, bitcast<u32>(f32(x)) != 0u);
+      return sx * select(f64(1), f64(-1), bitcast<u32>(f32(y)) != 0u);
+    }}
     return select(pi * f64(0.5), -pi * f64(0.5), y < f64(0));
   }}
   let xi = !(abs(x) <= f64(1.7976931348623157e308));
@@ -168,7 +172,10 @@ fn atan2_f64p(y: f64, x: f64) -> f64 {{
   }}
   var r: f64;
   if (xi) {{ r = f64(0); }} else if (yi) {{ r = pi * f64(0.5); }}
-  else {{ r = atan_f64p(abs(y / x)); if (abs(y) > abs(x)) {{ r = pi * f64(0.5) - atan_f64p(abs(x / y)); }} }}
+  else {{
+    r = atan_f64p(abs(y / x));
+    if (abs(y) > abs(x)) {{ r = pi * f64(0.5) - atan_f64p(abs(x / y)); }}
+  }}
   if (x < f64(0)) {{ r = pi - r; }}
   return select(r, -r, y < f64(0) || (y == f64(0) && bitcast<u32>(f32(y)) != 0u));
 }}

@@ -8,7 +8,8 @@ copy), or Python scalars carried in the metadata block.
 from __future__ import annotations
 
 import struct
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .. import codegen as cg
 from .. import dtypes as D
@@ -49,7 +50,7 @@ def _make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple
     words = 1 + rank + (1 + rank) * (1 + len(arrays))
     ops = [("oo", 1 + rank)]
     at = 1 + rank + 1 + rank
-    for j, (i, _t) in enumerate(arrays):
+    for i, _t in arrays:
         ops.append((f"o{i}", at))
         at += 1 + rank
     vals = []

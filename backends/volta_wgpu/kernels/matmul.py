@@ -29,6 +29,8 @@ def _src(t: DType, acc: DType, rb: int) -> tuple[str, int, int, int]:
     # the batch offsets reuse strided_offsets: operand blocks are (off, strides...)
     ops = [("oa", at_a), ("ob", at_b)]
     decomp = cg.strided_offsets(rb, at_bs, ops, index="bz")
+    decomp = decomp.replace("var oa = ", "var oa = a_off + ")
+    decomp = decomp.replace("var ob = ", "var ob = b_off + ")
     a = acc.wgsl
     ld_a = cg.cast("a[u32(ia)]", t, acc)
     ld_b = cg.cast("b[u32(ib)]", t, acc)
@@ -43,20 +45,20 @@ def _src(t: DType, acc: DType, rb: int) -> tuple[str, int, int, int]:
             f"  let bz = wid.z + {w(3)};\n"
             f"  let a_off = {cg.iword(4)}; let a_rs = {cg.iword(5)}; let a_cs = {cg.iword(6)};\n"
             f"  let b_off = {cg.iword(7)}; let b_rs = {cg.iword(8)}; let b_cs = {cg.iword(9)};\n"
-            f"{decomp.replace('var oa = ', 'var oa = a_off + ').replace('var ob = ', 'var ob = b_off + ')}\n"
-            f"  let r0 = wid.y * {T}u; let c0 = wid.x * {T}u;\n"
+            f"{decomp}\n"
+            f"  let row0 = wid.y * {T}u; let col0 = wid.x * {T}u;\n"
             "  let tid = lid.y * 16u + lid.x;\n"
             f"  var acc00 = {a}(0); var acc01 = {a}(0); var acc10 = {a}(0); var acc11 = {a}(0);\n"
             f"  for (var k0 = 0u; k0 < K; k0 = k0 + {TK}u) {{\n"
             f"    for (var e = tid; e < {T * TK}u; e = e + 256u) {{\n"
             f"      let r = e / {TK}u; let k = e % {TK}u;\n"
-            f"      let gr = r0 + r; let gk = k0 + k;\n"
+            f"      let gr = row0 + r; let gk = k0 + k;\n"
             f"      var va = {a}(0);\n"
             f"      if (gr < M && gk < K) {{ let ia = oa + i32(gr) * a_rs + i32(gk) * a_cs;"
             f" va = {ld_a}; }}\n"
             f"      ta[e] = va;\n"
             f"      let k2 = e / {T}u; let c = e % {T}u;\n"
-            f"      let gc = c0 + c; let gk2 = k0 + k2;\n"
+            f"      let gc = col0 + c; let gk2 = k0 + k2;\n"
             f"      var vb = {a}(0);\n"
             f"      if (gc < N && gk2 < K) {{ let ib = ob + i32(gk2) * b_rs + i32(gc) * b_cs;"
             f" vb = {ld_b}; }}\n"
@@ -72,11 +74,12 @@ def _src(t: DType, acc: DType, rb: int) -> tuple[str, int, int, int]:
             "    workgroupBarrier();\n"
             "  }\n"
             "  let base = bz * M * N;\n"
-            "  let ra = r0 + lid.y; let rb2 = ra + 16u; let ca = c0 + lid.x; let cb = ca + 16u;\n"
-            f"  if (ra < M && ca < N) {{ out[base + ra * N + ca] = {cg.cast('acc00', acc, t)}; }}\n"
-            f"  if (ra < M && cb < N) {{ out[base + ra * N + cb] = {cg.cast('acc01', acc, t)}; }}\n"
-            f"  if (rb2 < M && ca < N) {{ out[base + rb2 * N + ca] = {cg.cast('acc10', acc, t)}; }}\n"
-            f"  if (rb2 < M && cb < N) {{ out[base + rb2 * N + cb] = {cg.cast('acc11', acc, t)}; }}\n"
+            "  let ra = row0 + lid.y; let rb2 = ra + 16u;\n"
+            "  let ca = col0 + lid.x; let cb = ca + 16u;\n"
+            + "".join(f"  if ({r} < M && {c} < N) {{ out[base + {r} * N + {c}] = "
+                      f"{cg.cast(v, acc, t)}; }}\n"
+                      for r, c, v in (("ra", "ca", "acc00"), ("ra", "cb", "acc01"),
+                                      ("rb2", "ca", "acc10"), ("rb2", "cb", "acc11"))) +
             "}\n")
     return src, words, 1, 2
 

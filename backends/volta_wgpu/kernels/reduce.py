@@ -68,13 +68,14 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
     helpers = ""
     if acc.kind == "f" and op in ("max", "min", "any", "all"):
         helpers = helper("fmax", acc) + "\n" + helper("fmin", acc) + "\n"
-    lines = [f"  var o = ox;", "  var rem = j;"]
+    lines = ["  var o = ox;", "  var rem = j;"]
     for d in range(rr - 1, -1, -1):
         lines.append(f"  o += i32(rem % {cg.word(at_rs + d)}) * {cg.iword(at_rst + d)}; "
                      f"rem = rem / {cg.word(at_rs + d)};")
     load = cg.cast(cg.load(xt, "x[u32(o)]"), xt, acc)
     if op in ("any", "all"):
-        load = f"select({acc.wgsl}(0), {acc.wgsl}(1), {cg.cast(cg.load(xt, 'x[u32(o)]'), xt, D.bool)})"
+        nz = cg.cast(cg.load(xt, "x[u32(o)]"), xt, D.bool)
+        load = f"select({acc.wgsl}(0), {acc.wgsl}(1), {nz})"
     lines.append(f"  let v = {load};")
     if arg:
         lines.append("  if (better(v, j, acc, ai)) { acc = v; ai = j; }")
@@ -100,7 +101,8 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
                 f"  for (var j = 0u; j < {cg.word(1)}; j = j + 1u) {{\n{inner}\n  }}\n"
                 f"  let r = acc;\n  out[row] = {fin.replace('acc', 'r')};")
         return head + cg.main_1d(body), words, 1, 1
-    shared = f"var<workgroup> sh: array<{acc.wgsl}, {WGR}>;\nvar<workgroup> shi: array<u32, {WGR}>;\n"
+    shared = (f"var<workgroup> sh: array<{acc.wgsl}, {WGR}>;\n"
+              f"var<workgroup> shi: array<u32, {WGR}>;\n")
     if arg:
         merge = ("if (better(sh[lid + s], shi[lid + s], sh[lid], shi[lid])) "
                  "{ sh[lid] = sh[lid + s]; shi[lid] = shi[lid + s]; }")

@@ -14,7 +14,7 @@ from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
 from ..layout import collapse, normalize_axis, prod
-from .f64_math import F64_SRC, F64_NAMES
+from .f64_math import F64_NAMES, F64_SRC
 
 WGS = 256
 

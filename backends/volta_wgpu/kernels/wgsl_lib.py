@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..dtypes import DType
 
+_EXACT = {"f16": "2048.0", "f32": "16777216.0", "f64": "9007199254740992.0"}
 _MAX = {"f16": "65504.0", "f32": "3.4028234663852886e38", "f64": "1.7976931348623157e308"}
 
 
@@ -41,7 +42,7 @@ def _float_helpers(t: str) -> dict[str, str]:
                 f"  else {{ r = POW(ab, b); }}\n"
                 f"  if (a < {zero}) {{\n"
                 f"    if (floor(b) != b) {{ return {_nan(t)}; }}\n"
-                f"    if (abs(b) < {t}(9007199254740992.0) && floor(b * {t}(0.5)) * {t}(2) != b)"
+                f"    if (abs(b) < {t}({_EXACT[t]}) && floor(b * {t}(0.5)) * {t}(2) != b)"
                 f" {{ r = -r; }}\n"
                 f"  }}\n  return r; }}",
         "frem": f"fn frem_{t}(a: {t}, b: {t}) -> {t} {{\n"
@@ -94,7 +95,8 @@ def _int_helpers(t: str, signed: bool) -> dict[str, str]:
                 f"  return select(select({zero}, {one}, x > {zero}), -{one}, x < {zero}); }}")
     else:
         rem = f"fn irem_{t}(a: {t}, b: {t}) -> {t} {{ return select(a % b, {zero}, b == {zero}); }}"
-        fdiv = f"fn ifloordiv_{t}(a: {t}, b: {t}) -> {t} {{ return select(a / b, {zero}, b == {zero}); }}"
+        fdiv = (f"fn ifloordiv_{t}(a: {t}, b: {t}) -> {t} {{ "
+                f"return select(a / b, {zero}, b == {zero}); }}")
         sign = f"fn isign_{t}(x: {t}) -> {t} {{ return select({zero}, {one}, x > {zero}); }}"
     ipow = (f"fn ipow_{t}(a0: {t}, b0: {t}) -> {t} {{\n"
             f"  var a = a0; var b = b0; var r = {one};\n"

@@ -171,7 +171,7 @@ def linspace(start: float, stop: float, /, num: int, *, dtype: Any = None, devic
         return out
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    last = num - 1 if endpoint else -1
+    last = num - 1 if endpoint and num > 1 else -1
     ct = t if t.kind == "f" else D.float32
     expr = ("{R}(select({0} + {T}(gi) * {1}, {2}, i32(gi) == " + str(int(last)) + "))")
     return launch_map(expr, [float(start), float(step), float(stop)], [ct, ct, ct], t,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .. import dtypes as D
 from .._errors import ShapeError
@@ -271,10 +272,11 @@ def repeat(x: Array, repeats: Any, /, *, axis: int | None = None) -> Array:
         x, axis = reshape(x, (-1,)), 0
     ax = normalize_axis(axis, x.ndim, "repeat")
     if not isinstance(repeats, int):
+        import numpy as np
+
         from ..array import to_numpy
         from .creation import asarray
         from .indexing import take
-        import numpy as np
         r = to_numpy(repeats) if isinstance(repeats, Array) else np.asarray(repeats)
         idx = np.repeat(np.arange(x.shape[ax]), r)
         return take(x, asarray(idx.astype(np.int32)), axis=ax)

@@ -34,9 +34,6 @@ def _init_src(t: DType, rank: int) -> tuple[str, int, int, int]:
 
 def _step_src(t: DType, descending: bool) -> tuple[str, int, int, int]:
     # meta: half_total, P, k, j
-    w = t.wgsl
-    k = "bool" if t is D.bool else w
-    ld = "keys[{}]"
     nan = "let na = !(ka == ka); let nb = !(kb == kb);\n  if (na != nb) { return na; }\n" \
         "  if (na) { return ia > ib; }\n" if t.kind == "f" else ""
     cmp = "ka < kb" if descending else "ka > kb"
@@ -46,7 +43,6 @@ def _step_src(t: DType, descending: bool) -> tuple[str, int, int, int]:
              f"  {nan}"
              f"  if (ka != kb) {{ return {cmp}; }}\n"
              "  return ia > ib;\n}\n")
-    del k, ld
     body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
             f"  let P = {cg.word(1)}; let kk = {cg.word(2)}; let j = {cg.word(3)};\n"
             "  let line = gi / (P / 2u); let h = gi % (P / 2u);\n"

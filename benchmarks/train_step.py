@@ -1,0 +1,190 @@
+"""Training-step benchmark: Volta vs PyTorch, same models, same batch, same run.
+
+Models (sizes in ``MODELS``, so other devices can add bigger ones):
+
+- ``mlp``: 784-512-512-10 with ReLU, batch 256, Adam, cross entropy.
+- ``lenet``: LeNet-5 on 1x28x28, batch 64, SGD with momentum, cross entropy.
+
+Usage::
+
+    python benchmarks/train_step.py [--device cpu] [--steps 50] [--models mlp,lenet] [--json]
+
+Prints the median step time of each framework and the ratio Volta / PyTorch (PyTorch runs
+on its CPU unless ``--device cuda``, and only when it is importable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+import volta_core as vt  # noqa: E402
+from volta_core import nn  # noqa: E402
+
+# name -> settings; a device-specific run may add entries (e.g. bigger models for CUDA)
+MODELS: dict[str, dict[str, Any]] = {
+    "mlp": {"kind": "mlp", "sizes": (784, 512, 512, 10), "batch": 256, "optim": "adam",
+            "lr": 1e-3},
+    "lenet": {"kind": "lenet", "channels": (1, 6, 16), "hw": 28, "batch": 64, "classes": 10,
+              "optim": "sgd", "lr": 0.01, "momentum": 0.9},
+}
+
+# extra models per device type (the CUDA issue adds its big ones here)
+DEVICE_MODELS: dict[str, dict[str, dict[str, Any]]] = {"cpu": {}, "cuda": {}}
+
+
+def build(lib: Any, cfg: dict[str, Any]) -> Any:
+    """Build the model of ``cfg`` with ``lib`` (``volta_core.nn`` or ``torch.nn``)."""
+    if cfg["kind"] == "mlp":
+        sizes = cfg["sizes"]
+        layers: list[Any] = []
+        for i in range(len(sizes) - 1):
+            layers.append(lib.Linear(sizes[i], sizes[i + 1]))
+            if i < len(sizes) - 2:
+                layers.append(lib.ReLU())
+        return lib.Sequential(*layers)
+    c0, c1, c2 = cfg["channels"]
+    side = ((cfg["hw"] // 2) - 4) // 2
+    return lib.Sequential(
+        lib.Conv2d(c0, c1, 5, padding=2), lib.ReLU(), lib.MaxPool2d(2),
+        lib.Conv2d(c1, c2, 5), lib.ReLU(), lib.MaxPool2d(2), lib.Flatten(),
+        lib.Linear(c2 * side * side, 120), lib.ReLU(), lib.Linear(120, 84), lib.ReLU(),
+        lib.Linear(84, cfg["classes"]))
+
+
+def data(cfg: dict[str, Any], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A fixed random batch (float32 inputs, int64 labels)."""
+    rng = np.random.default_rng(seed)
+    if cfg["kind"] == "mlp":
+        x = rng.standard_normal((cfg["batch"], cfg["sizes"][0]), dtype=np.float32)
+        y = rng.integers(0, cfg["sizes"][-1], cfg["batch"])
+    else:
+        x = rng.standard_normal((cfg["batch"], cfg["channels"][0], cfg["hw"], cfg["hw"]),
+                                dtype=np.float32)
+        y = rng.integers(0, cfg["classes"], cfg["batch"])
+    return x, y.astype(np.int64)
+
+
+def _optimizer(optim_mod: Any, params: Any, cfg: dict[str, Any]) -> Any:
+    if cfg["optim"] == "adam":
+        return optim_mod.Adam(params, lr=cfg["lr"])
+    return optim_mod.SGD(params, lr=cfg["lr"], momentum=cfg.get("momentum", 0.0))
+
+
+def volta_step(cfg: dict[str, Any], device: str) -> Callable[[], float]:
+    """Return a function running one Volta training step (returns the loss)."""
+    vt.manual_seed(0)
+    model = build(nn, cfg).to(device)
+    xs, ys = data(cfg)
+    x, y = vt.tensor(xs, device=device), vt.tensor(ys, device=device)
+    opt = _optimizer(vt.optim, model.parameters(), cfg)
+    lossf = nn.CrossEntropyLoss()
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = lossf(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def torch_step(cfg: dict[str, Any], device: str) -> Callable[[], float] | None:
+    """Return a function running one PyTorch step, or None if torch is not importable."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.manual_seed(0)
+    dev = "cuda" if device.startswith("cuda") else "cpu"
+    model = build(torch.nn, cfg).to(dev)
+    xs, ys = data(cfg)
+    x, y = torch.from_numpy(xs).to(dev), torch.from_numpy(ys).to(dev)
+    opt = _optimizer(torch.optim, model.parameters(), cfg)
+    lossf = torch.nn.CrossEntropyLoss()
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = lossf(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def interleaved_times(steps: dict[str, Callable[[], Any]], n: int, warmup: int,
+                      syncs: dict[str, Callable[[], None]]) -> dict[str, float]:
+    """Median wall time (s) of one step of each framework, timed in alternation.
+
+    Alternating the frameworks step by step makes them share any background load.
+    """
+    for name, step in steps.items():
+        for _ in range(warmup):
+            step()
+        syncs[name]()
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(n):
+        for name, step in steps.items():
+            t0 = time.perf_counter()
+            step()
+            syncs[name]()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", help="Volta device: cpu, cuda, wgpu")
+    parser.add_argument("--steps", type=int, default=50, help="timed steps per model")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
+    parser.add_argument("--models", default=None,
+                        help="comma-separated subset of: " + ", ".join(MODELS))
+    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    args = parser.parse_args(argv)
+    models = {**MODELS, **DEVICE_MODELS.get(args.device.split(":")[0], {})}
+    names = args.models.split(",") if args.models else list(models)
+    dev = vt.device(args.device)
+    results = []
+    for name in names:
+        cfg = models[name]
+        steps = {"volta": volta_step(cfg, args.device)}
+        syncs: dict[str, Callable[[], None]] = {"volta": dev.synchronize}
+        ts = torch_step(cfg, args.device)
+        if ts is not None:
+            import torch
+
+            steps["torch"] = ts
+            syncs["torch"] = (torch.cuda.synchronize if args.device.startswith("cuda")
+                              else (lambda: None))
+        med = interleaved_times(steps, args.steps, args.warmup, syncs)
+        row: dict[str, Any] = {"model": name, "device": args.device,
+                               "volta_ms": med["volta"] * 1e3}
+        if "torch" in med:
+            row.update(torch_ms=med["torch"] * 1e3, ratio=med["volta"] / med["torch"],
+                       torch_threads=torch.get_num_threads())
+        results.append(row)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for r in results:
+            line = f"{r['model']:>8} on {r['device']}: volta {r['volta_ms']:8.3f} ms"
+            if "torch_ms" in r:
+                line += f" | torch {r['torch_ms']:8.3f} ms | ratio {r['ratio']:.2f}x"
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

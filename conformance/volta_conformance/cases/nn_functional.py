@@ -1,0 +1,72 @@
+"""Cases of the functional forms of layers (``nn.functional.conv2d`` and friends).
+
+Weights are ordinary inputs here, so their gradients are compared like any input's.
+"""
+
+from __future__ import annotations
+
+import volta_core as vt
+
+from ..case import FLOAT, Arg, OpCase
+
+
+def F(name: str, tag: str, *args: Arg, fn=None, tol: float = 1.0, **kwargs) -> OpCase:
+    """A case of ``nn.functional.<name>``."""
+    return OpCase(f"nn.functional.{name}/{tag}", f"nn.functional.{name}", FLOAT, tol=tol,
+                  args=args, fn=fn, kwargs=kwargs)
+
+
+def X(*shape: int, low: float = -1.0, high: float = 1.0, view: str | None = None,
+      grad: bool = True) -> Arg:
+    return Arg(tuple(shape), low, high, view=view, grad=grad)
+
+
+def _f():
+    return vt.nn.functional
+
+
+CASES: list = [
+    F("linear", "basic", X(4, 5), X(3, 5), X(3)),
+    F("linear", "nobias", X(2, 4, 5), X(3, 5)),
+    F("bilinear", "basic", X(4, 3), X(4, 2), X(5, 3, 2), X(5)),
+    F("conv2d", "basic", X(2, 3, 6, 5), X(4, 3, 3, 3), X(4)),
+    F("conv2d", "stride_pad_dilation", X(1, 2, 9, 8), X(3, 2, 3, 2), stride=2, padding=1,
+      dilation=(2, 1)),
+    F("conv2d", "groups", X(2, 4, 5, 5), X(6, 2, 3, 3), groups=2),
+    F("conv2d", "permuted", X(1, 2, 5, 5, view="T"), X(3, 2, 3, 3)),
+    F("conv1d", "basic", X(2, 3, 8), X(4, 3, 3), X(4), padding=1),
+    F("conv_transpose2d", "basic", X(2, 3, 4, 4), X(3, 2, 3, 3), X(2), stride=2, padding=1,
+      output_padding=1),
+    F("max_pool2d", "basic", X(2, 3, 6, 6), kernel_size=2),
+    F("max_pool2d", "ceil", X(1, 2, 7, 7), kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    F("max_pool1d", "basic", X(2, 3, 9), kernel_size=3, stride=2),
+    F("avg_pool2d", "basic", X(2, 3, 6, 6), kernel_size=2),
+    F("avg_pool2d", "no_pad_count", X(1, 2, 7, 7), kernel_size=3, stride=2, padding=1,
+      count_include_pad=False),
+    F("adaptive_avg_pool2d", "basic", X(2, 3, 7, 5), output_size=(3, 2)),
+    F("batch_norm", "train", X(4, 3, 2), X(3, grad=False), X(3, low=0.5, high=1.5, grad=False), X(3),
+      X(3), fn=lambda x, m, v, w, b: _f().batch_norm(x, m * 1, v * 1, w, b, training=True)),
+    F("batch_norm", "eval", X(4, 3), X(3, grad=False), X(3, low=0.5, high=1.5, grad=False), X(3), X(3),
+      fn=lambda x, m, v, w, b: _f().batch_norm(x, m, v, w, b, training=False)),
+    F("layer_norm", "basic", X(3, 4, 5), X(5), X(5), fn=lambda x, w, b: _f().layer_norm(
+        x, (5,), w, b)),
+    F("group_norm", "basic", X(2, 4, 3, 3), X(4), X(4),
+      fn=lambda x, w, b: _f().group_norm(x, 2, w, b)),
+    F("rms_norm", "basic", X(3, 4, 5), X(5), fn=lambda x, w: _f().rms_norm(x, (5,), w)),
+    F("embedding", "basic", Arg((2, 5), 0, 7, kind="index"), X(7, 3)),
+    F("embedding", "padding_idx", Arg((3, 4), 0, 7, kind="index"), X(7, 3), padding_idx=0),
+    F("interpolate", "nearest", X(2, 3, 4, 4), scale_factor=2),
+    F("interpolate", "bilinear", X(2, 3, 4, 5), size=(7, 9), mode="bilinear"),
+    F("interpolate", "bilinear_corners", X(1, 2, 3, 4), scale_factor=2, mode="bilinear",
+      align_corners=True),
+    F("pixel_shuffle", "basic", X(2, 8, 3, 3), fn=lambda x: _f().pixel_shuffle(x, 2)),
+    F("pixel_unshuffle", "basic", X(2, 2, 4, 6), fn=lambda x: _f().pixel_unshuffle(x, 2)),
+    F("scaled_dot_product_attention", "basic", X(2, 3, 5, 4), X(2, 3, 6, 4), X(2, 3, 6, 4),
+      tol=2.0),
+    F("scaled_dot_product_attention", "causal", X(2, 5, 4), X(2, 5, 4), X(2, 5, 4),
+      is_causal=True, tol=2.0),
+    F("scaled_dot_product_attention", "mask", X(1, 4, 3), X(1, 5, 3), X(1, 5, 3),
+      Arg((4, 5), kind="bool"), fn=lambda q, k, v, m: _f().scaled_dot_product_attention(
+          q, k, v, attn_mask=vt.logical_or(m, vt.eye(4, 5, dtype="bool", device=m.device))), tol=2.0),
+    F("cosine_embedding_loss", "basic", X(4, 3), X(4, 3), Arg((4,), 1, 2, kind="index")),
+]

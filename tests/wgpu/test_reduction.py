@@ -1,0 +1,87 @@
+"""Reductions and scans over axes, keepdims, views, empty and 0-d inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+RNG = np.random.default_rng(1)
+A = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+AXES = [None, 0, 1, 2, -1, (0, 2), (1, 2), ()]
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean"])
+def test_float_reductions(xp, check, name):
+    fn = getattr(np, name)
+    x = xp.asarray(A)
+    xt = xp.permute_dims(xp.asarray(np.ascontiguousarray(A.transpose(2, 0, 1))), (1, 2, 0))
+    for axis in AXES:
+        for keep in (False, True):
+            check(getattr(xp, name)(x, axis=axis, keepdims=keep),
+                  fn(A, axis=axis, keepdims=keep), rtol=1e-5, atol=1e-5)
+        check(getattr(xp, name)(xt, axis=axis), fn(A, axis=axis), rtol=1e-5, atol=1e-5)
+    check(getattr(xp, name)(xp.asarray(np.float32(2.0))), fn(np.float32(2.0)))
+
+
+def test_long_rows_use_workgroup_path(xp, check):
+    a = RNG.standard_normal((3, 3000)).astype(np.float32)
+    x = xp.asarray(a)
+    check(xp.sum(x, axis=1), a.sum(axis=1), rtol=1e-4, atol=1e-4)
+    check(xp.max(x, axis=1), a.max(axis=1))
+    check(xp.argmax(x, axis=1), a.argmax(axis=1).astype(xp.argmax(x).dtype.np))
+    check(xp.argmin(x.T, axis=0), a.argmin(axis=1).astype(xp.argmax(x).dtype.np))
+    check(xp.mean(x), a.mean(), rtol=1e-4, atol=1e-5)
+
+
+def test_int_bool_reductions(xp, check):
+    i = RNG.integers(-5, 5, (4, 6)).astype(np.int32)
+    x = xp.asarray(i)
+    it = xp.sum(x).dtype.np
+    check(xp.sum(x, axis=0), i.sum(axis=0).astype(it))
+    check(xp.prod(x[:, :3], axis=1), i[:, :3].prod(axis=1).astype(it))
+    check(xp.max(x, axis=1), i.max(axis=1))
+    check(xp.min(x), i.min())
+    b = i > 0
+    check(xp.any(xp.asarray(b), axis=1), b.any(axis=1))
+    check(xp.all(xp.asarray(b), axis=0), b.all(axis=0))
+    check(xp.any(x), i.any())
+    check(xp.sum(xp.asarray(b), axis=1), b.sum(axis=1).astype(it))
+    check(xp.count_nonzero(x, axis=1), np.count_nonzero(i, axis=1).astype(it))
+
+
+def test_arg_and_nan(xp, check):
+    a = np.array([[1.0, 3.0, 3.0, np.nan, 0.0], [2.0, 2.0, -1.0, -1.0, 5.0]], np.float32)
+    x = xp.asarray(a)
+    it = xp.argmax(x).dtype.np
+    check(xp.argmax(x, axis=1), np.argmax(a, axis=1).astype(it))
+    check(xp.argmin(x, axis=1), np.argmin(a, axis=1).astype(it))
+    check(xp.argmax(x[1]), np.argmax(a[1]).astype(it))
+    check(xp.argmax(x, axis=0, keepdims=True), np.argmax(a, axis=0, keepdims=True).astype(it))
+    check(xp.max(x, axis=1), np.max(a, axis=1))
+    check(xp.sum(x[1:]), np.sum(a[1:]))
+
+
+def test_empty_reductions(xp, check):
+    e = np.zeros((0, 3), np.float32)
+    x = xp.asarray(e)
+    check(xp.sum(x, axis=0), e.sum(axis=0))
+    check(xp.prod(x, axis=0), e.prod(axis=0))
+    check(xp.sum(x, axis=1), e.sum(axis=1))
+    check(xp.all(x), np.all(e))
+    with pytest.raises(ValueError):
+        xp.max(x, axis=0)
+
+
+def test_scans_var_std(xp, check):
+    x = xp.asarray(A)
+    for axis in (0, 1, 2):
+        check(xp.cumulative_sum(x, axis=axis), np.cumsum(A, axis=axis), rtol=1e-5, atol=1e-5)
+    check(xp.cumulative_prod(x[0, 0], include_initial=True),
+          np.concatenate([[1], np.cumprod(A[0, 0])]).astype(np.float32), rtol=1e-5)
+    check(xp.cumulative_sum(xp.permute_dims(x, (2, 1, 0)), axis=1),
+          np.cumsum(A.transpose(2, 1, 0), axis=1), rtol=1e-5, atol=1e-5)
+    i = np.arange(5, dtype=np.int32)
+    check(xp.cumulative_sum(xp.asarray(i), include_initial=True),
+          np.concatenate([[0], np.cumsum(i)]).astype(xp.sum(xp.asarray(i)).dtype.np))
+    check(xp.var(x, axis=1), A.var(axis=1), rtol=1e-5, atol=1e-5)
+    check(xp.std(x, axis=(0, 2), correction=1), A.std(axis=(0, 2), ddof=1), rtol=1e-5)
