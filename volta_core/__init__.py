@@ -28,6 +28,7 @@ from .dtypes import (
 )
 from .errors import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403
+from .io import load, save
 from .tensor import Tensor
 
 __version__ = "0.1.0"

@@ -339,8 +339,8 @@ def new_tensor(self: Tensor, data: Any, dtype: Any = None) -> Tensor:
 
 
 @tensor_method()
-def clone(self: Tensor) -> Tensor:
-    """A copy of this tensor that stays in the graph."""
+def clone(self: Tensor, memory_format: Any = None) -> Tensor:
+    """A copy of this tensor that stays in the graph (``memory_format`` is ignored)."""
     from .ops.movement import Clone
 
     return Clone.apply(self)

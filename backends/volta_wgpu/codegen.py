@@ -89,7 +89,7 @@ def const(t: DType, value: float) -> str:
     return f"{t.wgsl}({int(value)})"
 
 
-def strided_offsets(rank: int, shape_at: int, operands: list[tuple[str, int]],
+def strided_offsets(rank: int, shape_at: int, operands: list[tuple],
                     index: str = "gi") -> str:
     """WGSL that decomposes ``index`` over a shape and accumulates strided offsets.
 
@@ -97,11 +97,13 @@ def strided_offsets(rank: int, shape_at: int, operands: list[tuple[str, int]],
         rank: number of dims.
         shape_at: metadata word of ``shape[0]``.
         operands: ``(var, meta_word)`` per operand: the variable to define (``i32``)
-            and the word of its offset, followed by its ``rank`` strides.
+            and the word of its offset, followed by its ``rank`` strides; or
+            ``(var, offset_word, strides_word)`` when the strides are elsewhere.
         index: the linear index variable.
     """
     lines = [f"  var rem = {index};"] if rank else []
-    for var, at in operands:
+    ops = [(o[0], o[1], o[2] if len(o) > 2 else o[1] + 1) for o in operands]
+    for var, at, _ in ops:
         lines.append(f"  var {var} = {iword(at)};")
     for d in range(rank - 1, -1, -1):
         if d > 0:
@@ -109,6 +111,6 @@ def strided_offsets(rank: int, shape_at: int, operands: list[tuple[str, int]],
                          f"rem = rem / {word(shape_at + d)};")
         else:
             lines.append("  let c0 = i32(rem);")
-        for var, at in operands:
-            lines.append(f"  {var} += c{d} * {iword(at + 1 + d)};")
+        for var, _, st in ops:
+            lines.append(f"  {var} += c{d} * {iword(st + d)};")
     return "\n".join(lines)

@@ -6,6 +6,10 @@ the per-batch metadata ring is full. Each dispatch's small metadata block (shape
 strides, offsets, scalars) is appended to a host-side ring and uploaded with a single
 ``queue.write_buffer`` right before the submit, so no per-op uniform buffer is made.
 
+Bind groups are cached per (layout, metadata size, buffers): the metadata uniform is
+bound with a dynamic offset, so a chain of ops over pooled buffers reuses the same few
+bind groups. The pass commands go straight to wgpu-native's C functions when available.
+
 Buffers come from a size-bucketed pool. A buffer freed while commands that may read
 it are still unsubmitted goes to a *dirty* list: it may serve as a kernel output at
 once (commands run in order), but only becomes a target for host uploads after the
@@ -14,17 +18,28 @@ next submit, because ``queue.write_buffer`` runs before the pending commands.
 
 from __future__ import annotations
 
+import atexit
 import math
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from ._errors import OutOfMemoryError
 
+try:  # raw C entry points: the pass commands are the hot path of every op
+    from wgpu.backends.wgpu_native._ffi import ffi as _ffi
+    from wgpu.backends.wgpu_native._ffi import lib as _lib
+except Exception:  # pragma: no cover - another wgpu backend
+    _ffi = _lib = None
+
 WG = 256  # threads per workgroup of the 1-D kernels
 MAX_GROUPS = 65535
 META_CAPACITY = 1 << 20  # bytes of per-batch metadata
 _MIN_BUCKET = 256
+MAX_BIND_GROUPS = 4096  # cached bind groups before the cache is cleared
 
 
 def bucket_size(nbytes: int) -> int:
@@ -39,13 +54,14 @@ def bucket_size(nbytes: int) -> int:
 class Kernel:
     """A compiled compute pipeline with its bind group layout and metadata size."""
 
-    __slots__ = ("pipeline", "layout", "meta_bytes", "n_write", "n_read")
+    __slots__ = ("pipeline", "layout", "meta_bytes", "meta_pad", "n_write", "n_read")
 
     def __init__(self, pipeline: Any, layout: Any, meta_bytes: int, n_write: int,
-                 n_read: int) -> None:
+                 n_read: int, align: int = 256) -> None:
         self.pipeline = pipeline
         self.layout = layout
         self.meta_bytes = meta_bytes
+        self.meta_pad = -(-meta_bytes // align) * align
         self.n_write = n_write
         self.n_read = n_read
 
@@ -66,10 +82,29 @@ class Storage:
             eng._release(self.buffer)
 
 
+def _private_runtime_dir() -> None:
+    """Point XDG_RUNTIME_DIR at a private temp dir when it is unset or unusable.
+
+    Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid or not set" to stderr on
+    adapter creation otherwise; compute needs no display, so any private dir will do.
+    """
+    path = os.environ.get("XDG_RUNTIME_DIR")
+    try:
+        if path and os.path.isdir(path) and os.stat(path).st_uid == os.getuid():
+            return
+    except (OSError, AttributeError):  # AttributeError: no getuid on Windows
+        return
+    path = tempfile.mkdtemp(prefix="volta-wgpu-xdg-")
+    os.environ["XDG_RUNTIME_DIR"] = path
+    atexit.register(shutil.rmtree, path, True)
+
+
 class Engine:
     """One wgpu device: owns the queue, the caches and the pending command encoder."""
 
     def __init__(self, index: int = 0) -> None:
+        if os.name == "posix":
+            _private_runtime_dir()
         import wgpu
 
         self.wgpu = wgpu
@@ -106,10 +141,17 @@ class Engine:
                                                    usage=U.UNIFORM | U.COPY_DST)
         self._meta = bytearray(META_CAPACITY)
         self._meta_used = 0
+        self._groups: dict[tuple, Any] = {}
+        self._retired: list = []  # evicted bind groups, kept until the next submit
         self._encoder: Any = None
         self._pass: Any = None
+        self._pass_id: Any = None
+        self._off = _ffi.new("uint32_t[1]") if _ffi is not None else None
         self._lock = threading.RLock()
         self.dispatch_count = 0
+        # [flag, bad index, axis size, 0], set by index kernels (a GPU kernel cannot
+        # raise): read back with every readback and raised there, as CUDA does
+        self._err: Any = None
 
     # -- naming -------------------------------------------------------------------------
     @property
@@ -168,6 +210,7 @@ class Engine:
     def trim(self) -> None:
         """Destroy every pooled (unused) buffer."""
         self.flush()
+        self._groups.clear()
         for bufs in self._pool.values():
             for b in bufs:
                 b.destroy()
@@ -184,24 +227,52 @@ class Engine:
             self.queue.write_buffer(st.buffer, 0, mv)
         return st
 
+    @property
+    def error_buffer(self) -> Any:
+        """The 16-byte buffer where index kernels flag an out-of-range index."""
+        if self._err is None:
+            self._err = self.device.create_buffer(size=16, usage=self._usage)
+        return self._err
+
     def read(self, storage: Storage, offset: int, nbytes: int) -> memoryview:
-        """Copy ``nbytes`` at byte ``offset`` of a storage back to the host (a sync point)."""
+        """Copy ``nbytes`` at byte ``offset`` of a storage back to the host (a sync point).
+
+        Raises IndexOutOfRangeError when a kernel recorded an out-of-range index since
+        the last readback.
+        """
         lo = offset // 4 * 4
         hi = -(-(offset + nbytes) // 4) * 4
         if hi == lo:
             return memoryview(b"")
         U = self.wgpu.BufferUsage
+        n = hi - lo
+        err = self._err
         with self._lock:
             enc = self._get_encoder()
             self._end_pass()
-            staging = self.device.create_buffer(size=hi - lo, usage=U.MAP_READ | U.COPY_DST)
-            enc.copy_buffer_to_buffer(storage.buffer, lo, staging, 0, hi - lo)
+            size = n + (16 if err is not None else 0)
+            staging = self.device.create_buffer(size=size, usage=U.MAP_READ | U.COPY_DST)
+            enc.copy_buffer_to_buffer(storage.buffer, lo, staging, 0, n)
+            if err is not None:
+                enc.copy_buffer_to_buffer(err, 0, staging, n, 16)
             self.flush()
         staging.map_sync(self.wgpu.MapMode.READ)
         data = staging.read_mapped(copy=True)
         staging.unmap()
         staging.destroy()
-        return memoryview(data).cast("B")[offset - lo: offset - lo + nbytes]
+        mv = memoryview(data).cast("B")
+        if err is not None and any(mv[n:n + 4]):
+            self._raise_index_error(mv[n:n + 16].cast("i"))
+        return mv[offset - lo: offset - lo + nbytes]
+
+    def _raise_index_error(self, words: memoryview) -> None:
+        self.queue.write_buffer(self._err, 0, bytes(16))
+        from ._errors import IndexOutOfRangeError
+        raise IndexOutOfRangeError(
+            f"wgpu: an indexing op (take, getitem, scatter_add, embedding) on wgpu:"
+            f"{self.index} got index {words[1]} for a dim of size {words[2]}; the error is "
+            f"reported at the next sync point (GPU kernels cannot raise), so results "
+            f"computed since then are not reliable")
 
     def copy(self, src: Storage, src_off: int, dst: Storage, dst_off: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
@@ -215,7 +286,8 @@ class Engine:
         lay = self._layouts.get(key)
         if lay is None:
             S = self.wgpu.ShaderStage.COMPUTE
-            entries = [{"binding": 0, "visibility": S, "buffer": {"type": "uniform"}}]
+            entries = [{"binding": 0, "visibility": S,
+                        "buffer": {"type": "uniform", "has_dynamic_offset": True}}]
             for i in range(n_write + n_read):
                 kind = "storage" if i < n_write else "read-only-storage"
                 entries.append({"binding": i + 1, "visibility": S, "buffer": {"type": kind}})
@@ -238,7 +310,7 @@ class Engine:
         playout = self.device.create_pipeline_layout(bind_group_layouts=[lay])
         pipe = self.device.create_compute_pipeline(
             layout=playout, compute={"module": module, "entry_point": "main"})
-        k = Kernel(pipe, lay, max(16, -(-words // 4) * 16), nw, nr)
+        k = Kernel(pipe, lay, max(16, -(-words // 4) * 16), nw, nr, self.meta_align)
         self._kernels[key] = k
         return k
 
@@ -252,6 +324,23 @@ class Engine:
         if self._pass is not None:
             self._pass.end()
             self._pass = None
+            self._pass_id = None
+
+    def _bind_group(self, kernel: Kernel, buffers: list) -> Any:
+        key = (kernel.layout, kernel.meta_bytes, *buffers)
+        bg = self._groups.get(key)
+        if bg is None:
+            entries = [{"binding": 0, "resource": {"buffer": self._meta_buf, "offset": 0,
+                                                   "size": kernel.meta_bytes}}]
+            for i, b in enumerate(buffers):
+                entries.append({"binding": i + 1, "resource": {"buffer": b, "offset": 0,
+                                                               "size": b.size}})
+            bg = self.device.create_bind_group(layout=kernel.layout, entries=entries)
+            if len(self._groups) >= MAX_BIND_GROUPS:
+                self._retired.extend(self._groups.values())
+                self._groups.clear()
+            self._groups[key] = bg
+        return bg
 
     def dispatch(self, kernel: Kernel, meta: bytes, buffers: list, groups: tuple) -> None:
         """Record one dispatch.
@@ -262,25 +351,28 @@ class Engine:
             buffers: GPU buffers, writable ones first, in binding order.
             groups: workgroup counts ``(x, y, z)``.
         """
-        size = kernel.meta_bytes
         off = self._meta_used
-        if off + size > META_CAPACITY:
+        end = off + len(meta)
+        if off + kernel.meta_bytes > META_CAPACITY:
             self.flush()
-            off = 0
-        self._meta[off:off + len(meta)] = meta
-        self._meta_used = off + -(-size // self.meta_align) * self.meta_align
-        entries = [{"binding": 0, "resource": {"buffer": self._meta_buf, "offset": off,
-                                               "size": size}}]
-        for i, b in enumerate(buffers):
-            entries.append({"binding": i + 1, "resource": {"buffer": b, "offset": 0,
-                                                           "size": b.size}})
-        bg = self.device.create_bind_group(layout=kernel.layout, entries=entries)
+            off, end = 0, len(meta)
+        self._meta[off:end] = meta
+        self._meta_used = off + kernel.meta_pad
+        bg = self._bind_group(kernel, buffers)
         if self._pass is None:
             self._pass = self._get_encoder().begin_compute_pass()
-        p = self._pass
-        p.set_pipeline(kernel.pipeline)
-        p.set_bind_group(0, bg)
-        p.dispatch_workgroups(*groups)
+            self._pass_id = getattr(self._pass, "_internal", None)
+        pid = self._pass_id
+        if pid is not None and _lib is not None:
+            self._off[0] = off
+            _lib.wgpuComputePassEncoderSetPipeline(pid, kernel.pipeline._internal)
+            _lib.wgpuComputePassEncoderSetBindGroup(pid, 0, bg._internal, 1, self._off)
+            _lib.wgpuComputePassEncoderDispatchWorkgroups(pid, *groups)
+        else:  # pragma: no cover - a wgpu build without wgpu-native
+            p = self._pass
+            p.set_pipeline(kernel.pipeline)
+            p.set_bind_group(0, bg, [off])
+            p.dispatch_workgroups(*groups)
         self.dispatch_count += 1
 
     def flush(self) -> None:
@@ -296,9 +388,15 @@ class Engine:
             self._encoder = None
             self._meta_used = 0
             self.queue.submit([cb])
+            pool = self._pool
             for b in self._dirty:
-                self._pool.setdefault(b.size, []).append(b)
+                free = pool.get(b.size)
+                if free is None:
+                    pool[b.size] = [b]
+                else:
+                    free.append(b)
             self._dirty.clear()
+            self._retired.clear()
 
     def synchronize(self) -> None:
         """Submit recorded work and wait until the device has finished it."""

@@ -10,8 +10,9 @@ the named results it returns (forward outputs, input and parameter gradients, st
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import report
 from .harness import Result, run_suite

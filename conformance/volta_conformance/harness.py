@@ -9,12 +9,13 @@ same path. A case ends ``pass``, ``fail`` (with the largest error) or ``unsuppor
 
 from __future__ import annotations
 
-import fnmatch
+import re
 import time
 import traceback
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -135,10 +136,20 @@ def compare(key: str, ref: tuple | None, got: tuple | None, backend: Any, scale:
     return None, ratio
 
 
+def glob_match(name: str, pattern: str) -> bool:
+    """Shell-style match where only ``*`` and ``?`` are wildcards (ids contain ``[]``)."""
+    regex = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
+    return re.fullmatch(regex, name) is not None
+
+
 def _unsupported_pattern(backend: Any, case: Case, dtype: str) -> str | None:
+    """The reason a backend's ``unsupported`` patterns give for this case, if any.
+
+    A pattern matches the id ``name[dtype]``, the case name or its op path.
+    """
     for pattern, reason in (getattr(backend, "unsupported", None) or {}).items():
         for name in (f"{case.name}[{dtype}]", case.name, case.op):
-            if fnmatch.fnmatchcase(name, pattern):
+            if glob_match(name, pattern):
                 return f"declared by the backend ({pattern}): {reason}"
     return None
 
@@ -253,16 +264,22 @@ def select(cases: Iterable[Case], dtypes: Iterable[str] | None = None,
 
 
 def matches(case_id: str, pattern: str) -> bool:
-    """Whether ``case_id`` matches a simple ``-k`` expression (words, ``or``, ``not``)."""
-    words = pattern.replace(",", " or ").split(" or ")
-    include, ok = False, True
-    for word in (w.strip() for w in words if w.strip()):
-        if word.startswith("not "):
-            ok = ok and word[4:].strip() not in case_id
-        else:
-            include = include or word in case_id
-    has_positive = any(not w.strip().startswith("not ") for w in words if w.strip())
-    return ok and (include or not has_positive)
+    """Whether ``case_id`` matches a ``-k`` expression.
+
+    The expression is words joined by ``or`` (or commas) and ``and``, each optionally
+    preceded by ``not``; a word matches when the id contains it (``"add and not large"``).
+    """
+    for alternative in pattern.replace(",", " or ").split(" or "):
+        terms = [t.strip() for t in alternative.split(" and ") if t.strip()]
+        if terms and all(_term(case_id, t) for t in terms):
+            return True
+    return False
+
+
+def _term(case_id: str, term: str) -> bool:
+    if term.startswith("not "):
+        return term[4:].strip() not in case_id
+    return term in case_id
 
 
 def run_suite(backend: str, device: str | None = None, dtypes: Iterable[str] | None = None,

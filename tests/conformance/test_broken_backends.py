@@ -49,3 +49,30 @@ def test_cli_exit_code_reflects_failures(broken_backends, tmp_path, capsys):
     assert "**fail**" in text and "log2/basic" in text
     assert text.rstrip().splitlines()[-1] == "0 passed, 2 failed, 0 unsupported"
     assert "FAIL log2/basic[float32]" in capsys.readouterr().out
+
+
+def test_template_backend_works_out_of_the_box():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "plugins" / "template"
+    if importlib.util.find_spec("array_api_strict") is None:
+        import pytest
+
+        pytest.skip("array-api-strict is not installed")
+    sys.path.insert(0, str(root))
+    try:
+        import volta_mybackend.plugin as plugin
+
+        from volta_core.backend import register_plugin, unregister_plugin
+
+        register_plugin(plugin, name="volta-template-test")
+        try:
+            results = run_suite("mybackend", pattern="add/ or matmul or nn.Linear or mlp_sgd")
+        finally:
+            unregister_plugin("volta-template-test")
+    finally:
+        sys.path.remove(str(root))
+    assert results and not [r.id for r in results if r.status == "fail"]
+    assert sum(r.status == "pass" for r in results) > 50

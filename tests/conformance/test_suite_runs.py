@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from volta_conformance import run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,9 +42,14 @@ def test_strict_backend_passes():
 def test_pytest_plugin_generates_one_item_per_case_and_dtype(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT / "conformance"), os.environ.get("PYTHONPATH", "")]))
-    cmd = [sys.executable, "-m", "pytest", "-p", "volta_conformance.plugin",
-           "--volta-backend", "numpy", "-k", "matmul/mm or no_such_op", "-q",
-           "-p", "no:cacheprovider", "--rootdir", str(tmp_path)]
+    from importlib.metadata import entry_points
+
+    installed = any(ep.value == "volta_conformance.plugin"
+                    for ep in entry_points(group="pytest11"))
+    load = [] if installed else ["-p", "volta_conformance.plugin"]
+    cmd = [sys.executable, "-m", "pytest", *load, "--volta-backend", "numpy",
+           "-k", "matmul/mm or no_such_op", "-q", "-p", "no:cacheprovider",
+           "--rootdir", str(tmp_path)]
     out = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -153,33 +153,44 @@ def _scale_fallback(xp, x, factor=1.0):
 
 
 def test_kernel_dispatch_fallback_backend_and_override_hook():
-    numpy_backend = vt.backend.get_backend("numpy")
-    x = Device("cpu").xp.asarray([1.0, 2.0])
-    assert get_kernel(numpy_backend, "test_scale") is _scale_fallback
-    numpy_backend.kernels = {**numpy_backend.kernels, "test_scale": lambda xp, x, factor=1.0: x}
-    vt.backend.kernels.clear_cache()
+    numpy_cls = type(vt.backend.get_backend("numpy"))
+
+    class WithKernel(numpy_cls):
+        name, device_type = "kern", "kern"
+        kernels = {"test_scale": lambda xp, x, factor=1.0: x}
+
+    class Plain(numpy_cls):
+        name, device_type = "plain", "plain"
+        kernels = {}
+
+    class Plugin:
+        @hookimpl
+        def volta_backends(self):
+            return [WithKernel(), Plain()]
+
+    class Faster:
+        @hookimpl
+        def volta_kernel(self, backend, name):
+            if backend.name == "kern" and name == "test_scale":
+                return lambda xp, x, factor=1.0: x * factor * 10
+
+    register_plugin(Plugin(), name="kernel-backends")
     try:
-        assert get_kernel(numpy_backend, "test_scale")(None, x, factor=3.0) is x
-
-        class Faster:
-            @hookimpl
-            def volta_kernel(self, backend, name):
-                if backend.name == "numpy" and name == "test_scale":
-                    return lambda xp, x, factor=1.0: x * factor * 10
-
-        register_plugin(Faster(), name="faster-kernels")
+        kern, plain = vt.backend.get_backend("kern"), vt.backend.get_backend("plain")
+        x = Device("cpu").xp.asarray([1.0, 2.0])
+        assert get_kernel(plain, "test_scale") is _scale_fallback  # the generic fallback
+        assert get_kernel(kern, "test_scale")(None, x, factor=3.0) is x  # the backend's own
+        register_plugin(Faster(), name="faster-kernels")  # a third party overrides it
         try:
-            out = get_kernel(numpy_backend, "test_scale")(None, x, factor=2.0)
-            assert out.tolist() == [20.0, 40.0]
+            assert get_kernel(kern, "test_scale")(None, x, factor=2.0).tolist() == [20.0, 40.0]
+            assert get_kernel(plain, "test_scale") is _scale_fallback
         finally:
             unregister_plugin("faster-kernels")
-        assert get_kernel(numpy_backend, "test_scale")(None, x) is x
+        assert get_kernel(kern, "test_scale")(None, x) is x
     finally:
-        numpy_backend.kernels = {k: v for k, v in numpy_backend.kernels.items()
-                                 if k != "test_scale"}
-        vt.backend.kernels.clear_cache()
+        unregister_plugin("kernel-backends")
     with pytest.raises(KeyError, match="no kernel named 'nope'"):
-        get_kernel(numpy_backend, "nope")
+        get_kernel(vt.backend.get_backend("numpy"), "nope")
 
 
 def test_third_party_backend_installed_with_pip_is_discovered(tmp_path):

@@ -25,7 +25,8 @@ def test_nested_round_trip_keeps_types(tmp_path):
         "none": None, "betas": (0.9, 0.999), "by_index": {0: {"step": 3}, 1: {"step": 4}},
         "mixed_keys": {"$weird": 1, "fine": [1, 2.5, "x"]},
         "huge_int": 2 ** 127 + 5, "dtype": vt.float16, "device": vt.device("cpu"),
-        "grad_leaf": vt.ones(2, requires_grad=True), "np": np.arange(3), "np_scalar": np.int64(4),
+        "grad_leaf": vt.ones(2, requires_grad=True), "np": np.arange(3),
+        "big_endian": np.arange(4, dtype=">f4"), "np_scalar": np.int64(4),
     }
     path = tmp_path / "ckpt.vt"
     save(obj, path)
@@ -39,12 +40,13 @@ def test_nested_round_trip_keeps_types(tmp_path):
     assert back["dtype"] is vt.float16 and back["device"] is vt.device("cpu")
     assert back["np_scalar"] == 4
     np.testing.assert_array_equal(back["np"], np.arange(3))
+    np.testing.assert_array_equal(back["big_endian"], np.arange(4))
     got = back["model"]["fc.weight"]
     assert got.dtype.name == "float32" and got.shape == (2, 3)
     np.testing.assert_array_equal(to_np(got), to_np(w))
     assert back["shared"][0] is back["shared"][1] is got  # identity kept, stored once
     assert back["grad_leaf"].requires_grad and not got.requires_grad
-    assert len(load_file(str(path))) == 4  # w, bias, grad_leaf, np
+    assert len(load_file(str(path))) == 5  # w, bias, grad_leaf, np, big_endian
 
 
 def test_unsupported_values_are_all_listed(tmp_path):

@@ -37,6 +37,10 @@ def test_round_trip_keeps_values_dtypes_shapes(tmp_path):
         np.testing.assert_array_equal(to_np(back[k]), to_np(t))
     assert load_metadata(path) == {"author": "test"}
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+    if os.name == "posix":  # not the 0600 of a temp file
+        umask = os.umask(0)
+        os.umask(umask)
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_file_is_plain_safetensors_for_other_tools(tmp_path):

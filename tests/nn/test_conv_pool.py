@@ -129,6 +129,9 @@ def test_conv2d_same_padding_and_module():
     assert_close(m(x), want, rtol=1e-10, atol=1e-10)
     assert m(vt.tensor(rand(3, 6, 7))).shape == (4, 6, 7)  # unbatched
     assert "padding='same'" in repr(m)
+    nobias = nn.Conv2d(3, 4, 3, bias=False)
+    assert nobias.bias is None and [n for n, _ in nobias.named_parameters()] == ["weight"]
+    assert "bias=False" in repr(nobias)
 
 
 def test_conv2d_default_init_bounds():

@@ -54,8 +54,8 @@ def test_cross_entropy_class_indices_weight_ignore_smoothing(reduction):
         per.sum() / (w[ts] * valid).sum()
     fn = nn.CrossEntropyLoss(vt.tensor(w), reduction=reduction, label_smoothing=eps)
     assert_close(fn(vt.tensor(x), vt.tensor(t)), want, rtol=1e-10, atol=1e-12)
-    check_grad(lambda x, w: F.cross_entropy(x, vt.tensor(t), w, reduction=reduction,
-                                            label_smoothing=eps), x, w)
+    check_grad(lambda x: F.cross_entropy(x, vt.tensor(t), vt.tensor(w), reduction=reduction,
+                                         label_smoothing=eps), x)
 
 
 def test_cross_entropy_plain_and_kdim_and_unbatched():

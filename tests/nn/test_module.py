@@ -119,7 +119,7 @@ def test_setattr_rules():
     del m.sub
     assert not hasattr(m, "sub")
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        m.nothing
+        _ = m.nothing
 
     class Bad(nn.Module):
         def __init__(self):

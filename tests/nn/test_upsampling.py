@@ -160,6 +160,19 @@ def test_linear_1d_and_trilinear_shape():
     assert F.interpolate(x3, size=(3, 3, 3)).shape == (1, 2, 3, 3, 3)
 
 
+def test_area_is_adaptive_average():
+    x = rand(2, 2, 7, 5, seed=11)
+    got = F.interpolate(vt.tensor(x), size=(3, 4), mode="area")
+    ref = np.zeros((2, 2, 3, 4))
+    for i in range(3):
+        r0, r1 = (i * 7) // 3, -((-(i + 1) * 7) // 3)
+        for j in range(4):
+            c0, c1 = (j * 5) // 4, -((-(j + 1) * 5) // 4)
+            ref[:, :, i, j] = x[:, :, r0:r1, c0:c1].mean(axis=(-1, -2))
+    assert_close(got, ref, 1e-10, 1e-10)
+    check_grad(lambda t: F.interpolate(t, size=2, mode="area"), rand(1, 1, 3, 5, seed=12))
+
+
 def test_upsampling_shorthands_and_float32():
     x = rand(1, 2, 3, 3, seed=9).astype(np.float32)
     got = nn.UpsamplingBilinear2d(scale_factor=2)(vt.tensor(x))

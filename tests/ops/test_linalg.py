@@ -174,3 +174,9 @@ def test_tensordot():
         vt.tensordot(T(a), T(b), dims=([0], [0]))
     with pytest.raises(vt.ShapeError, match="tensordot: dims=4"):
         vt.tensordot(T(a), T(b), dims=4)
+
+
+def test_einsum_zero_dim_operands():
+    assert_close(vt.einsum(",->", T(2.0), T(3.0)), 6.0)
+    assert_close(vt.einsum(",i->i", T(2.0), T([1.0, 2.0])), [2.0, 4.0])
+    check_grad(lambda a, b: vt.einsum(",i->i", a, b), np.array(2.0), rand(3))

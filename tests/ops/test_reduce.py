@@ -306,3 +306,14 @@ def test_var_norm_property(x):
     np.testing.assert_allclose(to_np(vt.norm(T(x))), np.linalg.norm(x.reshape(-1)),
                                rtol=1e-12)
     np.testing.assert_allclose(to_np(vt.prod(T(x / 50), 0)), np.prod(x / 50, 0), rtol=1e-12)
+
+
+def test_zero_dim_reductions():
+    x = np.array(-3.0)
+    for fn, ref in [(vt.amax, x), (vt.amin, x), (vt.prod, x), (vt.norm, 3.0),
+                    (lambda t: vt.logsumexp(t, 0), x), (lambda t: vt.var(t, correction=0), 0.0),
+                    (lambda t: vt.softmax(t, 0), 1.0), (vt.sum, x), (vt.mean, x)]:
+        assert_close(fn(T(x, dtype=vt.float64)), ref)
+    for fn in (vt.amax, vt.prod, vt.norm, lambda t: vt.logsumexp(t, 0)):
+        check_grad(fn, x)
+    assert_close(vt.all(T(0.0)), False)

@@ -63,6 +63,8 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
                                dir=folder)
     try:
+        if hasattr(os, "fchmod"):  # mkstemp makes 0600 files; give the usual permissions
+            os.fchmod(fd, _file_mode(path))
         with os.fdopen(fd, "wb") as f:
             _write_chunks(f, data)
             f.flush()
@@ -75,6 +77,22 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
             pass
         raise
     _fsync_dir(folder)
+
+
+_umask: int | None = None
+
+
+def _file_mode(path: str) -> int:
+    """The mode a plainly created file would get: the old file's, else 0666 & ~umask."""
+    global _umask
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        pass
+    if _umask is None:
+        _umask = os.umask(0o022)
+        os.umask(_umask)
+    return 0o666 & ~_umask
 
 
 def _fsync_dir(folder: str) -> None:
@@ -100,6 +118,12 @@ def _contiguous(a: np.ndarray) -> np.ndarray:
 def host_array(t: Tensor) -> np.ndarray:
     """A C-contiguous NumPy copy (or view on the CPU) of a tensor's values."""
     return _contiguous(t.device.backend.to_host(t.detach().array))
+
+
+def _little_endian(a: np.ndarray) -> np.ndarray:
+    """``a`` with little-endian bytes, the byte order of safetensors files."""
+    a = np.asarray(a)
+    return a.astype(a.dtype.newbyteorder("<")) if a.dtype.byteorder == ">" else a
 
 
 def _digest(arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> str:
@@ -149,7 +173,7 @@ def encode(arrays: dict[str, np.ndarray], metadata: dict[str, str] | None = None
     save = _safetensors().numpy.save
     meta = dict(metadata or {})
     meta.setdefault(FORMAT_KEY, STATE_DICT_FORMAT)  # with the checksum: 2 keys, see decode
-    arrays = {k: _contiguous(v) for k, v in arrays.items()}
+    arrays = {k: _contiguous(_little_endian(v)) for k, v in arrays.items()}
     bf16 = sorted(k for k, v in arrays.items() if v.dtype.name == "bfloat16")
     if bf16 and not _bf16_supported():  # old safetensors: store the raw bits
         for k in bf16:

@@ -287,8 +287,9 @@ class _ConvNd(Module):
         shape = ((in_channels, out_channels // groups) if transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
         self.weight = Parameter(empty(*shape, dtype=dtype, device=device))
-        self.bias = Parameter(empty(out_channels, dtype=dtype, device=device)) if bias else None
-        if not bias:
+        if bias:
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
+        else:
             self.register_parameter("bias", None)
         self.reset_parameters()
 

@@ -164,13 +164,22 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 # -- interpolate ----------------------------------------------------------------------------
 
-_MODES = {"nearest": None, "nearest-exact": None, "linear": 1, "bilinear": 2,
+_MODES = {"nearest": None, "nearest-exact": None, "area": None, "linear": 1, "bilinear": 2,
           "trilinear": 3, "bicubic": 2}
 
 
 def _nearest_indices(n_in: int, n_out: int, scale: float, exact: bool) -> list[int]:
     off = 0.5 if exact else 0.0
     return [min(int(math.floor((i + off) * scale)), n_in - 1) for i in range(n_out)]
+
+
+def _area_matrix(n_in: int, n_out: int) -> list[list[float]]:
+    """Adaptive average pooling: output ``i`` averages its window of the input."""
+    rows = []
+    for i in range(n_out):
+        start, end = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        rows.append([1.0 / (end - start) if start <= j < end else 0.0 for j in range(n_in)])
+    return rows
 
 
 def _source(i: int, n_in: int, n_out: int, scale: float, align_corners: bool,
@@ -242,7 +251,7 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         input: a tensor of shape ``(N, C, *spatial)`` with 1 to 3 spatial dims.
         size: the output spatial size (an int for all dims, or one per dim).
         scale_factor: multiplier of the spatial size (instead of ``size``).
-        mode: ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D input),
+        mode: ``'nearest'``, ``'nearest-exact'``, ``'area'``, ``'linear'`` (3-D input),
             ``'bilinear'`` / ``'bicubic'`` (4-D) or ``'trilinear'`` (5-D).
         align_corners: for the linear and cubic modes, map the corner pixels' centres onto
             each other (True) or their edges (False, the default).
@@ -280,7 +289,9 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         if n_in == n_out and (f is None or f == 1.0):
             continue
         scale = 1.0 / f if f is not None else n_in / n_out
-        if dims is None:
+        if mode == "area":
+            out = _along(out, d + 2, out.new_tensor(_area_matrix(n_in, n_out)))
+        elif dims is None:
             idx = _nearest_indices(n_in, n_out, scale, mode == "nearest-exact")
             index = out.new_tensor(idx, dtype="int64")
             out = index_select(out, d + 2, index)

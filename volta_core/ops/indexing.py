@@ -1,9 +1,10 @@
 """Indexing: ``x[key]`` and ``x[key] = v``, gather/scatter, sorting, cumulative ops.
 
-Scatters go through two extension kernels with generic Array-API fallbacks (sorting
-based, no element loops): ``scatter_add(xp, target, dim, index, src)`` and
-``scatter(xp, target, dim, index, src)``, both with ``torch.scatter_add``/``scatter``
-semantics and returning a new array. ``scatter`` lets the last duplicate index win.
+Scatters go through extension kernels with generic Array-API fallbacks (sorting based,
+no element loops), each returning a new array: ``scatter_add(xp, target, dim, index,
+src)`` and ``scatter(xp, target, dim, index, src)`` with ``torch.scatter_add``/``scatter``
+semantics (``scatter`` lets the last duplicate index win), and ``index_add(xp, target,
+dim, index, src)`` with ``torch.index_add`` semantics (``index`` 1-D).
 """
 
 from __future__ import annotations
@@ -42,43 +43,95 @@ def _flat_positions(xp, shape: tuple, dim: int, index):
     return xp.reshape(pos, (-1,))
 
 
-def _segments(xp, target, dim: int, index, src):
-    """Sort the writes of a scatter by destination; bounds of each destination's run."""
-    if tuple(src.shape) != tuple(index.shape):
-        src = src[tuple(slice(0, n) for n in index.shape)]
-    pos = _flat_positions(xp, tuple(target.shape), dim, index)
-    order = xp.argsort(pos, stable=True)
-    dest = xp.arange(math.prod(target.shape), dtype=pos.dtype, device=pos.device)
-    spos = xp.take(pos, order)
-    lo = xp.searchsorted(spos, dest, side="left")
-    hi = xp.searchsorted(spos, dest, side="right")
-    return xp.take(xp.reshape(src, (-1,)), order), lo, hi
+def _runs(xp, keys):
+    """Positions of the last element of each run of equal values in the sorted ``keys``."""
+    last = xp.concat([keys[1:] != keys[:-1], xp.ones((1,), dtype=xp.bool, device=keys.device)])
+    return xp.nonzero(last)[0]
 
 
-@fallback("scatter_add")
-def _scatter_add_kernel(xp, target, dim: int, index, src):
-    """``out = target.copy(); out[index[i][j]][j] += src[i][j]`` (for dim 0), generically."""
-    vals, lo, hi = _segments(xp, target, dim, index, src)
+def _run_sums(xp, vals, ends):
+    """Sums of ``vals`` (along axis 0) over the runs ending at ``ends``."""
     acc = xp.float64 if xp.isdtype(vals.dtype, "real floating") else xp.int64
     try:
         vals = xp.astype(vals, acc)
     except Exception:  # a backend without float64 accumulates in the input dtype
         pass
-    csum = xp.cumulative_sum(vals, include_initial=True)
-    sums = xp.take(csum, hi) - xp.take(csum, lo)
+    total = xp.take(xp.cumulative_sum(vals, axis=0, include_initial=True), ends + 1, axis=0)
+    zero = xp.zeros((1,) + tuple(total.shape[1:]), dtype=total.dtype, device=total.device)
+    return total - xp.concat([zero, total[:-1, ...]], axis=0)
+
+
+def _place(xp, keys, rows, n: int):
+    """An ``(n, ...)`` array holding ``rows[k]`` at the sorted unique ``keys[k]``, else 0.
+
+    Built with one ``repeat`` of interleaved zero and data rows: no scatter needed.
+    """
+    k = keys.shape[0]
+    rest = tuple(rows.shape[1:])
+    if k == 0:
+        return xp.zeros((n,) + rest, dtype=rows.dtype, device=rows.device)
+    before = xp.concat([xp.full((1,), -1, dtype=keys.dtype, device=keys.device), keys[:-1]])
+    counts = xp.reshape(xp.stack([keys - before - 1, xp.ones_like(keys)], axis=1), (-1,))
+    counts = xp.concat([counts, (n - 1) - keys[-1:]])
+    both = xp.reshape(xp.stack([xp.zeros_like(rows), rows], axis=1), (2 * k,) + rest)
+    zero = xp.zeros((1,) + rest, dtype=rows.dtype, device=rows.device)
+    return xp.repeat(xp.concat([both, zero], axis=0), counts, axis=0)
+
+
+def _sorted_writes(xp, target, dim: int, index, src):
+    """The flat destinations of a scatter, sorted, with their values in the same order."""
+    if tuple(src.shape) != tuple(index.shape):
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    pos = _flat_positions(xp, tuple(target.shape), dim, index)
+    order = xp.argsort(pos, stable=True)
+    return xp.take(pos, order), xp.take(xp.reshape(src, (-1,)), order)
+
+
+@fallback("scatter_add")
+def _scatter_add_kernel(xp, target, dim: int, index, src):
+    """``out = target.copy(); out[index[i][j]][j] += src[i][j]`` (for dim 0), generically."""
     flat = xp.reshape(target, (-1,))
-    return xp.reshape(xp.astype(xp.astype(flat, sums.dtype) + sums, target.dtype), target.shape)
+    if not math.prod(index.shape):
+        return xp.asarray(target, copy=True)
+    keys, vals = _sorted_writes(xp, target, dim, index, src)
+    ends = _runs(xp, keys)
+    dense = _place(xp, xp.take(keys, ends), _run_sums(xp, vals, ends), flat.shape[0])
+    out = xp.astype(xp.astype(flat, dense.dtype) + dense, target.dtype)
+    return xp.reshape(out, target.shape)
 
 
 @fallback("scatter")
 def _scatter_kernel(xp, target, dim: int, index, src):
     """``out = target.copy(); out[index[i][j]][j] = src[i][j]`` (for dim 0); last one wins."""
-    vals, lo, hi = _segments(xp, target, dim, index, src)
     flat = xp.reshape(target, (-1,))
-    if vals.shape[0] == 0:
+    if not math.prod(index.shape):
         return xp.asarray(target, copy=True)
-    last = xp.take(vals, xp.clip(hi - 1, 0, vals.shape[0] - 1))
-    return xp.reshape(xp.where(hi > lo, xp.astype(last, flat.dtype), flat), target.shape)
+    keys, vals = _sorted_writes(xp, target, dim, index, src)
+    ends = _runs(xp, keys)
+    at = xp.take(keys, ends)
+    n = flat.shape[0]
+    dense = _place(xp, at, xp.astype(xp.take(vals, ends), flat.dtype), n)
+    written = _place(xp, at, xp.ones(at.shape, dtype=xp.bool, device=at.device), n)
+    return xp.reshape(xp.where(written, dense, flat), target.shape)
+
+
+@fallback("index_add")
+def _index_add_kernel(xp, target, dim: int, index, src):
+    """``out = target.copy(); out[..., index[i], ...] += src[..., i, ...]`` along ``dim``.
+
+    Sorts only ``index`` and sums whole slices, so it is cheap for embedding-style
+    gradients (few indices, long rows).
+    """
+    if not index.shape[0]:
+        return xp.asarray(target, copy=True)
+    index = xp.astype(index, xp.int64)
+    order = xp.argsort(index, stable=True)
+    keys = xp.take(index, order)
+    vals = xp.moveaxis(xp.take(src, order, axis=dim), dim, 0)
+    ends = _runs(xp, keys)
+    dense = _place(xp, xp.take(keys, ends), _run_sums(xp, vals, ends), target.shape[dim])
+    out = xp.astype(target, dense.dtype) + xp.moveaxis(dense, 0, dim)
+    return xp.astype(out, target.dtype)
 
 
 def _kernel(ctx, name: str):
@@ -100,12 +153,9 @@ class IndexSelect(Function):
 
 class IndexAdd(Function):
     def forward(ctx, target, index, src, dim=0):
-        xp = ctx.xp
         ctx.dim = dim
         ctx.save_for_backward(index)
-        shape = tuple(-1 if k == dim else 1 for k in range(src.ndim))
-        full = xp.broadcast_to(xp.reshape(index, shape), src.shape)
-        return _kernel(ctx, "scatter_add")(xp, target, dim, full, src)
+        return _kernel(ctx, "index_add")(ctx.xp, target, dim, index, src)
 
     def backward(ctx, g):
         (index,) = ctx.saved_tensors

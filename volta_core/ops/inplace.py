@@ -158,10 +158,9 @@ Tensor.absolute_ = Tensor.abs_
 class _Constant(Function):
     """A constant of ``self``'s shape whose gradient w.r.t. ``self`` is zero."""
 
-    def forward(ctx, x, value=None):
+    def forward(ctx, x, value=0):
         ctx.in_shape = x.shape
-        return ctx.xp.broadcast_to(value, x.shape) if hasattr(value, "shape") else (
-            ctx.xp.full(x.shape, value, dtype=x.dtype, device=ctx.device.native))
+        return ctx.xp.full(x.shape, value, dtype=x.dtype, device=ctx.device.native)
 
     def backward(ctx, g):
         return g.new_zeros(ctx.in_shape)

@@ -104,7 +104,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return matmul(input, vec)
 
 
-@tensor_method("dot", "inner_1d")
+@tensor_method()
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Dot product of two 1-D tensors of the same size (a 0-d tensor)."""
     _check_ranks("dot", (1, 1), input, other)

@@ -1,8 +1,7 @@
-"""Elementwise math beyond the basics: rounding, clamp, trig, erf, logic and tests for NaN.
+"""Elementwise math beyond the basics: rounding, clamp, trig, erf, lerp and addcmul.
 
-Rounding and sign ops have a zero gradient; logical ops and ``isnan``-style tests are
-not differentiable. ``erf`` is an extension kernel whose generic fallback is a rational
-fit accurate to about 1e-10 in float64.
+Rounding and sign ops have a zero gradient. ``erf`` is an extension kernel whose generic
+fallback (a series near 0, a fitted form of erfc elsewhere) is accurate to about 1e-10.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..backend.kernels import fallback, get_kernel
-from ..dtypes import bfloat16, bool_
+from ..dtypes import bfloat16
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair
@@ -349,127 +348,6 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     return clamp(input, None, max)
 
 
-# -- logic and float classification (not differentiable) ----------------------------------
-
-class _Logical(Function):
-    differentiable = False
-    fn = "logical_and"
-
-    def forward(ctx, *arrays):
-        return getattr(ctx.xp, ctx.fn)(*arrays)
-
-
-class LogicalAnd(_Logical):
-    fn = "logical_and"
-
-
-class LogicalOr(_Logical):
-    fn = "logical_or"
-
-
-class LogicalXor(_Logical):
-    fn = "logical_xor"
-
-
-class LogicalNot(_Logical):
-    fn = "logical_not"
-
-
-class IsNan(_Logical):
-    fn = "isnan"
-
-
-class IsInf(_Logical):
-    fn = "isinf"
-
-
-class IsFinite(_Logical):
-    fn = "isfinite"
-
-
-def _as_bool(x: Any) -> Tensor:
-    if type(x) is not Tensor:
-        raise TypeError(f"expected a Tensor, got {type(x).__name__}")
-    return x if x.dtype is bool_ else x != 0
-
-
-def _logical(cls: type, name: str):
-    def op(input: Tensor, other: Tensor) -> Tensor:
-        a, b = _as_bool(input), _as_bool(other)
-        broadcast_shapes(name, a.shape, b.shape)
-        return cls.apply(a, b)
-
-    op.__name__ = name
-    op.__doc__ = (f"Elementwise ``{name}``: nonzero values count as True; returns a bool "
-                  "tensor.\n\n    Args:\n        input: a tensor.\n        other: a tensor "
-                  "broadcast against ``input``.\n    ")
-    return tensor_method()(op)
-
-
-logical_and = _logical(LogicalAnd, "logical_and")
-logical_or = _logical(LogicalOr, "logical_or")
-logical_xor = _logical(LogicalXor, "logical_xor")
-
-
-@tensor_method()
-def logical_not(input: Tensor) -> Tensor:
-    """Elementwise logical NOT (zero becomes True); returns a bool tensor."""
-    return LogicalNot.apply(_as_bool(input))
-
-
-def _classify(cls: type, name: str, integer_value: bool):
-    def op(input: Tensor) -> Tensor:
-        if not input.dtype.is_floating_point:
-            return input.new_full(input.shape, integer_value, dtype=bool_)
-        return cls.apply(input)
-
-    op.__name__ = name
-    op.__doc__ = f"Elementwise ``{name}`` test; returns a bool tensor."
-    return tensor_method()(op)
-
-
-isnan = _classify(IsNan, "isnan", False)
-isinf = _classify(IsInf, "isinf", False)
-isfinite = _classify(IsFinite, "isfinite", True)
-
-
-class NanToNum(Function):
-    def forward(ctx, x, nan=0.0, posinf=0.0, neginf=0.0):
-        xp = ctx.xp
-        bad = ~xp.isfinite(x)
-        ctx.save_for_backward(bad)
-        y = xp.where(x == math.inf, _const(ctx, posinf, x.dtype), x)
-        y = xp.where(x == -math.inf, _const(ctx, neginf, x.dtype), y)
-        return xp.where(xp.isnan(x), _const(ctx, nan, x.dtype), y)
-
-    def backward(ctx, g):
-        (bad,) = ctx.saved_tensors
-        return where(bad, g.new_zeros(()), g)
-
-
-@tensor_method()
-def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
-               neginf: float | None = None) -> Tensor:
-    """Replace NaN, +inf and -inf with finite numbers.
-
-    Args:
-        input: the tensor.
-        nan: the value for NaN.
-        posinf: the value for +inf (the dtype's largest finite value when None).
-        neginf: the value for -inf (the dtype's lowest finite value when None).
-    """
-    dt = input.dtype
-    if not dt.is_floating_point:
-        return input.clone()
-    big = _FLOAT_MAX[dt.name]
-    return NanToNum.apply(input, nan=nan, posinf=big if posinf is None else posinf,
-                          neginf=-big if neginf is None else neginf)
-
-
-_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
-
-
 # -- composites ---------------------------------------------------------------------------
 
 @tensor_method()
@@ -514,11 +392,11 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 from .activation import *  # noqa: E402,F401,F403 - re-exported through this module
 from .activation import __all__ as _activations  # noqa: E402
+from .logic import *  # noqa: E402,F401,F403
+from .logic import __all__ as _logic  # noqa: E402
 
-__all__ = _activations + [
+__all__ = _activations + _logic + [
     "sign", "floor", "ceil", "trunc", "fix", "round", "log1p", "expm1", "sinh", "cosh", "tan",
     "asin", "acos", "atan", "arcsin", "arccos", "arctan", "atan2", "arctan2", "square",
-    "rsqrt", "erf", "clamp", "clip", "clamp_min", "clamp_max", "logical_and", "logical_or",
-    "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "nan_to_num", "lerp",
-    "addcmul", "addcdiv",
+    "rsqrt", "erf", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv",
 ]

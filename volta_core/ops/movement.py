@@ -9,6 +9,7 @@ autograd checks of its base. The Array API standard has no strides, so
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..autograd.function import Function
 from ..dtypes import promote_types
@@ -251,14 +252,14 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 
 @tensor_method()
-def contiguous(x: Tensor) -> Tensor:
+def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
     """Return ``x``: backends keep their own layouts, so every tensor counts as contiguous."""
     return x
 
 
 @tensor_method()
-def is_contiguous(x: Tensor) -> bool:
-    """Always True: the Array API standard exposes no strides, and views are not tracked."""
+def is_contiguous(x: Tensor, memory_format: Any = None) -> bool:
+    """Always True: the Array API standard exposes no strides to check."""
     return True
 
 
@@ -270,7 +271,7 @@ class Clone(Function):
         return g
 
 
-def clone(x: Tensor) -> Tensor:
+def clone(x: Tensor, memory_format: Any = None) -> Tensor:
     """Return a copy of ``x`` that stays in the autograd graph."""
     return Clone.apply(x)
 

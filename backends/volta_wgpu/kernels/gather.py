@@ -1,8 +1,9 @@
 """Gather (``take``) and scatter (``put``/``scatter_add``) along one axis.
 
 ``x`` is viewed as ``(outer..., n, inner...)``; the index array (any shape, flattened)
-replaces dim ``n``. Negative indices wrap; indices still out of range are clamped
-(a GPU kernel cannot raise), so callers check bounds when they can afford a sync.
+replaces dim ``n``. Negative indices wrap; an index still out of range is clamped and
+flagged in the engine's error buffer, which the next readback raises as an
+IndexOutOfRangeError (a GPU kernel cannot raise).
 """
 
 from __future__ import annotations
@@ -10,10 +11,16 @@ from __future__ import annotations
 import struct
 
 from .. import codegen as cg
+from .. import dtypes as D
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
 from ..layout import prod
+
+ERR = D.int32
+# flags an index ``v`` outside [0, nsz) in ``err`` (see Engine.error_buffer), then clamps it
+BOUNDS_CHECK = ("  if (v < 0 || v >= nsz) { err[0] = 1; err[1] = v; err[2] = nsz; }\n"
+                "  v = clamp(v, 0, nsz - 1);")
 
 # meta: n, shape[r] (outer, m, inner view), x_off, x_strides[r], m, inner, nsize, ax_stride,
 #       idx_off, v_off (scatter only), v_strides[r] (scatter only)
@@ -31,7 +38,7 @@ def _src(mode: str, t: DType, it: DType, rank: int, ax: int) -> tuple[str, int, 
     body.append(f"  var v = i32(idx[{cg.word(at_m + 4)} + j]);")
     body.append(f"  let nsz = i32({cg.word(at_m + 2)});")
     body.append("  if (v < 0) { v = v + nsz; }")
-    body.append("  v = clamp(v, 0, nsz - 1);")
+    body.append(BOUNDS_CHECK)
     body.append(f"  ox += v * {cg.iword(at_m + 3)};")
     if mode == "gather":
         body.append("  out[gi] = x[u32(ox)];")
@@ -42,8 +49,9 @@ def _src(mode: str, t: DType, it: DType, rank: int, ax: int) -> tuple[str, int, 
     else:
         raise ValueError(mode)
     words = at_m + 5 + (1 + rank if mode != "gather" else 0)
-    src = cg.header([t, it], words, writes, reads) + cg.main_1d("\n".join(body))
-    return src, words, 1, len(reads)
+    src = cg.header([t, it], words, writes + [("err", ERR)], reads) + cg.main_1d(
+        "\n".join(body))
+    return src, words, 2, len(reads)
 
 
 def _prepare(x: Array, indices: Array, axis: int) -> tuple:
@@ -78,7 +86,8 @@ def take(x: Array, indices: Array, axis: int) -> Array:
     words = [n, *vshape, x.offset, *xs, m, inner, x.shape[axis], x.strides[axis],
              indices.offset]
     meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
-    x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer, indices._st.buffer],
+    x.engine.dispatch(kern, meta, [out._st.buffer, x.engine.error_buffer, x._st.buffer,
+                                    indices._st.buffer],
                       groups_for(n))
     return out
 
@@ -108,6 +117,7 @@ def put(x: Array, indices: Array, axis: int, values: Array) -> None:
     words = [n, *vshape, x.offset, *xs, m, inner, x.shape[axis], x.strides[axis],
              indices.offset, values.offset, *vs]
     meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
-    x.engine.dispatch(kern, meta, [x._st.buffer, indices._st.buffer, values._st.buffer],
+    x.engine.dispatch(kern, meta, [x._st.buffer, x.engine.error_buffer, indices._st.buffer,
+                                    values._st.buffer],
                       groups_for(n))
 

@@ -16,7 +16,7 @@ from .. import dtypes as D
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
-from ..layout import broadcast_shapes, broadcast_strides, collapse, prod
+from ..layout import broadcast_shapes, broadcast_strides, collapse, contiguous_strides, prod
 from .f64_math import F64_SRC
 from .wgsl_lib import helper
 
@@ -45,14 +45,16 @@ def _scalar_expr(k: int, t: DType) -> str:
 
 def _make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple,
                  out: DType, rank: int) -> tuple[str, int, int, int]:
-    # kinds: per operand (dtype, is_scalar); casts: dtype each operand is cast to
+    # kinds: per operand (dtype, is_scalar); casts: dtype each operand is cast to.
+    # meta: n, shape[rank], strides[rank] of out and of each array operand, then the
+    # offsets (out first) and the scalar words: the shape-dependent part is a prefix
     arrays = [(i, t) for i, (t, s) in enumerate(kinds) if not s]
-    words = 1 + rank + (1 + rank) * (1 + len(arrays))
-    ops = [("oo", 1 + rank)]
-    at = 1 + rank + 1 + rank
-    for i, _t in arrays:
-        ops.append((f"o{i}", at))
-        at += 1 + rank
+    na = 1 + len(arrays)
+    at_off = 1 + rank + rank * na
+    ops = [("oo", at_off, 1 + rank)]
+    for j, (i, _t) in enumerate(arrays):
+        ops.append((f"o{i}", at_off + 1 + j, 1 + rank * (2 + j)))
+    at = at_off + na
     vals = []
     for i, (t, s) in enumerate(kinds):
         if s:
@@ -78,6 +80,27 @@ def _make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple
     return src, words, 1, len(arrays)
 
 
+class _Plan:
+    """What a map launch needs besides offsets and scalars, cached per signature."""
+
+    __slots__ = ("kern", "shape", "strides", "nbytes", "prefix", "fmt", "scalars", "groups")
+
+    def __init__(self, kern: Any, shape: tuple, nbytes: int, prefix: bytes, fmt: str,
+                 scalars: tuple, groups: tuple) -> None:
+        self.kern = kern
+        self.shape = shape
+        self.strides = contiguous_strides(shape)
+        self.nbytes = nbytes
+        self.prefix = prefix
+        self.fmt = fmt
+        self.scalars = scalars
+        self.groups = groups
+
+
+_plans: dict[tuple, _Plan] = {}
+_MAX_PLANS = 8192
+
+
 def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_dtype: DType,
                helpers: tuple[str, ...] = (), out: Array | None = None,
                op: str = "map") -> Array:
@@ -93,6 +116,38 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
         out: an array (possibly a strided view) to write into, else a new one.
         op: the op's name for error messages.
     """
+    if out is None:  # fast path: a plan cached for these shapes, strides and dtypes
+        sig: list = [expr, helpers, out_dtype]
+        offs: list = [0]
+        scal: list = []
+        bufs: list = [None]
+        eng = None
+        for a, c in zip(operands, casts):
+            if isinstance(a, Array):
+                sig.append((c, a.dtype, a.shape, a.strides))
+                offs.append(a.offset)
+                st = a._st
+                bufs.append(st.buffer)
+                eng = st.engine
+            else:
+                sig.append((c, type(a)))
+                scal.append(a)
+        sig.append(eng)
+        plan = _plans.get(tuple(sig))
+        if plan is not None:
+            st = eng.alloc(plan.nbytes)
+            res = Array(st, plan.shape, out_dtype, plan.strides, 0)
+            bufs[0] = st.buffer
+            words = offs + [scalar_word(v, t) for v, t in zip(scal, plan.scalars)]
+            eng.dispatch(plan.kern, plan.prefix + struct.pack(plan.fmt, *words), bufs,
+                         plan.groups)
+            return res
+        return _launch(expr, operands, casts, out_dtype, helpers, None, op, tuple(sig))
+    return _launch(expr, operands, casts, out_dtype, helpers, out, op, None)
+
+
+def _launch(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_dtype: DType,
+            helpers: tuple[str, ...], out: Array | None, op: str, sig: tuple | None) -> Array:
     arrs = [a for a in operands if isinstance(a, Array)]
     eng = (out if out is not None else arrs[0]).engine
     # 64-bit scalars do not fit a metadata word: upload them as 0-d arrays
@@ -101,6 +156,7 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
         if not isinstance(a, Array) and c.itemsize == 8:
             from ..namespace.creation import asarray
             a = asarray(a, dtype=c)
+            sig = None
         ops.append(a)
     shapes = [a.shape for a in ops if isinstance(a, Array)]
     shape = broadcast_shapes(*shapes, op=op) if shapes else ()
@@ -111,8 +167,8 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
                              f"of shape {out.shape}")
         shape = out.shape
         if any(isinstance(a, Array) and a._st is out._st for a in ops):
-            tmp = launch_map(expr, ops, casts, out_dtype, helpers, None, op)
-            return launch_map("{0}", [tmp], [out.dtype], out.dtype, (), out, op)
+            tmp = _launch(expr, ops, casts, out_dtype, helpers, None, op, None)
+            return _launch("{0}", [tmp], [out.dtype], out.dtype, (), out, op, None)
     else:
         out = new_array(shape, out_dtype, eng)
     n = prod(shape)
@@ -127,17 +183,20 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
     casts_t = tuple(casts)
     key = ("map", expr, helpers, kinds, casts_t, out_dtype, rank)
     kern = eng.kernel(key, lambda: _make_source(expr, helpers, kinds, casts_t, out_dtype, rank))
-    words = [n, *cshape, out.offset, *cstrides[0]]
-    j = 1
-    for a in ops:
-        if isinstance(a, Array):
-            words.append(a.offset)
-            words.extend(cstrides[j])
-            j += 1
-    for a, (t, s) in zip(ops, kinds):
-        if s:
-            words.append(scalar_word(a, t))
-    meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+    head = [n, *cshape]
+    for st in cstrides:
+        head.extend(st)
+    prefix = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
+    scalars = tuple(t for t, s in kinds if s)
+    fmt = f"<{1 + len(cstrides) - 1}i{len(scalars)}I"
+    groups = groups_for(n)
+    if sig is not None:
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        _plans[sig] = _Plan(kern, shape, max(n, 1) * out_dtype.itemsize, prefix, fmt,
+                            scalars, groups)
+    words = [out.offset] + [a.offset for a in ops if isinstance(a, Array)]
+    words += [scalar_word(a, t) for a, (t, s) in zip(ops, kinds) if s]
     bufs = [out._st.buffer] + [a._st.buffer for a in ops if isinstance(a, Array)]
-    eng.dispatch(kern, meta, bufs, groups_for(n))
+    eng.dispatch(kern, prefix + struct.pack(fmt, *words), bufs, groups)
     return out

@@ -28,8 +28,13 @@ def _as_index_array(k: Any, x: Array) -> Array:
     return asarray(a.astype(np.int32), device=x.device)
 
 
-def _parse(x: Array, key: Any) -> tuple[Array, list[tuple[int, Array]]]:
-    """Apply the basic part of ``key`` as a view; return it and the advanced indices."""
+def _parse(x: Array, key: Any) -> tuple[Array, list[tuple[int, Array]], bool]:
+    """Apply the basic part of ``key`` as a view.
+
+    Returns the view, the advanced indices ``(view dim, index)`` and whether their dims
+    go first in the result: as in NumPy, when the advanced indices (ints count as
+    advanced here) are separated by a slice, ``None`` or ``...``.
+    """
     if not isinstance(key, tuple):
         key = (key,)
     items = []
@@ -55,6 +60,11 @@ def _parse(x: Array, key: Any) -> tuple[Array, list[tuple[int, Array]]]:
         items = items + [slice(None)] * (x.ndim - n_used)
     shape, strides, off = [], [], x.offset
     adv: list[tuple[int, Array]] = []
+    front = False
+    if any(isinstance(k, Array) for k in items):
+        pos = [i for i, k in enumerate(items) if k is not None and k is not Ellipsis
+               and not isinstance(k, slice)]
+        front = pos[-1] - pos[0] + 1 != len(pos)
     d = 0
     for k in items:
         if k is None:
@@ -87,7 +97,7 @@ def _parse(x: Array, key: Any) -> tuple[Array, list[tuple[int, Array]]]:
                                            f"size {n}")
             off += (i % n) * st
         d += 1
-    return Array(x._st, tuple(shape), x.dtype, tuple(strides), off), adv
+    return Array(x._st, tuple(shape), x.dtype, tuple(strides), off), adv, front
 
 
 def _combine(view: Array, adv: list[tuple[int, Array]]) -> tuple[Array, Array, int, bool]:
@@ -108,18 +118,42 @@ def _combine(view: Array, adv: list[tuple[int, Array]]) -> tuple[Array, Array, i
     return v, flat, dims[0], adjacent
 
 
+def _strided_flat(view: Array, adv: list[tuple[int, Array]]) -> tuple[Array, Array]:
+    """Like :func:`_combine` without a copy: a flat element offset into the buffer."""
+    from .elementwise import add, multiply, remainder
+    from .manipulation import broadcast_arrays
+    dims = [d for d, _ in adv]
+    if any(view.strides[d] < 0 for d in dims):
+        raise IndexError("setitem: several advanced indices over a reversed view are not "
+                         "supported; index a contiguous array")
+    rest = [i for i in range(view.ndim) if i not in dims]
+    n = view._st.nbytes // view.dtype.itemsize - view.offset
+    v = Array(view._st, (n,) + tuple(view.shape[i] for i in rest), view.dtype,
+              (1,) + tuple(view.strides[i] for i in rest), view.offset)
+    flat = None
+    for (d, _), a in zip(adv, broadcast_arrays(*[a for _, a in adv])):
+        a = remainder(a, view.shape[d]) if a.dtype.kind == "i" else a
+        term = multiply(a, view.strides[d])
+        flat = term if flat is None else add(flat, term)
+    return v, flat
+
+
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]``: a view for basic indices, a gather for integer/bool arrays."""
-    view, adv = _parse(x, key)
+    from .manipulation import moveaxis
+    view, adv, front = _parse(x, key)
     if not adv:
         return view
     if len(adv) == 1:
         d, idx = adv[0]
-        return G.take(view, idx, d)
-    v, flat, first, adjacent = _combine(view, adv)
+        out = G.take(view, idx, d)
+        if front and d > 0:
+            k = idx.ndim
+            out = moveaxis(out, tuple(range(d, d + k)), tuple(range(k)))
+        return out
+    v, flat, first, _ = _combine(view, adv)
     out = G.take(v, flat, 0)
-    if adjacent and first > 0:
-        from .manipulation import moveaxis
+    if not front and first > 0:
         k = flat.ndim
         out = moveaxis(out, tuple(range(k)), tuple(range(first, first + k)))
     return out
@@ -131,7 +165,8 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     if isinstance(key, Array) and key.dtype is D.bool and key.shape == x.shape:
         copy_into(x, where(key, value, x))
         return
-    view, adv = _parse(x, key)
+    from .manipulation import broadcast_to, moveaxis
+    view, adv, front = _parse(x, key)
     if not adv:
         copy_into(view, value)
         return
@@ -143,14 +178,17 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         value = astype(value, x.dtype)
     if len(adv) == 1:
         d, idx = adv[0]
+        if front and d > 0:
+            k = idx.ndim
+            res_shape = idx.shape + view.shape[:d] + view.shape[d + 1:]
+            value = moveaxis(broadcast_to(value, res_shape), tuple(range(k)),
+                             tuple(range(d, d + k)))
         G.put(view, idx, d, value)
         return
-    v, flat, first, adjacent = _combine(view, adv)
-    if v._st is not x._st:
-        raise IndexError("setitem: several advanced indices over a non-contiguous view are "
-                         "not supported; index a contiguous array")
-    if adjacent and first > 0:
-        from .manipulation import broadcast_to, moveaxis
+    v, flat, first, _ = _combine(view, adv)
+    if v._st is not x._st:  # the view was copied: index the buffer through its strides
+        v, flat = _strided_flat(view, adv)
+    if not front and first > 0:
         k = flat.ndim
         res_shape = view.shape[:first] + flat.shape + view.shape[first + len(adv):]
         value = moveaxis(broadcast_to(value, res_shape), tuple(range(first, first + k)),

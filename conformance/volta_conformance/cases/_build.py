@@ -108,6 +108,7 @@ def reduction(op: str, dtypes: tuple = FLOAT, grad: bool = True, low: float = -1
              for tag, (arg, k) in layouts.items()]
     if large:
         case = OpCase(f"{op}/large", op, dtypes, tol=10.0, large=True, args=(a(LARGE),),
-                      kwargs=kw if all_dims else {**kw, dim_kw: 1}, grad=grad, default=default_large)
+                      kwargs=kw if all_dims else {**kw, dim_kw: 1}, grad=grad,
+                      default=default_large)
         cases.append(case)
     return cases

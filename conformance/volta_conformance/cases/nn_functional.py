@@ -25,6 +25,14 @@ def _f():
     return vt.nn.functional
 
 
+def _with_diagonal(mask):
+    """A boolean attention mask where every query sees at least one key."""
+    return vt.logical_or(mask, vt.eye(*mask.shape, dtype="bool", device=mask.device))
+
+
+VAR = X(3, low=0.5, high=1.5, grad=False)  # a running variance
+
+
 CASES: list = [
     F("linear", "basic", X(4, 5), X(3, 5), X(3)),
     F("linear", "nobias", X(2, 4, 5), X(3, 5)),
@@ -44,9 +52,9 @@ CASES: list = [
     F("avg_pool2d", "no_pad_count", X(1, 2, 7, 7), kernel_size=3, stride=2, padding=1,
       count_include_pad=False),
     F("adaptive_avg_pool2d", "basic", X(2, 3, 7, 5), output_size=(3, 2)),
-    F("batch_norm", "train", X(4, 3, 2), X(3, grad=False), X(3, low=0.5, high=1.5, grad=False), X(3),
-      X(3), fn=lambda x, m, v, w, b: _f().batch_norm(x, m * 1, v * 1, w, b, training=True)),
-    F("batch_norm", "eval", X(4, 3), X(3, grad=False), X(3, low=0.5, high=1.5, grad=False), X(3), X(3),
+    F("batch_norm", "train", X(4, 3, 2), X(3, grad=False), VAR, X(3), X(3),
+      fn=lambda x, m, v, w, b: _f().batch_norm(x, m * 1, v * 1, w, b, training=True)),
+    F("batch_norm", "eval", X(4, 3), X(3, grad=False), VAR, X(3), X(3),
       fn=lambda x, m, v, w, b: _f().batch_norm(x, m, v, w, b, training=False)),
     F("layer_norm", "basic", X(3, 4, 5), X(5), X(5), fn=lambda x, w, b: _f().layer_norm(
         x, (5,), w, b)),
@@ -67,6 +75,6 @@ CASES: list = [
       is_causal=True, tol=2.0),
     F("scaled_dot_product_attention", "mask", X(1, 4, 3), X(1, 5, 3), X(1, 5, 3),
       Arg((4, 5), kind="bool"), fn=lambda q, k, v, m: _f().scaled_dot_product_attention(
-          q, k, v, attn_mask=vt.logical_or(m, vt.eye(4, 5, dtype="bool", device=m.device))), tol=2.0),
+          q, k, v, attn_mask=_with_diagonal(m)), tol=2.0),
     F("cosine_embedding_loss", "basic", X(4, 3), X(4, 3), Arg((4,), 1, 2, kind="index")),
 ]

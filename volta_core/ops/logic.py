@@ -1,0 +1,143 @@
+"""Logical ops, float classification (``isnan``, ...) and ``nan_to_num``.
+
+Logical ops and the tests are not differentiable; ``nan_to_num`` passes the gradient
+where its input is finite.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..autograd.function import Function
+from ..dtypes import bool_
+from ..tensor import Tensor, tensor_method
+from ._util import broadcast_shapes
+from .elementwise import where
+
+
+def _const(ctx: Function, value: Any, dtype: Any) -> Any:
+    return ctx.xp.asarray(value, dtype=dtype, device=ctx.device.native)
+
+
+class _Logical(Function):
+    differentiable = False
+    fn = "logical_and"
+
+    def forward(ctx, *arrays):
+        return getattr(ctx.xp, ctx.fn)(*arrays)
+
+
+class LogicalAnd(_Logical):
+    fn = "logical_and"
+
+
+class LogicalOr(_Logical):
+    fn = "logical_or"
+
+
+class LogicalXor(_Logical):
+    fn = "logical_xor"
+
+
+class LogicalNot(_Logical):
+    fn = "logical_not"
+
+
+class IsNan(_Logical):
+    fn = "isnan"
+
+
+class IsInf(_Logical):
+    fn = "isinf"
+
+
+class IsFinite(_Logical):
+    fn = "isfinite"
+
+
+def _as_bool(x: Any) -> Tensor:
+    if type(x) is not Tensor:
+        raise TypeError(f"expected a Tensor, got {type(x).__name__}")
+    return x if x.dtype is bool_ else x != 0
+
+
+def _logical(cls: type, name: str):
+    def op(input: Tensor, other: Tensor) -> Tensor:
+        a, b = _as_bool(input), _as_bool(other)
+        broadcast_shapes(name, a.shape, b.shape)
+        return cls.apply(a, b)
+
+    op.__name__ = name
+    op.__doc__ = (f"Elementwise ``{name}``: nonzero values count as True; returns a bool "
+                  "tensor.\n\n    Args:\n        input: a tensor.\n        other: a tensor "
+                  "broadcast against ``input``.\n    ")
+    return tensor_method()(op)
+
+
+logical_and = _logical(LogicalAnd, "logical_and")
+logical_or = _logical(LogicalOr, "logical_or")
+logical_xor = _logical(LogicalXor, "logical_xor")
+
+
+@tensor_method()
+def logical_not(input: Tensor) -> Tensor:
+    """Elementwise logical NOT (zero becomes True); returns a bool tensor."""
+    return LogicalNot.apply(_as_bool(input))
+
+
+def _classify(cls: type, name: str, integer_value: bool):
+    def op(input: Tensor) -> Tensor:
+        if not input.dtype.is_floating_point:
+            return input.new_full(input.shape, integer_value, dtype=bool_)
+        return cls.apply(input)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{name}`` test; returns a bool tensor."
+    return tensor_method()(op)
+
+
+isnan = _classify(IsNan, "isnan", False)
+isinf = _classify(IsInf, "isinf", False)
+isfinite = _classify(IsFinite, "isfinite", True)
+
+
+class NanToNum(Function):
+    def forward(ctx, x, nan=0.0, posinf=0.0, neginf=0.0):
+        xp = ctx.xp
+        bad = ~xp.isfinite(x)
+        ctx.save_for_backward(bad)
+        y = xp.where(x == math.inf, _const(ctx, posinf, x.dtype), x)
+        y = xp.where(x == -math.inf, _const(ctx, neginf, x.dtype), y)
+        return xp.where(xp.isnan(x), _const(ctx, nan, x.dtype), y)
+
+    def backward(ctx, g):
+        (bad,) = ctx.saved_tensors
+        return where(bad, g.new_zeros(()), g)
+
+
+@tensor_method()
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """Replace NaN, +inf and -inf with finite numbers.
+
+    Args:
+        input: the tensor.
+        nan: the value for NaN.
+        posinf: the value for +inf (the dtype's largest finite value when None).
+        neginf: the value for -inf (the dtype's lowest finite value when None).
+    """
+    dt = input.dtype
+    if not dt.is_floating_point:
+        return input.clone()
+    big = _FLOAT_MAX[dt.name]
+    return NanToNum.apply(input, nan=nan, posinf=big if posinf is None else posinf,
+                          neginf=-big if neginf is None else neginf)
+
+
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+
+
+__all__ = ["logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
+           "isfinite", "nan_to_num"]
