@@ -45,9 +45,7 @@ def resolve(path: str) -> Any:
     for part in path.split("."):
         try:
             obj = getattr(obj, part)
-        except (AttributeError, ImportError):
-            return None
-        except Exception:  # a module being written may fail to import: treat as absent
+        except Exception:  # absent, or a module being written fails to import
             return None
     return obj
 

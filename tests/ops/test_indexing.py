@@ -266,6 +266,14 @@ def test_scatter_kernels_on_strict_namespace():
     last = _fallbacks["scatter"](xp, xp.zeros(3), 0, xp.asarray([1, 1, 0]),
                                  xp.asarray([1.0, 2.0, 3.0]))
     assert np.from_dlpack(last).tolist() == [3.0, 2.0, 0.0]
+    rows = _fallbacks["index_add"](xp, xp.asarray(target), 1, xp.asarray([4, 0, 4]),
+                                   xp.asarray(src[:4, :3]))
+    ref = target.copy()
+    np.add.at(ref, (slice(None), [4, 0, 4]), src[:4, :3])
+    np.testing.assert_allclose(np.from_dlpack(rows), ref)
+    none = _fallbacks["index_add"](xp, xp.asarray(target), 0, xp.asarray([], dtype=xp.int64),
+                                   xp.zeros((0, 5), dtype=xp.float64))
+    np.testing.assert_allclose(np.from_dlpack(none), target)
 
 
 # -- masks, one_hot, nonzero --------------------------------------------------------------

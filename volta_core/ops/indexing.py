@@ -1,137 +1,23 @@
-"""Indexing: ``x[key]`` and ``x[key] = v``, gather/scatter, sorting, cumulative ops.
+"""Indexing: ``x[key]``, gather/scatter, index_select/index_add, masks, one_hot, nonzero.
 
-Scatters go through extension kernels with generic Array-API fallbacks (sorting based,
-no element loops), each returning a new array: ``scatter_add(xp, target, dim, index,
-src)`` and ``scatter(xp, target, dim, index, src)`` with ``torch.scatter_add``/``scatter``
-semantics (``scatter`` lets the last duplicate index win), and ``index_add(xp, target,
-dim, index, src)`` with ``torch.index_add`` semantics (``index`` 1-D).
+Gradients of gathers are scatters, computed by the extension kernels ``scatter_add``,
+``scatter`` and ``index_add`` (generic fallbacks in ``_scatter.py``). ``x[key] = v``
+lives in ``inplace.py``; sorting and scans in ``sorting.py`` (re-exported here).
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from collections import namedtuple
 from typing import Any
 
 from ..autograd.function import Function
-from ..backend.kernels import fallback, get_kernel
+from ..backend.kernels import get_kernel
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
+from ._scatter import _flat_positions
 from ._util import broadcast_shapes, normalize_dim
-from .movement import ConstantPad, Flip, _full, expand, movedim, permute, reshape, slice_view
-
-SortResult = namedtuple("SortResult", ["values", "indices"])
-TopKResult = namedtuple("TopKResult", ["values", "indices"])
-
-
-# -- kernels ------------------------------------------------------------------------------
-
-def _flat_positions(xp, shape: tuple, dim: int, index):
-    """Flat (row-major) positions in an array of ``shape`` that ``index`` points at."""
-    nd = len(shape)
-    strides = [1] * nd
-    for d in range(nd - 2, -1, -1):
-        strides[d] = strides[d + 1] * shape[d + 1]
-    i64 = xp.int64
-    pos = xp.astype(index, i64) * strides[dim]
-    for d in range(nd):
-        n = index.shape[d]
-        if d != dim and n > 1:
-            coord = xp.arange(n, dtype=i64, device=index.device) * strides[d]
-            pos = pos + xp.reshape(coord, tuple(n if k == d else 1 for k in range(nd)))
-    return xp.reshape(pos, (-1,))
-
-
-def _runs(xp, keys):
-    """Positions of the last element of each run of equal values in the sorted ``keys``."""
-    last = xp.concat([keys[1:] != keys[:-1], xp.ones((1,), dtype=xp.bool, device=keys.device)])
-    return xp.nonzero(last)[0]
-
-
-def _run_sums(xp, vals, ends):
-    """Sums of ``vals`` (along axis 0) over the runs ending at ``ends``."""
-    acc = xp.float64 if xp.isdtype(vals.dtype, "real floating") else xp.int64
-    try:
-        vals = xp.astype(vals, acc)
-    except Exception:  # a backend without float64 accumulates in the input dtype
-        pass
-    total = xp.take(xp.cumulative_sum(vals, axis=0, include_initial=True), ends + 1, axis=0)
-    zero = xp.zeros((1,) + tuple(total.shape[1:]), dtype=total.dtype, device=total.device)
-    return total - xp.concat([zero, total[:-1, ...]], axis=0)
-
-
-def _place(xp, keys, rows, n: int):
-    """An ``(n, ...)`` array holding ``rows[k]`` at the sorted unique ``keys[k]``, else 0.
-
-    Built with one ``repeat`` of interleaved zero and data rows: no scatter needed.
-    """
-    k = keys.shape[0]
-    rest = tuple(rows.shape[1:])
-    if k == 0:
-        return xp.zeros((n,) + rest, dtype=rows.dtype, device=rows.device)
-    before = xp.concat([xp.full((1,), -1, dtype=keys.dtype, device=keys.device), keys[:-1]])
-    counts = xp.reshape(xp.stack([keys - before - 1, xp.ones_like(keys)], axis=1), (-1,))
-    counts = xp.concat([counts, (n - 1) - keys[-1:]])
-    both = xp.reshape(xp.stack([xp.zeros_like(rows), rows], axis=1), (2 * k,) + rest)
-    zero = xp.zeros((1,) + rest, dtype=rows.dtype, device=rows.device)
-    return xp.repeat(xp.concat([both, zero], axis=0), counts, axis=0)
-
-
-def _sorted_writes(xp, target, dim: int, index, src):
-    """The flat destinations of a scatter, sorted, with their values in the same order."""
-    if tuple(src.shape) != tuple(index.shape):
-        src = src[tuple(slice(0, n) for n in index.shape)]
-    pos = _flat_positions(xp, tuple(target.shape), dim, index)
-    order = xp.argsort(pos, stable=True)
-    return xp.take(pos, order), xp.take(xp.reshape(src, (-1,)), order)
-
-
-@fallback("scatter_add")
-def _scatter_add_kernel(xp, target, dim: int, index, src):
-    """``out = target.copy(); out[index[i][j]][j] += src[i][j]`` (for dim 0), generically."""
-    flat = xp.reshape(target, (-1,))
-    if not math.prod(index.shape):
-        return xp.asarray(target, copy=True)
-    keys, vals = _sorted_writes(xp, target, dim, index, src)
-    ends = _runs(xp, keys)
-    dense = _place(xp, xp.take(keys, ends), _run_sums(xp, vals, ends), flat.shape[0])
-    out = xp.astype(xp.astype(flat, dense.dtype) + dense, target.dtype)
-    return xp.reshape(out, target.shape)
-
-
-@fallback("scatter")
-def _scatter_kernel(xp, target, dim: int, index, src):
-    """``out = target.copy(); out[index[i][j]][j] = src[i][j]`` (for dim 0); last one wins."""
-    flat = xp.reshape(target, (-1,))
-    if not math.prod(index.shape):
-        return xp.asarray(target, copy=True)
-    keys, vals = _sorted_writes(xp, target, dim, index, src)
-    ends = _runs(xp, keys)
-    at = xp.take(keys, ends)
-    n = flat.shape[0]
-    dense = _place(xp, at, xp.astype(xp.take(vals, ends), flat.dtype), n)
-    written = _place(xp, at, xp.ones(at.shape, dtype=xp.bool, device=at.device), n)
-    return xp.reshape(xp.where(written, dense, flat), target.shape)
-
-
-@fallback("index_add")
-def _index_add_kernel(xp, target, dim: int, index, src):
-    """``out = target.copy(); out[..., index[i], ...] += src[..., i, ...]`` along ``dim``.
-
-    Sorts only ``index`` and sums whole slices, so it is cheap for embedding-style
-    gradients (few indices, long rows).
-    """
-    if not index.shape[0]:
-        return xp.asarray(target, copy=True)
-    index = xp.astype(index, xp.int64)
-    order = xp.argsort(index, stable=True)
-    keys = xp.take(index, order)
-    vals = xp.moveaxis(xp.take(src, order, axis=dim), dim, 0)
-    ends = _runs(xp, keys)
-    dense = _place(xp, xp.take(keys, ends), _run_sums(xp, vals, ends), target.shape[dim])
-    out = xp.astype(target, dense.dtype) + xp.moveaxis(dense, 0, dim)
-    return xp.astype(out, target.dtype)
+from .movement import ConstantPad, _full, expand, movedim, permute, reshape, slice_view
 
 
 def _kernel(ctx, name: str):
@@ -424,152 +310,6 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     return Tensor._make(xp.stack(parts, axis=1), dev)
 
 
-# -- sorting ------------------------------------------------------------------------------
-
-def _argsort(x: Tensor, d: int, descending: bool) -> Tensor:
-    xp = x.device.xp
-    out = xp.argsort(x.array, axis=d, descending=descending, stable=True)
-    return Tensor._make(xp.astype(out, x.device.native_dtype("int64")), x.device)
-
-
-@tensor_method()
-def argsort(input: Tensor, dim: int = -1, descending: bool = False,
-            stable: bool = False) -> Tensor:
-    """Indices that sort ``input`` along ``dim`` (ties keep their order: always stable)."""
-    if input.ndim == 0:
-        return input.new_zeros((), dtype="int64")
-    return _argsort(input, normalize_dim("argsort", dim, input.ndim), descending)
-
-
-@tensor_method()
-def sort(input: Tensor, dim: int = -1, descending: bool = False,
-         stable: bool = False) -> SortResult:
-    """Sorted values and their indices along ``dim``, as ``(values, indices)``.
-
-    Args:
-        input: the tensor.
-        dim: the dimension to sort along.
-        descending: largest first.
-        stable: accepted for PyTorch compatibility; the sort is always stable.
-    """
-    if input.ndim == 0:
-        return SortResult(input.clone(), input.new_zeros((), dtype="int64"))
-    d = normalize_dim("sort", dim, input.ndim)
-    idx = _argsort(input, d, descending)
-    return SortResult(Gather.apply(input, idx, dim=d), idx)
-
-
-@tensor_method()
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
-         sorted: bool = True) -> TopKResult:
-    """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
-    if input.ndim == 0:
-        input = reshape(input, (1,))
-        v, i = topk(input, k, 0, largest)
-        return TopKResult(reshape(v, ()), reshape(i, ()))
-    d = normalize_dim("topk", dim, input.ndim)
-    if not 0 <= k <= input.shape[d]:
-        raise IndexOutOfRangeError(f"topk: k ({k}) is out of range for dimension {dim} of "
-                                   f"size {input.shape[d]}")
-    idx = _argsort(input, d, largest)
-    idx = slice_view(idx, tuple(slice(0, k, 1) if j == d else _full(n)
-                                for j, n in enumerate(idx.shape)))
-    return TopKResult(Gather.apply(input, idx, dim=d), idx)
-
-
-# -- cumulative ops and triangles ---------------------------------------------------------
-
-class Cumsum(Function):
-    def forward(ctx, x, dim=0):
-        ctx.dim = dim
-        return ctx.xp.cumulative_sum(x, axis=dim)
-
-    def backward(ctx, g):
-        d = (ctx.dim,)
-        return Flip.apply(Cumsum.apply(Flip.apply(g, dims=d), dim=ctx.dim), dims=d)
-
-
-def _accumulated(op: str, x: Tensor, dtype: Any) -> Tensor:
-    if dtype is not None:
-        return x.to(dtype)
-    return x.to("int64") if x.dtype.kind in "bui" else x
-
-
-@tensor_method()
-def cumsum(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """Cumulative sum along ``dim`` (integer inputs accumulate in int64)."""
-    x = _accumulated("cumsum", input, dtype)
-    d = normalize_dim("cumsum", dim, x.ndim)
-    return x.clone() if x.ndim == 0 else Cumsum.apply(x, dim=d)
-
-
-class Cumprod(Function):
-    def forward(ctx, x, dim=0):
-        y = ctx.xp.cumulative_prod(x, axis=dim)
-        ctx.dim, ctx.has_zero = dim, bool(ctx.xp.any(x == 0))
-        ctx.save_for_backward(x, y)
-        return y
-
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        d = ctx.dim
-        if not ctx.has_zero:
-            gy = g * y
-            d1 = (d,)
-            return Flip.apply(Cumsum.apply(Flip.apply(gy, dims=d1), dim=d), dims=d1) / x
-        # with zeros: d y_j / d x_i = prod_{k <= j, k != i} x_k, from an n x n table
-        from ..creation import eye
-        from .elementwise import where
-
-        xm, gm = movedim(x, d, -1), movedim(g, d, -1)
-        n = xm.shape[-1]
-        diag = eye(n, dtype="bool", device=x.device)
-        table = where(diag, 1.0, expand(reshape(xm, xm.shape[:-1] + (1, n)), xm.shape + (n,)))
-        parts = Cumprod.apply(table, dim=table.ndim - 1) * reshape(gm, gm.shape[:-1] + (1, n))
-        return movedim(triu(parts).sum(-1), -1, d)
-
-
-@tensor_method()
-def cumprod(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """Cumulative product along ``dim`` (integer inputs accumulate in int64)."""
-    x = _accumulated("cumprod", input, dtype)
-    d = normalize_dim("cumprod", dim, x.ndim)
-    return x.clone() if x.ndim == 0 else Cumprod.apply(x, dim=d)
-
-
-class Tril(Function):
-    upper = False
-
-    def forward(ctx, x, k=0):
-        ctx.k = k
-        return (ctx.xp.triu if ctx.upper else ctx.xp.tril)(x, k=k)
-
-    def backward(ctx, g):
-        return type(ctx).apply(g, k=ctx.k)
-
-
-class Triu(Tril):
-    upper = True
-
-
-def _triangle(cls: type, name: str, x: Tensor, diagonal: int) -> Tensor:
-    if x.ndim < 2:
-        raise ShapeError(f"{name}: expected a tensor with at least 2 dims, got shape {x.shape}")
-    return cls.apply(x, k=int(diagonal))
-
-
-@tensor_method()
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """Lower triangle of the last two dims (entries above ``diagonal`` set to 0)."""
-    return _triangle(Tril, "tril", input, diagonal)
-
-
-@tensor_method()
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """Upper triangle of the last two dims (entries below ``diagonal`` set to 0)."""
-    return _triangle(Triu, "triu", input, diagonal)
-
-
 # -- x[key] -------------------------------------------------------------------------------
 
 _BAD_KEY = ("only ints, slices, None, ..., and integer or bool tensors (or lists) are valid "
@@ -708,6 +448,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 
 Tensor.__getitem__ = getitem
+
+from .sorting import SortResult, TopKResult, argsort, cumprod, cumsum, sort, topk, tril, triu  # noqa: E402
 
 __all__ = ["SortResult", "TopKResult", "index_select", "index_add", "gather", "scatter",
            "scatter_add", "take_along_dim", "masked_fill", "masked_select", "one_hot",

@@ -1,8 +1,10 @@
 """Tiled, batched, broadcasting matrix multiply over strided operands.
 
-Each 16x16 workgroup computes a 32x32 output tile (2x2 per thread) through two
-shared-memory tiles; operands are read with their own strides, so transposed or
-broadcast views need no copy. float16 accumulates in float32.
+float32/float16 products of at least 64x64 outputs use the register-blocked template of
+:mod:`.gemm` (128x128 or 64x64 tiles, 8x8 or 4x4 outputs per thread); the rest (small
+matrices, integer and float64 dtypes) use a simple kernel where each 16x16 workgroup
+computes a 32x32 tile (2x2 per thread). Operands are read with their own strides, so
+transposed or broadcast views need no copy. float16 accumulates in float32.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from .. import dtypes as D
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..layout import broadcast_shapes, broadcast_strides, collapse, prod
+from . import gemm
 
 T = 32      # output tile edge
 TK = 16     # depth of a shared-memory tile
@@ -84,6 +87,40 @@ def _src(t: DType, acc: DType, rb: int) -> tuple[str, int, int, int]:
     return src, words, 1, 2
 
 
+def _tiled_src(t: DType, tile: gemm.Tile, rb: int) -> tuple[str, int, int, int]:
+    # meta: gemm head, a_off, a_rs, a_cs, b_off, b_rs, b_cs, bshape[rb], 0, a_b[rb], 0, b_b[rb]
+    h = gemm.HEAD_WORDS
+    at_bs = h + 6
+    at_a = at_bs + rb
+    at_b = at_a + 1 + rb
+    words = at_b + 1 + rb
+    iw = cg.iword
+    decomp = cg.strided_offsets(rb, at_bs, [("oa", at_a), ("ob", at_b)], index="z")
+    ld_a = cg.cast(f"a[u32(zo.x + i32(r) * {iw(h + 1)} + i32(k) * {iw(h + 2)})]", t,
+                   D.float32)
+    ld_b = cg.cast(f"b[u32(zo.y + i32(k) * {iw(h + 4)} + i32(c) * {iw(h + 5)})]", t,
+                   D.float32)
+    funcs = (f"fn zoff(z: u32, s: u32) -> vec4<i32> {{\n{decomp}\n"
+             f"  return vec4<i32>(oa + {iw(h)}, ob + {iw(h + 3)}, i32(z), 0); }}\n"
+             f"fn load_a(zo: vec4<i32>, r: u32, k: u32) -> f32 {{ return {ld_a}; }}\n"
+             f"fn load_b(zo: vec4<i32>, k: u32, c: u32) -> f32 {{ return {ld_b}; }}\n"
+             "fn store_c(zo: vec4<i32>, r: u32, c: u32, v: f32) {\n"
+             f"  out[u32(zo.z) * {cg.word(0)} * {cg.word(1)} + r * {cg.word(1)} + c] = "
+             f"{cg.cast('v', D.float32, t)}; }}\n")
+    src = gemm.gemm_source(t, tile, words, [("out", t)], [("a", t), ("b", t)], funcs)
+    return src, words, 1, 2
+
+
+def _pick_tile(m: int, n: int, nb: int, big_gpu: bool) -> gemm.Tile | None:
+    """The tiling for an (m, n) product over ``nb`` batches, or None for the small kernel."""
+    if m < 64 or n < 64:
+        return None
+    gx, gy = gemm.grid(gemm.BIG, m, n)
+    if big_gpu and gx * gy * nb >= 256:
+        return gemm.BIG
+    return gemm.MID
+
+
 def matmul_nd(a: Array, b: Array) -> Array:
     """``a @ b`` for ``a`` (..., M, K) and ``b`` (..., K, N) of the same dtype."""
     t = a.dtype
@@ -104,6 +141,18 @@ def matmul_nd(a: Array, b: Array) -> Array:
     sb = broadcast_strides(b.shape[:-2], b.strides[:-2], bshape)
     cs, (sa, sb) = collapse(bshape, [sa, sb]) if bshape else ((), [(), ()])
     rb = len(cs)
+    eng = a.engine
+    tile = _pick_tile(M, N, nb, eng.is_gpu) if t in (D.float32, D.float16) else None
+    if tile is not None:
+        kern = eng.kernel(("matmul_tiled", t, tile, rb), lambda: _tiled_src(t, tile, rb))
+        gx, gy = gemm.grid(tile, M, N)
+        for z0 in range(0, nb, MAX_Z):
+            words = [*gemm.head(M, N, K, 1, z0), a.offset, a.strides[-2], a.strides[-1],
+                     b.offset, b.strides[-2], b.strides[-1], *cs, 0, *sa, 0, *sb]
+            meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+            eng.dispatch(kern, meta, [out._st.buffer, a._st.buffer, b._st.buffer],
+                         (gx, gy, min(MAX_Z, nb - z0)))
+        return out
     acc = D.float32 if t is D.float16 else t
     kern = a.engine.kernel(("matmul", t, rb), lambda: _src(t, acc, rb))
     gx, gy = -(-N // T), -(-M // T)

@@ -1,0 +1,145 @@
+"""A register-blocked tiled GEMM template: matmul and the implicit-GEMM convolutions.
+
+``C[z][m, n] = sum_k A(z, m, k) * B(z, k, n)``. A workgroup of 256 threads computes a
+``TM x TN`` tile of ``C``; each thread keeps ``RM x RN`` accumulators in registers
+(``RN / 4`` vec4 per row). Every step of the K loop stages a ``TM x BK`` slice of A and a
+``BK x TN`` slice of B in workgroup memory (k-major, so each thread reads its RM values of
+A and RN values of B as vec4s), then runs a fully unrolled ``BK``-deep FMA block.
+
+The caller supplies WGSL functions ``zoff(z, s) -> vec4<i32>`` (per-batch data, computed
+once per thread from the batch ``z`` and the K split ``s``), ``load_a(zo, m, k)``,
+``load_b(zo, k, n)`` (called only in range, returning the accumulator type) and
+``store_c(zo, m, n, v)``: that is how a convolution reads input patches in place of a
+materialised column matrix. The K range may be split over ``S`` workgroups along z.
+
+Metadata words 0..5 are ``M, N, K, k_chunk, S, z0``; the caller's words follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import codegen as cg
+from .. import dtypes as D
+from ..dtypes import DType
+
+HEAD_WORDS = 6
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A tiling: the output tile, the K depth per step and the per-thread block."""
+
+    tm: int
+    tn: int
+    bk: int
+    rm: int
+    rn: int
+
+    @property
+    def threads(self) -> tuple[int, int]:
+        """Threads along n and along m (their product is the workgroup size)."""
+        return self.tn // self.rn, self.tm // self.rm
+
+
+BIG = Tile(128, 128, 8, 8, 8)
+MID = Tile(64, 64, 16, 4, 4)
+
+
+def _loads(tile: Tile, which: str, acc: str) -> str:
+    """Stage one slice of A (``TM x BK``) or B (``BK x TN``) in workgroup memory."""
+    nthreads = tile.threads[0] * tile.threads[1]
+    if which == "a":
+        total, inner = tile.tm * tile.bk, tile.bk
+        coords = "let r = e / {i}u; let kk = e % {i}u;".format(i=inner)
+        cond = "row0 + r < M && k0 + kk < kend"
+        call = "load_a(zo, row0 + r, k0 + kk)"
+        dst = f"sa[kk * {tile.tm // 4}u + r / 4u][r % 4u]"
+    else:
+        total, inner = tile.bk * tile.tn, tile.tn
+        coords = "let kk = e / {i}u; let r = e % {i}u;".format(i=inner)
+        cond = "col0 + r < N && k0 + kk < kend"
+        call = "load_b(zo, k0 + kk, col0 + r)"
+        dst = f"sb[kk * {tile.tn // 4}u + r / 4u][r % 4u]"
+    lines = []
+    for it in range(total // nthreads):
+        lines.append(f"    {{ let e = tid + {it * nthreads}u; {coords}\n"
+                     f"      var v = {acc}(0); if ({cond}) {{ v = {call}; }}\n"
+                     f"      {dst} = v; }}")
+    return "\n".join(lines)
+
+
+def _fma_block(tile: Tile, acc: str) -> str:
+    """The unrolled ``BK``-deep multiply-accumulate over the staged slices."""
+    qa, qb = tile.rm // 4, tile.rn // 4
+    lines = []
+    for k in range(tile.bk):
+        lines.append("   {")
+        for i in range(qa):
+            lines.append(f"    let a{i} = sa[{k * tile.tm // 4}u + ty * {qa}u + {i}u];")
+        for j in range(qb):
+            lines.append(f"    let b{j} = sb[{k * tile.tn // 4}u + tx * {qb}u + {j}u];")
+        for i in range(tile.rm):
+            for j in range(qb):
+                lines.append(f"    c{i}_{j} = fma(vec4<{acc}>(a{i // 4}[{i % 4}]), b{j}, "
+                             f"c{i}_{j});")
+        lines.append("   }")
+    return "\n".join(lines)
+
+
+def gemm_source(t: DType, tile: Tile, words: int, writes: list, reads: list,
+                funcs: str) -> str:
+    """WGSL of a tiled GEMM; ``funcs`` defines ``load_a``, ``load_b`` and ``store_c``.
+
+    Args:
+        t: the storage dtype (float16 and float32 accumulate in float32).
+        tile: the tiling.
+        words: total metadata words (``HEAD_WORDS`` + the caller's).
+        writes, reads: storage bindings as for :func:`codegen.header`.
+        funcs: WGSL of the four callbacks (they may read metadata through ``m``).
+    """
+    acc = (D.float32 if t in (D.float16, D.float32) else t).wgsl
+    nx, ny = tile.threads
+    qb = tile.rn // 4
+    w = cg.word
+    decl = "\n".join(f"  var c{i}_{j} = vec4<{acc}>(0);"
+                     for i in range(tile.rm) for j in range(qb))
+    stores = []
+    for i in range(tile.rm):
+        for j in range(qb):
+            for q in range(4):
+                stores.append(f"  {{ let gm = row0 + ty * {tile.rm}u + {i}u; "
+                              f"let gn = col0 + tx * {tile.rn}u + {j * 4 + q}u;\n"
+                              f"    if (gm < M && gn < N) {{ store_c(zo, gm, gn, "
+                              f"c{i}_{j}[{q}]); }} }}")
+    return (cg.header([t, D.float32], words, writes, reads) + funcs + "\n"
+            f"var<workgroup> sa: array<vec4<{acc}>, {tile.tm * tile.bk // 4}>;\n"
+            f"var<workgroup> sb: array<vec4<{acc}>, {tile.tn * tile.bk // 4}>;\n"
+            f"@compute @workgroup_size({nx * ny})\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
+            "        @builtin(local_invocation_index) tid: u32) {\n"
+            f"  let M = {w(0)}; let N = {w(1)}; let K = {w(2)};\n"
+            f"  let S = {w(4)}; let zz = wid.z + {w(5)};\n"
+            "  let zo = zoff(zz / S, zz % S);\n"
+            f"  let kbeg = (zz % S) * {w(3)}; let kend = min(K, kbeg + {w(3)});\n"
+            f"  let row0 = wid.y * {tile.tm}u; let col0 = wid.x * {tile.tn}u;\n"
+            f"  let tx = tid % {nx}u; let ty = tid / {nx}u;\n"
+            f"{decl}\n"
+            f"  for (var k0 = kbeg; k0 < kend; k0 = k0 + {tile.bk}u) {{\n"
+            f"{_loads(tile, 'a', acc)}\n{_loads(tile, 'b', acc)}\n"
+            "    workgroupBarrier();\n"
+            f"{_fma_block(tile, acc)}\n"
+            "    workgroupBarrier();\n"
+            "  }\n"
+            + "\n".join(stores) + "\n}\n")
+
+
+def grid(tile: Tile, m: int, n: int) -> tuple[int, int]:
+    """Workgroups along x (n) and y (m)."""
+    return -(-n // tile.tn), -(-m // tile.tm)
+
+
+def head(m: int, n: int, k: int, splits: int = 1, z0: int = 0) -> list[int]:
+    """The template's metadata words (the K chunk of a split is a multiple of 64)."""
+    chunk = max(64, -(-k // splits // 64) * 64) if splits > 1 else max(k, 1)
+    return [m, n, k, chunk, splits, z0]
