@@ -27,25 +27,28 @@ def _pad(x: np.ndarray, pads: tuple, fill: float = 0.0) -> np.ndarray:
 
 def _windows(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple,
              dilation: tuple) -> np.ndarray:
-    """A read-only ``(N, Ho, Wo, C, kh, kw)`` view of the windows of a padded image."""
+    """A read-only ``(C, kh, kw, N, Ho, Wo)`` view of the windows of a padded image.
+
+    Output width is innermost, so copying the view moves contiguous rows (stride 1).
+    """
     s0, s1, s2, s3 = x.strides
     n, c = x.shape[:2]
-    shape = (n, out_hw[0], out_hw[1], c, kernel[0], kernel[1])
-    strides = (s0, s2 * stride[0], s3 * stride[1], s1, s2 * dilation[0], s3 * dilation[1])
+    shape = (c, kernel[0], kernel[1], n, out_hw[0], out_hw[1])
+    strides = (s1, s2 * dilation[0], s3 * dilation[1], s0, s2 * stride[0], s3 * stride[1])
     return as_strided(x, shape, strides, writeable=False)
 
 
 def _cols(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple, dilation: tuple,
           pads: tuple) -> np.ndarray:
-    """im2col as one ``(N*Ho*Wo, C*kh*kw)`` matrix (a single strided copy)."""
+    """im2col as one ``(C*kh*kw, N*Ho*Wo)`` matrix (a single strided copy)."""
     win = _windows(_pad(x, pads), out_hw, kernel, stride, dilation)
-    n, ho, wo, c, kh, kw = win.shape
-    return win.reshape(n * ho * wo, c * kh * kw)
+    c, kh, kw, n, ho, wo = win.shape
+    return win.reshape(c * kh * kw, n * ho * wo)
 
 
 def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
            dilation=(1, 1), groups: int = 1, algo: str = "auto") -> np.ndarray:
-    """im2col through ``as_strided`` + one GEMM; the result is NCHW over NHWC memory."""
+    """im2col through ``as_strided`` + one GEMM; the result is NCHW over CNHW memory."""
     if algo == "direct":
         return generic.conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
                               groups=groups, algo="direct")
@@ -53,82 +56,90 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
     o, cg, kh, kw = w.shape
     out_hw = generic.conv_out_hw((h, wd), (kh, kw), stride, pads, dilation)
     if groups == 1:
-        cols = _cols(x, out_hw, (kh, kw), stride, dilation, pads)
-        y = cols @ w.reshape(o, -1).T
+        y = w.reshape(o, -1) @ _cols(x, out_hw, (kh, kw), stride, dilation, pads)
     else:
         og = o // groups
-        parts = []
-        for gi in range(groups):
-            cols = _cols(x[:, gi * cg:(gi + 1) * cg], out_hw, (kh, kw), stride, dilation, pads)
-            parts.append(cols @ w[gi * og:(gi + 1) * og].reshape(og, -1).T)
-        y = np.concatenate(parts, axis=1)
+        y = np.concatenate(
+            [w[gi * og:(gi + 1) * og].reshape(og, -1)
+             @ _cols(x[:, gi * cg:(gi + 1) * cg], out_hw, (kh, kw), stride, dilation, pads)
+             for gi in range(groups)], axis=0)
     if bias is not None:
-        y += bias
-    return y.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)
+        y += bias.reshape(o, 1)
+    return y.reshape(o, n, out_hw[0], out_hw[1]).transpose(1, 0, 2, 3)
 
 
 def _col2im(dcols: np.ndarray, x_shape: tuple, out_hw: tuple, kernel: tuple, stride: tuple,
             dilation: tuple, pads: tuple) -> np.ndarray:
-    """Adjoint of :func:`_cols`: sum ``(N*Ho*Wo, C*kh*kw)`` rows back into an image."""
+    """Adjoint of :func:`_cols`: sum ``(C*kh*kw, N*Ho*Wo)`` columns back into an image."""
     n, c, h, w = x_shape
     kh, kw = kernel
     ho, wo = out_hw
     hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
-    d6 = dcols.reshape(n, ho, wo, c, kh, kw).transpose(0, 3, 4, 5, 1, 2)
-    out = np.zeros((n, c, hp, wp), dtype=dcols.dtype)
+    d6 = dcols.reshape(c, kh, kw, n, ho, wo)
+    out = np.zeros((c, n, hp, wp), dtype=dcols.dtype)
     sh, sw = stride
     dh, dw = dilation
-    if dh == dw == 1 and sh >= kh and sw >= kw:
-        # non-overlapping windows: one strided assignment
-        view = as_strided(out, (n, c, kh, kw, ho, wo),
-                          (out.strides[0], out.strides[1], out.strides[2] * dh,
-                           out.strides[3] * dw, out.strides[2] * sh, out.strides[3] * sw))
-        view[...] = d6
-    else:
-        for i in range(kh):
-            for j in range(kw):
-                out[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh,
-                    j * dw:j * dw + sw * (wo - 1) + 1:sw] += d6[:, :, i, j]
-    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
+    for i in range(kh):
+        for j in range(kw):
+            out[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh,
+                j * dw:j * dw + sw * (wo - 1) + 1:sw] += d6[:, i, j]
+    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w].transpose(1, 0, 2, 3)
 
 
 def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
                     w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
-                    pads=(0, 0, 0, 0), dilation=(1, 1),
-                    groups: int = 1) -> tuple:
+                    pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1) -> tuple:
     """Input gradient by GEMM + col2im, weight gradient by one GEMM over im2col."""
     n, c, h, wd = x_shape
     o, cg, kh, kw = w_shape or w.shape
     ho, wo = grad.shape[2:]
     og = o // groups
-    gmat = grad.transpose(0, 2, 3, 1).reshape(n * ho * wo, o)
+    gmat = grad.transpose(1, 0, 2, 3).reshape(o, n * ho * wo)
     gx = gw = None
     if needs[0]:
         if groups == 1:
-            dcols = gmat @ w.reshape(o, -1)
+            dcols = w.reshape(o, -1).T @ gmat
         else:
             dcols = np.concatenate(
-                [gmat[:, gi * og:(gi + 1) * og] @ w[gi * og:(gi + 1) * og].reshape(og, -1)
-                 for gi in range(groups)], axis=1)
+                [w[gi * og:(gi + 1) * og].reshape(og, -1).T @ gmat[gi * og:(gi + 1) * og]
+                 for gi in range(groups)], axis=0)
         gx = _col2im(dcols, x_shape, (ho, wo), (kh, kw), stride, dilation, pads)
     if needs[1]:
         if groups == 1:
-            gw = (gmat.T @ _cols(x, (ho, wo), (kh, kw), stride, dilation, pads))
+            gw = gmat @ _cols(x, (ho, wo), (kh, kw), stride, dilation, pads).T
         else:
             gw = np.concatenate(
-                [gmat[:, gi * og:(gi + 1) * og].T
+                [gmat[gi * og:(gi + 1) * og]
                  @ _cols(x[:, gi * cg:(gi + 1) * cg], (ho, wo), (kh, kw), stride, dilation,
-                         pads) for gi in range(groups)], axis=0)
+                         pads).T for gi in range(groups)], axis=0)
         gw = gw.reshape(o, cg, kh, kw)
     return gx, gw
 
 
 def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),
                ceil_mode: bool = False) -> tuple:
-    """Windows via ``as_strided``, one argmax; the index is the winning tap."""
+    """Windows via ``as_strided``, one argmax; the index is the winning tap.
+
+    Non-overlapping windows (stride >= kernel) take a faster path: a running maximum over
+    the ``kh * kw`` strided tap views, no window copy.
+    """
     out_hw, pads = generic._pool_geometry(x.shape[2:], kernel, stride, padding, dilation,
                                           ceil_mode)
     xpad = _pad(x, pads, -np.inf)
+    if dilation == (1, 1) and stride[0] >= kernel[0] and stride[1] >= kernel[1]:
+        ho, wo = out_hw
+        best = idx = None
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                v = xpad[:, :, i:i + stride[0] * (ho - 1) + 1:stride[0],
+                         j:j + stride[1] * (wo - 1) + 1:stride[1]]
+                if best is None:
+                    best, idx = v.copy(), np.zeros(v.shape, np.int32)
+                    continue
+                better = v > best
+                np.copyto(best, v, where=better)
+                idx[better] = i * kernel[1] + j
+        return best, idx
     s0, s1, s2, s3 = xpad.strides
     n, c = x.shape[:2]
     win = as_strided(xpad, (n, c, out_hw[0], out_hw[1], kernel[0], kernel[1]),

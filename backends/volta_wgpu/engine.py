@@ -29,11 +29,19 @@ from typing import Any
 
 from ._errors import OutOfMemoryError
 
-try:  # raw C entry points: the pass commands are the hot path of every op
-    from wgpu.backends.wgpu_native._ffi import ffi as _ffi
-    from wgpu.backends.wgpu_native._ffi import lib as _lib
-except Exception:  # pragma: no cover - another wgpu backend
-    _ffi = _lib = None
+# wgpu-native's raw C entry points (set by the first Engine; importing this module does
+# not import wgpu): the pass commands are the hot path of every op
+_ffi: Any = None
+_lib: Any = None
+
+
+def _load_native() -> None:
+    global _ffi, _lib
+    try:
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+        _ffi, _lib = ffi, lib
+    except Exception:  # pragma: no cover - another wgpu backend: use the public API
+        _ffi = _lib = None
 
 WG = 256  # threads per workgroup of the 1-D kernels
 MAX_GROUPS = 65535
@@ -107,6 +115,7 @@ class Engine:
             _private_runtime_dir()
         import wgpu
 
+        _load_native()
         self.wgpu = wgpu
         self.index = index
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")

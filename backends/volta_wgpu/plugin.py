@@ -60,7 +60,7 @@ class WgpuBackend(Backend):
     name = "wgpu"
     device_type = "wgpu"
     extra = "wgpu"
-    kernels: dict[str, Callable] = {"softmax": _softmax, "log_softmax": _log_softmax}
+    _own_kernels: dict[str, Callable] | None = None
     # float32 transcendentals on GPUs are accurate to a few ulp, not correctly rounded
     tolerances = {"float32": (1e-4, 1e-5), "float16": (1e-2, 1e-3)}
 
@@ -68,6 +68,15 @@ class WgpuBackend(Backend):
         self._reason: str | None = None
         self._checked = False
         self._generators: dict[int, WgpuGenerator] = {}
+
+    @property  # type: ignore[override]
+    def kernels(self) -> dict[str, Callable]:
+        """The WGSL extension kernels (built on first use: imports the namespace)."""
+        if WgpuBackend._own_kernels is None:
+            from .kernels.ext import KERNELS
+            WgpuBackend._own_kernels = {"softmax": _softmax, "log_softmax": _log_softmax,
+                                        **KERNELS}
+        return WgpuBackend._own_kernels
 
     # -- availability ---------------------------------------------------------------
     def unavailable_reason(self) -> str | None:

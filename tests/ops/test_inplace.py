@@ -208,3 +208,18 @@ def test_inplace_that_backward_does_not_need_is_fine():
     y.add_(1)
     z.sum().backward()
     assert_close(x.grad, np.full(3, 2.0))
+
+
+def test_augmented_assignment_through_indexing():
+    x = vt.zeros(5)
+    x[1:3] += 1
+    x[[0, 0]] += 2  # read once, write once: duplicates don't accumulate (as in PyTorch)
+    assert x.tolist() == [2.0, 1.0, 1.0, 0.0, 0.0]
+
+    def f(w):
+        y = w * 1
+        y[1:] += w[:-1] * 2
+        y[[0, 2]] *= 3
+        return y
+
+    check_grad(f, rand(4))

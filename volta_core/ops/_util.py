@@ -62,10 +62,20 @@ def result_type(a: Tensor, b: Tensor) -> DType:
     return promote_types(da, db)
 
 
+_cast = None
+
+
+def _get_cast():
+    global _cast
+    from .elementwise import cast  # imported late: elementwise imports this module
+
+    _cast = cast
+    return cast
+
+
 def promote_pair(a: Any, b: Any) -> tuple[Any, Any]:
     """Cast two operands (Tensors or Python scalars) to their common dtype."""
-    from .elementwise import cast
-
+    cast = _cast or _get_cast()
     if type(a) is Tensor:
         if type(b) is Tensor:
             if a.array.dtype != b.array.dtype:

@@ -367,6 +367,16 @@ def shape_of_raw(a: Any) -> tuple[int, ...]:
 
 def _binary(cls: type, name: str, true_div: bool = False):
     def op(a: Any, b: Any) -> Tensor:
+        # fast path: same dtype and shape, or a float tensor with a Python float
+        if type(a) is Tensor and not true_div:
+            tb = type(b)
+            if tb is Tensor:
+                if a.array.dtype == b.array.dtype and a.array.shape == b.array.shape:
+                    return cls.apply(a, b)
+            elif tb is float or tb is int:
+                dt = a.dtype
+                if dt.kind == "f" and dt is not bfloat16:
+                    return cls.apply(a, b)
         a, b = promote_pair(a, b)
         if true_div:
             ta = a if type(a) is Tensor else b

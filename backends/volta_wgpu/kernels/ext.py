@@ -1,0 +1,203 @@
+"""Volta extension kernels (``WgpuBackend.kernels``) with the core's exact signatures.
+
+Each function takes the namespace ``xp`` first, like the core's generic fallback of the
+same name, runs a WGSL kernel where this backend has one for the dtypes involved, and
+otherwise calls that fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..array import Array
+from . import conv as C
+from . import optim as O
+from . import pool as P
+from . import rownorm as R
+from . import scatter as S
+
+
+def generic(name: str) -> Callable:
+    """The core's generic fallback of kernel ``name``."""
+    import volta_core.ops.indexing  # noqa: F401 - these modules register the fallbacks
+    import volta_core.ops.nn  # noqa: F401
+    import volta_core.optim.kernels  # noqa: F401
+    from volta_core.backend import kernels
+    return kernels._fallbacks[name]
+
+
+def _f32(*arrays: Any) -> bool:
+    return O.supported(*arrays)
+
+
+def _out(size: int, k: int, s: int, lo: int, hi: int, d: int) -> int:
+    return (size + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
+           dilation=(1, 1), groups: int = 1, algo: str = "auto") -> Any:
+    """2-d cross-correlation (implicit GEMM)."""
+    if not C.supported(x, w, bias) or x.dtype is not w.dtype:
+        return generic("conv2d")(xp, x, w, bias, stride=stride, pads=pads,
+                                 dilation=dilation, groups=groups, algo=algo)
+    kh, kw = w.shape[2:]
+    out_hw = (_out(x.shape[2], kh, stride[0], pads[0], pads[1], dilation[0]),
+              _out(x.shape[3], kw, stride[1], pads[2], pads[3], dilation[1]))
+    return C.conv2d(x, w, bias, tuple(stride), tuple(pads), tuple(dilation), groups, out_hw)
+
+
+def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
+                    w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
+                    pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1) -> tuple:
+    """Gradients of :func:`conv2d` w.r.t. input and weight (None where not needed)."""
+    w_shape = tuple(w_shape or w.shape)
+    if not C.supported(grad, x, w):
+        return generic("conv2d_backward")(xp, grad, x, w, x_shape=x_shape, w_shape=w_shape,
+                                          needs=needs, stride=stride, pads=pads,
+                                          dilation=dilation, groups=groups)
+    args = (tuple(stride), tuple(pads), tuple(dilation), groups)
+    gx = C.conv2d_grad_input(grad, w, tuple(x_shape), *args) if needs[0] else None
+    gw = C.conv2d_grad_weight(grad, x, w_shape, *args) if needs[1] else None
+    return gx, gw
+
+
+def _pool_geometry(x_hw, kernel, stride, padding, dilation, ceil_mode) -> tuple:
+    from volta_core.ops.nn import _pool_geometry
+    return _pool_geometry(tuple(x_hw), kernel, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),
+               ceil_mode: bool = False) -> tuple[Any, Any]:
+    """Max pooling: ``(values, tap index)``."""
+    if not C.supported(x):
+        return generic("max_pool2d")(xp, x, kernel=kernel, stride=stride, padding=padding,
+                                     dilation=dilation, ceil_mode=ceil_mode)
+    out_hw, _ = _pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
+    return P.run("max", x, x.shape, out_hw, tuple(kernel), tuple(stride), tuple(padding),
+                 tuple(dilation))
+
+
+def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape: tuple, kernel, stride,
+                        padding=(0, 0), dilation=(1, 1), ceil_mode: bool = False) -> Any:
+    """Route each output gradient to the input element that won its window."""
+    if not C.supported(grad):
+        return generic("max_pool2d_backward")(xp, grad, idx, x_shape=x_shape, kernel=kernel,
+                                              stride=stride, padding=padding,
+                                              dilation=dilation, ceil_mode=ceil_mode)
+    out_hw = tuple(grad.shape[2:])
+    return P.run("max_bwd", grad, tuple(x_shape), out_hw, tuple(kernel), tuple(stride),
+                 tuple(padding), tuple(dilation), idx=idx)
+
+
+def avg_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Any:
+    """Average pooling."""
+    if not C.supported(x):
+        return generic("avg_pool2d")(xp, x, kernel=kernel, stride=stride, padding=padding,
+                                     ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                                     divisor_override=divisor_override)
+    out_hw, _ = _pool_geometry(x.shape[2:], kernel, stride, padding, (1, 1), ceil_mode)
+    return P.run("avg", x, x.shape, out_hw, tuple(kernel), tuple(stride), tuple(padding),
+                 count_include_pad=count_include_pad, divisor_override=divisor_override)
+
+
+def avg_pool2d_backward(xp: Any, grad: Any, *, x_shape: tuple, kernel, stride,
+                        padding=(0, 0), ceil_mode: bool = False,
+                        count_include_pad: bool = True,
+                        divisor_override: int | None = None) -> Any:
+    """Spread each output gradient evenly over its window."""
+    if not C.supported(grad):
+        return generic("avg_pool2d_backward")(
+            xp, grad, x_shape=x_shape, kernel=kernel, stride=stride, padding=padding,
+            ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+            divisor_override=divisor_override)
+    return P.run("avg_bwd", grad, tuple(x_shape), tuple(grad.shape[2:]), tuple(kernel),
+                 tuple(stride), tuple(padding), count_include_pad=count_include_pad,
+                 divisor_override=divisor_override)
+
+
+def scatter_add(xp: Any, target: Any, dim: int, index: Any, src: Any) -> Any:
+    """``target`` with ``src`` added at ``index`` along ``dim`` (torch.scatter_add)."""
+    if not S.supported(target, src) or not isinstance(index, Array) \
+            or index.dtype.kind not in "iu":
+        return generic("scatter_add")(xp, target, dim, index, src)
+    return S.scatter_add(target, dim % max(target.ndim, 1), index, src)
+
+
+def embedding_backward(xp: Any, grad: Any, indices: Any, *, num_weights: int,
+                       padding_idx: int | None = None) -> Any:
+    """Sum the rows of ``grad`` into a ``(num_weights, D)`` table by ``indices``."""
+    if not _f32(grad) or grad.ndim != 2 or not isinstance(indices, Array) \
+            or indices.ndim != 1:
+        return generic("embedding_backward")(xp, grad, indices, num_weights=num_weights,
+                                             padding_idx=padding_idx)
+    return S.embedding_backward(grad, indices, num_weights, padding_idx)
+
+
+def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
+                  ignore_index: int = -100, label_smoothing: float = 0.0) -> tuple:
+    """Fused log-softmax + NLL per row: ``(loss, lse, row_weight)``."""
+    if not _f32(logits, weight) or logits.ndim != 2 or not isinstance(target, Array) \
+            or target.dtype.kind not in "iu":
+        return generic("cross_entropy")(xp, logits, target, weight, ignore_index=ignore_index,
+                                        label_smoothing=label_smoothing)
+    return R.cross_entropy(logits, target, weight, ignore_index, label_smoothing)
+
+
+def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: int = 1,
+               eps: float = 1e-5) -> tuple[Any, Any, Any]:
+    """Normalise over the last ``ndim`` dims: ``(y, mean, rstd)``."""
+    norm = tuple(x.shape[x.ndim - ndim:]) if isinstance(x, Array) else ()
+    ok = _f32(x, weight, bias) and all(a is None or tuple(a.shape) == norm
+                                       for a in (weight, bias))
+    if not ok:
+        return generic("layer_norm")(xp, x, weight, bias, ndim=ndim, eps=eps)
+    return R.layer_norm(x, weight, bias, ndim, eps)
+
+
+def sgd_step(xp: Any, param: Any, grad: Any, momentum_buffer: Any, **hp: Any) -> tuple:
+    """Fused SGD step (see ``volta_core.optim.kernels.sgd_step``)."""
+    if not _f32(param, grad, momentum_buffer):
+        return generic("sgd_step")(xp, param, grad, momentum_buffer, **hp)
+    return O.sgd_step(param, grad, momentum_buffer, hp["lr"], hp["momentum"],
+                      hp["dampening"], hp["weight_decay"], hp["nesterov"], hp["maximize"])
+
+
+def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
+              max_exp_avg_sq: Any, **hp: Any) -> tuple:
+    """Fused Adam/AdamW step (see ``volta_core.optim.kernels.adam_step``)."""
+    if not _f32(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq) or \
+            (hp["amsgrad"] and max_exp_avg_sq is None):
+        return generic("adam_step")(xp, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq,
+                                    **hp)
+    return O.adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, hp["step"], hp["lr"],
+                       hp["beta1"], hp["beta2"], hp["eps"], hp["weight_decay"], hp["amsgrad"],
+                       hp["maximize"], hp["decoupled"])
+
+
+def rmsprop_step(xp: Any, param: Any, grad: Any, square_avg: Any, grad_avg: Any,
+                 momentum_buffer: Any, **hp: Any) -> tuple:
+    """Fused RMSprop step (see ``volta_core.optim.kernels.rmsprop_step``)."""
+    if not _f32(param, grad, square_avg, grad_avg, momentum_buffer) or \
+            (hp["centered"] and grad_avg is None) or \
+            (hp["momentum"] > 0 and momentum_buffer is None):
+        return generic("rmsprop_step")(xp, param, grad, square_avg, grad_avg,
+                                       momentum_buffer, **hp)
+    return O.rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, hp["lr"],
+                          hp["alpha"], hp["eps"], hp["weight_decay"], hp["momentum"],
+                          hp["centered"], hp["maximize"])
+
+
+def adagrad_step(xp: Any, param: Any, grad: Any, state_sum: Any, **hp: Any) -> tuple:
+    """Fused Adagrad step (see ``volta_core.optim.kernels.adagrad_step``)."""
+    if not _f32(param, grad, state_sum):
+        return generic("adagrad_step")(xp, param, grad, state_sum, **hp)
+    return O.adagrad_step(param, grad, state_sum, hp["step"], hp["lr"], hp["lr_decay"],
+                          hp["weight_decay"], hp["eps"], hp["maximize"])
+
+
+KERNELS: dict[str, Callable] = {f.__name__: f for f in (
+    conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, avg_pool2d,
+    avg_pool2d_backward, scatter_add, embedding_backward, cross_entropy, layer_norm,
+    sgd_step, adam_step, rmsprop_step, adagrad_step)}
