@@ -9,11 +9,18 @@ line starting ``FAIL:``. ``tests/examples/test_examples.py`` relies on both.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 from typing import Any
 
 import volta_core as vt
+
+# These models are tiny: OpenBLAS's thread pool costs more than it gains on them, and on
+# a busy 2-core machine its spinning threads made small GEMMs ~100x slower. One BLAS
+# thread unless the user says otherwise (set OPENBLAS_NUM_THREADS to override). Volta
+# imports NumPy only on first device use, so this still takes effect here.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def make_parser(doc: str, out: str) -> argparse.ArgumentParser:

@@ -6,7 +6,7 @@ LeNet expects larger images, so the model first upsamples each 8x8 digit to 16x1
 ``DataLoader`` over a ``TensorDataset``, ``model.train()``/``model.eval()``, a learning-rate
 schedule and a confusion matrix. Criterion: test accuracy >= 95% (smoke: >= 70%).
 
-Usage: python examples/lenet_cnn.py [--device cpu|cuda|wgpu|auto] [--smoke] [--epochs 10]
+Usage: python examples/lenet_cnn.py [--device cpu|cuda|wgpu|auto] [--smoke] [--epochs 15]
 """
 
 from __future__ import annotations
@@ -70,10 +70,10 @@ def plot_confusion(labels: list[int], preds: list[int], acc: float, path: _commo
 
 def main(argv: list[str] | None = None) -> None:
     parser = _common.make_parser(__doc__, "runs/lenet")
-    parser.add_argument("--epochs", type=int, default=None, help="default 10 (smoke: 2)")
+    parser.add_argument("--epochs", type=int, default=None, help="default 15 (smoke: 2)")
     args = parser.parse_args(argv)
     device, out = _common.setup(args)
-    epochs = args.epochs or (2 if args.smoke else 10)
+    epochs = args.epochs or (2 if args.smoke else 15)
 
     train_set, test_set = load_digits()
     loader = DataLoader(TensorDataset(train_set.data, train_set.targets), batch_size=32,
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     n_params = sum(p.numel() for p in model.parameters())
     print(f"LeNet-5 with {n_params:,} parameters")
     optimizer = optim.Adam(model.parameters(), lr=3e-3)
-    scheduler = optim.lr_scheduler.OneCycleLR(optimizer, max_lr=5e-3, epochs=epochs,
+    scheduler = optim.lr_scheduler.OneCycleLR(optimizer, max_lr=1e-2, epochs=epochs,
                                               steps_per_epoch=len(loader))
     loss_fn = nn.CrossEntropyLoss()
 

@@ -189,6 +189,7 @@ def cmd_bench(argv: Sequence[str]) -> int:
         return 2
     spec = importlib.util.spec_from_file_location("volta_benchmarks_run", folder / "run.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return int(module.main(list(argv), prog=f"{PROG} bench") or 0)
 

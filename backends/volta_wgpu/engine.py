@@ -143,7 +143,8 @@ class Engine:
         U = wgpu.BufferUsage
         self._usage = U.STORAGE | U.COPY_SRC | U.COPY_DST
         self._pool: dict[int, list] = {}
-        self._dirty: list = []
+        self._dirty: dict[int, list] = {}  # by size: freed while commands are pending
+        self._sizes: dict[int, int] = {}  # bucket of each requested byte count
         self._kernels: dict[Any, Kernel] = {}
         self._layouts: dict[tuple[int, int], Any] = {}
         self._meta_buf = self.device.create_buffer(size=META_CAPACITY,
@@ -193,13 +194,15 @@ class Engine:
             upload: the buffer will be written with ``queue.write_buffer``, so it must
                 not be read by unsubmitted commands.
         """
-        self.check_size(nbytes)
-        size = min(bucket_size(nbytes), max(self.max_binding, 4))
-        size = max(size, -(-nbytes // 4) * 4)
-        if not upload and self._dirty:
-            for i in range(len(self._dirty) - 1, -1, -1):
-                if self._dirty[i].size == size:
-                    return Storage(self._dirty.pop(i), nbytes, self)
+        size = self._sizes.get(nbytes)
+        if size is None:
+            self.check_size(nbytes)
+            size = min(bucket_size(nbytes), max(self.max_binding, 4))
+            size = self._sizes[nbytes] = max(size, -(-nbytes // 4) * 4)
+        if not upload:
+            dirty = self._dirty.get(size)
+            if dirty:
+                return Storage(dirty.pop(), nbytes, self)
         free = self._pool.get(size)
         if free:
             return Storage(free.pop(), nbytes, self)
@@ -212,7 +215,11 @@ class Engine:
 
     def _release(self, buffer: Any) -> None:
         if self._encoder is not None:
-            self._dirty.append(buffer)
+            dirty = self._dirty.get(buffer.size)
+            if dirty is None:
+                self._dirty[buffer.size] = [buffer]
+            else:
+                dirty.append(buffer)
         else:
             self._pool.setdefault(buffer.size, []).append(buffer)
 
@@ -398,13 +405,13 @@ class Engine:
             self._meta_used = 0
             self.queue.submit([cb])
             pool = self._pool
-            for b in self._dirty:
-                free = pool.get(b.size)
+            for size, bufs in self._dirty.items():
+                free = pool.get(size)
                 if free is None:
-                    pool[b.size] = [b]
+                    pool[size] = bufs
                 else:
-                    free.append(b)
-            self._dirty.clear()
+                    free.extend(bufs)
+            self._dirty = {}
             self._retired.clear()
 
     def synchronize(self) -> None:

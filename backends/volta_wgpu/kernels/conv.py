@@ -83,8 +83,8 @@ def _funcs(mode: str, t: DType, bias: bool) -> str:
         "fn load_b(zo: vec4<i32>, p: u32, k: u32) -> f32 {\n" + _consts() + _TAP + _PIX
         + _IN + f"  return {ld('x[XOFF + ((n * C + u32(zo.x) * CG + c) * H + u32(hh)) * W + u32(ww)]')};\n}}\n"  # noqa: E501
         "fn store_c(zo: vec4<i32>, r: u32, k: u32, v: f32) {\n" + _consts() +
-        f"  let cols = CG * KH * KW;\n"
-        f"  out[((u32(zo.y) * G + u32(zo.x)) * OG + r) * cols + k] = v;\n}}\n")
+        "  let cols = CG * KH * KW;\n"
+        "  out[((u32(zo.y) * G + u32(zo.x)) * OG + r) * cols + k] = v;\n}\n")
 
 
 def _src(mode: str, t: DType, tile: gemm.Tile, bias: bool) -> tuple[str, int, int, int]:

@@ -51,13 +51,13 @@ def _loads(tile: Tile, which: str, acc: str) -> str:
     nthreads = tile.threads[0] * tile.threads[1]
     if which == "a":
         total, inner = tile.tm * tile.bk, tile.bk
-        coords = "let r = e / {i}u; let kk = e % {i}u;".format(i=inner)
+        coords = f"let r = e / {inner}u; let kk = e % {inner}u;"
         cond = "row0 + r < M && k0 + kk < kend"
         call = "load_a(zo, row0 + r, k0 + kk)"
         dst = f"sa[kk * {tile.tm // 4}u + r / 4u][r % 4u]"
     else:
         total, inner = tile.bk * tile.tn, tile.tn
-        coords = "let kk = e / {i}u; let r = e % {i}u;".format(i=inner)
+        coords = f"let kk = e / {inner}u; let r = e % {inner}u;"
         cond = "col0 + r < N && k0 + kk < kend"
         call = "load_b(zo, k0 + kk, col0 + r)"
         dst = f"sb[kk * {tile.tn // 4}u + r / 4u][r % 4u]"

@@ -117,20 +117,20 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
         op: the op's name for error messages.
     """
     if out is None:  # fast path: a plan cached for these shapes, strides and dtypes
-        sig: list = [expr, helpers, out_dtype]
+        sig: list = [expr, helpers, out_dtype.name]
         offs: list = [0]
         scal: list = []
         bufs: list = [None]
         eng = None
         for a, c in zip(operands, casts):
             if isinstance(a, Array):
-                sig.append((c, a.dtype, a.shape, a.strides))
+                sig.append((c.name, a.dtype.name, a.shape, a.strides))
                 offs.append(a.offset)
                 st = a._st
                 bufs.append(st.buffer)
                 eng = st.engine
             else:
-                sig.append((c, type(a)))
+                sig.append((c.name, type(a)))
                 scal.append(a)
         sig.append(eng)
         plan = _plans.get(tuple(sig))

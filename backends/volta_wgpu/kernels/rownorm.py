@@ -25,7 +25,10 @@ _MAIN = (f"@compute @workgroup_size({WGS})\n"
 
 _REDUCE = """
 var<workgroup> sh: array<f32, {wgs}>;
-fn fmx(a: f32, b: f32) -> f32 {{ if (!(a == a) || !(b == b)) {{ return a + b; }} return max(a, b); }}
+fn fmx(a: f32, b: f32) -> f32 {{
+  if (!(a == a) || !(b == b)) {{ return a + b; }}
+  return max(a, b);
+}}
 fn wg_sum(lid: u32, v: f32) -> f32 {{
   workgroupBarrier(); sh[lid] = v; workgroupBarrier();
   for (var k = {half}u; k > 0u; k = k >> 1u) {{
@@ -73,11 +76,11 @@ def _ce_src(it: DType, weighted: bool) -> tuple[str, int, int, int]:
             " safe = 0; }\n"
             f"  let picked = x[{w(2)} + row * C + u32(safe)] - l;\n"
             "  let vf = select(0.0, 1.0, valid);\n"
-            + (f"  let rw = wt[{w(4)} + u32(safe)] * vf;\n  let smooth = ws - l * wn;\n"
-               if weighted else "  let rw = vf;\n  let smooth = sx - l * f32(C);\n")
+            + (f"  let rw = wt[{w(4)} + u32(safe)] * vf;\n  let smo = ws - l * wn;\n"
+               if weighted else "  let rw = vf;\n  let smo = sx - l * f32(C);\n")
             + f"  let ls = bitcast<f32>({w(6)});\n"
             "  var lo = -(1.0 - ls) * rw * picked;\n"
-            "  if (ls != 0.0) { lo = lo - (ls / f32(C)) * smooth * vf; }\n"
+            "  if (ls != 0.0) { lo = lo - (ls / f32(C)) * smo * vf; }\n"
             "  loss[row] = lo; lse[row] = l; roww[row] = rw;\n}\n")
     return head + _REDUCE + body, 7, 4, len(reads)
 

@@ -13,7 +13,7 @@ import struct
 
 from .. import codegen as cg
 from .. import dtypes as D
-from ..array import Array, new_array
+from ..array import Array
 from ..dtypes import DType
 from ..engine import groups_for
 from ..layout import contiguous_strides

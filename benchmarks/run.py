@@ -1,0 +1,433 @@
+"""Run Volta's benchmarks, print one table against PyTorch, write JSON and Markdown.
+
+Each benchmark is its own program in this folder (``op_overhead.py``, ``train_step.py``,
+``dataloader.py`` and, when present, ``wgpu_kernels.py``). The runner launches each in
+a fresh Python process (so one benchmark's thread settings cannot skew another), asks it
+for JSON, and turns the results into rows of one table: Volta's figure, PyTorch's figure
+measured in the same run, and their ratio. The options a program accepts are read from
+its ``--help``, so a benchmark that gains or renames a flag keeps working here.
+
+Usage::
+
+    python benchmarks/run.py [op|train|dataloader|wgpu|all ...] [--device cpu] [--quick]
+                             [--json PATH] [--markdown docs/benchmarks.md]
+
+(also ``volta bench ...``). ``--quick`` passes small sizes and few repeats: a smoke test,
+not a measurement. The exit status is 1 when a benchmark failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark program and how the runner drives it.
+
+    Attributes:
+        name: the name on the command line (``op``, ``train``, ...).
+        file: the program, relative to ``benchmarks/``.
+        title: what it measures, for the table and the docs.
+        quick: options for ``--quick`` (only those the program accepts are passed).
+        device: the device to pass when ``--device`` is not given (None: the program's).
+    """
+
+    name: str
+    file: str
+    title: str
+    quick: tuple[str, ...] = ()
+    device: str | None = None
+
+
+BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
+    Benchmark("op", "op_overhead.py",
+              "per-op overhead: a chain of small elementwise ops, forward + backward",
+              ("--ops", "20", "--repeat", "5")),
+    Benchmark("train", "train_step.py",
+              "one training step (forward, loss, backward, optimizer step)",
+              ("--steps", "3", "--warmup", "1", "--models", "mlp")),
+    Benchmark("dataloader", "dataloader.py",
+              "DataLoader throughput over one shuffled epoch",
+              ("--n", "2048", "--dim", "32", "--repeats", "1", "--workers", "0")),
+    Benchmark("wgpu", "wgpu_kernels.py", "wgpu kernels", ("--quick",), device="wgpu"),
+)}
+
+_TIME_UNITS = {"ns": "ns", "us": "us", "ms": "ms", "s": "s", "us_per_op": "us/op",
+               "ms_per_step": "ms/step"}
+
+
+# -- launching ------------------------------------------------------------------------------
+
+def program_options(path: Path, timeout: float = 120) -> dict[str, bool]:
+    """The long options of a program, from its ``--help``: name -> takes a value.
+
+    Example: ``{"--json": True, "--quick": False}`` for ``--json PATH`` and ``--quick``.
+    """
+    out = subprocess.run([sys.executable, str(path), "--help"], capture_output=True,
+                         text=True, timeout=timeout, cwd=ROOT, env=_env())
+    options: dict[str, bool] = {}
+    for line in out.stdout.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("-"):
+            continue
+        for flag in stripped.split("  ")[0].split(", "):
+            m = re.match(r"(--[\w-]+)(?:[ =](\S+))?", flag.strip())
+            if m:
+                options[m.group(1)] = m.group(2) is not None
+    return options
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _pairs(args: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Split ``["--a", "1", "2", "--b"]`` into ``[("--a", ["1", "2"]), ("--b", [])]``."""
+    pairs: list[tuple[str, list[str]]] = []
+    for a in args:
+        if a.startswith("--"):
+            pairs.append((a, []))
+        elif pairs:
+            pairs[-1][1].append(a)
+    return pairs
+
+
+def command_for(bench: Benchmark, options: dict[str, bool], device: str | None,
+                quick: bool, json_path: Path) -> tuple[list[str], str]:
+    """The command line running ``bench``, and where its JSON goes (``file``/``stdout``)."""
+    cmd = [sys.executable, str(HERE / bench.file)]
+    device = device or bench.device
+    if device and "--device" in options:
+        cmd += ["--device", device]
+    if quick:
+        for opt, values in _pairs(bench.quick):
+            if opt in options:
+                cmd += [opt, *values]
+    if "--json" not in options:
+        return cmd, "none"
+    if options["--json"]:
+        return cmd + ["--json", str(json_path)], "file"
+    return cmd + ["--json"], "stdout"
+
+
+def run_benchmark(bench: Benchmark, device: str | None, quick: bool, timeout: float,
+                  verbose: bool = False) -> dict[str, Any]:
+    """Launch one benchmark; return its record (command, status, seconds, raw JSON)."""
+    path = HERE / bench.file
+    record: dict[str, Any] = {"name": bench.name, "file": bench.file, "title": bench.title}
+    if not path.is_file():
+        record.update(status="missing", error=f"{bench.file} is not in {HERE}")
+        return record
+    with tempfile.TemporaryDirectory(prefix="volta-bench-") as tmp:
+        json_path = Path(tmp) / f"{bench.name}.json"
+        start = time.perf_counter()
+        try:
+            cmd, mode = command_for(bench, program_options(path), device, quick, json_path)
+            record["command"] = " ".join([Path(cmd[0]).name, *cmd[1:]]).replace(
+                str(json_path), "PATH").replace(str(HERE), "benchmarks")
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                 cwd=ROOT, env=_env())
+        except subprocess.TimeoutExpired:
+            record.update(status="failed", error=f"timed out after {timeout:.0f} s")
+            return record
+        record["seconds"] = round(time.perf_counter() - start, 2)
+        if verbose:
+            print(out.stdout + out.stderr, end="", flush=True)
+        if out.returncode != 0:
+            tail = (out.stderr or out.stdout).strip().splitlines()[-15:]
+            record.update(status="failed", returncode=out.returncode, error="\n".join(tail))
+            return record
+        try:
+            if mode == "file":
+                record["raw"] = json.loads(json_path.read_text())
+            elif mode == "stdout":
+                record["raw"] = json.loads(out.stdout[out.stdout.find("["):]
+                                           if out.stdout.lstrip()[:1] != "{" else out.stdout)
+            else:
+                raise ValueError(f"{bench.file} has no --json option")
+        except (ValueError, OSError) as exc:
+            record.update(status="failed", error=f"could not read its JSON: {exc}")
+            return record
+    record["status"] = "ok"
+    return record
+
+
+# -- turning results into rows --------------------------------------------------------------
+
+def _records(raw: Any) -> list[dict[str, Any]]:
+    """The result dicts of a benchmark's JSON (a dict, a list, or ``{"results": [...]}``)."""
+    if isinstance(raw, list):
+        return [r for r in raw if isinstance(r, dict)]
+    if isinstance(raw, dict):
+        for key in ("results", "rows", "kernels"):
+            if isinstance(raw.get(key), list):
+                return [r for r in raw[key] if isinstance(r, dict)]
+        return [raw]
+    return []
+
+
+def _unit(suffix: str) -> tuple[str, bool]:
+    """Display unit of a key suffix and whether lower is better (times) or not (rates)."""
+    if suffix in _TIME_UNITS:
+        return _TIME_UNITS[suffix], True
+    if suffix.endswith("_s"):  # batches_s, items_s, gb_s: per second
+        return suffix[:-2].replace("_", " ") + "/s", False
+    if "gflop" in suffix or "tflop" in suffix or "throughput" in suffix:
+        return suffix.replace("_", "/"), False
+    return suffix, True
+
+
+def _label(bench: str, rec: dict[str, Any]) -> str:
+    if bench == "op":
+        return "elementwise chain, fwd + bwd"
+    if bench == "train":
+        return f"train step: {rec.get('model', '?')}"
+    if bench == "dataloader":
+        return f"DataLoader: {rec.get('dataset', '?')}, {rec.get('num_workers', 0)} workers"
+    skip = {"device", "machine", "unit"}
+    parts = [f"{v}" for k, v in rec.items()
+             if isinstance(v, (str, int)) and not isinstance(v, bool) and k not in skip
+             and not k.startswith(("volta_", "torch_"))]
+    return f"{bench}: " + (", ".join(parts[:3]) or "?")
+
+
+def rows_for(record: dict[str, Any], device: str) -> list[dict[str, Any]]:
+    """Table rows of one benchmark record: Volta's figure, the peer's, and the ratio.
+
+    ``time_ratio`` is Volta's time over the peer's for every kind of figure (for a
+    rate such as batches/s it is the peer's rate over Volta's): below 1, Volta is faster.
+    """
+    rows = []
+    for rec in _records(record.get("raw")):
+        for key, value in rec.items():
+            if not key.startswith("volta_") or not isinstance(value, (int, float)):
+                continue
+            suffix = key[len("volta_"):]
+            peer_key = next((k for k in rec if k.endswith("_" + suffix) and k != key
+                             and k.startswith("torch_")), None) or next(
+                (k for k in rec if k.endswith("_" + suffix) and k != key), None)
+            peer = rec.get(peer_key) if peer_key else None
+            unit, lower_better = _unit(suffix)
+            if record["name"] == "train" and unit == "ms":
+                unit = "ms/step"
+            ratio = None
+            if isinstance(peer, (int, float)) and peer and value:
+                ratio = value / peer if lower_better else peer / value
+            dev = str(rec.get("device") or device or "cpu")
+            rows.append({"benchmark": record["name"], "case": _label(record["name"], rec),
+                         "device": dev, "unit": unit, "lower_is_better": lower_better,
+                         "volta": value, "peer": peer,
+                         "peer_name": peer_key.split("_")[0] if peer_key else None,
+                         "time_ratio": ratio})
+    return rows
+
+
+# -- machine and devices ---------------------------------------------------------------------
+
+def machine() -> dict[str, Any]:
+    """CPU model, cores, OS, Python, NumPy, PyTorch and Volta versions, load average."""
+    from volta_core.cli import machine_info
+
+    info = machine_info()
+    for name in ("numpy", "torch", "volta_core"):
+        try:
+            module = __import__(name)
+            info[name] = getattr(module, "__version__", "?")
+        except ImportError:
+            info[name] = None
+    if info.get("torch"):
+        import torch
+
+        info["torch_threads"] = torch.get_num_threads()
+    if hasattr(os, "getloadavg"):
+        info["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return info
+
+
+def device_names(devices: set[str], cpu: str) -> dict[str, str]:
+    """Hardware names of Volta devices (``cpu`` -> the CPU model, ``wgpu:0`` -> adapter)."""
+    names = {}
+    for d in sorted(devices):
+        if d.split(":")[0] == "cpu":
+            names[d] = cpu
+            continue
+        try:
+            import volta_core as vt
+
+            names[d] = vt.device(d).name
+        except Exception as exc:
+            names[d] = f"unknown ({exc})"
+    return names
+
+
+def peer_device(device: str) -> str:
+    """Where the PyTorch side runs for a Volta device (its CPU unless Volta is on CUDA)."""
+    return "cuda" if device.startswith("cuda") else "cpu"
+
+
+# -- output ---------------------------------------------------------------------------------
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
+
+
+def table(rows: list[dict[str, Any]], names: dict[str, str]) -> list[list[str]]:
+    """Rows of the combined table as strings (header first)."""
+    out = [["case", "Volta on", "Volta", "PyTorch on", "PyTorch", "unit", "time ratio"]]
+    for r in rows:
+        peer_dev = peer_device(r["device"])
+        peer_on = f"{peer_dev} ({names.get(peer_dev, peer_dev)})" if r["peer"] is not None \
+            else "-"
+        ratio = "-" if r["time_ratio"] is None else f"{r['time_ratio']:.2f}x"
+        out.append([r["case"], f"{r['device']} ({names.get(r['device'], '?')})",
+                    _fmt(r["volta"]), peer_on, _fmt(r["peer"]), r["unit"], ratio])
+    return out
+
+
+def print_table(cells: list[list[str]], width: int = 34) -> None:
+    """Print a plain-text table; long cells are cut to ``width`` characters."""
+    cells = [[c if len(c) <= width else c[:width - 1] + "~" for c in row] for row in cells]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    for n, row in enumerate(cells):
+        print("  ".join(c.ljust(w) if i < 2 or i in (3, 5) else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The ``docs/benchmarks.md`` page for a combined result."""
+    m = result["machine"]
+    load = m.get("load_average")
+    cells = table(result["rows"], result["device_names"])
+    lines = [
+        "# Benchmarks", "",
+        "<!-- generated by `python benchmarks/run.py --markdown docs/benchmarks.md`; "
+        "edit benchmarks/run.py, not this page -->", "",
+        f"Measured on {result['date']} with `{result['command']}`. Every PyTorch figure "
+        "comes from the same run, on the same machine, as the Volta figure next to it.", "",
+        "**time ratio** is Volta's time over PyTorch's (for a rate such as batches/s, "
+        "PyTorch's rate over Volta's): below 1.00x Volta is faster, 2.00x means Volta "
+        "takes twice as long.", "",
+        "## Machine", "",
+        "| | |", "| --- | --- |",
+        f"| CPU | {m['cpu']} |", f"| logical cores | {m['cores']} |", f"| OS | {m['os']} |",
+        f"| Python | {m['python']} |", f"| NumPy | {m.get('numpy') or 'not installed'} |",
+        f"| PyTorch | {m.get('torch') or 'not installed'} "
+        f"({m.get('torch_threads', '?')} threads by default) |",
+        f"| Volta | {m.get('volta_core')} |",
+    ]
+    for d, name in result["device_names"].items():
+        lines.append(f"| device `{d}` | {name} |")
+    if load:
+        lines.append(f"| load average at start (1, 5, 15 min) | {', '.join(map(str, load))} |")
+    lines += ["", "> **Note.** This machine is shared: other engineers' builds and tests ran "
+              "during the measurement, so absolute figures are noisy. The ratios are more "
+              "telling than the absolute figures, because each benchmark times Volta and "
+              "PyTorch in the same process, alternately or back to back.", "",
+              "## Results", "",
+              "| " + " | ".join(cells[0]) + " |",
+              "| " + " | ".join(["---"] * 2 + ["---:"] + ["---", "---:", "---", "---:"]) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
+    lines += ["", "## What each benchmark measures", ""]
+    for rec in result["benchmarks"]:
+        state = "" if rec["status"] == "ok" else f" **({rec['status']}: " \
+            f"{rec.get('error', '').splitlines()[-1] if rec.get('error') else ''})**"
+        cmd = f" `{rec['command']}`" if rec.get("command") else ""
+        secs = f", {rec['seconds']} s" if rec.get("seconds") is not None else ""
+        lines.append(f"- **{rec['name']}** (`benchmarks/{rec['file']}`{secs}): "
+                     f"{rec['title']}.{cmd}{state}")
+    lines += ["", "Reproduce with `volta bench all --markdown docs/benchmarks.md` (or "
+              "`python benchmarks/run.py ...`); see [Performance](performance.md) for "
+              "how to read and extend these figures.", ""]
+    return "\n".join(lines)
+
+
+# -- entry point ------------------------------------------------------------------------------
+
+def parse_args(argv: Sequence[str] | None, prog: str | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    p.add_argument("which", nargs="*", metavar="{" + ",".join(BENCHMARKS) + ",all}",
+                   help="benchmarks to run (default: all; wgpu only when wgpu_kernels.py "
+                        "exists)")
+    p.add_argument("--device", help="Volta device for the benchmarks that take one "
+                                    "(default: each program's own, cpu for most)")
+    p.add_argument("--quick", action="store_true",
+                   help="small sizes and few repeats: checks the plumbing, measures nothing")
+    p.add_argument("--json", metavar="PATH", help="write the combined results as JSON")
+    p.add_argument("--markdown", metavar="PATH",
+                   help="write a Markdown page (e.g. docs/benchmarks.md)")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds per benchmark")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also print each benchmark's own output")
+    args = p.parse_args(argv)
+    unknown = [w for w in args.which if w not in (*BENCHMARKS, "all")]
+    if unknown:
+        p.error(f"unknown benchmark(s) {unknown}; choose from {[*BENCHMARKS, 'all']}")
+    args.which = args.which or ["all"]
+    return args
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Run the selected benchmarks; return 0, or 1 when one of them failed."""
+    args = parse_args(argv, prog)
+    names = list(BENCHMARKS) if "all" in args.which else list(dict.fromkeys(args.which))
+    info = machine()
+    date = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    records, rows = [], []
+    for name in names:
+        bench = BENCHMARKS[name]
+        if "all" in args.which and not (HERE / bench.file).is_file():
+            continue  # optional programs (wgpu_kernels.py) only when present
+        print(f"running {bench.file} ...", flush=True)
+        rec = run_benchmark(bench, args.device, args.quick, args.timeout, args.verbose)
+        records.append(rec)
+        if rec["status"] != "ok":
+            print(f"  {rec['status']}: {rec.get('error')}", file=sys.stderr)
+            continue
+        print(f"  done in {rec['seconds']:.1f} s", flush=True)
+        rows += rows_for(rec, args.device or bench.device or "cpu")
+    devices = {r["device"] for r in rows} | {peer_device(r["device"]) for r in rows}
+    names_ = device_names(devices, info["cpu"])
+    cmd = " ".join(["python benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
+    result = {"date": date, "command": cmd, "quick": args.quick, "machine": info,
+              "device_names": names_, "rows": rows, "benchmarks": records}
+    print(f"\n{info['cpu']}, {info['cores']} cores, Python {info['python']}, "
+          f"NumPy {info['numpy']}, PyTorch {info['torch'] or 'not installed'}"
+          + (" (quick mode: not a measurement)" if args.quick else ""))
+    if rows:
+        print_table(table(rows, names_))
+        print("time ratio = Volta time / PyTorch time (rates inverted): < 1 means Volta "
+              "is faster")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2))
+        print(f"JSON written to {args.json}")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(result))
+        print(f"Markdown written to {args.markdown}")
+    return 1 if any(r["status"] != "ok" for r in records) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""wgpu kernel benchmarks: matmul TFLOP/s, elementwise GB/s, small-op chain cost.
+
+Each measurement runs on Volta's wgpu backend and, when PyTorch with CUDA is
+installed, on PyTorch CUDA in the same run (TF32 off, so both are true float32),
+and prints a table with the ratios against the targets:
+
+- (a) float32 matmul ``n x n x n`` (4096 by default): median TFLOP/s, synchronized;
+- (b) ``a + b`` over ``2**26`` float32 elements: effective bandwidth (3 arrays moved);
+- (c) a chain of 1,000 small (16-element) ops through Volta tensors, submitted in
+  batches and synchronized once: microseconds per op.
+
+Usage: python benchmarks/wgpu_kernels.py [--device wgpu] [--json out.json] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+
+TARGETS = {"matmul": ("ratio", 0.30), "bandwidth": ("ratio", 0.70), "chain": ("us", 20.0)}
+
+
+def median_time(fn: Callable[[], object], sync: Callable[[], None], repeat: int,
+                warmup: int = 2) -> float:
+    """Median seconds of ``fn()`` followed by ``sync()``, after ``warmup`` runs."""
+    for _ in range(warmup):
+        fn()
+        sync()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def chain(x, y, n_ops: int):
+    """The small-op chain: alternating multiply and add."""
+    for i in range(n_ops):
+        x = x * 1.0001 if i % 2 else x + y
+    return x
+
+
+def bench_volta(device: str, n_mm: int, n_bw: int, n_ops: int, repeat: int) -> dict:
+    """Run (a), (b) and (c) on Volta; returns the numbers."""
+    import numpy as np
+
+    import volta_core as vt
+    from volta_wgpu.engine import get_engine
+
+    dev = device
+    index = int(device.split(":")[1]) if ":" in device else 0
+    eng = get_engine(index)
+    sync = eng.synchronize
+    rng = np.random.default_rng(0)
+    out: dict = {"adapter": eng.name, "adapter_info": {k: str(v) for k, v in eng.info.items()}}
+
+    a = vt.tensor(rng.standard_normal((n_mm, n_mm), dtype=np.float32), device=dev)
+    b = vt.tensor(rng.standard_normal((n_mm, n_mm), dtype=np.float32), device=dev)
+    t = median_time(lambda: a @ b, sync, repeat)
+    out["matmul_tflops"] = 2 * n_mm ** 3 / t / 1e12
+
+    x = vt.ones(n_bw, device=dev)
+    y = vt.ones(n_bw, device=dev)
+    t = median_time(lambda: x + y, sync, repeat)
+    out["bandwidth_gbs"] = 3 * 4 * n_bw / t / 1e9
+
+    s = vt.ones(16, device=dev)
+    u = vt.ones(16, device=dev)
+    t = median_time(lambda: chain(s, u, n_ops), sync, max(3, repeat // 2))
+    out["chain_us_per_op"] = t / n_ops * 1e6
+    return out
+
+
+def bench_torch(n_mm: int, n_bw: int, n_ops: int, repeat: int) -> dict | None:
+    """The same three measurements on PyTorch CUDA, or None without torch/CUDA."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    sync = torch.cuda.synchronize
+    out: dict = {"device": torch.cuda.get_device_name(0)}
+    a = torch.randn(n_mm, n_mm, device="cuda")
+    b = torch.randn(n_mm, n_mm, device="cuda")
+    out["matmul_tflops"] = 2 * n_mm ** 3 / median_time(lambda: a @ b, sync, repeat) / 1e12
+    x = torch.ones(n_bw, device="cuda")
+    y = torch.ones(n_bw, device="cuda")
+    out["bandwidth_gbs"] = 3 * 4 * n_bw / median_time(lambda: x + y, sync, repeat) / 1e9
+    s = torch.ones(16, device="cuda")
+    u = torch.ones(16, device="cuda")
+    t = median_time(lambda: chain(s, u, n_ops), sync, max(3, repeat // 2))
+    out["chain_us_per_op"] = t / n_ops * 1e6
+    return out
+
+
+def table(volta: dict, torch_res: dict | None) -> list[str]:
+    """Rows: metric, Volta, PyTorch, ratio, target."""
+    rows = [f"{'metric':<22}{'volta wgpu':>14}{'torch cuda':>14}{'ratio':>9}  target"]
+    specs = [("matmul", "matmul_tflops", "TFLOP/s"), ("bandwidth", "bandwidth_gbs", "GB/s"),
+             ("chain", "chain_us_per_op", "us/op")]
+    for name, key, unit in specs:
+        v = volta[key]
+        p = torch_res[key] if torch_res else None
+        ratio = "" if p is None else f"{v / p:.2f}"
+        kind, goal = TARGETS[name]
+        target = f">= {goal:.0%} of torch" if kind == "ratio" else f"<= {goal:g} us/op"
+        if kind == "ratio" and p is not None:
+            target += " (met)" if v / p >= goal else " (missed)"
+        if kind == "us":
+            target += " (met)" if v <= goal else " (missed)"
+        ptxt = "-" if p is None else f"{p:.4g}"
+        rows.append(f"{name + ' ' + unit:<22}{v:>14.4g}{ptxt:>14}{ratio:>9}  {target}")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="wgpu")
+    parser.add_argument("--json", default=None, help="write the results to this file")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes (runs in seconds on a software adapter)")
+    parser.add_argument("--repeat", type=int, default=None)
+    parser.add_argument("--matmul-n", type=int, default=None)
+    args = parser.parse_args()
+    if not args.device.startswith("wgpu"):
+        parser.error("--device must be wgpu or wgpu:N")
+    n_mm = args.matmul_n or (256 if args.quick else 4096)
+    n_bw = 1 << (18 if args.quick else 26)
+    n_ops = 1000
+    repeat = args.repeat or (3 if args.quick else 10)
+
+    volta = bench_volta(args.device, n_mm, n_bw, n_ops, repeat)
+    peer = bench_torch(n_mm, n_bw, n_ops, repeat)
+    print(f"adapter: {volta['adapter']} ({volta['adapter_info'].get('backend_type', '?')}, "
+          f"{volta['adapter_info'].get('adapter_type', '?')})")
+    print(f"peer: {peer['device'] if peer else 'none (PyTorch with CUDA not available)'}")
+    print(f"sizes: matmul {n_mm}^3, elementwise {n_bw} floats, chain {n_ops} ops of 16 floats")
+    for row in table(volta, peer):
+        print(row)
+    if args.json:
+        res = {"machine": platform.node(), "quick": args.quick, "sizes": {
+            "matmul_n": n_mm, "elementwise_n": n_bw, "chain_ops": n_ops},
+            "volta": volta, "torch": peer}
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

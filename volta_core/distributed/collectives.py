@@ -1,0 +1,250 @@
+"""Collectives on tensors, in place, as in ``torch.distributed``.
+
+Each function checks its arguments, then hands the tensors' backend arrays to the
+process group's engine. Results are written into the given tensors (their version
+counters are bumped, as for any in-place op); nothing leaves the device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import DeviceError, DTypeError, ShapeError
+from ..tensor import Tensor
+from .engine import ProcessGroup, ReduceOp
+from .process_group import _group
+
+
+class Work:
+    """The handle an ``async_op=True`` collective returns.
+
+    Engines in Volta enqueue collectives in order (NCCL on the current CUDA stream),
+    so the work is already ordered before any later op on the device: ``wait()``
+    returns at once.
+    """
+
+    def wait(self, timeout: Any = None) -> bool:
+        return True
+
+    def is_completed(self) -> bool:
+        return True
+
+
+def _done(async_op: bool) -> Work | None:
+    return Work() if async_op else None
+
+
+def _check(pg: ProcessGroup, name: str, tensors: Sequence[Tensor]) -> None:
+    from .registry import get_engine
+
+    if not tensors:
+        return
+    first = tensors[0]
+    allowed = get_engine(pg.engine).device_types
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}: expected Tensors, got {type(t).__name__}")
+        if t.device is not first.device:
+            raise DeviceError(f"{name}: tensors on {first.device} and {t.device}; move them to "
+                              "one device with .to(...)")
+        if t.dtype is not first.dtype:
+            raise DTypeError(f"{name}: tensors of dtypes {first.dtype.name} and "
+                             f"{t.dtype.name}; convert with .to(dtype)")
+    if allowed and first.device.type not in allowed:
+        raise DeviceError(
+            f"{name}: engine {pg.engine!r} works on {', '.join(allowed)} tensors, got a tensor "
+            f"on {first.device}; move it with .to('{allowed[0]}') or pick another backend "
+            "in init_process_group")
+
+
+def _op(op: Any) -> ReduceOp:
+    if isinstance(op, ReduceOp):
+        return op
+    try:
+        return ReduceOp[str(op).upper()]
+    except KeyError:
+        raise ValueError(f"unknown reduce op {op!r}; use one of "
+                         f"{[o.name for o in ReduceOp]}") from None
+
+
+def _flat(xp: Any, array: Any) -> Any:
+    """A 1-d view of ``array`` when the namespace can give one, else a 1-d copy."""
+    try:
+        return xp.reshape(array, (-1,), copy=False)
+    except (TypeError, ValueError, AttributeError, NotImplementedError):
+        return xp.reshape(array, (-1,))
+
+
+def _shares(a: Any, b: Any) -> bool:
+    """Whether ``b`` is a view of ``a``'s memory (checked through the array protocol)."""
+    try:
+        return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    except (AttributeError, TypeError):
+        pass
+    try:
+        return a.data.ptr == b.data.ptr  # CuPy
+    except AttributeError:
+        return False
+
+
+def _write(t: Tensor, array: Any) -> None:
+    """Copy ``array`` (same number of elements) into ``t`` in place."""
+    xp = t.device.xp
+    if tuple(array.shape) != tuple(t.array.shape):
+        array = xp.reshape(array, t.array.shape)
+    try:
+        t.array[...] = array
+    except (TypeError, ValueError):  # a namespace without item assignment
+        t.array = xp.asarray(array, copy=True)
+    t._version[0] += 1
+
+
+def _scale_avg(pg: ProcessGroup, t: Tensor, array: Any, name: str) -> None:
+    if not t.dtype.is_floating_point:
+        raise DTypeError(f"{name}: ReduceOp.AVG needs a floating-point tensor, got "
+                         f"{t.dtype.name}; use ReduceOp.SUM and divide")
+    array *= 1.0 / pg.world_size
+
+
+def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """Reduce ``tensor`` over all ranks, in place: every rank ends with the result.
+
+    Args:
+        tensor: input and output, same shape and dtype on every rank.
+        op: ``ReduceOp.SUM`` (default), ``AVG``, ``PRODUCT``, ``MAX`` or ``MIN``.
+        group: the process group (the default one).
+        async_op: return a :class:`Work` handle.
+
+    Example:
+        >>> t = vt.ones(3) * (dist.get_rank() + 1)
+        >>> dist.all_reduce(t)   # on 2 ranks: tensor([3., 3., 3.]) everywhere
+    """
+    pg, op = _group(group), _op(op)
+    _check(pg, "all_reduce", [tensor])
+    avg = op is ReduceOp.AVG and not pg.native_avg
+    pg.all_reduce(tensor.array, ReduceOp.SUM if avg else op)
+    if avg:
+        _scale_avg(pg, tensor, tensor.array, "all_reduce")
+    tensor._version[0] += 1
+    return _done(async_op)
+
+
+def broadcast(tensor: Tensor, src: int, group: ProcessGroup | None = None,
+              async_op: bool = False) -> Work | None:
+    """Copy rank ``src``'s ``tensor`` into ``tensor`` on every other rank, in place."""
+    pg = _group(group)
+    _check(pg, "broadcast", [tensor])
+    if not 0 <= src < pg.world_size:
+        raise ValueError(f"broadcast: src {src} is outside world size {pg.world_size}")
+    pg.broadcast(tensor.array, src)
+    tensor._version[0] += 1
+    return _done(async_op)
+
+
+def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """Gather every rank's ``tensor`` into ``tensor_list[rank]`` on every rank.
+
+    Args:
+        tensor_list: ``world_size`` tensors shaped like ``tensor``, overwritten in place.
+        tensor: this rank's contribution.
+    """
+    pg = _group(group)
+    _check(pg, "all_gather", [tensor, *tensor_list])
+    if len(tensor_list) != pg.world_size:
+        raise ShapeError(f"all_gather: tensor_list has {len(tensor_list)} tensors, expected "
+                         f"world_size={pg.world_size}")
+    for i, t in enumerate(tensor_list):
+        if t.shape != tensor.shape:
+            raise ShapeError(f"all_gather: tensor_list[{i}] has shape {t.shape}, expected "
+                             f"{tensor.shape}")
+    xp, n = tensor.device.xp, tensor.numel()
+    out = xp.empty((pg.world_size * n,), dtype=tensor.array.dtype, device=tensor.device.native)
+    pg.all_gather(out, _flat(xp, tensor.array))
+    for i, t in enumerate(tensor_list):
+        _write(t, out[i * n:(i + 1) * n])
+    return _done(async_op)
+
+
+def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor,
+                           group: ProcessGroup | None = None,
+                           async_op: bool = False) -> Work | None:
+    """Gather every rank's ``input_tensor`` into ``output_tensor``, concatenated on dim 0.
+
+    ``output_tensor`` has ``world_size`` times as many elements as ``input_tensor``:
+    shape ``(world_size * d0, ...)`` or ``(world_size, d0, ...)``.
+    """
+    pg = _group(group)
+    _check(pg, "all_gather_into_tensor", [input_tensor, output_tensor])
+    if output_tensor.numel() != pg.world_size * input_tensor.numel():
+        raise ShapeError(f"all_gather_into_tensor: output has {output_tensor.numel()} elements,"
+                         f" expected world_size * {input_tensor.numel()} "
+                         f"= {pg.world_size * input_tensor.numel()}")
+    xp = input_tensor.device.xp
+    out = _flat(xp, output_tensor.array)
+    pg.all_gather(out, _flat(xp, input_tensor.array))
+    if _shares(output_tensor.array, out):
+        output_tensor._version[0] += 1
+    else:
+        _write(output_tensor, out)
+    return _done(async_op)
+
+
+def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM,
+                          group: ProcessGroup | None = None,
+                          async_op: bool = False) -> Work | None:
+    """Reduce ``input`` over ranks and keep this rank's chunk (of dim 0) in ``output``.
+
+    ``input`` has ``world_size`` times as many elements as ``output``.
+    """
+    pg, op = _group(group), _op(op)
+    _check(pg, "reduce_scatter_tensor", [output, input])
+    if input.numel() != pg.world_size * output.numel():
+        raise ShapeError(f"reduce_scatter_tensor: input has {input.numel()} elements, "
+                         f"expected world_size * {output.numel()}")
+    _reduce_scatter(pg, output, _flat(input.device.xp, input.array), op)
+    return _done(async_op)
+
+
+def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = ReduceOp.SUM,
+                   group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Reduce ``input_list[i]`` over ranks into ``output`` on rank ``i``.
+
+    Args:
+        output: this rank's result, shaped like each input.
+        input_list: ``world_size`` tensors shaped like ``output``.
+    """
+    pg, op = _group(group), _op(op)
+    _check(pg, "reduce_scatter", [output, *input_list])
+    if len(input_list) != pg.world_size:
+        raise ShapeError(f"reduce_scatter: input_list has {len(input_list)} tensors, "
+                         f"expected world_size={pg.world_size}")
+    for i, t in enumerate(input_list):
+        if t.shape != output.shape:
+            raise ShapeError(f"reduce_scatter: input_list[{i}] has shape {t.shape}, "
+                             f"expected {output.shape}")
+    xp = output.device.xp
+    flat = xp.concat([xp.reshape(t.array, (-1,)) for t in input_list])
+    _reduce_scatter(pg, output, flat, op)
+    return _done(async_op)
+
+
+def _reduce_scatter(pg: ProcessGroup, output: Tensor, flat: Any, op: ReduceOp) -> None:
+    xp = output.device.xp
+    avg = op is ReduceOp.AVG and not pg.native_avg
+    out = _flat(xp, output.array)
+    pg.reduce_scatter(out, flat, ReduceOp.SUM if avg else op)
+    if avg:
+        _scale_avg(pg, output, out, "reduce_scatter")
+    if _shares(output.array, out):
+        output._version[0] += 1
+    else:
+        _write(output, out)
+
+
+def barrier(group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Block until every rank of ``group`` has reached the barrier."""
+    _group(group).barrier()
+    return _done(async_op)

@@ -1,0 +1,125 @@
+"""The contract between ``volta_core.distributed`` and a communication engine.
+
+An engine (MPI, NCCL, a future Gloo or UCC) is a :class:`CommEngine` that creates a
+:class:`ProcessGroup`. A process group works on raw backend arrays, in place, and
+never sees a :class:`~volta_core.Tensor`: the front-end in
+:mod:`volta_core.distributed.collectives` checks devices, shapes and dtypes, bumps
+versions and builds the flat buffers, so an engine stays a thin wrapper.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import timedelta
+from typing import Any
+
+from ..errors import VoltaError
+
+
+class DistributedError(VoltaError, RuntimeError):
+    """A process group could not be created, or a collective failed or timed out."""
+
+
+class ReduceOp(enum.Enum):
+    """How :func:`all_reduce` and :func:`reduce_scatter` combine the ranks' values."""
+
+    SUM = "sum"
+    AVG = "avg"
+    PRODUCT = "product"
+    MAX = "max"
+    MIN = "min"
+
+    def __repr__(self) -> str:
+        return f"ReduceOp.{self.name}"
+
+
+class ProcessGroup:
+    """A set of ranks that run collectives together; made by :meth:`CommEngine.new_group`.
+
+    Every method is collective: all ranks call it, in the same order, with arrays of the
+    same shape and dtype. Arrays are backend arrays on the group's device; an engine
+    copies non-contiguous arrays itself. ``op`` is never :attr:`ReduceOp.AVG` (the
+    front-end sums and divides) unless the engine sets ``native_avg``.
+
+    Attributes:
+        rank: this process's rank in the group.
+        world_size: the number of ranks.
+        engine: the name of the engine that made the group.
+    """
+
+    native_avg = False
+
+    def __init__(self, rank: int, world_size: int, engine: str) -> None:
+        self.rank = rank
+        self.world_size = world_size
+        self.engine = engine
+
+    def all_reduce(self, array: Any, op: ReduceOp) -> None:
+        """Replace ``array`` with the reduction of every rank's ``array``."""
+        raise NotImplementedError(f"engine {self.engine!r} does not implement all_reduce")
+
+    def broadcast(self, array: Any, src: int) -> None:
+        """Overwrite ``array`` with rank ``src``'s ``array``."""
+        raise NotImplementedError(f"engine {self.engine!r} does not implement broadcast")
+
+    def all_gather(self, out: Any, array: Any) -> None:
+        """Fill the flat ``out`` (``world_size * array.size`` elements) rank by rank."""
+        raise NotImplementedError(f"engine {self.engine!r} does not implement all_gather")
+
+    def reduce_scatter(self, out: Any, array: Any, op: ReduceOp) -> None:
+        """Reduce the flat ``array`` over ranks; keep chunk ``rank`` of it in ``out``."""
+        raise NotImplementedError(f"engine {self.engine!r} does not implement reduce_scatter")
+
+    def barrier(self) -> None:
+        """Return once every rank has called ``barrier``."""
+        raise NotImplementedError(f"engine {self.engine!r} does not implement barrier")
+
+    def abort(self) -> None:
+        """Tear the job down after an error so no rank waits forever (best effort)."""
+
+    def destroy(self) -> None:
+        """Release the group's resources (communicators, sockets)."""
+
+
+class CommEngine:
+    """A communication library Volta can run collectives through.
+
+    Subclass it in a plugin and return instances from the ``volta_comm_engines`` hook.
+
+    Attributes:
+        name: what users pass as ``init_process_group(backend=...)``.
+        device_types: the Volta device types whose arrays the engine moves.
+        extra: the ``volta[...]`` extra that installs the engine's library, if any.
+        needs_store: whether :meth:`new_group` needs a rendezvous store (an MPI job
+            has its own rendezvous; NCCL needs one to share its unique id).
+    """
+
+    name: str = ""
+    device_types: tuple[str, ...] = ()
+    extra: str | None = None
+    needs_store: bool = True
+
+    def unavailable_reason(self) -> str | None:
+        """Why the engine cannot run here (library missing, no device), or None."""
+        return None
+
+    def discover(self) -> tuple[int, int] | None:
+        """``(rank, world_size)`` as the engine's own launcher knows it, or None."""
+        return None
+
+    def new_group(self, rank: int, world_size: int, store: Any, device_index: int,
+                  timeout: timedelta) -> ProcessGroup:
+        """Create the default process group.
+
+        Args:
+            rank: this process's rank.
+            world_size: the number of processes.
+            store: a :class:`~volta_core.distributed.Store` shared by all ranks (None
+                when ``needs_store`` is False).
+            device_index: the local device this rank drives (the local rank by default).
+            timeout: how long a rendezvous may wait.
+        """
+        raise NotImplementedError(f"engine {self.name!r} does not implement new_group")
+
+    def __repr__(self) -> str:
+        return f"<CommEngine {self.name!r} for {list(self.device_types)}>"
