@@ -22,7 +22,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -185,17 +184,6 @@ def _records(raw: Any) -> list[dict[str, Any]]:
     return []
 
 
-def _unit(suffix: str) -> tuple[str, bool]:
-    """Display unit of a key suffix and whether lower is better (times) or not (rates)."""
-    if suffix in _TIME_UNITS:
-        return _TIME_UNITS[suffix], True
-    if suffix.endswith("_s"):  # batches_s, items_s, gb_s: per second
-        return suffix[:-2].replace("_", " ") + "/s", False
-    if "gflop" in suffix or "tflop" in suffix or "throughput" in suffix:
-        return suffix.replace("_", "/"), False
-    return suffix, True
-
-
 def _label(bench: str, rec: dict[str, Any]) -> str:
     if bench == "op":
         return "elementwise chain, fwd + bwd"
@@ -216,8 +204,11 @@ def rows_for(record: dict[str, Any], device: str) -> list[dict[str, Any]]:
     ``time_ratio`` is Volta's time over the peer's for every kind of figure (for a
     rate such as batches/s it is the peer's rate over Volta's): below 1, Volta is faster.
     """
+    raw = record.get("raw")
+    if isinstance(raw, dict) and isinstance(raw.get("volta"), dict):
+        return _side_by_side_rows(record, raw, device)
     rows = []
-    for rec in _records(record.get("raw")):
+    for rec in _records(raw):
         for key, value in rec.items():
             if not key.startswith("volta_") or not isinstance(value, (int, float)):
                 continue
@@ -225,20 +216,55 @@ def rows_for(record: dict[str, Any], device: str) -> list[dict[str, Any]]:
             peer_key = next((k for k in rec if k.endswith("_" + suffix) and k != key
                              and k.startswith("torch_")), None) or next(
                 (k for k in rec if k.endswith("_" + suffix) and k != key), None)
-            peer = rec.get(peer_key) if peer_key else None
-            unit, lower_better = _unit(suffix)
-            if record["name"] == "train" and unit == "ms":
-                unit = "ms/step"
-            ratio = None
-            if isinstance(peer, (int, float)) and peer and value:
-                ratio = value / peer if lower_better else peer / value
             dev = str(rec.get("device") or device or "cpu")
-            rows.append({"benchmark": record["name"], "case": _label(record["name"], rec),
-                         "device": dev, "unit": unit, "lower_is_better": lower_better,
-                         "volta": value, "peer": peer,
-                         "peer_name": peer_key.split("_")[0] if peer_key else None,
-                         "time_ratio": ratio})
+            rows.append(_row(record["name"], _label(record["name"], rec), dev, suffix, value,
+                             rec.get(peer_key) if peer_key else None))
     return rows
+
+
+def _row(bench: str, case: str, device: str, suffix: str, value: float, peer: Any,
+         peer_on: str | None = None, volta_on: str | None = None) -> dict[str, Any]:
+    unit, lower_better = _unit(suffix)
+    if bench == "train" and unit == "ms":
+        unit = "ms/step"
+    peer = peer if isinstance(peer, (int, float)) and not isinstance(peer, bool) else None
+    ratio = None
+    if peer and value:
+        ratio = value / peer if lower_better else peer / value
+    return {"benchmark": bench, "case": case, "device": device, "unit": unit,
+            "lower_is_better": lower_better, "volta": value, "peer": peer,
+            "peer_device": peer_device(device) if peer_on is None else peer_on,
+            "volta_on": volta_on, "time_ratio": ratio}
+
+
+def _side_by_side_rows(record: dict[str, Any], raw: dict[str, Any], device: str
+                       ) -> list[dict[str, Any]]:
+    """Rows of a ``{"volta": {metric: x}, "torch": {metric: y} | None}`` result."""
+    peer = raw.get("torch") if isinstance(raw.get("torch"), dict) else {}
+    peer_on = f"cuda ({peer['device']})" if peer.get("device") else None
+    volta_on = raw["volta"].get("adapter")
+    rows = []
+    for key, value in raw["volta"].items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        metric, _, suffix = key.partition("_")
+        rows.append(_row(record["name"], f"{record['name']}: {metric}", device, suffix,
+                         value, peer.get(key), peer_on or "cuda", volta_on))
+    return rows
+
+
+def _unit(suffix: str) -> tuple[str, bool]:
+    """Display unit of a key suffix and whether lower is better (times) or not (rates)."""
+    if suffix in _TIME_UNITS:
+        return _TIME_UNITS[suffix], True
+    rates = {"tflops": "TFLOP/s", "gflops": "GFLOP/s", "gbs": "GB/s"}
+    if suffix in rates:
+        return rates[suffix], False
+    if suffix.endswith("_s"):  # batches_s, items_s: per second
+        return suffix[:-2].replace("_", " ") + "/s", False
+    if "flop" in suffix or "throughput" in suffix:
+        return suffix.replace("_", "/"), False
+    return suffix, True
 
 
 # -- machine and devices ---------------------------------------------------------------------
@@ -284,6 +310,21 @@ def peer_device(device: str) -> str:
     return "cuda" if device.startswith("cuda") else "cpu"
 
 
+def _wgpu_skip_reason() -> str | None:
+    """None for a wgpu GPU adapter, ``"software"`` for llvmpipe, else why wgpu can't run."""
+    try:
+        import volta_core as vt
+        from volta_core.backend import get_backend
+
+        rows = {b.name: b for b in vt.backends()}
+        if "wgpu" not in rows or not rows["wgpu"].available:
+            reason = rows["wgpu"].reason if "wgpu" in rows else "no wgpu backend installed"
+            return f"the wgpu backend is unavailable ({reason})"
+        return None if get_backend("wgpu").is_gpu else "software"
+    except Exception as exc:
+        return f"the wgpu backend failed to start ({exc!r})"
+
+
 # -- output ---------------------------------------------------------------------------------
 
 def _fmt(x: float | None) -> str:
@@ -296,12 +337,13 @@ def table(rows: list[dict[str, Any]], names: dict[str, str]) -> list[list[str]]:
     """Rows of the combined table as strings (header first)."""
     out = [["case", "Volta on", "Volta", "PyTorch on", "PyTorch", "unit", "time ratio"]]
     for r in rows:
-        peer_dev = peer_device(r["device"])
-        peer_on = f"{peer_dev} ({names.get(peer_dev, peer_dev)})" if r["peer"] is not None \
-            else "-"
+        peer_dev = r["peer_device"]
+        peer_on = "-" if r["peer"] is None else (
+            peer_dev if "(" in peer_dev else f"{peer_dev} ({names.get(peer_dev, peer_dev)})")
+        volta_on = f"{r['device']} ({r.get('volta_on') or names.get(r['device'], '?')})"
         ratio = "-" if r["time_ratio"] is None else f"{r['time_ratio']:.2f}x"
-        out.append([r["case"], f"{r['device']} ({names.get(r['device'], '?')})",
-                    _fmt(r["volta"]), peer_on, _fmt(r["peer"]), r["unit"], ratio])
+        out.append([r["case"], volta_on, _fmt(r["volta"]), peer_on, _fmt(r["peer"]),
+                    r["unit"], ratio])
     return out
 
 
@@ -400,15 +442,26 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         bench = BENCHMARKS[name]
         if "all" in args.which and not (HERE / bench.file).is_file():
             continue  # optional programs (wgpu_kernels.py) only when present
+        quick = args.quick
+        if name == "wgpu" and "all" in args.which:
+            why = _wgpu_skip_reason()
+            if why == "software":
+                quick = True  # full sizes take many minutes on llvmpipe and mean little
+                print("wgpu: software adapter, running wgpu_kernels.py with quick sizes")
+            elif why:
+                print(f"skipping wgpu_kernels.py: {why}")
+                continue
         print(f"running {bench.file} ...", flush=True)
-        rec = run_benchmark(bench, args.device, args.quick, args.timeout, args.verbose)
+        rec = run_benchmark(bench, args.device, quick, args.timeout, args.verbose)
+        rec["quick"] = quick
         records.append(rec)
         if rec["status"] != "ok":
             print(f"  {rec['status']}: {rec.get('error')}", file=sys.stderr)
             continue
         print(f"  done in {rec['seconds']:.1f} s", flush=True)
         rows += rows_for(rec, args.device or bench.device or "cpu")
-    devices = {r["device"] for r in rows} | {peer_device(r["device"]) for r in rows}
+    devices = {r["device"] for r in rows} | {r["peer_device"] for r in rows
+                                             if "(" not in r["peer_device"]}
     names_ = device_names(devices, info["cpu"])
     cmd = " ".join(["python benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
     result = {"date": date, "command": cmd, "quick": args.quick, "machine": info,

@@ -49,9 +49,9 @@ def chain(x, y, n_ops: int):
 def bench_volta(device: str, n_mm: int, n_bw: int, n_ops: int, repeat: int) -> dict:
     """Run (a), (b) and (c) on Volta; returns the numbers."""
     import numpy as np
+    from volta_wgpu.engine import get_engine
 
     import volta_core as vt
-    from volta_wgpu.engine import get_engine
 
     dev = device
     index = int(device.split(":")[1]) if ":" in device else 0

@@ -27,8 +27,8 @@ from .dtypes import (
     uint32,
 )
 from .errors import *  # noqa: F401,F403
-from .ops import *  # noqa: F401,F403
 from .io import load, save
+from .ops import *  # noqa: F401,F403
 from .tensor import Tensor
 
 __version__ = "0.1.0"

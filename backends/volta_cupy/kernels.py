@@ -1,5 +1,34 @@
-"""CUDA implementations of Volta's extension kernels (fused where it pays)."""
+"""CUDA implementations of Volta's extension kernels (fused where it pays).
+
+Each entry has the signature and results of the generic fallback of the same name
+(``volta_core.ops.nn``, ``ops.softmax``, ``ops._scatter``, ``ops.math``,
+``optim.kernels``) and hands inputs it does not serve (other dtypes, odd shapes) back
+to that fallback. ``muon_step`` and ``scatter`` keep the generic versions (cuBLAS
+matmuls and a sort, already on the GPU).
+"""
 
 from __future__ import annotations
 
-KERNELS: dict = {}
+from . import conv, fused, pool, rows, scatter
+
+KERNELS: dict = {
+    "conv2d": conv.conv2d,
+    "conv2d_backward": conv.conv2d_backward,
+    "max_pool2d": pool.max_pool2d,
+    "max_pool2d_backward": pool.max_pool2d_backward,
+    "avg_pool2d": pool.avg_pool2d,
+    "avg_pool2d_backward": pool.avg_pool2d_backward,
+    "scatter_add": scatter.scatter_add,
+    "index_add": scatter.index_add,
+    "embedding_backward": scatter.embedding_backward,
+    "softmax": rows.softmax,
+    "log_softmax": rows.log_softmax,
+    "cross_entropy": rows.cross_entropy,
+    "layer_norm": rows.layer_norm,
+    "dropout_mask": fused.dropout_mask,
+    "erf": fused.erf,
+    "sgd_step": fused.sgd_step,
+    "adam_step": fused.adam_step,
+    "rmsprop_step": fused.rmsprop_step,
+    "adagrad_step": fused.adagrad_step,
+}

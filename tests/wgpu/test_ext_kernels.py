@@ -189,3 +189,11 @@ def test_float64_uses_the_fallback(xp, npx, ext):
     geo = dict(stride=(1, 1), pads=(0, 0, 0, 0), dilation=(1, 1), groups=1)
     got = ext.conv2d(xp, xp.asarray(x), xp.asarray(w), None, **geo)
     _cmp(got, _fallbacks["conv2d"](npx, x, w, None, **geo), rtol=1e-10, atol=1e-10)
+
+
+def test_signatures_match_the_core_fallbacks(ext):
+    import inspect
+    for name, fn in ext.KERNELS.items():
+        mine = [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()]
+        core = [(p.name, p.kind) for p in inspect.signature(_fallbacks[name]).parameters.values()]
+        assert mine == core, name

@@ -36,12 +36,10 @@ def _done(async_op: bool) -> Work | None:
 
 
 def _check(pg: ProcessGroup, name: str, tensors: Sequence[Tensor]) -> None:
-    from .registry import get_engine
-
     if not tensors:
         return
     first = tensors[0]
-    allowed = get_engine(pg.engine).device_types
+    allowed = pg.device_types
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}: expected Tensors, got {type(t).__name__}")

@@ -48,6 +48,7 @@ class ProcessGroup:
     """
 
     native_avg = False
+    device_types: tuple[str, ...] = ()  # set from the engine by init_process_group
 
     def __init__(self, rank: int, world_size: int, engine: str) -> None:
         self.rank = rank

@@ -137,6 +137,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         if store is not None:
             store.close()
         raise
+    group.device_types = tuple(engine.device_types)
     _state.group, _state.store = group, store
     _install_excepthook()
     log.info("rank %d/%d joined process group (engine %s)", rank, world_size, engine.name)

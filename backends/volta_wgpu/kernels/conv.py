@@ -43,6 +43,10 @@ _IN = ("  let hh = i32(ho * SH + i * DH) - i32(PT); let ww = i32(wo * SW + j * D
        "  if (hh < 0 || ww < 0 || hh >= i32(H) || ww >= i32(W)) { return 0.0; }\n")
 
 
+_X_AT = "x[XOFF + ((n * C + u32(zo.x) * CG + c) * H + u32(hh)) * W + u32(ww)]"
+_G_AT = "g[GOFF + ((n * O + u32(zo.x) * OG + o) * HO + ho) * WO + wo]"
+
+
 def _funcs(mode: str, t: DType, bias: bool) -> str:
     ld = lambda e: cg.cast(e, t, D.float32)  # noqa: E731
     st = lambda e: cg.cast(e, D.float32, t)  # noqa: E731
@@ -54,7 +58,7 @@ def _funcs(mode: str, t: DType, bias: bool) -> str:
             "fn load_a(zo: vec4<i32>, r: u32, k: u32) -> f32 {\n" + _consts() +
             f"  return {ld(f'w[WOFF + (u32(zo.x) * OG + r) * {k_all} + k]')}; }}\n"
             "fn load_b(zo: vec4<i32>, k: u32, p: u32) -> f32 {\n" + _consts() + _TAP + _PIX
-            + _IN + f"  return {ld('x[XOFF + ((n * C + u32(zo.x) * CG + c) * H + u32(hh)) * W + u32(ww)]')};\n}}\n"  # noqa: E501
+            + _IN + f"  return {ld(_X_AT)};\n}}\n"
             "fn store_c(zo: vec4<i32>, r: u32, p: u32, v: f32) {\n" + _consts() +
             "  let o = u32(zo.x) * OG + r; let hw = HO * WO; let n = p / hw; let q = p % hw;\n"
             f"  out[(n * O + o) * hw + q] = {st('v' + add_b)};\n}}\n")
@@ -66,13 +70,13 @@ def _funcs(mode: str, t: DType, bias: bool) -> str:
             "fn load_b(zo: vec4<i32>, k: u32, p: u32) -> f32 {\n" + _consts() +
             "  let khw = KH * KW; let o = k / khw; let t = k % khw; let i = t / KW; "
             "let j = t % KW;\n"
-            "  let n = p / (H * W); let q = p % (H * W); let h = q / W; let x = q % W;\n"
-            "  let th = i32(h + PT) - i32(i * DH); let tw = i32(x + PL) - i32(j * DW);\n"
+            "  let n = p / (H * W); let q = p % (H * W); let h = q / W; let xc = q % W;\n"
+            "  let th = i32(h + PT) - i32(i * DH); let tw = i32(xc + PL) - i32(j * DW);\n"
             "  if (th < 0 || tw < 0) { return 0.0; }\n"
             "  if (u32(th) % SH != 0u || u32(tw) % SW != 0u) { return 0.0; }\n"
             "  let ho = u32(th) / SH; let wo = u32(tw) / SW;\n"
             "  if (ho >= HO || wo >= WO) { return 0.0; }\n"
-            f"  return {ld('g[GOFF + ((n * O + u32(zo.x) * OG + o) * HO + ho) * WO + wo]')};\n}}\n"  # noqa: E501
+            f"  return {ld(_G_AT)};\n}}\n"
             "fn store_c(zo: vec4<i32>, r: u32, p: u32, v: f32) {\n" + _consts() +
             "  let n = p / (H * W); let q = p % (H * W);\n"
             f"  out[(n * C + u32(zo.x) * CG + r) * H * W + q] = {st('v')};\n}}\n")
@@ -81,7 +85,7 @@ def _funcs(mode: str, t: DType, bias: bool) -> str:
         "  let hw = HO * WO; let n = p / hw; let q = p % hw;\n"
         f"  return {ld('g[GOFF + (n * O + u32(zo.x) * OG + r) * hw + q]')}; }}\n"
         "fn load_b(zo: vec4<i32>, p: u32, k: u32) -> f32 {\n" + _consts() + _TAP + _PIX
-        + _IN + f"  return {ld('x[XOFF + ((n * C + u32(zo.x) * CG + c) * H + u32(hh)) * W + u32(ww)]')};\n}}\n"  # noqa: E501
+        + _IN + f"  return {ld(_X_AT)};\n}}\n"
         "fn store_c(zo: vec4<i32>, r: u32, k: u32, v: f32) {\n" + _consts() +
         "  let cols = CG * KH * KW;\n"
         "  out[((u32(zo.y) * G + u32(zo.x)) * OG + r) * cols + k] = v;\n}\n")

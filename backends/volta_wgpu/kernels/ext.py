@@ -156,45 +156,53 @@ def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: i
     return R.layer_norm(x, weight, bias, ndim, eps)
 
 
-def sgd_step(xp: Any, param: Any, grad: Any, momentum_buffer: Any, **hp: Any) -> tuple:
+def sgd_step(xp: Any, param: Any, grad: Any, momentum_buffer: Any, *, lr: float,
+             momentum: float, dampening: float, weight_decay: float, nesterov: bool,
+             maximize: bool) -> tuple:
     """Fused SGD step (see ``volta_core.optim.kernels.sgd_step``)."""
+    hp = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+              nesterov=nesterov, maximize=maximize)
     if not _f32(param, grad, momentum_buffer):
         return generic("sgd_step")(xp, param, grad, momentum_buffer, **hp)
-    return O.sgd_step(param, grad, momentum_buffer, hp["lr"], hp["momentum"],
-                      hp["dampening"], hp["weight_decay"], hp["nesterov"], hp["maximize"])
+    return O.sgd_step(param, grad, momentum_buffer, **hp)
 
 
 def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
-              max_exp_avg_sq: Any, **hp: Any) -> tuple:
+              max_exp_avg_sq: Any, *, step: int, lr: float, beta1: float, beta2: float,
+              eps: float, weight_decay: float, amsgrad: bool, maximize: bool,
+              decoupled: bool) -> tuple:
     """Fused Adam/AdamW step (see ``volta_core.optim.kernels.adam_step``)."""
+    hp = dict(step=step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              amsgrad=amsgrad, maximize=maximize, decoupled=decoupled)
     if not _f32(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq) or \
-            (hp["amsgrad"] and max_exp_avg_sq is None):
+            (amsgrad and max_exp_avg_sq is None):
         return generic("adam_step")(xp, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq,
                                     **hp)
-    return O.adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, hp["step"], hp["lr"],
-                       hp["beta1"], hp["beta2"], hp["eps"], hp["weight_decay"], hp["amsgrad"],
-                       hp["maximize"], hp["decoupled"])
+    return O.adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, **hp)
 
 
 def rmsprop_step(xp: Any, param: Any, grad: Any, square_avg: Any, grad_avg: Any,
-                 momentum_buffer: Any, **hp: Any) -> tuple:
+                 momentum_buffer: Any, *, lr: float, alpha: float, eps: float,
+                 weight_decay: float, momentum: float, centered: bool,
+                 maximize: bool) -> tuple:
     """Fused RMSprop step (see ``volta_core.optim.kernels.rmsprop_step``)."""
+    hp = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+              centered=centered, maximize=maximize)
     if not _f32(param, grad, square_avg, grad_avg, momentum_buffer) or \
-            (hp["centered"] and grad_avg is None) or \
-            (hp["momentum"] > 0 and momentum_buffer is None):
+            (centered and grad_avg is None) or (momentum > 0 and momentum_buffer is None):
         return generic("rmsprop_step")(xp, param, grad, square_avg, grad_avg,
                                        momentum_buffer, **hp)
-    return O.rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, hp["lr"],
-                          hp["alpha"], hp["eps"], hp["weight_decay"], hp["momentum"],
-                          hp["centered"], hp["maximize"])
+    return O.rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, **hp)
 
 
-def adagrad_step(xp: Any, param: Any, grad: Any, state_sum: Any, **hp: Any) -> tuple:
+def adagrad_step(xp: Any, param: Any, grad: Any, state_sum: Any, *, step: int, lr: float,
+                 lr_decay: float, weight_decay: float, eps: float, maximize: bool) -> tuple:
     """Fused Adagrad step (see ``volta_core.optim.kernels.adagrad_step``)."""
+    hp = dict(step=step, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
+              maximize=maximize)
     if not _f32(param, grad, state_sum):
         return generic("adagrad_step")(xp, param, grad, state_sum, **hp)
-    return O.adagrad_step(param, grad, state_sum, hp["step"], hp["lr"], hp["lr_decay"],
-                          hp["weight_decay"], hp["eps"], hp["maximize"])
+    return O.adagrad_step(param, grad, state_sum, **hp)
 
 
 KERNELS: dict[str, Callable] = {f.__name__: f for f in (

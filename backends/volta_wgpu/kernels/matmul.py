@@ -116,7 +116,9 @@ def _pick_tile(m: int, n: int, nb: int, big_gpu: bool) -> gemm.Tile | None:
     if m < 64 or n < 64:
         return None
     gx, gy = gemm.grid(gemm.BIG, m, n)
-    if big_gpu and gx * gy * nb >= 256:
+    if big_gpu and gx * gy * nb >= 256:  # enough 128x128 tiles to fill a big GPU
+        return gemm.BIG
+    if not big_gpu and m >= 128 and n >= 128:  # a CPU adapter: fewer, larger groups
         return gemm.BIG
     return gemm.MID
 

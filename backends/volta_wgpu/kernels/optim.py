@@ -82,7 +82,7 @@ def _grad(maximize: bool, weight_decay: float, wd_scalar: str = "s1") -> str:
     return g
 
 
-def sgd_step(param: Array, grad: Array, buf: Array | None, lr: float, momentum: float,
+def sgd_step(param: Array, grad: Array, buf: Array | None, *, lr: float, momentum: float,
              dampening: float, weight_decay: float, nesterov: bool, maximize: bool
              ) -> tuple[Array, Array | None]:
     """SGD with optional momentum/nesterov/weight decay: ``(param, momentum_buffer)``."""
@@ -105,7 +105,7 @@ def sgd_step(param: Array, grad: Array, buf: Array | None, lr: float, momentum: 
 
 
 def adam_step(param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array,
-              max_sq: Array | None, step: int, lr: float, beta1: float, beta2: float,
+              max_sq: Array | None, *, step: int, lr: float, beta1: float, beta2: float,
               eps: float, weight_decay: float, amsgrad: bool, maximize: bool,
               decoupled: bool) -> tuple[Array, Array, Array, Array | None]:
     """Adam / AdamW: ``(param, exp_avg, exp_avg_sq, max_exp_avg_sq)``."""
@@ -132,7 +132,7 @@ def adam_step(param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array,
 
 
 def rmsprop_step(param: Array, grad: Array, square_avg: Array, grad_avg: Array | None,
-                 buf: Array | None, lr: float, alpha: float, eps: float,
+                 buf: Array | None, *, lr: float, alpha: float, eps: float,
                  weight_decay: float, momentum: float, centered: bool, maximize: bool
                  ) -> tuple[Array, Array, Array | None, Array | None]:
     """RMSprop: ``(param, square_avg, grad_avg, momentum_buffer)``."""
@@ -166,7 +166,7 @@ def rmsprop_step(param: Array, grad: Array, square_avg: Array, grad_avg: Array |
     return outs[0], outs[1], ga_out, b_out
 
 
-def adagrad_step(param: Array, grad: Array, state_sum: Array, step: int, lr: float,
+def adagrad_step(param: Array, grad: Array, state_sum: Array, *, step: int, lr: float,
                  lr_decay: float, weight_decay: float, eps: float, maximize: bool
                  ) -> tuple[Array, Array]:
     """Adagrad: ``(param, state_sum)``."""

@@ -1,0 +1,220 @@
+"""2-d convolution on CUDA: an im2col kernel, one cuBLAS GEMM, a fused NCHW write.
+
+Columns are laid out ``(C*kh*kw, N*Ho*Wo)`` so the forward is the 2-d GEMM
+``W (O, C*K) @ cols``, the weight gradient ``g (O, N*L) @ cols.T`` and the input
+gradient ``W.T @ g`` -- every transposed operand is an F-contiguous view that cuBLAS
+reads directly (CuPy's 2-d ``matmul`` copies nothing). ``col2im`` gathers per input
+pixel, so it needs no atomics and is deterministic. Large batches are processed in
+chunks so the column buffer stays under :data:`COLS_BYTES`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cupy
+
+from volta_core.ops import nn as generic
+
+from ._util import acc_type, contiguous, elementwise, is_float
+
+COLS_BYTES = 1 << 30
+"""Largest im2col buffer (bytes) before the batch is split into chunks."""
+
+_GEOM = ("int32 cin, int32 hin, int32 win, int32 hout, int32 wout, int32 kh, int32 kw, "
+         "int32 sh, int32 sw, int32 pt, int32 pl, int32 dh, int32 dw")
+
+_IM2COL = """
+long long r = i;
+const int ow = r % wout; r /= wout;
+const int oh = r % hout; r /= hout;
+const long long n = r % nb; r /= nb;
+const int kj = r % kw; r /= kw;
+const int ki = r % kh;
+const long long c = r / kh;
+const int h = oh * sh - pt + ki * dh;
+const int w = ow * sw - pl + kj * dw;
+cols = (h >= 0 && h < hin && w >= 0 && w < win)
+    ? x[((n * cin + c) * hin + h) * win + w] : (T)0;
+"""
+
+_COL2IM = """
+long long r = i;
+const int w = r % win; r /= win;
+const int h = r % hin; r /= hin;
+const long long c = r % cin;
+const long long n = r / cin;
+const long long plane = (long long)hout * wout;
+A acc = 0;
+for (int ki = 0; ki < kh; ++ki) {
+    const int hp = h + pt - ki * dh;
+    if (hp < 0 || hp % sh != 0) continue;
+    const int oh = hp / sh;
+    if (oh >= hout) continue;
+    for (int kj = 0; kj < kw; ++kj) {
+        const int wp = w + pl - kj * dw;
+        if (wp < 0 || wp % sw != 0) continue;
+        const int ow = wp / sw;
+        if (ow >= wout) continue;
+        acc += (A)dcols[(((c * kh + ki) * kw + kj) * nb + n) * plane + oh * wout + ow];
+    }
+}
+gx = (T)acc;
+"""
+
+_TO_NCHW = """
+long long r = i;
+const long long p = r % plane; r /= plane;
+const long long o = r % cout;
+const long long n = r / cout;
+y = (T)((A)y2[(o * nb + n) * plane + p] BIAS);
+"""
+
+
+def _im2col_kernel(dtype) -> cupy.ElementwiseKernel:
+    return elementwise("im2col", acc_type(dtype), "raw T x, int64 nb, " + _GEOM, "T cols",
+                       _IM2COL)
+
+
+def _col2im_kernel(dtype) -> cupy.ElementwiseKernel:
+    return elementwise("col2im", acc_type(dtype), "raw T dcols, int64 nb, " + _GEOM, "T gx",
+                       _COL2IM)
+
+
+def _to_nchw_kernel(dtype, bias: bool) -> cupy.ElementwiseKernel:
+    ins = "raw T y2, int64 nb, int64 cout, int64 plane" + (", raw T b" if bias else "")
+    body = _TO_NCHW.replace("BIAS", "+ (A)b[o]" if bias else "")
+    return elementwise("to_nchw_b" if bias else "to_nchw", acc_type(dtype), ins, "T y", body)
+
+
+def _geometry(x_shape: tuple, kernel: tuple, out_hw: tuple, stride: tuple, pads: tuple,
+              dilation: tuple) -> tuple:
+    _, c, h, w = x_shape
+    return (c, h, w, out_hw[0], out_hw[1], kernel[0], kernel[1], stride[0], stride[1],
+            pads[0], pads[2], dilation[0], dilation[1])
+
+
+def _chunk(n: int, rows: int, length: int, itemsize: int) -> int:
+    """Samples per chunk so that a ``(rows, chunk * length)`` buffer fits COLS_BYTES."""
+    per = max(1, rows * length * itemsize)
+    return max(1, min(n, COLS_BYTES // per))
+
+
+def im2col(x: Any, geom: tuple) -> Any:
+    """Columns ``(C*kh*kw, N*Ho*Wo)`` of a contiguous NCHW batch (padding read as 0)."""
+    nb = x.shape[0]
+    c, kh, kw = geom[0], geom[5], geom[6]
+    cols = cupy.empty((c * kh * kw, nb * geom[3] * geom[4]), dtype=x.dtype)
+    _im2col_kernel(x.dtype)(x, nb, *geom, cols)
+    return cols
+
+
+def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
+           dilation=(1, 1), groups: int = 1, algo: str = "auto") -> Any:
+    """Same contract as ``volta_core.ops.nn.conv2d``; ``algo`` is ignored on CUDA."""
+    if not is_float(x, w, bias) or x.ndim != 4 or 0 in x.shape or 0 in w.shape:
+        return generic.conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
+                              groups=groups, algo=algo)
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    out_hw = generic.conv_out_hw((h, wd), (kh, kw), stride, pads, dilation)
+    length = out_hw[0] * out_hw[1]
+    x = contiguous(x)
+    w2 = contiguous(w).reshape(o, cg * kh * kw)
+    if (groups == 1 and kh == kw == 1 and tuple(stride) == (1, 1) and not any(pads)
+            and length >= 64):
+        # 1x1 fast path: one batched GEMM straight from NCHW memory, no im2col
+        y = cupy.matmul(w2, x.reshape(n, c, length))
+        if bias is not None:
+            y += bias.reshape(1, o, 1)
+        return y.reshape(n, o, *out_hw)
+    geom = _geometry(x.shape, (kh, kw), out_hw, stride, pads, dilation)
+    y = cupy.empty((n, o, *out_hw), dtype=x.dtype)
+    step = _chunk(n, c * kh * kw, length, x.dtype.itemsize)
+    og, ck = o // groups, cg * kh * kw
+    to_nchw = _to_nchw_kernel(x.dtype, bias is not None)
+    extra = () if bias is None else (contiguous(bias),)
+    for n0 in range(0, n, step):
+        nb = min(step, n - n0)
+        cols = im2col(x[n0:n0 + nb], geom)
+        if groups == 1:
+            y2 = cupy.matmul(w2, cols)
+        else:
+            y2 = cupy.matmul(w2.reshape(groups, og, ck), cols.reshape(groups, ck, nb * length))
+        to_nchw(y2, nb, o, length, *extra, y[n0:n0 + nb])
+    return y
+
+
+def _input_grad(w: Any, g2: Any, groups: int) -> Any:
+    """``dcols = W.T @ g`` per group: ``(C*K, nb*L)``."""
+    o, ck = w.shape[0], w.shape[1] * w.shape[2] * w.shape[3]
+    w2 = contiguous(w).reshape(o, ck)
+    if groups == 1:
+        return cupy.matmul(w2.T, g2)
+    og = o // groups
+    w3 = w2.reshape(groups, og, ck).transpose(0, 2, 1)
+    return cupy.matmul(w3, g2.reshape(groups, og, -1)).reshape(groups * ck, -1)
+
+
+def _weight_grad(g2: Any, cols: Any, groups: int, out: Any, accumulate: bool) -> None:
+    """``out (O, Cg*K) (+)= g (O, nb*L) @ cols.T`` per group."""
+    o = g2.shape[0]
+    og, ck = o // groups, cols.shape[0] // groups
+    if groups == 1 or groups > 16:
+        if groups == 1 and not accumulate:
+            cupy.matmul(g2, cols.T, out=out)
+            return
+        if groups == 1:
+            part = cupy.matmul(g2, cols.T)
+        else:  # many small groups: one batched GEMM (CuPy copies the transposed cols)
+            part = cupy.matmul(g2.reshape(groups, og, -1),
+                               cols.reshape(groups, ck, -1).transpose(0, 2, 1))
+            part = part.reshape(o, ck)
+        if accumulate:
+            out += part
+        else:
+            out[...] = part
+        return
+    for gi in range(groups):
+        part = cupy.matmul(g2[gi * og:(gi + 1) * og], cols[gi * ck:(gi + 1) * ck].T)
+        if accumulate:
+            out[gi * og:(gi + 1) * og] += part
+        else:
+            out[gi * og:(gi + 1) * og] = part
+
+
+def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
+                    w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
+                    pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1) -> tuple:
+    """Same contract as ``volta_core.ops.nn.conv2d_backward``."""
+    if not is_float(grad, x, w) or grad.ndim != 4 or 0 in grad.shape or 0 in x_shape:
+        return generic.conv2d_backward(xp, grad, x, w, x_shape=x_shape, w_shape=w_shape,
+                                       needs=needs, stride=stride, pads=pads,
+                                       dilation=dilation, groups=groups)
+    n, c, h, wd = x_shape
+    o, cg, kh, kw = w_shape or w.shape
+    ho, wo = grad.shape[2:]
+    length = ho * wo
+    dtype = grad.dtype
+    geom = _geometry(tuple(x_shape), (kh, kw), (ho, wo), stride, pads, dilation)
+    grad = contiguous(grad)
+    if x is not None:
+        x = contiguous(x)
+    gx = cupy.empty(tuple(x_shape), dtype=dtype) if needs[0] else None
+    gw = cupy.empty((o, cg * kh * kw), dtype=dtype) if needs[1] else None
+    step = _chunk(n, max(c * kh * kw, o), length, dtype.itemsize)
+    col2im = _col2im_kernel(dtype) if needs[0] else None
+    for n0 in range(0, n, step):
+        nb = min(step, n - n0)
+        # (nb, O, L) -> (O, nb*L): one transposed copy of the output gradient
+        g2 = grad[n0:n0 + nb].reshape(nb, o, length).transpose(1, 0, 2)
+        g2 = cupy.ascontiguousarray(g2).reshape(o, nb * length)
+        if needs[0]:
+            dcols = _input_grad(w, g2, groups)
+            col2im(dcols, nb, *geom, gx[n0:n0 + nb])
+        if needs[1]:
+            cols = im2col(x[n0:n0 + nb], geom)
+            _weight_grad(g2, cols, groups, gw, accumulate=n0 > 0)
+    if gw is not None:
+        gw = gw.reshape(o, cg, kh, kw)
+    return gx, gw

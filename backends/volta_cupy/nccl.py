@@ -1,0 +1,183 @@
+"""The NCCL communication engine: collectives on CuPy device buffers.
+
+Registered under the entry-point group ``volta.comm`` as ``nccl``. Each rank drives
+one GPU; rank 0 creates NCCL's unique id and shares it through the rendezvous store.
+Collectives are enqueued on the current CuPy stream, in place, with no host copies,
+so they are ordered after the kernels that produced their inputs and before any later
+kernel that reads the results.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+from datetime import timedelta
+from typing import Any
+
+from volta_core.distributed import (
+    CommEngine,
+    DistributedError,
+    ProcessGroup,
+    ReduceOp,
+    hookimpl,
+)
+
+_DTYPES = {"float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64",
+           "bfloat16": "NCCL_BFLOAT16", "int8": "NCCL_INT8", "uint8": "NCCL_UINT8",
+           "bool": "NCCL_UINT8", "int32": "NCCL_INT32", "uint32": "NCCL_UINT32",
+           "int64": "NCCL_INT64", "uint64": "NCCL_UINT64"}
+_OPS = {ReduceOp.SUM: "NCCL_SUM", ReduceOp.PRODUCT: "NCCL_PROD", ReduceOp.MAX: "NCCL_MAX",
+        ReduceOp.MIN: "NCCL_MIN", ReduceOp.AVG: "NCCL_AVG"}
+
+
+class NcclEngine(CommEngine):
+    """CUDA collectives through CuPy's NCCL bindings (``cupy.cuda.nccl``)."""
+
+    name = "nccl"
+    device_types = ("cuda",)
+    extra = "cupy"
+    needs_store = True
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("cupy") is None:
+            return "CuPy is not installed"
+        try:
+            import warnings
+
+            import cupy
+
+            with warnings.catch_warnings():  # CuPy warns when NCCL is missing: we report it
+                warnings.simplefilter("ignore")
+                from cupy.cuda import nccl
+        except Exception as exc:  # CuPy without a CUDA driver raises many kinds of errors
+            return f"CuPy failed to import: {exc!r}"
+        if not getattr(nccl, "available", False) or not hasattr(nccl, "NcclCommunicator"):
+            return ("CuPy's NCCL bindings are unavailable (NCCL library not found); "
+                    "pip install nvidia-nccl-cu12")
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as exc:
+            return f"no CUDA device: {exc!r}"
+        return None if count > 0 else "no CUDA device"
+
+    def new_group(self, rank: int, world_size: int, store: Any, device_index: int,
+                  timeout: timedelta) -> NcclProcessGroup:
+        import cupy
+        from cupy.cuda import nccl
+
+        count = cupy.cuda.runtime.getDeviceCount()
+        if not 0 <= device_index < count:
+            raise DistributedError(
+                f"nccl: rank {rank} wants cuda:{device_index} but {count} GPU(s) are visible; "
+                "run at most one rank per GPU (volta-run --nproc <= GPUs) or pass device_id")
+        cupy.cuda.Device(device_index).use()  # like torch.cuda.set_device(local_rank)
+        NcclProcessGroup.generation += 1
+        key = f"nccl/unique_id/{NcclProcessGroup.generation}"
+        if rank == 0:
+            uid = nccl.get_unique_id()
+            store.set(key, pickle.dumps(uid))
+        else:
+            uid = pickle.loads(store.get(key))
+        comm = nccl.NcclCommunicator(world_size, uid, rank)
+        return NcclProcessGroup(comm, rank, world_size, device_index, self.name)
+
+
+class NcclProcessGroup(ProcessGroup):
+    """A process group over one NCCL communicator; arrays are CuPy arrays on its GPU."""
+
+    generation = 0  # groups created in this process: names each unique id in the store
+
+    def __init__(self, comm: Any, rank: int, world_size: int, device_index: int,
+                 engine: str = "nccl") -> None:
+        from cupy.cuda import nccl
+
+        super().__init__(rank, world_size, engine)
+        self.comm = comm
+        self.device_index = device_index
+        self._nccl = nccl
+        self.native_avg = hasattr(nccl, "NCCL_AVG")
+
+    def _dtype(self, array: Any) -> int:
+        name = _DTYPES.get(array.dtype.name)
+        if name is None or not hasattr(self._nccl, name):
+            raise DistributedError(f"nccl: dtype {array.dtype.name} is not supported")
+        return getattr(self._nccl, name)
+
+    def _op(self, op: ReduceOp) -> int:
+        name = _OPS.get(op)
+        if name is None or not hasattr(self._nccl, name):
+            raise DistributedError(f"nccl: reduce op {op!r} is not supported by this NCCL")
+        return getattr(self._nccl, name)
+
+    def _buffer(self, array: Any) -> tuple[Any, bool]:
+        import cupy
+
+        if not isinstance(array, cupy.ndarray):
+            raise DistributedError(f"nccl: expected a CuPy array (a cuda tensor), got "
+                                   f"{type(array).__name__}")
+        if array.device.id != self.device_index:
+            raise DistributedError(
+                f"nccl: rank {self.rank} drives cuda:{self.device_index} but got a tensor on "
+                f"cuda:{array.device.id}; move it with .to('cuda:{self.device_index}')")
+        if array.flags.c_contiguous:
+            return array, False
+        return cupy.ascontiguousarray(array), True
+
+    @staticmethod
+    def _stream() -> int:
+        import cupy
+
+        return cupy.cuda.get_current_stream().ptr
+
+    def all_reduce(self, array: Any, op: ReduceOp) -> None:
+        buf, copied = self._buffer(array)
+        self.comm.allReduce(buf.data.ptr, buf.data.ptr, buf.size, self._dtype(buf),
+                            self._op(op), self._stream())
+        if copied:
+            array[...] = buf
+
+    def broadcast(self, array: Any, src: int) -> None:
+        buf, copied = self._buffer(array)
+        self.comm.broadcast(buf.data.ptr, buf.data.ptr, buf.size, self._dtype(buf), src,
+                            self._stream())
+        if copied:
+            array[...] = buf
+
+    def all_gather(self, out: Any, array: Any) -> None:
+        buf, copied = self._buffer(out)
+        src, _ = self._buffer(array)
+        self.comm.allGather(src.data.ptr, buf.data.ptr, src.size, self._dtype(src),
+                            self._stream())
+        if copied:
+            out[...] = buf
+
+    def reduce_scatter(self, out: Any, array: Any, op: ReduceOp) -> None:
+        buf, copied = self._buffer(out)
+        src, _ = self._buffer(array)
+        self.comm.reduceScatter(src.data.ptr, buf.data.ptr, buf.size, self._dtype(buf),
+                                self._op(op), self._stream())
+        if copied:
+            out[...] = buf
+
+    def barrier(self) -> None:
+        import cupy
+
+        with cupy.cuda.Device(self.device_index):
+            token = cupy.zeros(1, dtype=cupy.float32)
+            self.all_reduce(token, ReduceOp.SUM)
+            cupy.cuda.get_current_stream().synchronize()
+
+    def abort(self) -> None:
+        if self.comm is not None:
+            self.comm.abort()
+            self.comm = None
+
+    def destroy(self) -> None:
+        if self.comm is not None:
+            self.comm.destroy()
+            self.comm = None
+
+
+@hookimpl
+def volta_comm_engines():
+    return [NcclEngine()]

@@ -1,0 +1,6 @@
+"""Make ``dist_helpers`` (beside this file) importable by the distributed tests."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
