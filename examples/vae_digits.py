@@ -3,11 +3,13 @@
 An MLP encoder maps each image to the mean and log-variance of an 8-dimensional Gaussian
 latent, the reparameterisation trick draws a latent code, and an MLP decoder gives
 Bernoulli pixel probabilities. Training maximises the ELBO (binary cross-entropy
-reconstruction + KL divergence to N(0, I)). Saves a grid of samples decoded from random
-latents and a grid of test images above their reconstructions.
-Criterion: on the test set, the negative ELBO is at least 25% below the cross-entropy
-of the best image-independent model (the per-pixel mean; smoke: 10%), i.e. the latent
-code carries real information about each digit.
+reconstruction + KL divergence to N(0, I)), with the KL term warmed up over the first
+epochs so the latent code is not switched off early. Saves a grid of samples decoded from
+random latents and a grid of test images above their reconstructions.
+Criterion, on the test set: the negative ELBO is below the cross-entropy of the best
+image-independent model (the per-pixel mean), and reconstructions from the posterior
+mean have at most 45% of that model's squared error (smoke: 85%), i.e. the 8 latent
+numbers carry real information about each digit.
 
 Usage: python examples/vae_digits.py [--device cpu|cuda|wgpu|auto] [--smoke]
 """
@@ -57,29 +59,34 @@ def baseline_bce(train: vt.Tensor, test: vt.Tensor) -> float:
     return nn.functional.binary_cross_entropy(p, test, reduction="sum").item() / test.shape[0]
 
 
+def mse(a: vt.Tensor, b: vt.Tensor) -> float:
+    return ((a - b) ** 2).mean().item()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = _common.make_parser(__doc__, "runs/vae")
-    parser.add_argument("--epochs", type=int, default=None, help="default 40 (smoke: 4)")
+    parser.add_argument("--epochs", type=int, default=None, help="default 30 (smoke: 8)")
     args = parser.parse_args(argv)
     device, out = _common.setup(args)
-    epochs = args.epochs or (4 if args.smoke else 40)
+    epochs = args.epochs or (8 if args.smoke else 30)
 
     train_set, test_set = load_digits()
-    loader = DataLoader(TensorDataset(train_set.data), batch_size=64, shuffle=True,
+    loader = DataLoader(TensorDataset(train_set.data), batch_size=32, shuffle=True,
                         device=device)
     test_x = test_set.data.to(device)
     model = VAE().to(device)
-    optimizer = optim.Adam(model.parameters(), lr=2e-3)
+    optimizer = optim.Adam(model.parameters(), lr=3e-3)
     scheduler = optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
 
     with _common.Timer() as timer:
         for epoch in range(1, epochs + 1):
             total = 0.0
+            beta = min(1.0, epoch / max(1, epochs // 4))      # KL warm-up
             for (x,) in loader:
                 optimizer.zero_grad()
                 logits, mu, logvar = model(x)
-                loss, _ = negative_elbo(logits, x, mu, logvar)
-                loss.backward()
+                loss, recon = negative_elbo(logits, x, mu, logvar)
+                (recon + beta * (loss - recon)).backward()
                 optimizer.step()
                 total += loss.item() * x.shape[0]
             scheduler.step()
@@ -93,19 +100,23 @@ def main(argv: list[str] | None = None) -> None:
         test_loss, test_recon = negative_elbo(logits, test_x, mu, logvar)
         recon = model.decoder(model.to_mu(model.encoder(test_x[:32]))).sigmoid()
         samples = model.decoder(vt.randn(64, LATENT, device=device)).sigmoid()
-    base = baseline_bce(train_set.data.to(device), test_x)
-    elbo = test_loss.item()
+        recon_all = model.decoder(mu).sigmoid()
+    mean_image = train_set.data.to(device).mean(dim=0, keepdim=True)
+    base, base_mse = baseline_bce(train_set.data.to(device), test_x), mse(mean_image, test_x)
+    elbo, err = test_loss.item(), mse(recon_all, test_x)
     print(f"test: -ELBO {elbo:.2f} nats/image (reconstruction {test_recon.item():.2f}, "
-          f"KL {elbo - test_recon.item():.2f}); per-pixel-mean baseline {base:.2f}")
+          f"KL {elbo - test_recon.item():.2f}); per-pixel-mean model {base:.2f}")
+    print(f"test: reconstruction MSE {err:.4f}; mean-image MSE {base_mse:.4f}")
     if not args.smoke:
         _common.image_grid(samples.numpy(), out / "vae_samples.png",
                            "VAE: digits decoded from random latents")
         pairs = vt.stack([test_x[:32].reshape(4, 8, 8, 8), recon.reshape(4, 8, 8, 8)], dim=1)
         _common.image_grid(pairs.reshape(64, 8, 8).numpy(), out / "vae_reconstructions.png",
                            "VAE: test digits (odd rows) and reconstructions (even rows)")
-    factor = 0.9 if args.smoke else 0.75
-    _common.check(elbo < factor * base,
-                  f"test -ELBO {elbo:.2f} < {factor} x baseline {base:.2f} nats/image")
+    factor = 0.85 if args.smoke else 0.45
+    _common.check(elbo < base and err < factor * base_mse,
+                  f"test -ELBO {elbo:.2f} < baseline {base:.2f} nats/image and reconstruction "
+                  f"MSE {err:.4f} < {factor} x mean-image MSE {base_mse:.4f}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,6 @@ def test_volta_run_kills_the_other_ranks_when_one_fails():
 
 def test_volta_run_timeout_ends_a_stuck_job():
     out = run_launcher("--nproc", "1", "--timeout", "2", "--kill-timeout", "1",
-                       str(WORKERS / "launched.py"), "crash", timeout=30)
+                       str(WORKERS / "launched.py"), "hang", timeout=30)
     assert out.returncode == 124, out.stdout + out.stderr
     assert "exceeded --timeout" in out.stderr

@@ -109,6 +109,7 @@ class _StoreServer:
         self._sock.listen(128)
         self.port = self._sock.getsockname()[1]
         self._closed = False
+        self._clients = 0
         threading.Thread(target=self._accept, name="volta-store", daemon=True).start()
 
     def _accept(self) -> None:
@@ -118,16 +119,30 @@ class _StoreServer:
             except OSError:
                 return
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._cond:
+                self._clients += 1
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            while True:
-                try:
-                    cmd, *args = _recv(conn)
-                except (ConnectionError, OSError, struct.error):
-                    return
-                _send(conn, *self._handle(cmd, args))
+        try:
+            with conn:
+                while True:
+                    try:
+                        cmd, *args = _recv(conn)
+                    except (ConnectionError, OSError, struct.error):
+                        return
+                    _send(conn, *self._handle(cmd, args))
+        finally:
+            with self._cond:
+                self._clients -= 1
+                self._cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> None:
+        """Wait until every client has disconnected (so none loses a pending reply)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._clients > 0 and time.monotonic() < deadline:
+                self._cond.wait(max(0.0, deadline - time.monotonic()))
 
     def _handle(self, cmd: bytes, args: list[bytes]) -> list[bytes]:
         key = args[0].decode()
@@ -234,10 +249,12 @@ class TCPStore(Store):
         return self._request(b"check", key.encode())[1] == b"1"
 
     def close(self) -> None:
+        """Disconnect; the server (rank 0) first waits for the other ranks to disconnect."""
         try:
             self._sock.close()
         finally:
             if self._server is not None:
+                self._server.wait_idle(min(self.timeout.total_seconds(), 30.0))
                 self._server.close()
 
 

@@ -12,6 +12,8 @@ from volta_core.distributed import TCPStore
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 assert os.environ["LOCAL_RANK"] == str(rank), os.environ["LOCAL_RANK"]
 mode = sys.argv[1]
+if mode == "hang":
+    time.sleep(120)
 if mode == "crash":
     if rank == world - 1:
         raise SystemExit(f"rank {rank} fails on purpose")
@@ -23,5 +25,4 @@ others = [store.get(f"hello/{r}").decode() for r in range(world)]
 assert store.add("count", 1) <= world
 store.barrier("end", world)
 print(f"saw {others} args={sys.argv[2:]}", flush=True)
-store.barrier("close", world)  # rank 0 serves the store: keep it until all are done
-store.close()
+store.close()  # rank 0 serves the store: its close waits until the others disconnect
