@@ -45,7 +45,8 @@ class Benchmark:
         file: the program, relative to ``benchmarks/``.
         title: what it measures, for the table and the docs.
         quick: options for ``--quick`` (only those the program accepts are passed).
-        device: the device to pass when ``--device`` is not given (None: the program's).
+        device: the only device type the program measures (None: any); ``--device``
+            is passed to it only when it names that type.
     """
 
     name: str
@@ -57,15 +58,24 @@ class Benchmark:
 
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("op", "op_overhead.py",
-              "per-op overhead: a chain of small elementwise ops, forward + backward",
+              "per-op overhead: a chain of 100 elementwise ops on a 16-element tensor, "
+              "forward + backward, microseconds per op (PyTorch pinned to one thread)",
               ("--ops", "20", "--repeat", "5")),
     Benchmark("train", "train_step.py",
-              "one training step (forward, loss, backward, optimizer step)",
+              "one training step (zero_grad, forward, cross-entropy, backward, optimizer "
+              "step): an MLP 784-512-512-10 with Adam at batch 256 and LeNet-5 with SGD + "
+              "momentum at batch 64, the two frameworks timed alternately",
               ("--steps", "3", "--warmup", "1", "--models", "mlp")),
     Benchmark("dataloader", "dataloader.py",
-              "DataLoader throughput over one shuffled epoch",
+              "DataLoader batches per second over a shuffled epoch of 60,000 x 784 float32 "
+              "samples, batch 256, with each framework's TensorDataset and with a "
+              "per-sample Python dataset, 0 and 2 worker processes",
               ("--n", "2048", "--dim", "32", "--repeats", "1", "--workers", "0")),
-    Benchmark("wgpu", "wgpu_kernels.py", "wgpu kernels", ("--quick",), device="wgpu"),
+    Benchmark("wgpu", "wgpu_kernels.py",
+              "wgpu kernels: float32 matmul TFLOP/s, elementwise add GB/s and a 1,000-op "
+              "chain of small ops, against PyTorch CUDA when a GPU is there (on a software "
+              "adapter the runner uses the program's quick sizes)",
+              ("--quick",), device="wgpu"),
 )}
 
 _TIME_UNITS = {"ns": "ns", "us": "us", "ms": "ms", "s": "s", "us_per_op": "us/op",
@@ -114,7 +124,8 @@ def command_for(bench: Benchmark, options: dict[str, bool], device: str | None,
                 quick: bool, json_path: Path) -> tuple[list[str], str]:
     """The command line running ``bench``, and where its JSON goes (``file``/``stdout``)."""
     cmd = [sys.executable, str(HERE / bench.file)]
-    device = device or bench.device
+    if bench.device and (device is None or device.split(":")[0] != bench.device):
+        device = bench.device  # a device-specific program keeps its own device type
     if device and "--device" in options:
         cmd += ["--device", device]
     if quick:
@@ -156,18 +167,23 @@ def run_benchmark(bench: Benchmark, device: str | None, quick: bool, timeout: fl
             record.update(status="failed", returncode=out.returncode, error="\n".join(tail))
             return record
         try:
-            if mode == "file":
-                record["raw"] = json.loads(json_path.read_text())
-            elif mode == "stdout":
-                record["raw"] = json.loads(out.stdout[out.stdout.find("["):]
-                                           if out.stdout.lstrip()[:1] != "{" else out.stdout)
-            else:
+            if mode == "none":
                 raise ValueError(f"{bench.file} has no --json option")
+            record["raw"] = _json_in(json_path.read_text() if mode == "file" else out.stdout)
         except (ValueError, OSError) as exc:
             record.update(status="failed", error=f"could not read its JSON: {exc}")
             return record
     record["status"] = "ok"
     return record
+
+
+def _json_in(text: str) -> Any:
+    """The JSON document in ``text``, which may follow lines of other output."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(("{", "[")):
+            return json.loads("\n".join(lines[i:]))
+    raise ValueError("no JSON in the output")
 
 
 # -- turning results into rows --------------------------------------------------------------
@@ -177,10 +193,8 @@ def _records(raw: Any) -> list[dict[str, Any]]:
     if isinstance(raw, list):
         return [r for r in raw if isinstance(r, dict)]
     if isinstance(raw, dict):
-        for key in ("results", "rows", "kernels"):
-            if isinstance(raw.get(key), list):
-                return [r for r in raw[key] if isinstance(r, dict)]
-        return [raw]
+        rows = raw.get("results")
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else [raw]
     return []
 
 
@@ -273,19 +287,11 @@ def machine() -> dict[str, Any]:
     """CPU model, cores, OS, Python, NumPy, PyTorch and Volta versions, load average."""
     from volta_core.cli import machine_info
 
-    info = machine_info()
-    for name in ("numpy", "torch", "volta_core"):
-        try:
-            module = __import__(name)
-            info[name] = getattr(module, "__version__", "?")
-        except ImportError:
-            info[name] = None
+    info = machine_info(load=True)
     if info.get("torch"):
         import torch
 
         info["torch_threads"] = torch.get_num_threads()
-    if hasattr(os, "getloadavg"):
-        info["load_average"] = [round(x, 2) for x in os.getloadavg()]
     return info
 
 
@@ -308,6 +314,12 @@ def device_names(devices: set[str], cpu: str) -> dict[str, str]:
 def peer_device(device: str) -> str:
     """Where the PyTorch side runs for a Volta device (its CPU unless Volta is on CUDA)."""
     return "cuda" if device.startswith("cuda") else "cpu"
+
+
+def _shown_args(argv: list[str]) -> list[str]:
+    """The command-line arguments worth printing in a report (no ``--json PATH``)."""
+    return [a for i, a in enumerate(argv) if not a.startswith("--json")
+            and (i == 0 or argv[i - 1] != "--json")]
 
 
 def _wgpu_skip_reason() -> str | None:
@@ -384,10 +396,14 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(f"| device `{d}` | {name} |")
     if load:
         lines.append(f"| load average at start (1, 5, 15 min) | {', '.join(map(str, load))} |")
+    if m.get("load_average_end"):
+        lines.append("| load average at end (1, 5, 15 min) | "
+                     f"{', '.join(map(str, m['load_average_end']))} |")
     lines += ["", "> **Note.** This machine is shared: other engineers' builds and tests ran "
-              "during the measurement, so absolute figures are noisy. The ratios are more "
-              "telling than the absolute figures, because each benchmark times Volta and "
-              "PyTorch in the same process, alternately or back to back.", "",
+              "during the measurement (see the load averages), so the figures are noisy. "
+              "Each benchmark times Volta and PyTorch in the same process, alternately or "
+              "back to back, so both sides see the same load, but on a loaded machine even "
+              "the ratios move between runs. Quote figures from a quiet machine.", "",
               "## Results", "",
               "| " + " | ".join(cells[0]) + " |",
               "| " + " | ".join(["---"] * 2 + ["---:"] + ["---", "---:", "---", "---:"]) + " |"]
@@ -411,8 +427,9 @@ def markdown(result: dict[str, Any]) -> str:
 def parse_args(argv: Sequence[str] | None, prog: str | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     p.add_argument("which", nargs="*", metavar="{" + ",".join(BENCHMARKS) + ",all}",
-                   help="benchmarks to run (default: all; wgpu only when wgpu_kernels.py "
-                        "exists)")
+                   help="benchmarks to run (default: all, where wgpu runs only if "
+                        "wgpu_kernels.py exists and the wgpu backend is available, with "
+                        "quick sizes on a software adapter)")
     p.add_argument("--device", help="Volta device for the benchmarks that take one "
                                     "(default: each program's own, cpu for most)")
     p.add_argument("--quick", action="store_true",
@@ -420,6 +437,8 @@ def parse_args(argv: Sequence[str] | None, prog: str | None = None) -> argparse.
     p.add_argument("--json", metavar="PATH", help="write the combined results as JSON")
     p.add_argument("--markdown", metavar="PATH",
                    help="write a Markdown page (e.g. docs/benchmarks.md)")
+    p.add_argument("--from-json", metavar="PATH",
+                   help="run nothing: re-render the table/--markdown of an earlier --json")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per benchmark")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also print each benchmark's own output")
@@ -431,9 +450,10 @@ def parse_args(argv: Sequence[str] | None, prog: str | None = None) -> argparse.
     return args
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    """Run the selected benchmarks; return 0, or 1 when one of them failed."""
-    args = parse_args(argv, prog)
+def collect(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
+    """Run the benchmarks ``args`` selects; return the combined result."""
+    from volta_core.cli import machine_info
+
     names = list(BENCHMARKS) if "all" in args.which else list(dict.fromkeys(args.which))
     info = machine()
     date = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
@@ -459,27 +479,47 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             print(f"  {rec['status']}: {rec.get('error')}", file=sys.stderr)
             continue
         print(f"  done in {rec['seconds']:.1f} s", flush=True)
-        rows += rows_for(rec, args.device or bench.device or "cpu")
+        dev = bench.device if bench.device and not (args.device or "").startswith(
+            bench.device) else args.device
+        new = rows_for(rec, dev or "cpu")
+        if quick and not args.quick:  # only this one ran small: say so in its rows
+            for r in new:
+                r["case"] += " (quick sizes)"
+        rows += new
     devices = {r["device"] for r in rows} | {r["peer_device"] for r in rows
-                                             if "(" not in r["peer_device"]}
-    names_ = device_names(devices, info["cpu"])
-    cmd = " ".join(["python benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
-    result = {"date": date, "command": cmd, "quick": args.quick, "machine": info,
-              "device_names": names_, "rows": rows, "benchmarks": records}
+                                             if r["peer"] is not None
+                                             and "(" not in r["peer_device"]}
+    info["load_average_end"] = machine_info(load=True).get("load_average")
+    return {"date": date, "command": " ".join(["python benchmarks/run.py",
+                                               *_shown_args(list(argv))]),
+            "quick": args.quick, "machine": info,
+            "device_names": device_names(devices, info["cpu"]), "rows": rows,
+            "benchmarks": records}
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Run the selected benchmarks; return 0, or 1 when one of them failed."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv, prog)
+    if args.from_json:
+        result = json.loads(Path(args.from_json).read_text())
+    else:
+        result = collect(args, argv)
+    info = result["machine"]
     print(f"\n{info['cpu']}, {info['cores']} cores, Python {info['python']}, "
           f"NumPy {info['numpy']}, PyTorch {info['torch'] or 'not installed'}"
-          + (" (quick mode: not a measurement)" if args.quick else ""))
-    if rows:
-        print_table(table(rows, names_))
+          + (" (quick mode: not a measurement)" if result["quick"] else ""))
+    if result["rows"]:
+        print_table(table(result["rows"], result["device_names"]))
         print("time ratio = Volta time / PyTorch time (rates inverted): < 1 means Volta "
               "is faster")
-    if args.json:
+    if args.json and not args.from_json:
         Path(args.json).write_text(json.dumps(result, indent=2))
         print(f"JSON written to {args.json}")
     if args.markdown:
         Path(args.markdown).write_text(markdown(result))
         print(f"Markdown written to {args.markdown}")
-    return 1 if any(r["status"] != "ok" for r in records) else 0
+    return 1 if any(r["status"] != "ok" for r in result["benchmarks"]) else 0
 
 
 if __name__ == "__main__":

@@ -152,7 +152,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=None,
                         help="comma-separated subset of: " + ", ".join(MODELS))
     parser.add_argument("--json", action="store_true", help="print results as JSON")
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if args.device.startswith("cuda") and not args.models:
+        # the CUDA acceptance models (MLP 4096, ResNet-18, transformer) live next door
+        from train_step_models import main as cuda_main
+
+        extra = ["--json"] if args.json else []
+        return cuda_main(["--steps", str(args.steps), "--warmup", str(args.warmup),
+                          *extra, *rest])
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     models = {**MODELS, **DEVICE_MODELS.get(args.device.split(":")[0], {})}
     names = args.models.split(",") if args.models else list(models)
     dev = vt.device(args.device)

@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import _common
+
 import volta_core as vt
 from volta_core import nn, optim
 
@@ -115,12 +116,15 @@ def plot_losses(history: dict[str, list], unigram: float, name: str, path: Path)
 def main(argv: list[str] | None = None) -> None:
     parser = _common.make_parser(__doc__, "runs/char_lm")
     parser.add_argument("--model", choices=["lstm", "transformer"], default="lstm")
-    parser.add_argument("--steps", type=int, default=None, help="default 300 (smoke: 25)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="default 200 for lstm, 300 for transformer (smoke: 25)")
+    parser.add_argument("--lr", type=float, default=None,
+                        help="peak learning rate (default 1e-2)")
     parser.add_argument("--seq", type=int, default=None,
                         help="characters per training window (default 64, smoke: 32)")
     args = parser.parse_args(argv)
     device, out = _common.setup(args)
-    steps = args.steps or (25 if args.smoke else 300)
+    steps = args.steps or (25 if args.smoke else 200 if args.model == "lstm" else 300)
     args.seq = args.seq or (32 if args.smoke else 64)
 
     text = TEXT.read_text(encoding="utf-8")
@@ -136,10 +140,10 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.model == "lstm":
         model: nn.Module = LSTMLM(len(itos)).to(device)
-        lr = 1e-2
+        lr = args.lr or 1e-2
     else:
         model = TransformerLM(len(itos), args.seq).to(device)
-        lr = 3e-3
+        lr = args.lr or 1e-2
     print(f"{args.model}: {sum(p.numel() for p in model.parameters()):,} parameters")
     optimizer = optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     warmup = max(1, steps // 20)

@@ -12,6 +12,7 @@ Usage: python examples/lenet_cnn.py [--device cpu|cuda|wgpu|auto] [--smoke] [--e
 from __future__ import annotations
 
 import _common
+
 import volta_core as vt
 from volta_core import nn, optim
 from volta_core.data import DataLoader, TensorDataset

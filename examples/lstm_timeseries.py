@@ -13,6 +13,7 @@ Usage: python examples/lstm_timeseries.py [--device cpu|cuda|wgpu|auto] [--smoke
 from __future__ import annotations
 
 import _common
+
 import volta_core as vt
 from volta_core import nn, optim
 from volta_core.data import DataLoader, TensorDataset

@@ -12,6 +12,7 @@ Usage: python examples/polynomial_regression.py [--device cpu|cuda|wgpu|auto] [-
 from __future__ import annotations
 
 import _common
+
 import volta_core as vt
 from volta_core import nn, optim
 

@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 import _common
+
 import volta_core as vt
 from volta_core import nn
 

@@ -17,6 +17,7 @@ Usage: python examples/vae_digits.py [--device cpu|cuda|wgpu|auto] [--smoke]
 from __future__ import annotations
 
 import _common
+
 import volta_core as vt
 from volta_core import nn, optim
 from volta_core.data import DataLoader, TensorDataset

@@ -10,6 +10,7 @@ Usage: python examples/xor_mlp.py [--device cpu|cuda|wgpu|auto] [--smoke]
 from __future__ import annotations
 
 import _common
+
 import volta_core as vt
 from volta_core import nn, optim
 

@@ -10,8 +10,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 import volta_core as vt
 from volta_core import cli
 from volta_core.backend import Backend, hookimpl, register_plugin, unregister_plugin
@@ -164,7 +162,8 @@ def test_runner_reads_options_from_help(tmp_path):
         p.add_argument("--workers", type=int, nargs="+")
         p.parse_args()
     """))
-    assert run.program_options(prog) == {"--json": True, "--quick": False, "--workers": True}
+    options = run.program_options(prog)
+    assert options == {"--help": False, "--json": True, "--quick": False, "--workers": True}
     bench = run.Benchmark("x", "prog.py", "x", ("--quick", "--workers", "0", "--nope", "1"))
     cmd, mode = run.command_for(bench, run.program_options(prog), "cpu", True,
                                 tmp_path / "o.json")

@@ -2,9 +2,11 @@
 
 The blocks of one page run in order in one fresh interpreter (a page reads like a
 notebook: later blocks use names from earlier ones), in a temporary working directory
-and on the CPU. A block whose first lines say ``# requires: cuda`` (or ``wgpu``,
-``torch``) is skipped when that is not available here. Tracebacks name the Markdown
-file and line.
+and on the CPU. A block whose first three lines say ``# requires: NAME[, NAME]`` is
+skipped unless each NAME is available here: ``cuda`` (or ``gpu``), ``wgpu``, ``torch``,
+``mpi``, ``nccl``; ``multiprocess`` (a script meant to be launched as several
+processes, e.g. by ``torchrun``-style launchers) is never run here. An unknown NAME fails
+the test, so a typo cannot hide an example. Tracebacks name the Markdown file and line.
 
 When mkdocs and mkdocstrings are installed (``pip install -e ".[docs]"``) the site,
 including the API reference generated from docstrings, must build with
@@ -57,22 +59,30 @@ def blocks_of(page: Path) -> list[tuple[int, str, set[str]]]:
     return out
 
 
+KNOWN_REQUIREMENTS = {"cuda", "gpu", "wgpu", "torch", "mpi", "nccl", "multiprocess"}
+
+
 def _available(need: str) -> bool:
     if need == "torch":
         return importlib.util.find_spec("torch") is not None
-    if need in ("cuda", "wgpu", "gpu"):
+    if need == "mpi":
+        return importlib.util.find_spec("mpi4py") is not None
+    if need in ("cuda", "gpu", "nccl", "wgpu"):
         import volta_core as vt
 
         rows = {b.device_type: b for b in vt.backends()}
-        if need == "gpu":
-            return any(b.available and b.device_type == "cuda" for b in rows.values())
-        return need in rows and rows[need].available
+        kind = "wgpu" if need == "wgpu" else "cuda"
+        return kind in rows and rows[kind].available
     return False
 
 
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_docs_examples_run(page: Path, tmp_path: Path) -> None:
     blocks, skipped = [], []
+    unknown = [(line + 1, sorted(needs - KNOWN_REQUIREMENTS))
+               for line, _, needs in blocks_of(page) if needs - KNOWN_REQUIREMENTS]
+    assert not unknown, (f"{page.name}: unknown '# requires:' names (line, names): {unknown}; "
+                         f"known: {sorted(KNOWN_REQUIREMENTS)}")
     for line, code, needs in blocks_of(page):
         missing = sorted(n for n in needs if not _available(n))
         if missing:
@@ -140,3 +150,27 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "api" / "nn" / "index.html").is_file()
     if missing:
         print(f"left out of the build (not written yet): {missing}")
+
+
+def test_api_directives_name_importable_objects() -> None:
+    """Each ``::: dotted.path`` of docs/api resolves, even where mkdocs is not installed."""
+    import importlib
+
+    bad = []
+    for page in sorted((DOCS / "api").glob("*.md")):
+        for target in re.findall(r"^:::\s+([\w.]+)", page.read_text(), re.M):
+            parts = target.split(".")
+            for cut in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:cut]))
+                except ImportError:
+                    continue
+                try:
+                    for name in parts[cut:]:
+                        obj = getattr(obj, name)
+                except AttributeError:
+                    bad.append(f"{page.name}: {target}")
+                break
+            else:
+                bad.append(f"{page.name}: {target}")
+    assert not bad, f"API directives naming nothing importable: {bad}"

@@ -41,14 +41,32 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-def machine_info() -> dict[str, Any]:
-    """Facts about this machine: CPU model, cores, OS and Python (no array library)."""
-    return {
+def machine_info(load: bool = False) -> dict[str, Any]:
+    """Facts about this machine, without importing any array library.
+
+    Args:
+        load: also return the load average (1, 5, 15 min) where the OS has one.
+
+    Returns:
+        ``cpu`` (model), ``cores`` (logical), ``os``, ``python``, and the installed
+        versions of ``numpy``, ``torch`` and ``volta_core`` (None when missing).
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    info: dict[str, Any] = {
         "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "os": f"{platform.system()} {platform.release()} ({platform.machine()})",
         "python": f"{platform.python_version()} ({platform.python_implementation()})",
     }
+    for key, dist in (("numpy", "numpy"), ("torch", "torch"), ("volta_core", "volta")):
+        try:
+            info[key] = version(dist)
+        except PackageNotFoundError:
+            info[key] = None
+    if load and hasattr(os, "getloadavg"):
+        info["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return info
 
 
 # -- volta info -----------------------------------------------------------------------------
@@ -121,6 +139,8 @@ def format_info(info: dict[str, Any]) -> str:
     lines = [f"Volta {info['volta']}",
              f"Python {m['python']} at {info['executable']}",
              f"Machine: {m['os']}, {m['cpu']}, {m['cores']} logical cores",
+             f"NumPy {m['numpy'] or 'not installed'}, "
+             f"PyTorch {m['torch'] or 'not installed'} (for benchmarks and comparisons)",
              "", "Backends:"]
     width = max((len(b["name"]) for b in info["backends"]), default=4)
     for b in info["backends"]:

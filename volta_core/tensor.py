@@ -26,7 +26,7 @@ class Tensor:
     """
 
     __slots__ = ("array", "device", "requires_grad", "grad", "grad_fn", "_version", "_hooks",
-                 "__weakref__")
+                 "_post_hooks", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
 
     def __init__(self, data: Any, dtype: Any = None, device: Any = None,
@@ -41,6 +41,7 @@ class Tensor:
         self.grad_fn = None
         self._version = [0]
         self._hooks = None
+        self._post_hooks = None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -56,6 +57,7 @@ class Tensor:
         t.grad_fn = grad_fn
         t._version = [0]
         t._hooks = None
+        t._post_hooks = None
         return t
 
     # -- metadata ----------------------------------------------------------------------
@@ -225,6 +227,22 @@ class Tensor:
             if self._hooks is None:
                 self._hooks = []
             hooks = self._hooks
+        hooks.append(hook)
+        return lambda: hooks.remove(hook) if hook in hooks else None
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
+                                           ) -> Callable[[], None]:
+        """Call ``hook(tensor)`` right after backward has accumulated this leaf's ``.grad``.
+
+        It runs as soon as the leaf's gradient is final, while the rest of backward may
+        still be running (DistributedDataParallel starts its all-reduces from it).
+        Returns a function removing the hook.
+        """
+        if self.grad_fn is not None:
+            raise AutogradError("post-accumulate-grad hooks can only be registered on leaves")
+        if self._post_hooks is None:
+            self._post_hooks = []
+        hooks = self._post_hooks
         hooks.append(hook)
         return lambda: hooks.remove(hook) if hook in hooks else None
 

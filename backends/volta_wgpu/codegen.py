@@ -23,9 +23,26 @@ def iword(k: int) -> str:
     return f"bitcast<i32>(m[{k >> 2}][{k & 3}])"
 
 
+def scalar_expr(k: int, t: DType) -> str:
+    """WGSL value of a 32-bit scalar of dtype ``t`` held in metadata word ``k``."""
+    w = word(k)
+    if t is D.float32:
+        return f"bitcast<f32>({w})"
+    if t is D.float16:
+        return f"f16(bitcast<f32>({w}))"
+    if t is D.int32:
+        return f"bitcast<i32>({w})"
+    if t is D.bool:
+        return f"({w} != 0u)"
+    return w
+
+
 def header(types: Iterable[DType], words: int, writes: list[tuple[str, DType]],
-           reads: list[tuple[str, DType]]) -> str:
-    """The ``enable`` line, metadata uniform and storage declarations."""
+           reads: list[tuple[str, DType]], vec: int = 1) -> str:
+    """The ``enable`` line, metadata uniform and storage declarations.
+
+    With ``vec > 1`` the storage arrays hold ``vec{vec}<storage type>`` elements.
+    """
     types = list(types)
     lines = []
     if any(t is D.float16 for t in types) or any(t is D.float16 for _, t in writes + reads):
@@ -34,11 +51,12 @@ def header(types: Iterable[DType], words: int, writes: list[tuple[str, DType]],
     lines.append(f"@group(0) @binding(0) var<uniform> m: array<vec4<u32>, {n}>;")
     b = 1
     for name, t in writes:
-        lines.append(f"@group(0) @binding({b}) var<storage, read_write> {name}: "
-                     f"array<{t.storage}>;")
+        el = t.storage if vec == 1 else f"vec{vec}<{t.storage}>"
+        lines.append(f"@group(0) @binding({b}) var<storage, read_write> {name}: array<{el}>;")
         b += 1
     for name, t in reads:
-        lines.append(f"@group(0) @binding({b}) var<storage, read> {name}: array<{t.storage}>;")
+        el = t.storage if vec == 1 else f"vec{vec}<{t.storage}>"
+        lines.append(f"@group(0) @binding({b}) var<storage, read> {name}: array<{el}>;")
         b += 1
     return "\n".join(lines) + "\n"
 

@@ -48,6 +48,7 @@ MAX_GROUPS = 65535
 META_CAPACITY = 1 << 20  # bytes of per-batch metadata
 _MIN_BUCKET = 256
 MAX_BIND_GROUPS = 4096  # cached bind groups before the cache is cleared
+STAGING_POOL_MAX = 1 << 20  # readback buffers up to this size are kept for reuse
 
 
 def bucket_size(nbytes: int) -> int:
@@ -138,6 +139,7 @@ class Engine:
         dl = self.device.limits
         self.max_binding = int(dl["max-storage-buffer-binding-size"])
         self.max_buffer = int(dl["max-buffer-size"])
+        self.max_alloc = min(self.max_binding, self.max_buffer) // 32 * 32
         self.meta_align = max(int(dl["min-uniform-buffer-offset-alignment"]), 16)
         self.max_wg_storage = int(dl["max-compute-workgroup-storage-size"])
         U = wgpu.BufferUsage
@@ -152,6 +154,7 @@ class Engine:
         self._meta = bytearray(META_CAPACITY)
         self._meta_used = 0
         self._groups: dict[tuple, Any] = {}
+        self._staging_pool: dict[int, list] = {}  # unmapped readback buffers by size
         self._retired: list = []  # evicted bind groups, kept until the next submit
         self._encoder: Any = None
         self._pass: Any = None
@@ -178,12 +181,13 @@ class Engine:
     # -- buffers ------------------------------------------------------------------------
     def check_size(self, nbytes: int, what: str = "array") -> None:
         """Raise OutOfMemoryError when ``nbytes`` exceeds what one binding may hold."""
-        limit = min(self.max_binding, self.max_buffer)
+        limit = self.max_alloc
         if nbytes > limit:
             raise OutOfMemoryError(
                 f"wgpu: {what} of {nbytes} bytes exceeds the adapter's limit of {limit} bytes "
                 f"per buffer (max_storage_buffer_binding_size="
-                f"{self.max_binding}, max_buffer_size={self.max_buffer}); split the "
+                f"{self.max_binding}, max_buffer_size={self.max_buffer}, rounded down to "
+                f"32 bytes); split the "
                 f"tensor or use a smaller batch")
 
     def alloc(self, nbytes: int, upload: bool = False) -> Storage:
@@ -195,10 +199,10 @@ class Engine:
                 not be read by unsubmitted commands.
         """
         size = self._sizes.get(nbytes)
-        if size is None:
+        if size is None:  # a multiple of 32 bytes: a vec4 of 8-byte elements never straddles
             self.check_size(nbytes)
-            size = min(bucket_size(nbytes), max(self.max_binding, 4))
-            size = self._sizes[nbytes] = max(size, -(-nbytes // 4) * 4)
+            size = min(bucket_size(nbytes), self.max_alloc)
+            size = self._sizes[nbytes] = max(size, -(-nbytes // 32) * 32)
         if not upload:
             dirty = self._dirty.get(size)
             if dirty:
@@ -227,10 +231,11 @@ class Engine:
         """Destroy every pooled (unused) buffer."""
         self.flush()
         self._groups.clear()
-        for bufs in self._pool.values():
-            for b in bufs:
-                b.destroy()
-        self._pool.clear()
+        for pool in (self._pool, self._staging_pool):
+            for bufs in pool.values():
+                for b in bufs:
+                    b.destroy()
+            pool.clear()
 
     def upload(self, data: bytes | memoryview, nbytes: int | None = None) -> Storage:
         """A new storage holding ``data`` (padded to a multiple of 4 bytes)."""
@@ -260,26 +265,37 @@ class Engine:
         hi = -(-(offset + nbytes) // 4) * 4
         if hi == lo:
             return memoryview(b"")
-        U = self.wgpu.BufferUsage
         n = hi - lo
         err = self._err
+        size = n + (16 if err is not None else 0)
         with self._lock:
             enc = self._get_encoder()
             self._end_pass()
-            size = n + (16 if err is not None else 0)
-            staging = self.device.create_buffer(size=size, usage=U.MAP_READ | U.COPY_DST)
+            staging = self._staging(size)
             enc.copy_buffer_to_buffer(storage.buffer, lo, staging, 0, n)
             if err is not None:
                 enc.copy_buffer_to_buffer(err, 0, staging, n, 16)
             self.flush()
-        staging.map_sync(self.wgpu.MapMode.READ)
-        data = staging.read_mapped(copy=True)
+        staging.map_sync(self.wgpu.MapMode.READ, 0, size)
+        data = staging.read_mapped(0, size, copy=True)
         staging.unmap()
-        staging.destroy()
+        if staging.size <= STAGING_POOL_MAX:
+            self._staging_pool.setdefault(staging.size, []).append(staging)
+        else:
+            staging.destroy()
         mv = memoryview(data).cast("B")
         if err is not None and any(mv[n:n + 4]):
             self._raise_index_error(mv[n:n + 16].cast("i"))
         return mv[offset - lo: offset - lo + nbytes]
+
+    def _staging(self, nbytes: int) -> Any:
+        """A mappable readback buffer of at least ``nbytes``; small ones are pooled."""
+        size = bucket_size(nbytes) if nbytes <= STAGING_POOL_MAX else nbytes
+        free = self._staging_pool.get(size)
+        if free:
+            return free.pop()
+        U = self.wgpu.BufferUsage
+        return self.device.create_buffer(size=size, usage=U.MAP_READ | U.COPY_DST)
 
     def _raise_index_error(self, words: memoryview) -> None:
         self.queue.write_buffer(self._err, 0, bytes(16))

@@ -232,3 +232,27 @@ def test_to_dot_names_ops_shapes_dtypes_devices(tmp_path):
     assert dot.count("->") == 3
     out = vt.autograd.render_dot(dot, tmp_path / "graph.svg")
     assert out.exists() and out.suffix in (".svg", ".dot")
+
+
+def test_post_accumulate_hook_fires_as_soon_as_a_leaf_gradient_is_final():
+    w1 = vt.ones(2, requires_grad=True)
+    w2 = vt.ones(2, requires_grad=True)
+    events = []
+    w2.register_post_accumulate_grad_hook(lambda t: events.append(("w2", t.grad.tolist())))
+    w1.register_post_accumulate_grad_hook(lambda t: events.append(("w1", t.grad.tolist())))
+
+    class Spy(Function):  # records when backward reaches the first layer
+        def forward(ctx, x):
+            return x
+
+        def backward(ctx, g):
+            events.append(("first-layer backward",))
+            return g
+
+    h = Spy.apply(w1 * 2)
+    loss = ((h * w2) * 3).sum()
+    loss.backward()
+    # w2's gradient is final before backward reaches the first layer
+    assert events[0] == ("w2", [6.0, 6.0])
+    assert events[1] == ("first-layer backward",)
+    assert events[2] == ("w1", [6.0, 6.0])

@@ -14,7 +14,6 @@ Ends with one line ``NCCL CHECK: PASS ...`` or ``NCCL CHECK: FAIL ...`` on rank 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from datetime import timedelta
@@ -56,7 +55,8 @@ def check_ddp_equality(dev: str, rank: int, world: int) -> float:
     make = lambda: nn.Sequential(nn.Linear(6, 64), nn.Tanh(), nn.Linear(64, 64), nn.ReLU(),  # noqa: E731
                                  nn.Linear(64, 3)).to(dev)
     model = make()
-    ddp = DistributedDataParallel(model, device_ids=[vt.device(dev).index], bucket_cap_mb=0.01)
+    ids = [vt.device(dev).index] if dev != "cpu" else None
+    ddp = DistributedDataParallel(model, device_ids=ids, bucket_cap_mb=0.01)
     ref = make()
     ref.load_state_dict({k: v.clone() for k, v in model.state_dict().items()})
     opt = vt.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
@@ -169,7 +169,7 @@ def main() -> None:
     dist.broadcast(single, src=0)
     single = float(single.item())
     vt.manual_seed(0)
-    ddp = DistributedDataParallel(ResNet18().to(dev), device_ids=[local])
+    ddp = DistributedDataParallel(ResNet18().to(dev), device_ids=None if args.cpu else [local])
     per_rank = throughput(ddp, dev, args.batch, args.steps)
     rates = [vt.tensor([per_rank], device=dev) for _ in range(world)]
     dist.all_gather(rates, vt.tensor([per_rank], device=dev))

@@ -233,3 +233,15 @@ def test_module_list_and_dict():
         md["zz"]
     with pytest.raises(NotImplementedError):
         ml(1)
+
+
+def test_attribute_set_to_none_then_to_a_module_registers_it():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = None
+
+    m = M()
+    m.head = nn.Linear(2, 3)
+    assert isinstance(m.head, nn.Linear)
+    assert sorted(dict(m.named_parameters())) == ["head.bias", "head.weight"]

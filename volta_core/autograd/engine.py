@@ -38,25 +38,30 @@ def _initial_grads(outputs: Sequence[Tensor], grads: Sequence[Any] | None) -> li
     return result
 
 
-def _order(roots: list[Function]) -> dict[Function, int]:
-    """Count, for each node reachable from ``roots``, how many recorded consumers it has."""
+def _order(roots: list[Function]) -> tuple[dict[Function, int], dict[int, int]]:
+    """Count the recorded consumers of each node and each leaf reachable from ``roots``."""
     deps: dict[Function, int] = {}
+    leaf_deps: dict[int, int] = {}
     stack = list(roots)
     seen = set(roots)
     while stack:
         node = stack.pop()
         for p in node.parents:
-            if p is None or type(p) is Tensor:
+            if p is None:
+                continue
+            if type(p) is Tensor:
+                leaf_deps[id(p)] = leaf_deps.get(id(p), 0) + 1
                 continue
             deps[p] = deps.get(p, 0) + 1
             if p not in seen:
                 seen.add(p)
                 stack.append(p)
-    return deps
+    return deps, leaf_deps
 
 
 def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_graph: bool,
-                 create_graph: bool, capture: dict | None = None) -> dict:
+                 create_graph: bool, capture: dict | None = None,
+                 on_leaf: Callable[[Tensor, Tensor], None] | None = None) -> dict:
     """Propagate gradients from ``outputs`` to every reachable leaf.
 
     Args:
@@ -66,6 +71,9 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
         create_graph: record the backward ops.
         capture: if given, ``{node or leaf: None}``; gradients of these are returned in
             it instead of being accumulated into leaves' ``.grad``.
+        on_leaf: called with ``(leaf, gradient)`` as soon as a leaf's gradient is final
+            (while the rest of the graph is still running, so DDP can overlap
+            communication); such leaves are left out of the returned dict.
 
     Returns:
         ``{leaf tensor: total gradient}`` for every leaf reached (``capture`` if given).
@@ -83,7 +91,7 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
             node_grads[t.grad_fn] = g if prev is None else prev + g
             if t.grad_fn not in roots:
                 roots.append(t.grad_fn)
-        deps = _order(roots)
+        deps, leaf_deps = _order(roots)
         ready = [r for r in roots if r not in deps]
         while ready:
             node = ready.pop()
@@ -112,6 +120,10 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                 if type(p) is Tensor:
                     if ig is not None:
                         _add_leaf(leaf_grads, p, ig)
+                    key = id(p)
+                    leaf_deps[key] -= 1
+                    if on_leaf is not None and leaf_deps[key] == 0 and key in leaf_grads:
+                        on_leaf(*leaf_grads.pop(key))
                     continue
                 if ig is not None:
                     prev = node_grads.get(p)
@@ -156,11 +168,11 @@ def backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None = None,
         outputs = [outputs]
     if isinstance(grads, Tensor):
         grads = [grads]
-    leaves = run_backward(outputs, grads, retain_graph, create_graph)
     allowed = None if inputs is None else {id(t) for t in inputs}
-    for key, (leaf, g) in leaves.items():
-        if allowed is not None and key not in allowed:
-            continue
+
+    def accumulate(leaf: Tensor, g: Tensor) -> None:
+        if allowed is not None and id(leaf) not in allowed:
+            return
         g = _run_leaf_hooks(leaf, g)
         if not create_graph:
             g = g.detach()
@@ -168,6 +180,13 @@ def backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None = None,
             raise ShapeError(f"backward: gradient of shape {g.shape} for a leaf of shape "
                              f"{leaf.shape}")
         leaf.grad = g if leaf.grad is None else leaf.grad + g
+        if leaf._post_hooks:
+            for hook in leaf._post_hooks:
+                hook(leaf)
+
+    rest = run_backward(outputs, grads, retain_graph, create_graph, on_leaf=accumulate)
+    for leaf, g in rest.values():  # leaves that were themselves outputs
+        accumulate(leaf, g)
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],

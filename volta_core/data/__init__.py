@@ -23,13 +23,15 @@ from .sampler import (
     SubsetRandomSampler,
     WeightedRandomSampler,
 )
+from .distributed import DistributedSampler
 from .worker import WorkerInfo, get_worker_info
 
 __all__ = [
     "DataLoader", "Dataset", "IterableDataset", "ChainDataset", "TensorDataset", "Subset",
     "ConcatDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
     "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "default_collate",
-    "default_convert", "get_worker_info", "WorkerInfo", "transforms", "datasets",
+    "default_convert", "get_worker_info", "WorkerInfo", "DistributedSampler", "transforms",
+    "datasets",
 ]
 
 

@@ -171,6 +171,10 @@ class _StoreServer:
     def close(self) -> None:
         self._closed = True
         try:
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+        except OSError:
+            pass
+        try:
             self._sock.close()
         except OSError:
             pass
@@ -207,6 +211,9 @@ class TCPStore(Store):
         while True:
             try:
                 sock = socket.create_connection((self.host, self.port), timeout=5)
+                if sock.getsockname() == sock.getpeername():  # TCP self-connect, no server
+                    sock.close()
+                    raise ConnectionRefusedError("no store server listening")
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 sock.settimeout(None)
                 return sock

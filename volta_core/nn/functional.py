@@ -2,4 +2,5 @@
 
 from ..ops.elementwise import relu, sigmoid, tanh  # noqa: F401
 from .functional_core import *  # noqa: F401,F403
+from .functional_extra import *  # noqa: F401,F403
 from .functional_seq import *  # noqa: F401,F403

@@ -542,6 +542,7 @@ class Module:
 
 
 def _discard(d: dict, name: str, *stores: str) -> None:
+    d.pop(name, None)  # a plain attribute of that name (e.g. set to None earlier) would shadow it
     for store in stores:
         s = d.get(store)
         if s is not None and name in s:

@@ -17,6 +17,7 @@ from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
 from ..layout import broadcast_shapes, broadcast_strides, collapse, contiguous_strides, prod
+from . import contig as C
 from .f64_math import F64_SRC
 from .wgsl_lib import helper
 
@@ -28,19 +29,6 @@ def scalar_word(value: Any, t: DType) -> int:
     if t is D.bool:
         return 1 if value else 0
     return int(value) & 0xFFFFFFFF
-
-
-def _scalar_expr(k: int, t: DType) -> str:
-    w = cg.word(k)
-    if t is D.float32:
-        return f"bitcast<f32>({w})"
-    if t is D.float16:
-        return f"f16(bitcast<f32>({w}))"
-    if t is D.int32:
-        return f"bitcast<i32>({w})"
-    if t is D.bool:
-        return f"({w} != 0u)"
-    return w
 
 
 def _make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple,
@@ -58,7 +46,7 @@ def _make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple
     vals = []
     for i, (t, s) in enumerate(kinds):
         if s:
-            v = _scalar_expr(at, t)
+            v = cg.scalar_expr(at, t)
             at += 1
         else:
             v = cg.load(t, f"in{i}[u32(o{i})]")
@@ -78,6 +66,13 @@ def _make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple
     src = (cg.header(types, words, [("out", out)],
                      [(f"in{i}", t) for i, t in arrays]) + lib + hsrc + "\n" + main)
     return src, words, 1, len(arrays)
+
+
+def _mode(a: Array, stride: int) -> str:
+    """How the dense kernel reads array ``a`` whose collapsed stride is ``stride``."""
+    if stride == 0:
+        return C.SPLAT
+    return C.ALIGNED if a.offset % C.VEC == 0 else C.UNALIGNED
 
 
 class _Plan:
@@ -124,8 +119,9 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
         eng = None
         for a, c in zip(operands, casts):
             if isinstance(a, Array):
-                sig.append((c.name, a.dtype.name, a.shape, a.strides))
-                offs.append(a.offset)
+                off = a.offset
+                sig.append((c.name, a.dtype.name, a.shape, a.strides, off & 3))
+                offs.append(off)
                 st = a._st
                 bufs.append(st.buffer)
                 eng = st.engine
@@ -158,6 +154,7 @@ def _launch(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_dtyp
             a = asarray(a, dtype=c)
             sig = None
         ops.append(a)
+    fresh = out is None  # a new dense output: the dense kernel may serve
     shapes = [a.shape for a in ops if isinstance(a, Array)]
     shape = broadcast_shapes(*shapes, op=op) if shapes else ()
     if out is not None:
@@ -178,25 +175,36 @@ def _launch(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_dtyp
                                for a in ops if isinstance(a, Array)]
     cshape, cstrides = collapse(shape, strides)
     rank = len(cshape)
-    kinds = tuple((a.dtype if isinstance(a, Array) else c, not isinstance(a, Array))
-                  for a, c in zip(ops, casts))
     casts_t = tuple(casts)
-    key = ("map", expr, helpers, kinds, casts_t, out_dtype, rank)
-    kern = eng.kernel(key, lambda: _make_source(expr, helpers, kinds, casts_t, out_dtype, rank))
-    head = [n, *cshape]
-    for st in cstrides:
-        head.extend(st)
+    if fresh and rank == 1 and all(s[0] in (0, 1) for s in cstrides):
+        dense = iter(s[0] for s in cstrides[1:])
+        kinds = tuple((a.dtype, _mode(a, next(dense))) if isinstance(a, Array)
+                      else (c, C.SCALAR) for a, c in zip(ops, casts))
+        key = ("contig", expr, helpers, kinds, casts_t, out_dtype)
+        kern = eng.kernel(key, lambda: C.make_source(expr, helpers, kinds, casts_t,
+                                                     out_dtype))
+        head = [-(-n // C.VEC), n]
+        groups = C.groups(n)
+    else:
+        kinds = tuple((a.dtype if isinstance(a, Array) else c, not isinstance(a, Array))
+                      for a, c in zip(ops, casts))
+        key = ("map", expr, helpers, kinds, casts_t, out_dtype, rank)
+        kern = eng.kernel(key, lambda: _make_source(expr, helpers, kinds, casts_t,
+                                                    out_dtype, rank))
+        head = [n, *cshape]
+        for st in cstrides:
+            head.extend(st)
+        groups = groups_for(n)
     prefix = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
-    scalars = tuple(t for t, s in kinds if s)
+    scalars = tuple(t for (t, _), a in zip(kinds, ops) if not isinstance(a, Array))
     fmt = f"<{1 + len(cstrides) - 1}i{len(scalars)}I"
-    groups = groups_for(n)
     if sig is not None:
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
         _plans[sig] = _Plan(kern, shape, max(n, 1) * out_dtype.itemsize, prefix, fmt,
                             scalars, groups)
     words = [out.offset] + [a.offset for a in ops if isinstance(a, Array)]
-    words += [scalar_word(a, t) for a, (t, s) in zip(ops, kinds) if s]
+    words += [scalar_word(a, t) for a, (t, _) in zip(ops, kinds) if not isinstance(a, Array)]
     bufs = [out._st.buffer] + [a._st.buffer for a in ops if isinstance(a, Array)]
     eng.dispatch(kern, prefix + struct.pack(fmt, *words), bufs, groups)
     return out

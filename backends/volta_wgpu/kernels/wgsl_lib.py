@@ -21,6 +21,20 @@ def _nan(t: str) -> str:
     return f"{t}(bitcast<f32>(0x7fc00000u))"
 
 
+def _fmod(t: str) -> str:
+    """WGSL lines setting ``var m`` to ``fmod(a, b)`` (sign of ``a``; ``a`` finite).
+
+    No ``fma``: drivers may or may not fuse it, and results must not depend on that.
+    A quotient past the float's exact range gives 0. An infinite ``b`` leaves ``m = a``.
+    """
+    zero, mx = f"{t}(0)", f"{t}({_MAX[t]})"
+    return (f"  var m = a;\n"
+            f"  if (abs(b) <= {mx}) {{\n"
+            f"    m = a - b * trunc(a / b);\n"
+            f"    if (!(abs(m) < abs(b))) {{ m = {zero}; }}\n"
+            f"  }}\n")
+
+
 def _float_helpers(t: str) -> dict[str, str]:
     mx = f"{t}({_MAX[t]})"
     one, zero = f"{t}(1)", f"{t}(0)"
@@ -49,11 +63,17 @@ def _float_helpers(t: str) -> dict[str, str]:
                 f"  if (b == {zero} || !(abs(a) <= {mx})) {{ return {_nan(t)}; }}\n"
                 f"  if (!(abs(b) <= {mx})) {{ if (b == b && a != {zero} && (a < {zero}) != "
                 f"(b < {zero})) {{ return b; }} return a; }}\n"
-                f"  var r = a - b * trunc(a / b);\n"
-                f"  if (abs(r) >= abs(b)) {{ r = {zero}; }}\n"
-                f"  if (r != {zero} && ((r < {zero}) != (b < {zero}))) {{ r = r + b; }}\n"
-                f"  return r; }}",
-        "ffloordiv": f"fn ffloordiv_{t}(a: {t}, b: {t}) -> {t} {{ return floor(a / b); }}",
+                + _fmod(t) +
+                f"  if (m != {zero} && ((m < {zero}) != (b < {zero}))) {{ m = m + b; }}\n"
+                f"  return m; }}",
+        "ffloordiv": f"fn ffloordiv_{t}(a: {t}, b: {t}) -> {t} {{\n"
+                     f"  if (b == {zero}) {{ return a / b; }}\n"
+                     f"  if (!(abs(a) <= {mx}) || !(b == b)) {{ return {_nan(t)}; }}\n"
+                     + _fmod(t) +
+                     f"  var d = (a - m) / b;\n"
+                     f"  if (m != {zero} && ((b < {zero}) != (m < {zero}))) {{ d = d - {one}; }}\n"
+                     f"  let f = floor(d);\n"
+                     f"  return select(f, f + {one}, d - f > {t}(0.5)); }}",
         "fsign": f"fn fsign_{t}(x: {t}) -> {t} {{\n"
                  f"  if (!(x == x)) {{ return x; }}\n"
                  f"  return select(select({zero}, {one}, x > {zero}), -{one}, x < {zero}); }}",
@@ -79,29 +99,39 @@ def _float_helpers(t: str) -> dict[str, str]:
 
 
 def _int_helpers(t: str, signed: bool) -> dict[str, str]:
+    # Vulkan leaves OpSRem/OpSMod undefined for negative operands (NVIDIA's driver does
+    # differ from Mesa), so signed remainder/floor division work on magnitudes with
+    # unsigned division only; a zero divisor gives 0, as NumPy does for integers
     zero, one = f"{t}(0)", f"{t}(1)"
+    u = "u" + t[1:]
+    uz = f"{u}(0)"
     if signed:
-        rem = (f"fn irem_{t}(a: {t}, b: {t}) -> {t} {{\n"
-               f"  if (b == {zero}) {{ return {zero}; }}\n"
-               f"  var r = a % b;\n"
+        mags = (f"  if (b == {zero}) {{ return {zero}; }}\n"
+                f"  let ua = select(bitcast<{u}>(a), {uz} - bitcast<{u}>(a), a < {zero});\n"
+                f"  let ub = select(bitcast<{u}>(b), {uz} - bitcast<{u}>(b), b < {zero});\n")
+        rem = (f"fn irem_{t}(a: {t}, b: {t}) -> {t} {{\n{mags}"
+               f"  let m = ua - (ua / ub) * ub;\n"
+               f"  var r = bitcast<{t}>(select(m, {uz} - m, a < {zero}));\n"
                f"  if (r != {zero} && ((r < {zero}) != (b < {zero}))) {{ r = r + b; }}\n"
                f"  return r; }}")
-        fdiv = (f"fn ifloordiv_{t}(a: {t}, b: {t}) -> {t} {{\n"
-                f"  if (b == {zero}) {{ return {zero}; }}\n"
-                f"  var q = a / b;\n"
-                f"  if (q * b != a && ((a < {zero}) != (b < {zero}))) {{ q = q - {one}; }}\n"
-                f"  return q; }}")
+        fdiv = (f"fn ifloordiv_{t}(a: {t}, b: {t}) -> {t} {{\n{mags}"
+                f"  let q = ua / ub;\n"
+                f"  let neg = (a < {zero}) != (b < {zero});\n"
+                f"  var r = bitcast<{t}>(select(q, {uz} - q, neg));\n"
+                f"  if (neg && q * ub != ua) {{ r = r - {one}; }}\n"
+                f"  return r; }}")
         sign = (f"fn isign_{t}(x: {t}) -> {t} {{\n"
                 f"  return select(select({zero}, {one}, x > {zero}), -{one}, x < {zero}); }}")
     else:
-        rem = f"fn irem_{t}(a: {t}, b: {t}) -> {t} {{ return select(a % b, {zero}, b == {zero}); }}"
-        fdiv = (f"fn ifloordiv_{t}(a: {t}, b: {t}) -> {t} {{ "
-                f"return select(a / b, {zero}, b == {zero}); }}")
+        rem = (f"fn irem_{t}(a: {t}, b: {t}) -> {t} {{\n"
+               f"  if (b == {zero}) {{ return {zero}; }} return a - (a / b) * b; }}")
+        fdiv = (f"fn ifloordiv_{t}(a: {t}, b: {t}) -> {t} {{\n"
+                f"  if (b == {zero}) {{ return {zero}; }} return a / b; }}")
         sign = f"fn isign_{t}(x: {t}) -> {t} {{ return select({zero}, {one}, x > {zero}); }}"
     ipow = (f"fn ipow_{t}(a0: {t}, b0: {t}) -> {t} {{\n"
             f"  var a = a0; var b = b0; var r = {one};\n"
             + (f"  if (b < {zero}) {{ return select({zero}, select({one}, select(-{one}, {one}, "
-               f"(b % {t}(2)) == {zero}), a == -{one}), a == {one} || a == -{one}); }}\n"
+               f"(b & {one}) == {zero}), a == -{one}), a == {one} || a == -{one}); }}\n"
                if signed else "")
             + f"  loop {{ if (b == {zero}) {{ break; }}\n"
               f"    if ((b & {one}) == {one}) {{ r = r * a; }}\n"

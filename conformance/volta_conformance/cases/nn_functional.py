@@ -77,4 +77,17 @@ CASES: list = [
       Arg((4, 5), kind="bool"), fn=lambda q, k, v, m: _f().scaled_dot_product_attention(
           q, k, v, attn_mask=_with_diagonal(m)), tol=2.0),
     F("cosine_embedding_loss", "basic", X(4, 3), X(4, 3), Arg((4,), 1, 2, kind="index")),
+    F("avg_pool1d", "basic", X(2, 3, 9), kernel_size=3, stride=2, padding=1),
+    F("adaptive_max_pool2d", "basic", X(2, 3, 7, 5), output_size=(3, 2)),
+    F("instance_norm", "basic", X(2, 3, 4, 4), X(3), X(3),
+      fn=lambda x, w, b: _f().instance_norm(x, weight=w, bias=b)),
+    F("local_response_norm", "basic", X(2, 5, 3, 3), size=3, alpha=0.5, k=2.0),
+    F("embedding_bag", "offsets", Arg((7,), 0, 6, kind="index"), X(6, 3),
+      fn=lambda i, w: _f().embedding_bag(i, w, vt.tensor([0, 3, 3], device=w.device),
+                                         mode="sum")),
+    F("embedding_bag", "max", Arg((2, 4), 0, 6, kind="index"), X(6, 3), mode="max"),
+    F("prelu", "basic", X(2, 3, 4, low=-2.0, high=2.0), X(3)),
+    F("softmin", "basic", X(3, 5, low=-3.0, high=3.0), dim=1),
+    F("margin_ranking_loss", "basic", X(5), X(5), X(5, grad=False), margin=0.1),
+    F("triplet_margin_loss", "basic", X(4, 3), X(4, 3), X(4, 3), swap=True),
 ]

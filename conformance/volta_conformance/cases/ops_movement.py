@@ -51,7 +51,7 @@ CASES: list = [
     case("basic", "movedim", _a(2, 3, 4), fn=lambda x: vt.movedim(x, 0, -1)),
     case("multi", "movedim", _a(2, 3, 4, 5), fn=lambda x: vt.movedim(x, (0, 1), (3, 2))),
     case("basic", "broadcast_tensors", _a(3, 1), _a(1, 4), _a(4)),
-    case("basic", "contiguous", _a(3, 4, view="T")),
+    case("basic", "Tensor.contiguous", _a(3, 4, view="T"), fn=lambda x: x.contiguous()),
     case("basic", "clone", _a(3, 4), dtypes=ANY),
     case("permuted", "clone", _a(3, 4, view="T")),
     # -- slicing views ---------------------------------------------------------------------

@@ -1,0 +1,408 @@
+"""More losses: margin, ranking, soft-margin, Poisson and Gaussian likelihood (+ functional).
+
+The functional forms follow PyTorch's signatures, including the deprecated
+``size_average`` / ``reduce`` arguments (when given, they override ``reduction`` as in
+PyTorch). All are composed of differentiable ops, so autograd derives their backward.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..creation import arange
+from ..errors import ShapeError
+from ..ops.activation import softplus
+from ..ops.elementwise import exp, log, where
+from ..ops.indexing import gather, index_select
+from ..ops.math import clamp_min
+from ..ops.reduce import vector_norm
+from ..tensor import Tensor
+from .activation_extra import logsigmoid
+from .functional_core import _check_floating, _check_same, _check_tensor, _reduce
+from .loss import _check_reduction, _class_target, _Loss, _pair_check
+
+
+def _legacy(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """PyTorch's mapping of the deprecated ``size_average``/``reduce`` to ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _floats(op: str, *tensors: Tensor) -> None:
+    for i, t in enumerate(tensors):
+        _check_tensor(op, t, "input" if i == 0 else f"argument {i + 1}")
+    _check_floating(op, tensors[0])
+    _check_same(op, *tensors)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Two-class logistic loss ``log(1 + exp(-y x))`` for targets ``y`` in {1, -1}.
+
+    Shape:
+        input and target the same shape.
+    """
+    op = "soft_margin_loss"
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(op, reduction)
+    _pair_check(op, input, target)
+    return _reduce(op, softplus(-(target * input)), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1``.
+
+    As in PyTorch, a target that is neither 1 nor -1 gets both terms.
+
+    Shape:
+        input and target the same shape.
+    """
+    op = "hinge_embedding_loss"
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(op, reduction)
+    _pair_check(op, input, target)
+    zero = input.new_zeros(())
+    loss = where(target != 1, clamp_min(margin - input, 0.0), zero) \
+        + where(target != -1, input, zero)
+    return _reduce(op, loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """Gaussian negative log likelihood ``(log var + (input - target)^2 / var) / 2``.
+
+    ``var`` is clamped below at ``eps`` for stability; as in PyTorch, the clamp passes
+    gradients through unchanged.
+
+    Args:
+        input: the predicted means.
+        target: samples from the Gaussian.
+        var: the predicted variances: ``input``'s shape, that shape without its last
+            dim (one variance per sample), with a last dim of 1, or a number.
+        full: add the constant ``log(2 pi) / 2``.
+        eps: the smallest variance used.
+    """
+    op = "gaussian_nll_loss"
+    _check_reduction(op, reduction)
+    _check_tensor(op, input)
+    _check_tensor(op, target, "target")
+    if not isinstance(var, Tensor):
+        var = input.new_full((), float(var))
+    _floats(op, input, target, var)
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.ndim and var.shape[-1] == 1
+                  or var.ndim == 0):
+            raise ShapeError(f"{op}: var of shape {var.shape} fits neither the input's shape "
+                             f"{input.shape} nor that shape without its last dim")
+    if var.device.type == "cpu" and var.numel() and float(var.min().item()) < 0:
+        raise ValueError(f"{op}: var has negative entries; variances must be >= 0")
+    var = var + (clamp_min(var, eps) - var).detach()  # clamp, gradient passed through
+    d = input - target
+    loss = (log(var) + d * d / var) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(op, loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Poisson negative log likelihood of ``target`` counts.
+
+    ``exp(input) - target * input`` when ``log_input`` (the input is the log rate), else
+    ``input - target * log(input + eps)``; ``full`` adds Stirling's approximation of
+    ``log(target!)`` where ``target > 1``.
+    """
+    op = "poisson_nll_loss"
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(op, reduction)
+    _pair_check(op, input, target)
+    if log_input:
+        loss = exp(input) - target * input
+    else:
+        loss = input - target * log(input + eps)
+    if full:
+        big = target > 1
+        t = where(big, target, target.new_ones(()))
+        stirling = t * log(t) - t + 0.5 * log(t * (2 * math.pi))
+        loss = loss + where(big, stirling, stirling.new_zeros(()))
+    return _reduce(op, loss, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight: Tensor | None = None, size_average: bool | None = None,
+                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``.
+
+    Args:
+        input: ``(N, C)`` or ``(C,)`` scores.
+        target: ``(N,)`` or ``()`` class indices.
+        p: 1 or 2.
+        margin: the margin.
+        weight: ``(C,)`` weights of the classes (of the target's class per sample).
+    """
+    op = "multi_margin_loss"
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(op, reduction)
+    if p not in (1, 2):
+        raise ValueError(f"{op}: only p == 1 and p == 2 are supported, got {p}")
+    _check_tensor(op, input)
+    _check_floating(op, input)
+    if input.ndim not in (1, 2):
+        raise ShapeError(f"{op}: expected a (N, C) or (C,) input, got shape {input.shape}")
+    _class_target(op, input, target, -100)
+    c = input.shape[-1]
+    x = input.reshape(-1, c)
+    t = target.reshape(-1).to("int64")
+    m = clamp_min(x - gather(x, 1, t.unsqueeze(1)) + margin, 0.0)
+    if p == 2:
+        m = m * m
+    if weight is not None:
+        _check_same(op, input, weight)
+        if weight.shape != (c,):
+            raise ShapeError(f"{op}: weight must have shape ({c},), got {weight.shape}")
+        m = m * index_select(weight, 0, t).unsqueeze(1)
+    others = arange(c, dtype="int64", device=input.device) != t.unsqueeze(1)
+    loss = where(others, m, m.new_zeros(())).sum(1) / c
+    return _reduce(op, loss.reshape(target.shape), reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
+    """Per-class logistic loss averaged over the classes (last dim).
+
+    ``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))``, times ``weight``, mean over ``C``.
+
+    Shape:
+        input and target ``(N, C)`` or ``(C,)``; output ``(N,)`` for ``'none'``.
+    """
+    op = "multilabel_soft_margin_loss"
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(op, reduction)
+    _pair_check(op, input, target)
+    if input.ndim == 0:
+        raise ShapeError(f"{op}: expected a (N, C) or (C,) input, got a 0-d tensor")
+    loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
+    if weight is not None:
+        _check_same(op, input, weight)
+        loss = loss * weight
+    return _reduce(op, loss.sum(-1) / input.shape[-1], reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(0, -y (x1 - x2) + margin)``: ``y = 1`` ranks ``x1`` above ``x2``.
+
+    Shape:
+        input1, input2 and target the same shape.
+    """
+    op = "margin_ranking_loss"
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(op, reduction)
+    _floats(op, input1, input2, target)
+    if not input1.shape == input2.shape == target.shape:
+        raise ShapeError(f"{op}: input1 {input1.shape}, input2 {input2.shape} and target "
+                         f"{target.shape} must have the same shape")
+    return _reduce(op, clamp_min(-target * (input1 - input2) + margin, 0.0), reduction)
+
+
+def _distance(a: Tensor, b: Tensor, p: float, eps: float) -> Tensor:
+    return vector_norm(a - b + eps, p, -1)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                        margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average: bool | None = None,
+                        reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``max(0, d(a, p) - d(a, n) + margin)`` with ``d(x, y) = ||x - y + eps||_p``.
+
+    Args:
+        swap: use ``min(d(a, n), d(p, n))`` as the negative distance (Balntas et al.).
+
+    Shape:
+        anchor, positive and negative ``(N, D)`` or ``(D,)``; output ``(N,)`` for ``'none'``.
+    """
+    op = "triplet_margin_loss"
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(op, reduction)
+    _floats(op, anchor, positive, negative)
+    if anchor.ndim not in (1, 2) or not anchor.ndim == positive.ndim == negative.ndim:
+        raise ShapeError(f"{op}: expected anchor, positive and negative all (N, D) or all "
+                         f"(D,), got {anchor.shape}, {positive.shape}, {negative.shape}")
+    if margin <= 0:
+        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
+    d_pos = _distance(anchor, positive, p, eps)
+    d_neg = _distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(_distance(positive, negative, p, eps))
+    return _reduce(op, clamp_min(d_pos - d_neg + margin, 0.0), reduction)
+
+
+# -- modules ------------------------------------------------------------------------------
+
+class _LegacyLoss(_Loss):
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(_legacy(size_average, reduce, reduction))
+
+
+class SoftMarginLoss(_LegacyLoss):
+    """Two-class logistic loss; see :func:`soft_margin_loss`. Shape: input and target alike."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_LegacyLoss):
+    """Hinge loss of distances with targets in {1, -1}; see :func:`hinge_embedding_loss`.
+
+    Args:
+        margin: the margin of dissimilar pairs.
+    """
+
+    def __init__(self, margin: float = 1.0, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log likelihood; see :func:`gaussian_nll_loss`.
+
+    Args:
+        full: add the constant ``log(2 pi) / 2``.
+        eps: the smallest variance used.
+
+    Shape:
+        ``forward(input, target, var)``; var like input, or without its last dim.
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        return gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+class PoissonNLLLoss(_LegacyLoss):
+    """Poisson negative log likelihood; see :func:`poisson_nll_loss`.
+
+    Args:
+        log_input: the input is the log of the rate.
+        full: add Stirling's term.
+        eps: added inside the log when ``log_input`` is False.
+    """
+
+    def __init__(self, log_input: bool = True, full: bool = False,
+                 size_average: bool | None = None, eps: float = 1e-8,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
+                                reduction=self.reduction)
+
+
+class MultiMarginLoss(_LegacyLoss):
+    """Multi-class hinge loss; see :func:`multi_margin_loss`.
+
+    Args:
+        p: 1 or 2.
+        margin: the margin.
+        weight: ``(C,)`` class weights.
+    """
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                 size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got {p}")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: weight must be 1-D, got {weight.shape}")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return multi_margin_loss(input, target, self.p, self.margin, self.weight,
+                                 reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_LegacyLoss):
+    """Multi-label logistic loss; see :func:`multilabel_soft_margin_loss`.
+
+    Args:
+        weight: ``(C,)`` class weights.
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return multilabel_soft_margin_loss(input, target, self.weight,
+                                           reduction=self.reduction)
+
+
+class MarginRankingLoss(_LegacyLoss):
+    """Ranking hinge loss; see :func:`margin_ranking_loss`.
+
+    Args:
+        margin: the margin.
+    """
+
+    def __init__(self, margin: float = 0.0, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return margin_ranking_loss(input1, input2, target, self.margin,
+                                   reduction=self.reduction)
+
+
+class TripletMarginLoss(_LegacyLoss):
+    """Triplet loss of anchors, positives and negatives; see :func:`triplet_margin_loss`.
+
+    Args:
+        margin: the margin.
+        p: the norm degree of the distances.
+        eps: added to the differences.
+        swap: use the distance swap.
+    """
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: margin must be greater than 0, got "
+                             f"{margin}")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return triplet_margin_loss(anchor, positive, negative, self.margin, self.p,
+                                   self.eps, self.swap, reduction=self.reduction)
+
+
+__all__ = ["SoftMarginLoss", "HingeEmbeddingLoss", "GaussianNLLLoss", "PoissonNLLLoss",
+           "MultiMarginLoss", "MultiLabelSoftMarginLoss", "MarginRankingLoss",
+           "TripletMarginLoss"]

@@ -1,0 +1,168 @@
+"""Instance normalisation and local response normalisation (functional and modules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.grad_mode import no_grad
+from ..errors import ShapeError
+from ..ops.math import rsqrt
+from ..ops.movement import narrow, pad
+from ..tensor import Tensor
+from .functional_core import _check_floating, _check_same, _check_tensor
+from .module import Module
+from .normalization import _assign, _BatchNorm
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its spatial dims.
+
+    With ``use_input_stats`` the statistics of every ``(sample, channel)`` are used and
+    the running statistics (if given) move towards their batch average (the variance
+    unbiased); otherwise the running statistics are used.
+
+    Shape:
+        Input ``(N, C, *)`` with at least one spatial dim; output the same.
+    """
+    op = "instance_norm"
+    _check_tensor(op, input)
+    _check_floating(op, input)
+    if input.ndim < 3:
+        raise ShapeError(f"{op}: expected an input of at least 3 dims (N, C, *), got shape "
+                         f"{input.shape}")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise ShapeError(f"{op}: expected {name} of shape ({c},) for an input with {c} "
+                             f"channels (shape {input.shape}), got {t.shape}; check "
+                             "num_features")
+    _check_same(op, input, weight, bias)
+    dims = tuple(range(2, input.ndim))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        n = input.numel() // max(input.shape[0] * c, 1)
+        if n <= 1:
+            raise ValueError(f"{op}: expected more than 1 spatial element when training, "
+                             f"got input of shape {input.shape}")
+        mean = input.mean(dims, keepdim=True)
+        xc = input - mean
+        var = (xc * xc).mean(dims, keepdim=True)
+        y = xc * rsqrt(var + eps)
+        with no_grad():
+            if running_mean is not None:
+                batch = mean.detach().reshape(-1, c).mean(0)
+                _assign(running_mean, running_mean * (1.0 - momentum) + batch * momentum)
+            if running_var is not None:
+                batch = var.detach().reshape(-1, c).mean(0) * (n / (n - 1))
+                _assign(running_var, running_var * (1.0 - momentum) + batch * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError(f"{op}: running_mean and running_var are required when "
+                             "use_input_stats is False")
+        y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """Normalise each element by the energy of its ``size`` neighbouring channels.
+
+    ``b_c = a_c / (k + alpha / size * sum_{c'} a_{c'}^2) ^ beta``, the sum over the
+    channels ``c - size // 2 .. c + (size - 1) // 2`` (missing ones count as zero).
+
+    Shape:
+        Input ``(N, C, *)``; output the same.
+    """
+    op = "local_response_norm"
+    _check_tensor(op, input)
+    _check_floating(op, input)
+    if input.ndim < 3:
+        raise ShapeError(f"{op}: expected an input of at least 3 dims (N, C, *), got shape "
+                         f"{input.shape}")
+    if size < 1:
+        raise ValueError(f"{op}: size must be positive, got {size}")
+    c = input.shape[1]
+    sq = (input * input).movedim(1, -1)
+    sq = pad(sq, (size // 2, (size - 1) // 2))
+    total = narrow(sq, -1, 0, c)
+    for i in range(1, size):
+        total = total + narrow(sq, -1, i, c)
+    div = (total.movedim(-1, 1) * (alpha / size) + k) ** beta
+    return input / div
+
+
+class InstanceNorm2d(_BatchNorm):
+    """Instance normalisation over ``(N, C, H, W)`` inputs; see :func:`instance_norm`.
+
+    Args:
+        num_features: ``C``.
+        eps: added to the variance.
+        momentum: running-statistics factor.
+        affine: learnable per-channel scale and shift (default: False).
+        track_running_stats: keep running statistics and use them in evaluation
+            (default: False).
+
+    Shape:
+        Input ``(N, C, H, W)`` or ``(C, H, W)``; output the same.
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        name = type(self).__name__
+        _check_tensor(name, input)
+        if input.ndim not in (3, 4):
+            raise ShapeError(f"{name}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, "
+                             f"got shape {input.shape}")
+        unbatched = input.ndim == 3
+        x = input.unsqueeze(0) if unbatched else input
+        if x.shape[1] != self.num_features:
+            raise ShapeError(f"{name}: expected {self.num_features} channels, got input of "
+                             f"shape {input.shape}; check num_features")
+        use_input = self.training or not self.track_running_stats
+        track = self.track_running_stats
+        momentum = 0.1 if self.momentum is None else self.momentum
+        y = instance_norm(x, self.running_mean if track else None,
+                          self.running_var if track else None, self.weight, self.bias,
+                          use_input, momentum, self.eps)
+        return y.squeeze(0) if unbatched else y
+
+
+class LocalResponseNorm(Module):
+    """Local response normalisation across channels; see :func:`local_response_norm`.
+
+    Args:
+        size: how many neighbouring channels to sum over.
+        alpha: multiplicative factor.
+        beta: exponent.
+        k: additive factor.
+
+    Shape:
+        Input ``(N, C, *)``; output the same.
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+__all__ = ["InstanceNorm2d", "LocalResponseNorm"]
