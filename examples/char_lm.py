@@ -140,12 +140,10 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.model == "lstm":
         model: nn.Module = LSTMLM(len(itos)).to(device)
-        lr = args.lr or 1e-2
     else:
         model = TransformerLM(len(itos), args.seq).to(device)
-        lr = args.lr or 1e-2
     print(f"{args.model}: {sum(p.numel() for p in model.parameters()):,} parameters")
-    optimizer = optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    optimizer = optim.AdamW(model.parameters(), lr=args.lr or 1e-2, weight_decay=0.01)
     warmup = max(1, steps // 20)
     scheduler = optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup)
                                             * 0.5 * (1 + math.cos(math.pi * s / steps)))
@@ -162,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
             optimizer.step()
             scheduler.step()
             running = 0.9 * running + 0.1 * loss.item()
-            if step % max(1, steps // 6) == 0 or step == steps:
+            if step % max(1, steps // 5) == 0 or step == steps:
                 val_loss = evaluate(model, val, args.seq)
                 history["step"].append(step)
                 history["train"].append(running)

@@ -53,14 +53,15 @@ class Forecaster(nn.Module):
 def plot_forecast(noisy: list[float], clean: list[float], pred: list[float], mse: float,
                   path: _common.Path) -> None:
     plt = _common.pyplot()
+    n = min(len(pred), 200)                    # the first 200 test steps, for legibility
     fig, ax = plt.subplots(figsize=(10, 3.8))
-    steps = range(len(pred))
-    ax.plot(steps, noisy, ".", color="gray", ms=3, label="noisy input")
-    ax.plot(steps, clean, "k", lw=1, label="clean signal")
-    ax.plot(steps, pred, "r", lw=1.2, label="LSTM one-step forecast")
-    ax.set(title=f"LSTM one-step-ahead forecast on unseen data (MSE {mse:.4f})",
-           xlabel="time step (test part)", ylabel="value")
-    ax.legend(loc="upper right")
+    steps = range(n)
+    ax.plot(steps, noisy[:n], ".", color="gray", ms=4, label="noisy series")
+    ax.plot(steps, clean[:n], "k", lw=1, label="clean signal")
+    ax.plot(steps, pred[:n], "r", lw=1.2, label="LSTM one-step forecast")
+    ax.set(title=f"LSTM one-step-ahead forecast on unseen data (test MSE {mse:.4f})",
+           xlabel="time step (test part)", ylabel="value", ylim=(-2.0, 2.4))
+    ax.legend(loc="upper center", ncol=3)
     _common.save_figure(fig, path)
 
 
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"test MSE vs the clean signal: {mse:.4f}  (repeat-last-value baseline "
           f"{baseline:.4f}, noise variance {NOISE ** 2:.4f})")
     if not args.smoke:
-        plot_forecast(test_x[:, -1, 0].tolist(), test_y[:, 0].tolist(), pred[:, 0].tolist(),
+        plot_forecast(noisy[cut:].tolist(), test_y[:, 0].tolist(), pred[:, 0].tolist(),
                       mse, out / "lstm_forecast.png")
     bound = 0.1 if args.smoke else 0.01
     _common.check(mse < bound and mse < baseline,

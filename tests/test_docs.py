@@ -140,6 +140,7 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
         for f in missing:
             text = re.sub(rf"^\s*- [^\n]*: {re.escape(f)}\n", "", text, flags=re.M)
         text = re.sub(r"^docs_dir:.*\n", "", text, flags=re.M)
+        text = text.replace("paths: [.]", f"paths: [{ROOT}]")
         cfg_path = tmp_path / "mkdocs.yml"
         cfg_path.write_text(f"docs_dir: {DOCS}\n" + text)
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT))

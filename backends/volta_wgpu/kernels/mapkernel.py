@@ -2,7 +2,8 @@
 
 One pipeline serves every shape of a given (expression, dtypes, rank after dim
 collapsing). Operands are arrays, read through their own strides (so views need no
-copy), or Python scalars carried in the metadata block.
+copy), or Python scalars carried in the metadata block. A fresh output whose operands
+are all dense (or single broadcast elements) takes the vec4 kernel of :mod:`.contig`.
 """
 
 from __future__ import annotations
