@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -43,3 +44,25 @@ def check_grad(fn: Callable, *arrays, atol: float = 1e-5, rtol: float = 1e-3) ->
 def rand(*shape: int, seed: int = 0, low: float = -1.0, high: float = 1.0) -> np.ndarray:
     """Reproducible float64 test data."""
     return np.random.default_rng(seed).uniform(low, high, size=shape)
+
+
+# NumPy references for special functions (no SciPy dependency)
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def erf(x) -> np.ndarray:
+    """Elementwise erf in float64, from the standard library."""
+    return _erf(np.asarray(x, dtype=np.float64))
+
+
+def expit(x) -> np.ndarray:
+    """The logistic sigmoid 1 / (1 + exp(-x))."""
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))
+
+
+def logsumexp(x, axis=None, keepdims: bool = False) -> np.ndarray:
+    """log(sum(exp(x))) along ``axis``, computed stably."""
+    x = np.asarray(x, dtype=np.float64)
+    m = np.max(x, axis=axis, keepdims=True)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)

@@ -9,15 +9,18 @@ column) instead of moving the axis. float16 inputs are computed in float32.
 from __future__ import annotations
 
 import functools
+import importlib
 from typing import Any
 
 import cupy
 import numpy as np
 
 from volta_core.ops import nn as generic
-from volta_core.ops import softmax as generic_softmax
 
 from ._util import NEG_INF, acc_type, contiguous, elementwise, is_float
+
+# the module, not the function `softmax` that volta_core.ops re-exports under its name
+generic_softmax = importlib.import_module("volta_core.ops.softmax")
 
 _PRELUDE = r"""
 typedef TYPE A;

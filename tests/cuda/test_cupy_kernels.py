@@ -8,6 +8,7 @@ with the reason, where CUDA is unavailable.
 
 from __future__ import annotations
 
+import importlib
 import time
 
 import numpy as np
@@ -17,8 +18,10 @@ import volta_core as vt
 from volta_core.ops import _scatter as gscatter
 from volta_core.ops import math as gmath
 from volta_core.ops import nn as gnn
-from volta_core.ops import softmax as gsoftmax
 from volta_core.optim import kernels as goptim
+
+# ops/__init__ star-imports the function `softmax`, which shadows the module
+gsoftmax = importlib.import_module("volta_core.ops.softmax")
 
 _rows = {b.name: b for b in vt.backends()}
 pytestmark = pytest.mark.skipif(

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-import scipy.special as sp
+import vt_helpers as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from vt_helpers import assert_close, check_grad, rand, to_np
