@@ -36,7 +36,7 @@ def run_volta(make_opt, steps=STEPS, dtype="float64"):
     return params, opt
 
 
-def _grad(i, p, t, maximize, weight_decay, lr, decoupled=False):
+def _grad(i, p, maximize, weight_decay, lr, decoupled=False):
     """(p, g) after maximize and weight decay, as every reference below applies them."""
     g = grad_np(i, p) * (-1 if maximize else 1)
     if decoupled:
@@ -48,8 +48,8 @@ def ref_adadelta(steps, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=Fa
     out = []
     for i, p in enumerate(P0):
         p, v, u = p.copy(), np.zeros_like(p), np.zeros_like(p)
-        for t in range(1, steps + 1):
-            p, g = _grad(i, p, t, maximize, weight_decay, lr)
+        for _ in range(steps):
+            p, g = _grad(i, p, maximize, weight_decay, lr)
             v = rho * v + (1 - rho) * g * g
             delta = np.sqrt(u + eps) / np.sqrt(v + eps) * g
             u = rho * u + (1 - rho) * delta * delta
@@ -65,7 +65,7 @@ def ref_adamax(steps, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
     for i, p in enumerate(P0):
         p, m, u = p.copy(), np.zeros_like(p), np.zeros_like(p)
         for t in range(1, steps + 1):
-            p, g = _grad(i, p, t, maximize, weight_decay, lr)
+            p, g = _grad(i, p, maximize, weight_decay, lr)
             m = b1 * m + (1 - b1) * g
             u = np.maximum(b2 * u, np.abs(g) + eps)
             p = p - lr / (1 - b1 ** t) * m / u
@@ -80,7 +80,7 @@ def ref_nadam(steps, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
     for i, p in enumerate(P0):
         p, m, v, prod = p.copy(), np.zeros_like(p), np.zeros_like(p), 1.0
         for t in range(1, steps + 1):
-            p, g = _grad(i, p, t, maximize, weight_decay, lr, decoupled_weight_decay)
+            p, g = _grad(i, p, maximize, weight_decay, lr, decoupled_weight_decay)
             mu = b1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
             mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
             prod *= mu
@@ -101,7 +101,7 @@ def ref_radam(steps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
     for i, p in enumerate(P0):
         p, m, v = p.copy(), np.zeros_like(p), np.zeros_like(p)
         for t in range(1, steps + 1):
-            p, g = _grad(i, p, t, maximize, weight_decay, lr, decoupled_weight_decay)
+            p, g = _grad(i, p, maximize, weight_decay, lr, decoupled_weight_decay)
             m = b1 * m + (1 - b1) * g
             v = b2 * v + (1 - b2) * g * g
             mhat = m / (1 - b1 ** t)
@@ -121,8 +121,8 @@ def ref_lion(steps, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0, maximize=False
     out = []
     for i, p in enumerate(P0):
         p, m = p.copy(), np.zeros_like(p)
-        for t in range(1, steps + 1):
-            p, g = _grad(i, p, t, maximize, weight_decay, lr, decoupled=True)
+        for _ in range(steps):
+            p, g = _grad(i, p, maximize, weight_decay, lr, decoupled=True)
             p = p - lr * np.sign(b1 * m + (1 - b1) * g)
             m = b2 * m + (1 - b2) * g
         out.append(p)

@@ -15,6 +15,7 @@ from .dataset import (
     TensorDataset,
     random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -23,7 +24,6 @@ from .sampler import (
     SubsetRandomSampler,
     WeightedRandomSampler,
 )
-from .distributed import DistributedSampler
 from .worker import WorkerInfo, get_worker_info
 
 __all__ = [

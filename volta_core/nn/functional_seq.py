@@ -12,10 +12,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
+from ..backend.kernels import get_kernel
 from ..errors import DTypeError, ShapeError
+from ..ops._util import broadcast_shapes
 from ..ops.activation import gelu
 from ..ops.elementwise import where
 from ..ops.indexing import index_select, triu
+from ..ops.movement import sum_to
 from ..ops.softmax import softmax
 from ..tensor import Tensor
 
@@ -65,6 +70,73 @@ def _causal_mask(l: int, s: int, like: Tensor) -> Tensor:
 
 
 # -- attention ------------------------------------------------------------------------------
+class _Attention(Function):
+    """``dropout(softmax(q @ k^T * scale + mask)) @ v`` as one node.
+
+    ``q``/``k``/``v`` are ``(..., L|S, E)`` with equal batch dims; ``mask`` (a float
+    Tensor broadcastable to the scores, or None) is added; ``keep`` is a constant scaled
+    dropout mask of the scores' shape (a raw array) or None. The softmax runs on the
+    ``softmax`` kernel; a plain backward works on raw arrays (GEMMs, the
+    ``softmax_backward`` kernel), a ``create_graph`` one recomputes with Tensor ops.
+    """
+
+    def forward(ctx, q, k, v, mask=None, keep=None, scale=1.0):
+        xp = ctx.xp
+        ctx.scale = scale
+        ctx.mask_shape = None if mask is None else tuple(mask.shape)
+        qs = q * scale
+        s = xp.matmul(qs, xp.matrix_transpose(k))
+        if mask is not None:
+            s = s + mask
+        p = get_kernel(ctx.device.backend, "softmax")(xp, s, -1)
+        ctx.save_for_backward(q, k, v, p, keep, qs)
+        return xp.matmul(p if keep is None else p * keep, v)
+
+    def backward(ctx, g):
+        q, k, v, p, keep, qs = ctx.saved_tensors
+        nq, nk, nv, nm = ctx.needs_input_grad[:4]
+        if not _grad_state.enabled:
+            xp, dev = ctx.xp, ctx.device
+            ga, pa = g.array, p.array
+            ka = None if keep is None else keep.array
+            pd = pa if ka is None else pa * ka
+            gv = xp.matmul(xp.matrix_transpose(pd), ga) if nv else None
+            gp = xp.matmul(ga, xp.matrix_transpose(v.array))
+            if ka is not None:
+                gp = gp * ka
+            gs = get_kernel(dev.backend, "softmax_backward")(xp, gp, pa, -1)
+            gq = xp.matmul(gs, k.array) * ctx.scale if nq else None
+            gk = xp.matmul(xp.matrix_transpose(gs), qs.array) if nk else None
+            out = [None if a is None else Tensor._make(a, dev) for a in (gq, gk, gv)]
+            gm = sum_to(Tensor._make(gs, dev), ctx.mask_shape) if nm else None
+            return (*out, gm)
+        pd = p if keep is None else p * keep
+        gv = pd.mT @ g if nv else None
+        gp = g @ v.mT
+        if keep is not None:
+            gp = gp * keep
+        gy = gp * p
+        gs = gy - p * gy.sum(-1, keepdim=True)
+        gq = (gs @ k) * ctx.scale if nq else None
+        gk = gs.mT @ qs if nk else None
+        gm = sum_to(gs, ctx.mask_shape) if nm else None
+        return gq, gk, gv, gm
+
+
+def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float,
+               scale: float) -> Tensor:
+    """Fused attention over equal batch dims (see :class:`_Attention`)."""
+    keep = None
+    if dropout_p > 0.0:
+        if dropout_p >= 1.0:
+            keep = q.new_zeros(*q.shape[:-1], k.shape[-2]).array
+        else:
+            from .dropout import _mask
+
+            keep = _mask(q, (*q.shape[:-1], k.shape[-2]), dropout_p).array
+    return _Attention.apply(q, k, v, mask, keep, scale=scale)
+
+
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
@@ -100,6 +172,21 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise ValueError(f"{op}: pass either attn_mask or is_causal=True, not both")
     l, s = query.shape[-2], key.shape[-2]
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if (query.shape[:-2] == key.shape[:-2] == value.shape[:-2] and query.device is key.device
+            and key.device is value.device and query.dtype is key.dtype is value.dtype
+            and query.dtype.is_floating_point):
+        mask = None
+        if is_causal:
+            mask = _causal_mask(l, s, query)
+        elif attn_mask is not None:
+            mask = _float_mask(attn_mask, query, allow_is_true=True)
+            try:
+                broadcast_shapes(op, mask.shape, (*query.shape[:-1], s))
+            except ShapeError:
+                raise ShapeError(f"{op}: attn_mask of shape {attn_mask.shape} does not "
+                                 f"broadcast to the scores' shape {(*query.shape[:-1], s)} "
+                                 "(..., L, S)") from None
+        return _attention(query, key, value, mask, dropout_p, factor)
     scores = (query @ key.transpose(-2, -1)) * factor
     if is_causal:
         scores = scores + _causal_mask(l, s, scores)

@@ -6,8 +6,11 @@ import math
 from typing import Any
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
+from ..backend.kernels import get_kernel
 from ..creation import empty
 from ..errors import ShapeError
+from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..tensor import Tensor
 from . import init
 from .functional_core import _check_same, _check_tensor
@@ -21,12 +24,18 @@ class _Linear(Function):
     def forward(ctx, x, w, b=None):
         ctx.save_for_backward(x, w)
         xp = ctx.xp
-        y = xp.matmul(x, xp.matrix_transpose(w)) if x.ndim > 1 else xp.matmul(w, x)
+        if x.ndim > 2:  # one 2-d GEMM over all leading dims (no broadcast batch of w)
+            y = xp.matmul(xp.reshape(x, (-1, x.shape[-1])), xp.matrix_transpose(w))
+            y = xp.reshape(y, (*x.shape[:-1], w.shape[0]))
+        else:
+            y = xp.matmul(x, xp.matrix_transpose(w)) if x.ndim > 1 else xp.matmul(w, x)
         return y if b is None else y + b
 
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad
+        if not _grad_state.enabled and x.ndim > 1:  # plain backward on raw arrays
+            return _linear_backward(ctx, g.array, x.array, w.array)
         gx = gw = gb = None
         if nx:
             gx = g @ w
@@ -37,6 +46,22 @@ class _Linear(Function):
             if nb:
                 gb = g2.sum(0)
         return gx, gw, gb
+
+
+def _linear_backward(ctx: Function, g: Any, x: Any, w: Any) -> tuple:
+    """``_Linear``'s gradients with 2-d GEMMs and the ``sum_leading`` kernel."""
+    xp, dev = ctx.xp, ctx.device
+    nx, nw, nb = ctx.needs_input_grad
+    g2 = xp.reshape(g, (-1, w.shape[0]))
+    gx = gw = gb = None
+    if nx:
+        gx = Tensor._make(xp.reshape(xp.matmul(g2, w), x.shape), dev)
+    if nw:
+        x2 = xp.reshape(x, (-1, w.shape[1]))
+        gw = Tensor._make(xp.matmul(xp.matrix_transpose(g2), x2), dev)
+    if nb:
+        gb = Tensor._make(get_kernel(dev.backend, "sum_leading")(xp, g2), dev)
+    return gx, gw, gb
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

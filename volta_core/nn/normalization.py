@@ -7,6 +7,7 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
 from ..creation import empty, ones, tensor, zeros
 from ..errors import ShapeError
@@ -54,30 +55,29 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                              f"channels (shape {input.shape}), got {t.shape}; check "
                              "num_features")
     _check_same(op, input, weight, bias)
-    dims = (0,) + tuple(range(2, input.ndim))
     shape = (1, c) + (1,) * (input.ndim - 2)
     if training:
         n = input.numel() // max(c, 1)
         if n <= 1:
             raise ValueError(f"{op}: expected more than 1 value per channel when training, "
                              f"got input of shape {input.shape}; use a larger batch or eval()")
-        mean = input.mean(dims, keepdim=True)
-        xc = input - mean
-        var = (xc * xc).mean(dims, keepdim=True)
-        y = xc * rsqrt(var + eps)
+        if _grad_state.enabled and any(t is not None and t.requires_grad
+                                       for t in (input, weight, bias)):
+            out = _BatchNormTrain.apply(input, weight, bias, eps=eps)
+            stats = out.grad_fn.stats
+        else:
+            kern = get_kernel(input.device.backend, "batch_norm")
+            y, mean, var, _ = kern(input.device.xp, input.array,
+                                   None if weight is None else weight.array,
+                                   None if bias is None else bias.array, eps=eps)
+            out, stats = Tensor._make(y, input.device), (mean, var)
         if running_mean is not None or running_var is not None:
-            with no_grad():
-                if running_mean is not None:
-                    _assign(running_mean, running_mean * (1.0 - momentum)
-                            + mean.detach().reshape(c) * momentum)
-                if running_var is not None:
-                    _assign(running_var, running_var * (1.0 - momentum)
-                            + var.detach().reshape(c) * (momentum * n / (n - 1)))
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError(f"{op}: running_mean and running_var are required when not "
-                             "training")
-        y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
+            _update_running(running_mean, running_var, stats, momentum, n)
+        return out
+    if running_mean is None or running_var is None:
+        raise ValueError(f"{op}: running_mean and running_var are required when not "
+                         "training")
+    y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
     if weight is not None:
         y = y * weight.reshape(shape)
     if bias is not None:
@@ -85,18 +85,39 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return y
 
 
+def _update_running(running_mean: Tensor | None, running_var: Tensor | None, stats: tuple,
+                    momentum: float, n: int) -> None:
+    """``running = (1 - momentum) * running + momentum * batch_stat`` (variance unbiased)."""
+    mean, var = stats
+    for buf, value, factor in ((running_mean, mean, momentum),
+                               (running_var, var, momentum * n / (n - 1))):
+        if buf is None:
+            continue
+        value = value if value.dtype == buf.array.dtype else buf.device.xp.astype(
+            value, buf.array.dtype)
+        buf.array = buf.array * (1.0 - momentum) + value * factor
+        buf._version[0] += 1
+
+
 class _LayerNorm(Function):
-    """Fused forward (the ``layer_norm`` kernel); backward recomputes with Tensor ops."""
+    """Fused forward (the ``layer_norm`` kernel) and plain backward (its backward kernel);
+    a ``create_graph`` backward recomputes with Tensor ops."""
 
     def forward(ctx, x, w=None, b=None, ndim=1, eps=1e-5):
         ctx.ndim, ctx.eps = ndim, eps
-        ctx.save_for_backward(x, w)
         kern = get_kernel(ctx.device.backend, "layer_norm")
-        return kern(ctx.xp, x, w, b, ndim=ndim, eps=eps)[0]
+        y, mean, rstd = kern(ctx.xp, x, w, b, ndim=ndim, eps=eps)
+        ctx.save_for_backward(x, w, mean, rstd)
+        return y
 
     def backward(ctx, g):
-        x, w = ctx.saved_tensors
+        x, w, mean, rstd = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad
+        if not _grad_state.enabled:  # plain backward: the fused kernel, saved statistics
+            kern = get_kernel(ctx.device.backend, "layer_norm_backward")
+            out = kern(ctx.xp, g.array, x.array, None if w is None else w.array, mean.array,
+                       rstd.array, ndim=ctx.ndim, needs=(nx, nw, nb))
+            return tuple(None if a is None else Tensor._make(a, ctx.device) for a in out)
         axes = tuple(range(x.ndim - ctx.ndim, x.ndim))
         lead = tuple(range(x.ndim - ctx.ndim))
         mean = x.mean(axes, keepdim=True)
@@ -112,6 +133,44 @@ class _LayerNorm(Function):
             gw = (g * xhat).sum(lead) if lead else g * xhat
         if nb:
             gb = g.sum(lead) if lead else g
+        return gx, gw, gb
+
+
+class _BatchNormTrain(Function):
+    """Training batch norm as one node: the ``batch_norm`` kernel forward, its backward
+    kernel for a plain backward (Tensor ops under ``create_graph``)."""
+
+    def forward(ctx, x, w=None, b=None, eps=1e-5):
+        ctx.eps = eps
+        kern = get_kernel(ctx.device.backend, "batch_norm")
+        y, mean, var, rstd = kern(ctx.xp, x, w, b, eps=eps)
+        ctx.stats = (mean, var)
+        ctx.save_for_backward(x, w, mean, rstd)
+        return y
+
+    def backward(ctx, g):
+        x, w, mean, rstd = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad
+        if not _grad_state.enabled:
+            kern = get_kernel(ctx.device.backend, "batch_norm_backward")
+            out = kern(ctx.xp, g.array, x.array, None if w is None else w.array, mean.array,
+                       rstd.array, needs=(nx, nw, nb))
+            return tuple(None if a is None else Tensor._make(a, ctx.device) for a in out)
+        dims = (0,) + tuple(range(2, x.ndim))
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        mean_t = x.mean(dims, keepdim=True)
+        xc = x - mean_t
+        r = rsqrt((xc * xc).mean(dims, keepdim=True) + ctx.eps)
+        xhat = xc * r
+        gx = gw = gb = None
+        if nx:
+            gh = g * w.reshape(shape) if w is not None else g
+            gx = r * (gh - gh.mean(dims, keepdim=True)
+                      - xhat * (gh * xhat).mean(dims, keepdim=True))
+        if nw:
+            gw = (g * xhat).sum(dims)
+        if nb:
+            gb = g.sum(dims)
         return gx, gw, gb
 
 

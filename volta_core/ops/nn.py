@@ -348,4 +348,79 @@ def dropout_mask(xp: Any, uniform: Any, *, p: float) -> Any:
     return keep * (1.0 / (1.0 - p))
 
 
+@fallback("sum_leading")
+def sum_leading(xp: Any, x: Any) -> Any:
+    """Sum a 2-d ``x`` ``(M, N)`` over its rows: ``(N,)`` (bias gradients).
+
+    A backend may do this as a GEMV, which reads rows coalesced.
+    """
+    return xp.sum(x, axis=0)
+
+
+@fallback("layer_norm_backward")
+def layer_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd: Any, *,
+                        ndim: int = 1, needs: tuple = (True, True, True)) -> tuple:
+    """Gradients of :func:`layer_norm` w.r.t. ``x``, ``weight`` and ``bias``.
+
+    ``mean`` and ``rstd`` are the statistics the forward returned (trailing dims of size 1).
+    Entries not asked for in ``needs`` are None.
+    """
+    axes = tuple(range(x.ndim - ndim, x.ndim))
+    lead = tuple(range(x.ndim - ndim))
+    xhat = (x - mean) * rstd
+    gx = gw = gb = None
+    if needs[0]:
+        gh = grad * weight if weight is not None else grad
+        gx = rstd * (gh - xp.mean(gh, axis=axes, keepdims=True)
+                     - xhat * xp.mean(gh * xhat, axis=axes, keepdims=True))
+    if needs[1]:
+        gw = xp.sum(grad * xhat, axis=lead) if lead else grad * xhat
+    if needs[2]:
+        gb = xp.sum(grad, axis=lead) if lead else grad
+    return gx, gw, gb
+
+
+@fallback("batch_norm")
+def batch_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *,
+               eps: float = 1e-5) -> tuple:
+    """Training batch norm of ``x`` ``(N, C, *)`` over all dims but 1.
+
+    Returns ``(y, mean, var, rstd)``; the statistics have shape ``(C,)`` and ``var`` is
+    the biased batch variance.
+    """
+    dims = (0,) + tuple(range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    mean = xp.mean(x, axis=dims, keepdims=True)
+    xc = x - mean
+    var = xp.mean(xc * xc, axis=dims, keepdims=True)
+    rstd = 1.0 / xp.sqrt(var + eps)
+    y = xc * rstd
+    if weight is not None:
+        y = y * xp.reshape(weight, shape)
+    if bias is not None:
+        y = y + xp.reshape(bias, shape)
+    c = x.shape[1]
+    return y, xp.reshape(mean, (c,)), xp.reshape(var, (c,)), xp.reshape(rstd, (c,))
+
+
+@fallback("batch_norm_backward")
+def batch_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd: Any, *,
+                        needs: tuple = (True, True, True)) -> tuple:
+    """Gradients of training :func:`batch_norm` w.r.t. ``x``, ``weight`` and ``bias``."""
+    dims = (0,) + tuple(range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    m = 1
+    for d in dims:
+        m *= x.shape[d]
+    r = xp.reshape(rstd, shape)
+    xhat = (x - xp.reshape(mean, shape)) * r
+    sg = xp.sum(grad, axis=dims)
+    sgx = xp.sum(grad * xhat, axis=dims)
+    gx = None
+    if needs[0]:
+        scale = r if weight is None else r * xp.reshape(weight, shape)
+        gx = scale * (grad - xp.reshape(sg, shape) / m - xhat * xp.reshape(sgx, shape) / m)
+    return gx, (sgx if needs[1] else None), (sg if needs[2] else None)
+
+
 __all__: list[str] = []

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
 from ..dtypes import get_default_dtype
 from ..errors import DTypeError
@@ -31,6 +32,13 @@ def log_softmax_kernel(xp: Any, x: Any, dim: int) -> Any:
     return z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
 
 
+@fallback("softmax_backward")
+def softmax_backward_kernel(xp: Any, grad: Any, y: Any, dim: int) -> Any:
+    """Gradient of softmax w.r.t. its input, from the output ``y``: ``y * (g - <g, y>)``."""
+    gy = grad * y
+    return gy - y * xp.sum(gy, axis=dim, keepdims=True)
+
+
 class Softmax(Function):
     def forward(ctx, x, dim=-1):
         ctx.dim = dim
@@ -40,6 +48,9 @@ class Softmax(Function):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        if not _grad_state.enabled:  # plain backward: one fused kernel
+            kern = get_kernel(ctx.device.backend, "softmax_backward")
+            return Tensor._make(kern(ctx.xp, g.array, y.array, ctx.dim), ctx.device)
         gy = g * y
         return gy - y * gy.sum(ctx.dim, keepdim=True)
 
