@@ -80,21 +80,26 @@ class _Attention(Function):
     ``softmax_backward`` kernel), a ``create_graph`` one recomputes with Tensor ops.
     """
 
-    def forward(ctx, q, k, v, mask=None, keep=None, scale=1.0):
+    def forward(ctx, q, k=None, v=None, mask=None, keep=None, scale=1.0):
         xp = ctx.xp
         ctx.scale = scale
+        ctx.packed = k is None  # q holds (q, k, v) stacked along a leading dim of 3
+        if ctx.packed:
+            q, k, v = q[0], q[1], q[2]
         ctx.mask_shape = None if mask is None else tuple(mask.shape)
         qs = q * scale
         s = xp.matmul(qs, xp.matrix_transpose(k))
         if mask is not None:
             s = s + mask
         p = get_kernel(ctx.device.backend, "softmax")(xp, s, -1)
-        ctx.save_for_backward(q, k, v, p, keep, qs)
+        ctx.save_for_backward(k, v, p, keep, qs)
         return xp.matmul(p if keep is None else p * keep, v)
 
     def backward(ctx, g):
-        q, k, v, p, keep, qs = ctx.saved_tensors
+        k, v, p, keep, qs = ctx.saved_tensors
         nq, nk, nv, nm = ctx.needs_input_grad[:4]
+        if ctx.packed:
+            nq = nk = nv = True
         if not _grad_state.enabled:
             xp, dev = ctx.xp, ctx.device
             ga, pa = g.array, p.array
@@ -107,9 +112,11 @@ class _Attention(Function):
             gs = get_kernel(dev.backend, "softmax_backward")(xp, gp, pa, -1)
             gq = xp.matmul(gs, k.array) * ctx.scale if nq else None
             gk = xp.matmul(xp.matrix_transpose(gs), qs.array) if nk else None
-            out = [None if a is None else Tensor._make(a, dev) for a in (gq, gk, gv)]
             gm = sum_to(Tensor._make(gs, dev), ctx.mask_shape) if nm else None
-            return (*out, gm)
+            if ctx.packed:
+                return Tensor._make(xp.stack([gq, gk, gv]), dev), None, None, gm
+            gq, gk, gv = (None if a is None else Tensor._make(a, dev) for a in (gq, gk, gv))
+            return gq, gk, gv, gm
         pd = p if keep is None else p * keep
         gv = pd.mT @ g if nv else None
         gp = g @ v.mT
@@ -120,23 +127,30 @@ class _Attention(Function):
         gq = (gs @ k) * ctx.scale if nq else None
         gk = gs.mT @ qs if nk else None
         gm = sum_to(gs, ctx.mask_shape) if nm else None
+        if ctx.packed:
+            from ..ops.joining import stack
+
+            return stack([gq, gk, gv]), None, None, gm
         return gq, gk, gv, gm
 
 
-def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float,
-               scale: float) -> Tensor:
-    """Fused attention over equal batch dims (see :class:`_Attention`)."""
+def _attention(q: Tensor, k: Tensor | None, v: Tensor | None, mask: Tensor | None,
+               dropout_p: float, scale: float) -> Tensor:
+    """Fused attention over equal batch dims (see :class:`_Attention`).
+
+    With ``k`` and ``v`` None, ``q`` is ``(3, ..., L, E)``: queries, keys and values
+    stacked (self-attention from one packed projection).
+    """
     keep = None
     if dropout_p > 0.0:
+        shape = (*q.shape[int(k is None):-1], (q if k is None else k).shape[-2])
         if dropout_p >= 1.0:
-            keep = q.new_zeros(*q.shape[:-1], k.shape[-2]).array
+            keep = q.new_zeros(*shape).array
         else:
             from .dropout import _mask
 
-            keep = _mask(q, (*q.shape[:-1], k.shape[-2]), dropout_p).array
+            keep = _mask(q, shape, dropout_p).array
     return _Attention.apply(q, k, v, mask, keep, scale=scale)
-
-
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
