@@ -72,11 +72,12 @@ def save_figure(fig: Any, path: Path) -> None:
 
 
 def image_grid(images: Any, path: Path, title: str, nrow: int = 8) -> None:
-    """Save ``images`` (a host array ``(n, 8, 8)`` or ``(n, 1, h, w)``) as a grid PNG."""
+    """Save ``images`` (a host array ``(n, h, w)`` or ``(n, 1, h, w)``) as a grid PNG,
+    ``nrow`` images per row."""
     plt = pyplot()
     n = images.shape[0]
-    ncol = (n + nrow - 1) // nrow
-    fig, axes = plt.subplots(ncol, nrow, figsize=(nrow * 0.8, ncol * 0.8 + 0.4))
+    rows = (n + nrow - 1) // nrow
+    fig, axes = plt.subplots(rows, nrow, figsize=(nrow * 0.8, rows * 0.8 + 0.4))
     for i, ax in enumerate(axes.flat):
         ax.axis("off")
         if i < n:

@@ -11,6 +11,8 @@ Usage: python examples/lenet_cnn.py [--device cpu|cuda|wgpu|auto] [--smoke] [--e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import _common
 
 import volta_core as vt
@@ -51,7 +53,7 @@ def predict(model: nn.Module, images: vt.Tensor) -> vt.Tensor:
     return preds
 
 
-def plot_confusion(labels: list[int], preds: list[int], acc: float, path: _common.Path) -> None:
+def plot_confusion(labels: list[int], preds: list[int], acc: float, path: Path) -> None:
     """Save the 10x10 confusion matrix of the test set."""
     plt = _common.pyplot()
     matrix = [[0] * 10 for _ in range(10)]

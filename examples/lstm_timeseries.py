@@ -12,6 +12,8 @@ Usage: python examples/lstm_timeseries.py [--device cpu|cuda|wgpu|auto] [--smoke
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import _common
 
 import volta_core as vt
@@ -51,7 +53,7 @@ class Forecaster(nn.Module):
 
 
 def plot_forecast(noisy: list[float], clean: list[float], pred: list[float], mse: float,
-                  path: _common.Path) -> None:
+                  path: Path) -> None:
     plt = _common.pyplot()
     n = min(len(pred), 200)                    # the first 200 test steps, for legibility
     fig, ax = plt.subplots(figsize=(10, 3.8))

@@ -11,6 +11,8 @@ Usage: python examples/polynomial_regression.py [--device cpu|cuda|wgpu|auto] [-
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import _common
 
 import volta_core as vt
@@ -37,7 +39,7 @@ def cubic(x: vt.Tensor, coeffs: list[float]) -> vt.Tensor:
 
 
 def plot_fit(x: vt.Tensor, y: vt.Tensor, model: Cubic, losses: list[float],
-             path: _common.Path) -> None:
+             path: Path) -> None:
     """Save the samples, the true cubic and the fit, next to the loss curve."""
     plt = _common.pyplot()
     grid = vt.linspace(-2.2, 2.2, 200, device=x.device)

@@ -14,6 +14,7 @@ Usage: python examples/showcase.py [--device cpu|cuda|wgpu|auto] [--smoke]
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import _common
@@ -147,7 +148,7 @@ class TinyNet(nn.Module):
         return self.out(self.norm(self.hidden(x).tanh()))
 
 
-def state_dict_round_trip(dev: vt.Device, out: _common.Path) -> bool:
+def state_dict_round_trip(dev: vt.Device, out: Path) -> bool:
     section("7. state_dict save / load round trip")
     net = TinyNet().to(dev)
     path = out / "tinynet.safetensors"
@@ -162,7 +163,7 @@ def state_dict_round_trip(dev: vt.Device, out: _common.Path) -> bool:
     return after and not before
 
 
-def graph(dev: vt.Device, out: _common.Path) -> bool:
+def graph(dev: vt.Device, out: Path) -> bool:
     section("8. the autograd graph")
     net = TinyNet().to(dev)
     loss = nn.functional.mse_loss(net(vt.randn(8, 3, device=dev)), vt.zeros(8, 1, device=dev))

@@ -14,6 +14,7 @@ Usage: python examples/super_resolution.py [--device cpu|cuda|wgpu|auto] [--smok
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import _common
 
@@ -51,7 +52,7 @@ def psnr(pred: vt.Tensor, target: vt.Tensor) -> float:
     return 10 * math.log10(1.0 / ((pred - target) ** 2).mean().item())
 
 
-def plot_comparison(rows: list[tuple[str, vt.Tensor]], path: _common.Path) -> None:
+def plot_comparison(rows: list[tuple[str, vt.Tensor]], path: Path) -> None:
     plt = _common.pyplot()
     n = rows[0][1].shape[0]
     fig, axes = plt.subplots(len(rows), n, figsize=(n * 0.9, len(rows) * 1.0 + 0.3))

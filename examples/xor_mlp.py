@@ -9,6 +9,8 @@ Usage: python examples/xor_mlp.py [--device cpu|cuda|wgpu|auto] [--smoke]
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import _common
 
 import volta_core as vt
@@ -18,7 +20,7 @@ INPUTS = [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
 TARGETS = [[0.0], [1.0], [1.0], [0.0]]
 
 
-def plot_surface(model: nn.Module, device: vt.Device, path: _common.Path) -> None:
+def plot_surface(model: nn.Module, device: vt.Device, path: Path) -> None:
     """Draw the model's P(y=1) over the unit square with the four training points."""
     plt = _common.pyplot()
     n = 60

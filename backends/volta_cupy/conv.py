@@ -21,17 +21,14 @@ from ._util import acc_type, contiguous, elementwise, is_float
 COLS_BYTES = 1 << 30
 """Largest im2col buffer (bytes) before the batch is split into chunks."""
 
-_GEOM = ("int32 cin, int32 hin, int32 win, int32 hout, int32 wout, int32 kh, int32 kw, "
-         "int32 sh, int32 sw, int32 pt, int32 pl, int32 dh, int32 dw")
-
 _IM2COL = """
-long long r = i;
+IDX r = (IDX)i;
 const int ow = r % wout; r /= wout;
 const int oh = r % hout; r /= hout;
-const long long n = r % nb; r /= nb;
+const IDX n = r % (IDX)nb; r /= (IDX)nb;
 const int kj = r % kw; r /= kw;
 const int ki = r % kh;
-const long long c = r / kh;
+const IDX c = r / kh;
 const int h = oh * sh - pt + ki * dh;
 const int w = ow * sw - pl + kj * dw;
 cols = (h >= 0 && h < hin && w >= 0 && w < win)
@@ -39,12 +36,12 @@ cols = (h >= 0 && h < hin && w >= 0 && w < win)
 """
 
 _COL2IM = """
-long long r = i;
+IDX r = (IDX)i;
 const int w = r % win; r /= win;
 const int h = r % hin; r /= hin;
-const long long c = r % cin;
-const long long n = r / cin;
-const long long plane = (long long)hout * wout;
+const IDX c = r % cin;
+const IDX n = r / cin;
+const IDX plane = (IDX)hout * wout;
 A acc = 0;
 for (int ki = 0; ki < kh; ++ki) {
     const int hp = h + pt - ki * dh;
@@ -63,28 +60,51 @@ gx = (T)acc;
 """
 
 _TO_NCHW = """
-long long r = i;
-const long long p = r % plane; r /= plane;
-const long long o = r % cout;
-const long long n = r / cout;
+IDX r = (IDX)i;
+const IDX p = r % (IDX)plane; r /= (IDX)plane;
+const IDX o = r % (IDX)cout;
+const IDX n = r / (IDX)cout;
 y = (T)((A)y2[(o * nb + n) * plane + p] BIAS);
 """
 
 
-def _im2col_kernel(dtype) -> cupy.ElementwiseKernel:
-    return elementwise("im2col", acc_type(dtype), "raw T x, int64 nb, " + _GEOM, "T cols",
-                       _IM2COL)
+def _idx(size: int) -> tuple[str, str]:
+    """Kernel-name suffix and C type of the index arithmetic for ``size`` elements.
+
+    Unsigned 32-bit division is several times cheaper than 64-bit on the GPU.
+    """
+    return ("_i32", "unsigned int") if size < 2**31 else ("", "long long")
 
 
-def _col2im_kernel(dtype) -> cupy.ElementwiseKernel:
-    return elementwise("col2im", acc_type(dtype), "raw T dcols, int64 nb, " + _GEOM, "T gx",
-                       _COL2IM)
+_GEOM_NAMES = ("cin", "hin", "win", "hout", "wout", "kh", "kw", "sh", "sw", "pt", "pl", "dh",
+               "dw")
 
 
-def _to_nchw_kernel(dtype, bias: bool) -> cupy.ElementwiseKernel:
+def _baked(body: str, nb: int, geom: tuple, idx: str) -> str:
+    """``body`` with the geometry as compile-time constants (divisions become shifts and
+    multiplies instead of the GPU's slow integer division)."""
+    consts = "".join(f"const int {k} = {int(v)};\n" for k, v in zip(_GEOM_NAMES, geom))
+    return consts + f"const {idx} nb = {int(nb)};\n" + body.replace("IDX", idx)
+
+
+def _im2col_kernel(dtype, size: int, nb: int, geom: tuple) -> cupy.ElementwiseKernel:
+    sfx, t = _idx(size)
+    return elementwise("im2col" + sfx, acc_type(dtype), "raw T x", "T cols",
+                       _baked(_IM2COL, nb, geom, t))
+
+
+def _col2im_kernel(dtype, size: int, nb: int, geom: tuple) -> cupy.ElementwiseKernel:
+    sfx, t = _idx(size)
+    return elementwise("col2im" + sfx, acc_type(dtype), "raw T dcols", "T gx",
+                       _baked(_COL2IM, nb, geom, t))
+
+
+def _to_nchw_kernel(dtype, bias: bool, size: int = 0) -> cupy.ElementwiseKernel:
+    sfx, t = _idx(size)
     ins = "raw T y2, int64 nb, int64 cout, int64 plane" + (", raw T b" if bias else "")
-    body = _TO_NCHW.replace("BIAS", "+ (A)b[o]" if bias else "")
-    return elementwise("to_nchw_b" if bias else "to_nchw", acc_type(dtype), ins, "T y", body)
+    body = _TO_NCHW.replace("BIAS", "+ (A)b[o]" if bias else "").replace("IDX", t)
+    return elementwise(("to_nchw_b" if bias else "to_nchw") + sfx, acc_type(dtype), ins,
+                       "T y", body)
 
 
 def _geometry(x_shape: tuple, kernel: tuple, out_hw: tuple, stride: tuple, pads: tuple,
@@ -105,7 +125,7 @@ def im2col(x: Any, geom: tuple) -> Any:
     nb = x.shape[0]
     c, kh, kw = geom[0], geom[5], geom[6]
     cols = cupy.empty((c * kh * kw, nb * geom[3] * geom[4]), dtype=x.dtype)
-    _im2col_kernel(x.dtype)(x, nb, *geom, cols)
+    _im2col_kernel(x.dtype, max(cols.size, x.size), nb, tuple(geom))(x, cols)
     return cols
 
 
@@ -132,7 +152,7 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
     y = cupy.empty((n, o, *out_hw), dtype=x.dtype)
     step = _chunk(n, c * kh * kw, length, x.dtype.itemsize)
     og, ck = o // groups, cg * kh * kw
-    to_nchw = _to_nchw_kernel(x.dtype, bias is not None)
+    to_nchw = _to_nchw_kernel(x.dtype, bias is not None, y.size)
     extra = () if bias is None else (contiguous(bias),)
     for n0 in range(0, n, step):
         nb = min(step, n - n0)
@@ -203,7 +223,7 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
     gx = cupy.empty(tuple(x_shape), dtype=dtype) if needs[0] else None
     gw = cupy.empty((o, cg * kh * kw), dtype=dtype) if needs[1] else None
     step = _chunk(n, max(c * kh * kw, o), length, dtype.itemsize)
-    col2im = _col2im_kernel(dtype) if needs[0] else None
+    big = max(n * c * kh * kw * length, n * o * length, n * c * h * wd)
     for n0 in range(0, n, step):
         nb = min(step, n - n0)
         # (nb, O, L) -> (O, nb*L): one transposed copy of the output gradient
@@ -211,7 +231,7 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
         g2 = cupy.ascontiguousarray(g2).reshape(o, nb * length)
         if needs[0]:
             dcols = _input_grad(w, g2, groups)
-            col2im(dcols, nb, *geom, gx[n0:n0 + nb])
+            _col2im_kernel(dtype, big, nb, tuple(geom))(dcols, gx[n0:n0 + nb])
         if needs[1]:
             cols = im2col(x[n0:n0 + nb], geom)
             _weight_grad(g2, cols, groups, gw, accumulate=n0 > 0)

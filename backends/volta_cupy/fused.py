@@ -16,6 +16,7 @@ from typing import Any
 
 import cupy
 
+from volta_core.ops import elementwise as generic_elementwise
 from volta_core.ops import math as generic_math
 from volta_core.ops import nn as generic
 from volta_core.optim import kernels as generic_optim
@@ -219,3 +220,23 @@ def erf(xp: Any, x: Any) -> Any:
     fn = "erf" if acc == "double" else "erff"
     kern = elementwise("erf", acc, "T x", "T y", f"y = (T){fn}((A)x);")
     return kern(x)
+
+
+# -- relu -----------------------------------------------------------------------------------
+
+def relu(xp: Any, x: Any) -> Any:
+    """Same contract as the ``relu`` fallback: ``x`` where ``x > 0``, else 0 (NaN -> 0)."""
+    if not is_float(x):
+        return generic_elementwise.relu_kernel(xp, x)
+    kern = elementwise("relu", acc_type(x.dtype), "T x", "T y", "y = x > (T)0 ? x : (T)0;")
+    return kern(x)
+
+
+def relu_backward(xp: Any, grad: Any, y: Any) -> Any:
+    """Same contract as the ``relu_backward`` fallback: ``grad`` where ``y > 0``, else 0."""
+    if not is_float(grad, y):
+        return generic_elementwise.relu_backward_kernel(xp, grad, y)
+    kern = elementwise("relu_bwd", acc_type(y.dtype), "T g, T y", "T gx",
+                       "gx = y > (T)0 ? g : (T)0;")
+    return kern(grad, y)
+

@@ -9,7 +9,7 @@ matmuls and a sort, already on the GPU).
 
 from __future__ import annotations
 
-from . import conv, fused, pool, rows, scatter
+from . import conv, fused, norms, pool, rows, scatter
 
 KERNELS: dict = {
     "conv2d": conv.conv2d,
@@ -25,8 +25,15 @@ KERNELS: dict = {
     "log_softmax": rows.log_softmax,
     "cross_entropy": rows.cross_entropy,
     "layer_norm": rows.layer_norm,
+    "layer_norm_backward": norms.layer_norm_backward,
+    "softmax_backward": norms.softmax_backward,
+    "sum_leading": norms.sum_leading,
+    "batch_norm": norms.batch_norm,
+    "batch_norm_backward": norms.batch_norm_backward,
     "dropout_mask": fused.dropout_mask,
     "erf": fused.erf,
+    "relu": fused.relu,
+    "relu_backward": fused.relu_backward,
     "sgd_step": fused.sgd_step,
     "adam_step": fused.adam_step,
     "rmsprop_step": fused.rmsprop_step,

@@ -196,7 +196,7 @@ def test_kernel_dispatch_fallback_backend_and_override_hook():
 def test_third_party_backend_installed_with_pip_is_discovered(tmp_path):
     target = tmp_path / "site"
     pip = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
          "--target", str(target), str(FIXTURES / "tiny_backend")],
         capture_output=True, text=True, timeout=300)
     assert pip.returncode == 0, pip.stderr

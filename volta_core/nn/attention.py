@@ -15,7 +15,7 @@ from ..creation import rand, randn
 from ..errors import DTypeError, ShapeError
 from ..ops.movement import cat, narrow
 from ..tensor import Tensor
-from .functional_seq import _causal_mask, _dropout, _float_mask, _softmax
+from .functional_seq import _attention, _causal_mask, _dropout, _float_mask, _softmax
 from .module import Module
 from .parameter import Parameter
 
@@ -23,8 +23,9 @@ _NAME = "MultiheadAttention"
 
 
 def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    out = x @ weight.t()
-    return out if bias is None else out + bias
+    from .linear import linear
+
+    return linear(x, weight, bias)
 
 
 def _xavier_uniform_(p: Tensor) -> None:
@@ -150,6 +151,10 @@ class MultiheadAttention(Module):
                 None).
         """
         batched = self._check_inputs(query, key, value)
+        if (batched and not need_weights and query is key and key is value
+                and self.in_proj_weight is not None and self.bias_k is None
+                and not self.add_zero_attn):
+            return self._self_attend(query, key_padding_mask, attn_mask, is_causal), None
         if not batched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
             if key_padding_mask is not None:
@@ -237,6 +242,24 @@ class MultiheadAttention(Module):
             pad = _float_mask(kpm, like, allow_is_true=False).reshape(bsz, 1, 1, src)
             mask = pad if mask is None else mask + pad
         return mask
+
+    def _self_attend(self, x: Tensor, kpm: Tensor | None, attn_mask: Tensor | None,
+                     is_causal: bool) -> Tensor:
+        """Batched self-attention: one packed QKV GEMM and the fused attention node."""
+        h, hd, e = self.num_heads, self.head_dim, self.embed_dim
+        if self.batch_first:
+            bsz, seq = x.shape[0], x.shape[1]
+            order, back = (2, 0, 3, 1, 4), (0, 2, 1, 3)
+        else:
+            seq, bsz = x.shape[0], x.shape[1]
+            order, back = (2, 1, 3, 0, 4), (2, 0, 1, 3)
+        qkv = _linear(x, self.in_proj_weight, self.in_proj_bias)
+        qkv = qkv.reshape(*x.shape[:2], 3, h, hd).permute(*order)  # (3, N, H, L, hd)
+        mask = self._mask(attn_mask, kpm, is_causal, seq, seq, bsz, x, True)
+        p = self.dropout if self.training else 0.0
+        out = _attention(qkv, None, None, mask, p, 1.0 / math.sqrt(hd))  # (N, H, L, hd)
+        out = out.permute(*back).reshape(*x.shape[:2], e)
+        return _linear(out, self.out_proj.weight, self.out_proj.bias)
 
     def _attend(self, query: Tensor, key: Tensor, value: Tensor, kpm: Tensor | None,
                 need_weights: bool, attn_mask: Tensor | None, average: bool,

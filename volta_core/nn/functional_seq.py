@@ -84,6 +84,7 @@ class _Attention(Function):
         xp = ctx.xp
         ctx.scale = scale
         ctx.packed = k is None  # q holds (q, k, v) stacked along a leading dim of 3
+        inputs = (q, k, v, mask)
         if ctx.packed:
             q, k, v = q[0], q[1], q[2]
         ctx.mask_shape = None if mask is None else tuple(mask.shape)
@@ -92,11 +93,11 @@ class _Attention(Function):
         if mask is not None:
             s = s + mask
         p = get_kernel(ctx.device.backend, "softmax")(xp, s, -1)
-        ctx.save_for_backward(k, v, p, keep, qs)
+        ctx.save_for_backward(*inputs, p, keep, qs, k, v)
         return xp.matmul(p if keep is None else p * keep, v)
 
     def backward(ctx, g):
-        k, v, p, keep, qs = ctx.saved_tensors
+        qi, ki, vi, mask, p, keep, qs, k, v = ctx.saved_tensors
         nq, nk, nv, nm = ctx.needs_input_grad[:4]
         if ctx.packed:
             nq = nk = nv = True
@@ -117,6 +118,14 @@ class _Attention(Function):
                 return Tensor._make(xp.stack([gq, gk, gv]), dev), None, None, gm
             gq, gk, gv = (None if a is None else Tensor._make(a, dev) for a in (gq, gk, gv))
             return gq, gk, gv, gm
+        # create_graph: recompute the forward with Tensor ops, so the result is
+        # differentiable again
+        q, k, v = (qi[0], qi[1], qi[2]) if ctx.packed else (qi, ki, vi)
+        qs = q * ctx.scale
+        sc = qs @ k.mT
+        if mask is not None:
+            sc = sc + mask
+        p = _softmax(sc, -1)
         pd = p if keep is None else p * keep
         gv = pd.mT @ g if nv else None
         gp = g @ v.mT

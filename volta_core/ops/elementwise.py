@@ -9,6 +9,8 @@ import math
 from typing import Any
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
+from ..backend.kernels import fallback, get_kernel
 from ..dtypes import DType, bfloat16, get_dtype
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
@@ -134,16 +136,31 @@ class Sigmoid(Function):
         return g * y * (1.0 - y)
 
 
+@fallback("relu")
+def relu_kernel(xp: Any, x: Any) -> Any:
+    """``max(x, 0)``, with 0 for NaN (``x > 0`` is false)."""
+    return xp.where(x > 0, x, xp.zeros_like(x))
+
+
+@fallback("relu_backward")
+def relu_backward_kernel(xp: Any, grad: Any, y: Any) -> Any:
+    """The gradient of relu from its output ``y``: ``grad`` where ``y > 0``, else 0."""
+    return xp.where(y > 0, grad, xp.zeros_like(grad))
+
+
 class Relu(Function):
     def forward(ctx, x):
-        xp = ctx.xp
-        mask = x > 0
-        ctx.save_for_backward(xp.astype(mask, x.dtype))
-        return xp.where(mask, x, xp.zeros_like(x))
+        y = get_kernel(ctx.device.backend, "relu")(ctx.xp, x)
+        ctx.save_for_backward(y)
+        return y
 
     def backward(ctx, g):
-        (mask,) = ctx.saved_tensors
-        return g * mask
+        (y,) = ctx.saved_tensors
+        if not _grad_state.enabled:  # plain backward: one fused kernel
+            kern = get_kernel(ctx.device.backend, "relu_backward")
+            return Tensor._make(kern(ctx.xp, g.array, y.array), ctx.device)
+        xp = ctx.xp
+        return g * Tensor._make(xp.astype(y.array > 0, y.array.dtype), ctx.device)
 
 
 class Abs(Function):
