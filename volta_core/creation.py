@@ -268,6 +268,36 @@ def randperm(n: int, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     return Tensor._make(_generator(dev).permutation(n, dt), dev)
 
 
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> Tensor:
+    """Draw category indices with probabilities proportional to the rows of ``input``.
+
+    Sampling runs on ``input``'s device with the Gumbel-max trick (no host round trip).
+
+    Args:
+        input: non-negative weights of shape ``(n,)`` or ``(batch, n)``.
+        num_samples: how many indices to draw per row.
+        replacement: draw with replacement; without it, ``num_samples <= n``.
+    """
+    from .autograd.grad_mode import no_grad
+
+    if input.ndim not in (1, 2) or input.shape[-1] == 0:
+        raise ValueError(f"multinomial: expected weights of shape (n,) or (batch, n) with "
+                         f"n > 0, got {input.shape}")
+    n = input.shape[-1]
+    if not replacement and num_samples > n:
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples from {n} "
+                         "categories without replacement; pass replacement=True")
+    with no_grad():
+        dt = input.dtype if input.dtype.is_floating_point else get_default_dtype()
+        logp = input.detach().to(dt).log()
+        shape = (*input.shape[:-1], num_samples, n) if replacement else input.shape
+        u = rand(*shape, dtype=dt, device=input.device).clamp(1e-12, 1.0 - 1e-7)
+        gumbel = -(-u.log()).log()
+        if replacement:
+            return (logp.unsqueeze(-2) + gumbel).argmax(dim=-1)
+        return (logp + gumbel).topk(num_samples, dim=-1).indices
+
+
 def generator_states() -> dict[str, dict]:
     """The state of every created device generator, by device string (for checkpoints)."""
     return {str(d): d.backend.generator(d.index).get_state()
@@ -350,6 +380,6 @@ __all__ = [
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full",
     "arange", "linspace", "eye", "rand", "randn", "randint", "randperm", "manual_seed",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
-    "randint_like", "generator_states", "set_generator_states",
+    "randint_like", "multinomial", "generator_states", "set_generator_states",
 ]
 del math, float32

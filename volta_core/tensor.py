@@ -212,10 +212,11 @@ class Tensor:
         backward([self], None if gradient is None else [gradient], retain_graph,
                  create_graph, inputs)
 
-    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Callable[[], None]:
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> HookHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed.
 
-        The hook may return a replacement gradient. Returns a function removing it.
+        The hook may return a replacement gradient. Returns a handle whose ``remove()``
+        unregisters it.
         """
         if not self.requires_grad:
             raise AutogradError("cannot register a hook on a tensor that doesn't require grad")
@@ -228,10 +229,10 @@ class Tensor:
                 self._hooks = []
             hooks = self._hooks
         hooks.append(hook)
-        return lambda: hooks.remove(hook) if hook in hooks else None
+        return HookHandle(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
-                                           ) -> Callable[[], None]:
+                                           ) -> HookHandle:
         """Call ``hook(tensor)`` right after backward has accumulated this leaf's ``.grad``.
 
         It runs as soon as the leaf's gradient is final, while the rest of backward may
@@ -244,7 +245,7 @@ class Tensor:
             self._post_hooks = []
         hooks = self._post_hooks
         hooks.append(hook)
-        return lambda: hooks.remove(hook) if hook in hooks else None
+        return HookHandle(hooks, hook)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
@@ -312,6 +313,21 @@ class Tensor:
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body, *extras]) + ")"
+
+
+class HookHandle:
+    """Returned by ``register_hook``: ``remove()`` unregisters the hook (calling works too)."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+    __call__ = remove
 
 
 def tensor_method(*names: str) -> Callable[[Callable], Callable]:

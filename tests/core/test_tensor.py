@@ -135,3 +135,31 @@ def test_creation_errors():
         vt.zeros(-1)
     with pytest.raises(DTypeError, match="unknown dtype"):
         vt.zeros(1, dtype="complex512")
+
+
+def test_multinomial_frequencies_and_without_replacement():
+    vt.manual_seed(0)
+    p = vt.tensor([0.1, 0.0, 0.6, 0.3])
+    draws = vt.multinomial(p, 20000, replacement=True)
+    assert draws.dtype is vt.int64 and draws.shape == (20000,)
+    freq = np.bincount(draws.numpy(), minlength=4) / 20000
+    np.testing.assert_allclose(freq, [0.1, 0.0, 0.6, 0.3], atol=0.02)
+    rows = vt.multinomial(vt.ones(3, 5), 5)
+    assert sorted(rows[1].tolist()) == [0, 1, 2, 3, 4]  # a permutation per row
+    assert set(vt.multinomial(p, 3).tolist()) == {0, 2, 3}  # never the zero-weight class
+    with pytest.raises(ValueError, match="without replacement"):
+        vt.multinomial(p, 5)
+
+
+def test_bool_and_integer_operators_and_hook_handles():
+    a, b = vt.tensor([True, False]), vt.tensor([True, True])
+    assert (a & b).tolist() == [True, False] and (a | b).tolist() == [True, True]
+    assert (a ^ b).tolist() == [False, True] and (~a).tolist() == [False, True]
+    assert (vt.tensor([6, 3]) & 5).tolist() == [4, 1] and (~vt.tensor([1])).tolist() == [-2]
+    with pytest.raises(TypeError, match="bool and integer"):
+        vt.ones(2) & vt.ones(2)
+    x = vt.ones(2, requires_grad=True)
+    handle = x.register_hook(lambda g: g * 10)
+    handle.remove()
+    (x * 1).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]

@@ -10,7 +10,7 @@ from ..tensor import Tensor
 
 
 def _fmt_shape(shape) -> str:
-    return "(" + ", ".join(str(s) for s in shape) + ")"
+    return str(tuple(int(s) for s in shape))
 
 
 def to_dot(output: Tensor, params: dict[str, Tensor] | None = None) -> str:

@@ -80,10 +80,65 @@ logical_or = _logical(LogicalOr, "logical_or")
 logical_xor = _logical(LogicalXor, "logical_xor")
 
 
+class _Bitwise(Function):
+    differentiable = False
+    fn = "bitwise_and"
+
+    def forward(ctx, a, b):
+        return getattr(ctx.xp, ctx.fn)(a, b)
+
+
+def _bitwise_operator(logical: Any, fn: str):
+    cls = type(fn, (_Bitwise,), {"fn": fn})
+
+    def op(self: Tensor, other: Any) -> Tensor:
+        """Logical op on bool tensors, bitwise on integer tensors (``&``, ``|``, ``^``)."""
+        if type(other) is not Tensor:
+            if not isinstance(other, (bool, int)):
+                return NotImplemented
+            other = self.new_full((), other)
+        if self.dtype is bool_ and other.dtype is bool_:
+            return logical(self, other)
+        if self.dtype.is_floating_point or other.dtype.is_floating_point:
+            raise TypeError(f"{fn} is only defined for bool and integer tensors, got "
+                            f"{self.dtype.name} and {other.dtype.name}")
+        from ._util import promote_pair
+
+        a, b = promote_pair(self, other)
+        broadcast_shapes(fn, a.shape, b.shape)
+        return cls.apply(a, b)
+
+    return op
+
+
+Tensor.__and__ = Tensor.__rand__ = _bitwise_operator(logical_and, "bitwise_and")
+Tensor.__or__ = Tensor.__ror__ = _bitwise_operator(logical_or, "bitwise_or")
+Tensor.__xor__ = Tensor.__rxor__ = _bitwise_operator(logical_xor, "bitwise_xor")
+
+
 @tensor_method()
 def logical_not(input: Tensor) -> Tensor:
     """Elementwise logical NOT (zero becomes True); returns a bool tensor."""
     return LogicalNot.apply(_as_bool(input))
+
+
+class BitwiseInvert(Function):
+    differentiable = False
+
+    def forward(ctx, x):
+        return ctx.xp.bitwise_invert(x)
+
+
+def _invert(self: Tensor) -> Tensor:
+    """``~t``: logical NOT of a bool tensor, bitwise NOT of an integer tensor."""
+    if self.dtype is bool_:
+        return logical_not(self)
+    if self.dtype.is_floating_point:
+        raise TypeError(f"~ is only defined for bool and integer tensors, got {self.dtype.name}")
+    return BitwiseInvert.apply(self)
+
+
+Tensor.__invert__ = _invert
 
 
 def _classify(cls: type, name: str, integer_value: bool):
