@@ -124,7 +124,7 @@ class OptimCase(Case):
                 p.grad = rt.tensor(g, rt.dtype)
             opt.step()
             for i, p in enumerate(params):
-                results[f"step{step}.param{i}"] = p.detach().clone()  # the step may update p in place
+                results[f"step{step}.param{i}"] = p.detach().clone()  # steps may update p in place
         return results
 
 
