@@ -86,7 +86,7 @@ class _Attention(Function):
         ctx.packed = k is None  # q holds (q, k, v) stacked along a leading dim of 3
         inputs = (q, k, v, mask)
         if ctx.packed:
-            q, k, v = q[0], q[1], q[2]
+            q, k, v = q[0, ...], q[1, ...], q[2, ...]
         ctx.mask_shape = None if mask is None else tuple(mask.shape)
         qs = q * scale
         s = xp.matmul(qs, xp.matrix_transpose(k))
