@@ -38,6 +38,15 @@ class _CudaSettings:
         self.matmul = _MatmulSettings()
 
 
+class BackendList(list):
+    """A list of :class:`BackendInfo` that prints one backend per line."""
+
+    def __repr__(self) -> str:
+        return "\n".join(str(b) for b in self)
+
+    __str__ = __repr__
+
+
 class Backends:
     """Call to list backends; attributes hold per-backend settings."""
 
@@ -46,7 +55,7 @@ class Backends:
 
     def __call__(self) -> list[BackendInfo]:
         """List every discovered backend with its availability, reason and devices."""
-        return _list_backends()
+        return BackendList(_list_backends())
 
     def __repr__(self) -> str:
         return "\n".join(str(b) for b in _list_backends())
