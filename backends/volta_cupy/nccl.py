@@ -46,6 +46,7 @@ class NcclEngine(CommEngine):
 
             import cupy
 
+            _preload_nccl()
             with warnings.catch_warnings():  # CuPy warns when NCCL is missing: we report it
                 warnings.simplefilter("ignore")
                 from cupy.cuda import nccl
@@ -181,3 +182,30 @@ class NcclProcessGroup(ProcessGroup):
 @hookimpl
 def volta_comm_engines():
     return [NcclEngine()]
+
+
+def _preload_nccl() -> None:
+    """Load ``libnccl.so.2`` from the ``nvidia-nccl-*`` wheel, if one is installed.
+
+    CuPy's NCCL bindings link against ``libnccl.so.2`` but pip puts the library inside
+    the wheel's package, off the loader's path; loading it once, globally, lets CuPy find
+    it without ``LD_LIBRARY_PATH``.
+    """
+    import ctypes
+    import os
+
+    try:
+        spec = importlib.util.find_spec("nvidia.nccl")
+    except ImportError:  # no ``nvidia`` namespace package at all
+        return
+    if spec is None or not spec.submodule_search_locations:
+        return
+    for root in spec.submodule_search_locations:
+        lib = os.path.join(root, "lib", "libnccl.so.2")
+        if os.path.exists(lib):
+            try:
+                ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+            except OSError:
+                continue
+            return
+
