@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
+
+# the optimizer, the step and the alternating timer are shared with the CUDA models
+from train_step_models import optimizer, time_steps, training_step  # noqa: E402
 
 import volta_core as vt  # noqa: E402
 from volta_core import nn  # noqa: E402
@@ -75,29 +76,14 @@ def data(cfg: dict[str, Any], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return x, y.astype(np.int64)
 
 
-def _optimizer(optim_mod: Any, params: Any, cfg: dict[str, Any]) -> Any:
-    if cfg["optim"] == "adam":
-        return optim_mod.Adam(params, lr=cfg["lr"])
-    return optim_mod.SGD(params, lr=cfg["lr"], momentum=cfg.get("momentum", 0.0))
-
-
 def volta_step(cfg: dict[str, Any], device: str) -> Callable[[], float]:
     """Return a function running one Volta training step (returns the loss)."""
     vt.manual_seed(0)
     model = build(nn, cfg).to(device)
     xs, ys = data(cfg)
     x, y = vt.tensor(xs, device=device), vt.tensor(ys, device=device)
-    opt = _optimizer(vt.optim, model.parameters(), cfg)
-    lossf = nn.CrossEntropyLoss()
-
-    def step() -> float:
-        opt.zero_grad()
-        loss = lossf(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    opt = optimizer(vt.optim, model.parameters(), cfg)
+    return training_step(model, x, y, opt, nn.CrossEntropyLoss())
 
 
 def torch_step(cfg: dict[str, Any], device: str) -> Callable[[], float] | None:
@@ -111,37 +97,8 @@ def torch_step(cfg: dict[str, Any], device: str) -> Callable[[], float] | None:
     model = build(torch.nn, cfg).to(dev)
     xs, ys = data(cfg)
     x, y = torch.from_numpy(xs).to(dev), torch.from_numpy(ys).to(dev)
-    opt = _optimizer(torch.optim, model.parameters(), cfg)
-    lossf = torch.nn.CrossEntropyLoss()
-
-    def step() -> float:
-        opt.zero_grad()
-        loss = lossf(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
-
-
-def interleaved_times(steps: dict[str, Callable[[], Any]], n: int, warmup: int,
-                      syncs: dict[str, Callable[[], None]]) -> dict[str, float]:
-    """Median wall time (s) of one step of each framework, timed in alternation.
-
-    Alternating the frameworks step by step makes them share any background load.
-    """
-    for name, step in steps.items():
-        for _ in range(warmup):
-            step()
-        syncs[name]()
-    times: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(n):
-        for name, step in steps.items():
-            t0 = time.perf_counter()
-            step()
-            syncs[name]()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    opt = optimizer(torch.optim, model.parameters(), cfg)
+    return training_step(model, x, y, opt, torch.nn.CrossEntropyLoss())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             steps["torch"] = ts
             syncs["torch"] = (torch.cuda.synchronize if args.device.startswith("cuda")
                               else (lambda: None))
-        med = interleaved_times(steps, args.steps, args.warmup, syncs)
+        med = time_steps(steps, syncs, args.steps, args.warmup)
         row: dict[str, Any] = {"model": name, "device": args.device,
                                "volta_ms": med["volta"] * 1e3}
         if "torch" in med:

@@ -144,15 +144,9 @@ def optimizer(optim_mod: Any, params: Any, cfg: dict[str, Any]) -> Any:
 
 # -- steps --------------------------------------------------------------------------------
 
-def volta_step(cfg: dict[str, Any], device: str = "cuda") -> Callable[[], Any]:
-    """One Volta training step of ``cfg``'s model on ``device`` (returns the loss tensor)."""
-    vt.manual_seed(0)
-    model = build(vt.nn, cfg).to(device)
-    model.train()
-    xs, ys = data(cfg)
-    x, y = vt.tensor(xs, device=device), vt.tensor(ys, device=device)
-    opt = optimizer(vt.optim, model.parameters(), cfg)
-    lossf = vt.nn.CrossEntropyLoss()
+def training_step(model: Any, x: Any, y: Any, opt: Any, lossf: Any) -> Callable[[], Any]:
+    """A function running one step (zero_grad, forward, loss, backward, optimizer step)
+    of ``model`` on the batch ``(x, y)``; it returns the loss tensor."""
 
     def step() -> Any:
         opt.zero_grad()
@@ -162,6 +156,17 @@ def volta_step(cfg: dict[str, Any], device: str = "cuda") -> Callable[[], Any]:
         return loss
 
     return step
+
+
+def volta_step(cfg: dict[str, Any], device: str = "cuda") -> Callable[[], Any]:
+    """One Volta training step of ``cfg``'s model on ``device`` (returns the loss tensor)."""
+    vt.manual_seed(0)
+    model = build(vt.nn, cfg).to(device)
+    model.train()
+    xs, ys = data(cfg)
+    x, y = vt.tensor(xs, device=device), vt.tensor(ys, device=device)
+    opt = optimizer(vt.optim, model.parameters(), cfg)
+    return training_step(model, x, y, opt, vt.nn.CrossEntropyLoss())
 
 
 def torch_step(cfg: dict[str, Any]) -> Callable[[], Any] | None:
@@ -178,16 +183,7 @@ def torch_step(cfg: dict[str, Any]) -> Callable[[], Any] | None:
     xs, ys = data(cfg)
     x, y = torch.from_numpy(xs).to("cuda"), torch.from_numpy(ys).to("cuda")
     opt = optimizer(torch.optim, model.parameters(), cfg)
-    lossf = torch.nn.CrossEntropyLoss()
-
-    def step() -> Any:
-        opt.zero_grad()
-        loss = lossf(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return training_step(model, x, y, opt, torch.nn.CrossEntropyLoss())
 
 
 def set_tf32(allow: bool) -> None:

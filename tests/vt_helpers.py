@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
+import pytest
 
 import volta_core as vt
 
@@ -28,6 +29,11 @@ def assert_close(actual: vt.Tensor, expected, rtol: float = 1e-6, atol: float = 
         np.testing.assert_array_equal(got, exp)
     else:
         np.testing.assert_allclose(got, exp, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def t64(a) -> vt.Tensor:
+    """A float64 tensor made from a NumPy array or nested list."""
+    return vt.tensor(np.asarray(a, dtype=np.float64))
 
 
 def leaves(*arrays, device: str = "cpu") -> list[vt.Tensor]:
@@ -66,3 +72,67 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> np.ndarray:
     m = np.max(x, axis=axis, keepdims=True)
     out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def quadratic_problem(rng: np.random.Generator) -> tuple[list, list, list]:
+    """Start values ``P0`` of a (3, 4) and a (4,) parameter and the coefficients ``C``,
+    ``B`` of the optimizer tests' loss ``sum(c p^2 / 2 + b p)``, drawn from ``rng``."""
+    p0 = [rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (4,))]
+    c = [rng.uniform(0.5, 2, (3, 4)), rng.uniform(0.5, 2, (4,))]
+    b = [rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (4,))]
+    return p0, c, b
+
+
+def run_quadratic(make_opt: Callable, p0: list, c: list, b: list, steps: int,
+                  dtype: str = "float64") -> tuple[list, object]:
+    """Minimise ``sum(c p^2 / 2 + b p)`` from ``p0`` for ``steps`` steps of
+    ``make_opt(params)``; returns ``(params, optimizer)``."""
+    params = [vt.tensor(p, dtype=dtype, requires_grad=True) for p in p0]
+    opt = make_opt(params)
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = sum(((vt.tensor(c[i], dtype=dtype) * p * p) * 0.5
+                    + vt.tensor(b[i], dtype=dtype) * p).sum() for i, p in enumerate(params))
+        loss.backward()
+        opt.step()
+    return params, opt
+
+
+def strict_backend(backend_name: str, device: str) -> Iterator[str]:
+    """Register a throwaway backend ``backend_name`` whose namespace is array-api-strict (no NumPy
+    extras); yields its device type, then unregisters it. Use with ``yield from`` in a
+    fixture; skips the test when array-api-strict is not installed."""
+    xp = pytest.importorskip("array_api_strict")
+    from volta_core.backend import Backend, hookimpl
+    from volta_core.backend.registry import register_plugin, unregister_plugin
+
+    names = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
+    by_native = {getattr(xp, n): n for n in names}
+
+    class StrictBackend(Backend):
+        name = backend_name
+        device_type = device
+
+        def namespace(self, index):
+            return xp
+
+        def dtype_names(self, index):
+            return names
+
+        def dtype_name(self, native_dtype):
+            return by_native[native_dtype]
+
+        def from_host(self, data, index, dtype=None, copy=None):
+            return xp.asarray(np.asarray(data), dtype=dtype, copy=True)
+
+        def to_host(self, array):
+            return np.from_dlpack(array)
+
+    class Plugin:
+        @hookimpl
+        def volta_backends(self):
+            return [StrictBackend()]
+
+    register_plugin(Plugin(), name=backend_name)
+    yield device
+    unregister_plugin(backend_name)

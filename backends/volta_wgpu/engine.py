@@ -61,9 +61,14 @@ def bucket_size(nbytes: int) -> int:
 
 
 class Kernel:
-    """A compiled compute pipeline with its bind group layout and metadata size."""
+    """A compiled compute pipeline with its bind group layout and metadata size.
 
-    __slots__ = ("pipeline", "layout", "meta_bytes", "meta_pad", "n_write", "n_read")
+    ``pid`` is the pipeline's wgpu-native handle (None without wgpu-native) and
+    ``group_key`` the part of a bind-group cache key that the kernel fixes.
+    """
+
+    __slots__ = ("pipeline", "layout", "meta_bytes", "meta_pad", "n_write", "n_read", "pid",
+                 "group_key")
 
     def __init__(self, pipeline: Any, layout: Any, meta_bytes: int, n_write: int,
                  n_read: int, align: int = 256) -> None:
@@ -73,6 +78,8 @@ class Kernel:
         self.meta_pad = -(-meta_bytes // align) * align
         self.n_write = n_write
         self.n_read = n_read
+        self.pid = getattr(pipeline, "_internal", None)
+        self.group_key = (layout, meta_bytes)
 
 
 class Storage:
@@ -359,7 +366,8 @@ class Engine:
             self._pass_id = None
 
     def _bind_group(self, kernel: Kernel, buffers: list) -> Any:
-        key = (kernel.layout, kernel.meta_bytes, *buffers)
+        """The cached bind group of ``kernel``'s layout over ``buffers`` (and the metadata)."""
+        key = (kernel.group_key, *buffers)
         bg = self._groups.get(key)
         if bg is None:
             entries = [{"binding": 0, "resource": {"buffer": self._meta_buf, "offset": 0,
@@ -384,22 +392,45 @@ class Engine:
             groups: workgroup counts ``(x, y, z)``.
         """
         off = self._meta_used
-        end = off + len(meta)
         if off + kernel.meta_bytes > META_CAPACITY:
             self.flush()
-            off, end = 0, len(meta)
-        self._meta[off:end] = meta
+            off = 0
+        self._meta[off:off + len(meta)] = meta
         self._meta_used = off + kernel.meta_pad
-        bg = self._bind_group(kernel, buffers)
+        self._record(kernel, off, buffers, groups)
+
+    def dispatch_packed(self, kernel: Kernel, prefix: bytes, packer: Any, values: list,
+                        buffers: list, groups: tuple) -> None:
+        """:meth:`dispatch` with metadata ``prefix + packer.pack(*values)``, packed in place.
+
+        ``packer`` is a :class:`struct.Struct`; nothing is allocated for the metadata.
+        """
+        off = self._meta_used
+        if off + kernel.meta_bytes > META_CAPACITY:
+            self.flush()
+            off = 0
+        n = len(prefix)
+        meta = self._meta
+        meta[off:off + n] = prefix
+        packer.pack_into(meta, off + n, *values)
+        self._meta_used = off + kernel.meta_pad
+        self._record(kernel, off, buffers, groups)
+
+    def _record(self, kernel: Kernel, off: int, buffers: list, groups: tuple) -> None:
+        """Set pipeline and bind group (metadata at ``off``) and record the dispatch."""
+        bg = self._groups.get((kernel.group_key, *buffers))
+        if bg is None:
+            bg = self._bind_group(kernel, buffers)
         if self._pass is None:
             self._pass = self._get_encoder().begin_compute_pass()
             self._pass_id = getattr(self._pass, "_internal", None)
         pid = self._pass_id
-        if pid is not None and _lib is not None:
+        lib = _lib
+        if pid is not None and lib is not None and kernel.pid is not None:
             self._off[0] = off
-            _lib.wgpuComputePassEncoderSetPipeline(pid, kernel.pipeline._internal)
-            _lib.wgpuComputePassEncoderSetBindGroup(pid, 0, bg._internal, 1, self._off)
-            _lib.wgpuComputePassEncoderDispatchWorkgroups(pid, *groups)
+            lib.wgpuComputePassEncoderSetPipeline(pid, kernel.pid)
+            lib.wgpuComputePassEncoderSetBindGroup(pid, 0, bg._internal, 1, self._off)
+            lib.wgpuComputePassEncoderDispatchWorkgroups(pid, *groups)
         else:  # pragma: no cover - a wgpu build without wgpu-native
             p = self._pass
             p.set_pipeline(kernel.pipeline)

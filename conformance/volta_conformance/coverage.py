@@ -25,8 +25,6 @@ NON_OPS = frozenset({
     "get_dtype", "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
     "is_tensor", "is_floating_point", "is_contiguous", "numel", "save", "load",
     "set_printoptions", "compile",
-    # helpers of the indexing and in-place modules that their __all__ exports
-    "inplace", "parse_key", "write_into",
     # random ops: their values differ per backend generator by design
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     "rrelu", "gumbel_softmax",

@@ -6,15 +6,11 @@ array-api-strict device (a throwaway backend) to catch NumPy-only behaviour.
 
 import numpy as np
 import pytest
-from vt_helpers import assert_close, check_grad, rand, to_np
+from vt_helpers import assert_close, check_grad, rand, strict_backend, t64, to_np
 
 import volta_core as vt
 
 T = vt.tensor
-
-
-def t64(a):
-    return T(np.asarray(a, dtype=np.float64))
 
 
 # -- x[key] -------------------------------------------------------------------------------
@@ -370,40 +366,7 @@ def test_tril_triu():
 @pytest.fixture(scope="module")
 def strict():
     """A device 'strictix' whose namespace is array-api-strict (no NumPy extras)."""
-    xp = pytest.importorskip("array_api_strict")
-    from volta_core.backend import Backend, hookimpl
-    from volta_core.backend.registry import register_plugin, unregister_plugin
-
-    names = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
-    by_native = {getattr(xp, n): n for n in names}
-
-    class StrictBackend(Backend):
-        name = "strict_indexing_test"
-        device_type = "strictix"
-
-        def namespace(self, index):
-            return xp
-
-        def dtype_names(self, index):
-            return names
-
-        def dtype_name(self, native_dtype):
-            return by_native[native_dtype]
-
-        def from_host(self, data, index, dtype=None, copy=None):
-            return xp.asarray(np.asarray(data), dtype=dtype, copy=True)
-
-        def to_host(self, array):
-            return np.from_dlpack(array)
-
-    class Plugin:
-        @hookimpl
-        def volta_backends(self):
-            return [StrictBackend()]
-
-    register_plugin(Plugin(), name="strict_indexing_test")
-    yield "strictix"
-    unregister_plugin("strict_indexing_test")
+    yield from strict_backend("strict_indexing_test", "strictix")
 
 
 STRICT_CASES = [

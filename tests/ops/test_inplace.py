@@ -2,15 +2,11 @@
 
 import numpy as np
 import pytest
-from vt_helpers import assert_close, check_grad, rand, to_np
+from vt_helpers import assert_close, check_grad, rand, t64, to_np
 
 import volta_core as vt
 
 T = vt.tensor
-
-
-def t64(a):
-    return T(np.asarray(a, dtype=np.float64))
 
 
 def test_arithmetic_inplace_values_and_identity():

@@ -11,7 +11,7 @@ import pytest
 import vt_helpers as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vt_helpers import assert_close, check_grad, rand, to_np
+from vt_helpers import assert_close, check_grad, rand, strict_backend, to_np
 
 import volta_core as vt
 
@@ -268,40 +268,7 @@ def test_clamp_property(values, lo, width):
 @pytest.fixture(scope="module")
 def strict():
     """A device whose namespace is array-api-strict (no NumPy extras), owned by this test."""
-    xp = pytest.importorskip("array_api_strict")
-    from volta_core.backend import Backend, hookimpl
-    from volta_core.backend.registry import register_plugin, unregister_plugin
-
-    names = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
-    by_native = {getattr(xp, n): n for n in names}
-
-    class StrictBackend(Backend):
-        name = "strict_math_test"
-        device_type = "strictmath"
-
-        def namespace(self, index):
-            return xp
-
-        def dtype_names(self, index):
-            return names
-
-        def dtype_name(self, native_dtype):
-            return by_native[native_dtype]
-
-        def from_host(self, data, index, dtype=None, copy=None):
-            return xp.asarray(np.asarray(data), dtype=dtype, copy=True)
-
-        def to_host(self, array):
-            return np.from_dlpack(array)
-
-    class Plugin:
-        @hookimpl
-        def volta_backends(self):
-            return [StrictBackend()]
-
-    register_plugin(Plugin(), name="strict_math_test")
-    yield "strictmath"
-    unregister_plugin("strict_math_test")
+    yield from strict_backend("strict_math_test", "strictmath")
 
 
 STRICT_OPS = [

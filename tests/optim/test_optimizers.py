@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from vt_helpers import assert_close, to_np
+from vt_helpers import assert_close, quadratic_problem, run_quadratic, to_np
 
 import volta_core as vt
 from volta_core.backend import kernels as kernel_registry
@@ -14,9 +14,7 @@ from volta_core.optim import SGD, Adagrad, Adam, AdamW, Muon, RMSprop
 
 STEPS = 5
 rng = np.random.default_rng(0)
-P0 = [rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (4,))]
-C = [rng.uniform(0.5, 2, (3, 4)), rng.uniform(0.5, 2, (4,))]
-B = [rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (4,))]
+P0, C, B = quadratic_problem(rng)
 
 
 def grad_np(i: int, p: np.ndarray) -> np.ndarray:
@@ -25,15 +23,7 @@ def grad_np(i: int, p: np.ndarray) -> np.ndarray:
 
 
 def run_volta(make_opt, steps=STEPS, p0=P0, dtype="float64"):
-    params = [vt.tensor(p, dtype=dtype, requires_grad=True) for p in p0]
-    opt = make_opt(params)
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = sum(((vt.tensor(C[i], dtype=dtype) * p * p) * 0.5
-                    + vt.tensor(B[i], dtype=dtype) * p).sum() for i, p in enumerate(params))
-        loss.backward()
-        opt.step()
-    return params, opt
+    return run_quadratic(make_opt, p0, C, B, steps, dtype)
 
 
 # -- NumPy references: one function per algorithm, written from the papers' formulas --------

@@ -9,7 +9,18 @@ from ..tensor import Tensor
 from .module import Module
 
 
-class ReLU(Module):
+class _Inplace(Module):
+    """An activation with PyTorch's ``inplace`` flag (accepted; results are new tensors)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_Inplace):
     """``max(0, x)`` elementwise.
 
     Args:
@@ -19,15 +30,8 @@ class ReLU(Module):
         Input any; output the same.
     """
 
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
     def forward(self, input: Tensor) -> Tensor:
         return relu(input)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
 
 class Sigmoid(Module):
@@ -156,40 +160,37 @@ def _legacy_dim(ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-class Softmax(Module):
+class _Normalised(Module):
+    """An activation normalised along ``dim`` (None picks PyTorch's legacy choice)."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax(_Normalised):
     """``exp(x_i) / sum_j exp(x_j)`` along ``dim``.
 
     Args:
         dim: the dim to normalise (None picks PyTorch's legacy choice).
     """
 
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
     def forward(self, input: Tensor) -> Tensor:
         return softmax(input, self.dim if self.dim is not None else _legacy_dim(input.ndim))
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Module):
+class LogSoftmax(_Normalised):
     """``log(softmax(x))`` along ``dim``, computed stably.
 
     Args:
         dim: the dim to normalise (None picks PyTorch's legacy choice).
     """
 
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
     def forward(self, input: Tensor) -> Tensor:
         return log_softmax(input, self.dim if self.dim is not None else _legacy_dim(input.ndim))
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 __all__ = ["ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",

@@ -17,7 +17,7 @@ from ..ops.joining import chunk
 from ..ops.softmax import softmax
 from ..tensor import Tensor
 from . import init
-from .activation import Hardtanh, _legacy_dim
+from .activation import Hardtanh, _Inplace, _legacy_dim, _Normalised
 from .module import Module
 from .parameter import Parameter
 
@@ -161,17 +161,6 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 # -- modules ------------------------------------------------------------------------------
 
-class _Inplace(Module):
-    """An activation with PyTorch's ``inplace`` flag (accepted; results are new tensors)."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
-
-
 class ReLU6(Hardtanh):
     """``min(max(0, x), 6)``. Shape: any, unchanged.
 
@@ -182,8 +171,7 @@ class ReLU6(Hardtanh):
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+    extra_repr = _Inplace.extra_repr
 
 
 class Hardsigmoid(_Inplace):
@@ -336,22 +324,15 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class Softmin(Module):
+class Softmin(_Normalised):
     """``softmax(-x)`` along ``dim``.
 
     Args:
         dim: the dim to normalise (None picks PyTorch's legacy choice).
     """
 
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
     def forward(self, input: Tensor) -> Tensor:
         return softmin(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 __all__ = ["ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU", "Softsign",

@@ -17,6 +17,13 @@ def _index(op: str, idx: int, n: int) -> int:
     return idx % n
 
 
+def _renumber(container: Module, mods: list[Module]) -> None:
+    """Make ``mods`` the container's modules, named by their positions."""
+    container._modules.clear()
+    for i, m in enumerate(mods):
+        container.add_module(str(i), m)
+
+
 class Sequential(Module):
     """Run modules one after another, each on the previous one's output.
 
@@ -74,10 +81,7 @@ class Sequential(Module):
         for k in targets:
             del self._modules[k]
         if all(k.isdigit() for k in self._modules):  # keep positional names contiguous
-            mods = list(self._modules.values())
-            self._modules.clear()
-            for i, m in enumerate(mods):
-                self._modules[str(i)] = m
+            _renumber(self, list(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -103,9 +107,7 @@ class Sequential(Module):
         if not -n <= index <= n:
             raise IndexError(f"Sequential.insert: index {index} out of range for {n} modules")
         mods.insert(index % (n + 1) if index < 0 else index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        _renumber(self, mods)
         return self
 
 
@@ -170,9 +172,7 @@ class ModuleList(Module):
             del mods[idx]
         else:
             del mods[_index("ModuleList", idx, len(mods))]
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self._modules[str(i)] = m
+        _renumber(self, mods)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -198,9 +198,7 @@ class ModuleList(Module):
         """Insert ``module`` before position ``index``."""
         mods = list(self._modules.values())
         mods.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        _renumber(self, mods)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("ModuleList has no forward; iterate over it and call the "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..backend.kernels import get_kernel
 from ..creation import rand
+from ..errors import ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..tensor import Tensor
 from .functional_core import _check_floating, _check_tensor
@@ -22,6 +23,17 @@ def _check_p(op: str, p: float) -> None:
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, got {p}")
 
 
+def _drop(op: str, input: Tensor, p: float, training: bool,
+          mask_shape: tuple[int, ...]) -> Tensor:
+    """In training, multiply ``input`` by a keep-mask of ``mask_shape`` (broadcast)."""
+    if not training or p == 0.0:
+        return input
+    _check_floating(op, input)
+    if p == 1.0:
+        return input * 0.0
+    return input * _mask(input, mask_shape, p)
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
@@ -34,12 +46,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     """
     _check_tensor("dropout", input)
     _check_p("dropout", p)
-    if not training or p == 0.0:
-        return input
-    _check_floating("dropout", input)
-    if p == 1.0:
-        return input * 0.0
-    return input * _mask(input, input.shape, p)
+    return _drop("dropout", input, p, training, input.shape)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
@@ -52,17 +59,9 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     _check_tensor("dropout2d", input)
     _check_p("dropout2d", p)
     if input.ndim not in (3, 4):
-        from ..errors import ShapeError
-
         raise ShapeError(f"dropout2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, "
                          f"got shape {input.shape}")
-    if not training or p == 0.0:
-        return input
-    _check_floating("dropout2d", input)
-    if p == 1.0:
-        return input * 0.0
-    shape = input.shape[:-2] + (1, 1)
-    return input * _mask(input, shape, p)
+    return _drop("dropout2d", input, p, training, input.shape[:-2] + (1, 1))
 
 
 class Dropout(Module):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..creation import rand
 from ..errors import ShapeError
 from ..tensor import Tensor
-from .dropout import Dropout, _check_p, _mask
+from .dropout import Dropout, _check_p, _drop
 from .functional_core import _check_floating, _check_tensor
 
 _ALPHA_PRIME = 1.7580993408473766  # -SELU's negative saturation, scale * alpha
@@ -23,12 +23,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
     if input.ndim not in (2, 3):
         raise ShapeError(f"dropout1d: expected a 2-D (C, L) or 3-D (N, C, L) input, got "
                          f"shape {input.shape}")
-    if not training or p == 0.0:
-        return input
-    _check_floating("dropout1d", input)
-    if p == 1.0:
-        return input * 0.0
-    return input * _mask(input, input.shape[:-1] + (1,), p)
+    return _drop("dropout1d", input, p, training, input.shape[:-1] + (1,))
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,

@@ -42,19 +42,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         Input ``(N, C, *)``; output the same.
     """
     op = "batch_norm"
-    _check_tensor(op, input)
-    _check_floating(op, input)
-    if input.ndim < 2:
-        raise ShapeError(f"{op}: expected an input of at least 2 dims (N, C, *), got shape "
-                         f"{input.shape}")
-    c = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != (c,):
-            raise ShapeError(f"{op}: expected {name} of shape ({c},) for an input with {c} "
-                             f"channels (shape {input.shape}), got {t.shape}; check "
-                             "num_features")
-    _check_same(op, input, weight, bias)
+    c = _check_per_channel(op, input, 2, running_mean, running_var, weight, bias)
     shape = (1, c) + (1,) * (input.ndim - 2)
     if training:
         n = input.numel() // max(c, 1)
@@ -78,6 +66,34 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise ValueError(f"{op}: running_mean and running_var are required when not "
                          "training")
     y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
+    return _scale_shift(y, weight, bias, shape)
+
+
+def _check_per_channel(op: str, input: Tensor, min_ndim: int, running_mean: Tensor | None,
+                       running_var: Tensor | None, weight: Tensor | None,
+                       bias: Tensor | None) -> int:
+    """Check a floating ``(N, C, *)`` input of at least ``min_ndim`` dims and that every
+    given statistic or affine tensor has shape ``(C,)``; returns ``C``."""
+    _check_tensor(op, input)
+    _check_floating(op, input)
+    if input.ndim < min_ndim:
+        raise ShapeError(f"{op}: expected an input of at least {min_ndim} dims (N, C, *), got "
+                         f"shape {input.shape}")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise ShapeError(f"{op}: expected {name} of shape ({c},) for an input with {c} "
+                             f"channels (shape {input.shape}), got {t.shape}; check "
+                             "num_features")
+    _check_same(op, input, weight, bias)
+    return c
+
+
+def _scale_shift(y: Tensor, weight: Tensor | None, bias: Tensor | None,
+                 shape: tuple[int, ...]) -> Tensor:
+    """``y * weight + bias`` with the per-channel ``weight`` and ``bias`` (each optional)
+    reshaped to ``shape``."""
     if weight is not None:
         y = y * weight.reshape(shape)
     if bias is not None:
@@ -174,8 +190,12 @@ class _BatchNormTrain(Function):
         return gx, gw, gb
 
 
+def _as_shape(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
+    return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+
+
 def _normalized(op: str, x: Tensor, normalized_shape: Sequence[int]) -> tuple[int, ...]:
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    ns = _as_shape(normalized_shape)
     if not ns or x.shape[x.ndim - len(ns):] != ns or x.ndim < len(ns):
         raise ShapeError(f"{op}: input of shape {x.shape} does not end with normalized_shape "
                          f"{ns}; check the layer's size or the input's layout")
@@ -224,12 +244,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     mean = x.mean(-1, keepdim=True)
     xc = x - mean
     y = (xc * rsqrt((xc * xc).mean(-1, keepdim=True) + eps)).reshape(input.shape)
-    shape = (1, c) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        y = y * weight.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return y
+    return _scale_shift(y, weight, bias, (1, c) + (1,) * (input.ndim - 2))
 
 
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
@@ -377,7 +392,7 @@ class LayerNorm(Module):
                  elementwise_affine: bool = True, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        ns = _as_shape(normalized_shape)
         self.normalized_shape, self.eps = ns, eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
@@ -462,7 +477,7 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
                  elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        ns = _as_shape(normalized_shape)
         self.normalized_shape, self.eps = ns, eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:

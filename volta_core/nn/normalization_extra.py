@@ -9,9 +9,9 @@ from ..errors import ShapeError
 from ..ops.math import rsqrt
 from ..ops.movement import narrow, pad
 from ..tensor import Tensor
-from .functional_core import _check_floating, _check_same, _check_tensor
+from .functional_core import _check_floating, _check_tensor
 from .module import Module
-from .normalization import _assign, _BatchNorm
+from .normalization import _assign, _BatchNorm, _check_per_channel, _scale_shift
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
@@ -28,19 +28,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         Input ``(N, C, *)`` with at least one spatial dim; output the same.
     """
     op = "instance_norm"
-    _check_tensor(op, input)
-    _check_floating(op, input)
-    if input.ndim < 3:
-        raise ShapeError(f"{op}: expected an input of at least 3 dims (N, C, *), got shape "
-                         f"{input.shape}")
-    c = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != (c,):
-            raise ShapeError(f"{op}: expected {name} of shape ({c},) for an input with {c} "
-                             f"channels (shape {input.shape}), got {t.shape}; check "
-                             "num_features")
-    _check_same(op, input, weight, bias)
+    c = _check_per_channel(op, input, 3, running_mean, running_var, weight, bias)
     dims = tuple(range(2, input.ndim))
     shape = (1, c) + (1,) * (input.ndim - 2)
     if use_input_stats:
@@ -64,11 +52,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
             raise ValueError(f"{op}: running_mean and running_var are required when "
                              "use_input_stats is False")
         y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
-    if weight is not None:
-        y = y * weight.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return y
+    return _scale_shift(y, weight, bias, shape)
 
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,

@@ -59,6 +59,14 @@ def _uniform_(params: list[Tensor], hidden_size: int) -> None:
         p.data = rand(*p.shape, dtype=p.dtype, device=p.device) * (2 * k) - k
 
 
+def _nonlinearity_mode(name: str, nonlinearity: str) -> str:
+    """The mode (``'RNN_TANH'`` or ``'RNN_RELU'``) of an Elman RNN's ``nonlinearity``."""
+    modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+    if nonlinearity not in modes:
+        raise ValueError(f"{name}: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'")
+    return modes[nonlinearity]
+
+
 def _check_float(name: str, x: Tensor) -> None:
     if not x.dtype.is_floating_point:
         raise DTypeError(f"{name}: expected a floating point input, got {x.dtype.name}; "
@@ -266,11 +274,9 @@ class RNN(RNNBase):
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
-        modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
-        if nonlinearity not in modes:
-            raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'")
+        mode = _nonlinearity_mode("RNN", nonlinearity)
         self.nonlinearity = nonlinearity
-        super().__init__(modes[nonlinearity], input_size, hidden_size, num_layers, bias,
+        super().__init__(mode, input_size, hidden_size, num_layers, bias,
                          batch_first, dropout, bidirectional, 0, device, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
@@ -428,11 +434,7 @@ class RNNCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
-        modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
-        if nonlinearity not in modes:
-            raise ValueError(f"RNNCell: unknown nonlinearity {nonlinearity!r}; use 'tanh' or "
-                             "'relu'")
-        self._mode = modes[nonlinearity]
+        self._mode = _nonlinearity_mode("RNNCell", nonlinearity)
         super().__init__(input_size, hidden_size, bias, device, dtype)
         self.nonlinearity = nonlinearity
 

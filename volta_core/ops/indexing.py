@@ -454,4 +454,4 @@ from .sorting import SortResult, TopKResult, argsort, cumprod, cumsum, sort, top
 __all__ = ["SortResult", "TopKResult", "index_select", "index_add", "gather", "scatter",
            "scatter_add", "take_along_dim", "masked_fill", "masked_select", "one_hot",
            "nonzero", "argsort", "sort", "topk", "cumsum", "cumprod", "tril", "triu",
-           "getitem", "parse_key"]
+           "getitem"]

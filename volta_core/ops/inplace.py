@@ -357,4 +357,4 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
 
 Tensor.__setitem__ = setitem
 
-__all__ = ["inplace", "write_into", "setitem"]
+__all__ = ["setitem"]

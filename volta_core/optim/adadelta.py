@@ -52,12 +52,7 @@ class Adadelta(Optimizer):
         check_range("Adadelta", "weight_decay value", group["weight_decay"])
 
     def _update(self, p: Tensor, group: dict) -> None:
-        state = self.state[p]
-        if not state:
-            state["step"] = 0
-            state["square_avg"] = self._zeros(p)
-            state["acc_delta"] = self._zeros(p)
-        state["step"] += 1
+        state = self._step_state(p, "square_avg", "acc_delta")
         new_p, v, u = self._kernel(p)(
             p.device.xp, p.array, p.grad.array, state["square_avg"].array,
             state["acc_delta"].array, lr=group["lr"], rho=group["rho"], eps=group["eps"],

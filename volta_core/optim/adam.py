@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_range
+from .optimizer import Optimizer, check_betas
 
 
 class Adam(Optimizer):
@@ -55,13 +55,7 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:
-        name = type(self).__name__
-        check_range(name, "learning rate", group["lr"])
-        check_range(name, "epsilon value", group["eps"])
-        check_range(name, "weight_decay value", group["weight_decay"])
-        b1, b2 = group["betas"]
-        check_range(name, "beta parameter at index 0", b1, 0.0, 1.0, high_open=True)
-        check_range(name, "beta parameter at index 1", b2, 0.0, 1.0, high_open=True)
+        check_betas(type(self).__name__, group)
 
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]

@@ -6,17 +6,7 @@ from collections.abc import Iterable
 
 from ..tensor import Tensor
 from . import kernels_extra  # noqa: F401 - registers the kernel's fallback
-from .optimizer import Optimizer, check_range
-
-
-def check_betas(name: str, group: dict) -> None:
-    """Validate ``lr``, ``eps``, ``weight_decay`` and ``betas`` of an Adam-like group."""
-    check_range(name, "learning rate", group["lr"])
-    check_range(name, "epsilon value", group["eps"])
-    check_range(name, "weight_decay value", group["weight_decay"])
-    b1, b2 = group["betas"]
-    check_range(name, "beta parameter at index 0", b1, 0.0, 1.0, high_open=True)
-    check_range(name, "beta parameter at index 1", b2, 0.0, 1.0, high_open=True)
+from .optimizer import Optimizer, check_betas
 
 
 class Adamax(Optimizer):
@@ -59,12 +49,7 @@ class Adamax(Optimizer):
         check_betas("Adamax", group)
 
     def _update(self, p: Tensor, group: dict) -> None:
-        state = self.state[p]
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = self._zeros(p)
-            state["exp_inf"] = self._zeros(p)
-        state["step"] += 1
+        state = self._step_state(p, "exp_avg", "exp_inf")
         beta1, beta2 = group["betas"]
         new_p, m, u = self._kernel(p)(
             p.device.xp, p.array, p.grad.array, state["exp_avg"].array,

@@ -93,11 +93,7 @@ class Muon(Optimizer):
         return lr * math.sqrt(max(1.0, rows / cols))
 
     def _update(self, p: Tensor, group: dict) -> None:
-        state = self.state[p]
-        if not state:
-            state["step"] = 0
-            state["momentum_buffer"] = self._zeros(p)
-        state["step"] += 1
+        state = self._step_state(p, "momentum_buffer")
         buf = state["momentum_buffer"]
         new_p, new_buf = self._kernel(p)(
             p.device.xp, p.array, p.grad.array, buf.array, lr=group["lr"],

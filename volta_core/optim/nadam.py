@@ -6,8 +6,7 @@ from collections.abc import Iterable
 
 from ..tensor import Tensor
 from . import kernels_extra  # noqa: F401 - registers the kernel's fallback
-from .adamax import check_betas
-from .optimizer import Optimizer, check_range
+from .optimizer import Optimizer, check_betas, check_range
 
 
 class NAdam(Optimizer):

@@ -165,6 +165,20 @@ class Optimizer:
         """A state tensor of zeros shaped like ``p``, on its device."""
         return Tensor._make(p.device.xp.zeros_like(p.array), p.device)
 
+    def _step_state(self, p: Tensor, *buffers: str) -> dict[str, Any]:
+        """``p``'s state with its ``step`` count advanced by one.
+
+        On first use the state is created with ``step = 0`` and a zero tensor shaped like
+        ``p`` under each name in ``buffers``.
+        """
+        state = self.state[p]
+        if not state:
+            state["step"] = 0
+            for name in buffers:
+                state[name] = self._zeros(p)
+        state["step"] += 1
+        return state
+
     # -- state dicts -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """Return the optimizer's state as ``{"state": ..., "param_groups": ...}``.
@@ -257,6 +271,16 @@ def check_range(opt: str, name: str, value: float, low: float = 0.0,
     if not ok:
         bound = f"[{low}, {high}{')' if high_open else ']'}" if high is not None else f">= {low}"
         raise ValueError(f"{opt}: invalid {name} {value}; expected {bound}")
+
+
+def check_betas(name: str, group: dict) -> None:
+    """Validate ``lr``, ``eps``, ``weight_decay`` and ``betas`` of an Adam-like group."""
+    check_range(name, "learning rate", group["lr"])
+    check_range(name, "epsilon value", group["eps"])
+    check_range(name, "weight_decay value", group["weight_decay"])
+    b1, b2 = group["betas"]
+    check_range(name, "beta parameter at index 0", b1, 0.0, 1.0, high_open=True)
+    check_range(name, "beta parameter at index 1", b2, 0.0, 1.0, high_open=True)
 
 
 __all__ = ["Optimizer"]

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 
 from ..tensor import Tensor
 from . import kernels_extra  # noqa: F401 - registers the kernel's fallback
-from .adamax import check_betas
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_betas
 
 
 class RAdam(Optimizer):
@@ -60,12 +59,7 @@ class RAdam(Optimizer):
         check_betas("RAdam", group)
 
     def _update(self, p: Tensor, group: dict) -> None:
-        state = self.state[p]
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = self._zeros(p)
-            state["exp_avg_sq"] = self._zeros(p)
-        state["step"] += 1
+        state = self._step_state(p, "exp_avg", "exp_avg_sq")
         beta1, beta2 = group["betas"]
         new_p, m, v = self._kernel(p)(
             p.device.xp, p.array, p.grad.array, state["exp_avg"].array,

@@ -76,20 +76,31 @@ def _mode(a: Array, stride: int) -> str:
     return C.ALIGNED if a.offset % C.VEC == 0 else C.UNALIGNED
 
 
+_FLOAT_SCALARS = (D.float32, D.float16)  # packed straight from the Python value ("f")
+
+
 class _Plan:
-    """What a map launch needs besides offsets and scalars, cached per signature."""
+    """What a map launch needs besides offsets and scalars, cached per signature.
 
-    __slots__ = ("kern", "shape", "strides", "nbytes", "prefix", "fmt", "scalars", "groups")
+    The metadata of a launch is ``prefix`` (shape-dependent words) followed by
+    ``packer.pack(*offsets, *scalar words)``; ``convert`` lists the scalar dtypes when a
+    scalar needs :func:`scalar_word` (integer and bool scalars), else it is None.
+    """
 
-    def __init__(self, kern: Any, shape: tuple, nbytes: int, prefix: bytes, fmt: str,
+    __slots__ = ("kern", "shape", "strides", "nbytes", "prefix", "packer", "convert",
+                 "groups")
+
+    def __init__(self, kern: Any, shape: tuple, nbytes: int, prefix: bytes, n_offsets: int,
                  scalars: tuple, groups: tuple) -> None:
         self.kern = kern
         self.shape = shape
         self.strides = contiguous_strides(shape)
         self.nbytes = nbytes
         self.prefix = prefix
-        self.fmt = fmt
-        self.scalars = scalars
+        floats = all(t in _FLOAT_SCALARS for t in scalars)
+        codes = "".join("f" if floats else "I" for _ in scalars)
+        self.packer = struct.Struct(f"<{n_offsets}i{codes}")
+        self.convert = None if floats else scalars
         self.groups = groups
 
 
@@ -113,33 +124,37 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
         op: the op's name for error messages.
     """
     if out is None:  # fast path: a plan cached for these shapes, strides and dtypes
-        sig: list = [expr, helpers, out_dtype.name]
-        offs: list = [0]
+        # the signature is flat: 5 items per array operand (the 2nd a DType), 2 per
+        # scalar (the 2nd a type), so it parses one way only
+        sig: list = [expr, helpers, out_dtype]
+        words: list = [0]
         scal: list = []
         bufs: list = [None]
-        eng = None
+        st = None
         for a, c in zip(operands, casts):
             if isinstance(a, Array):
                 off = a.offset
-                sig.append((c.name, a.dtype.name, a.shape, a.strides, off & 3))
-                offs.append(off)
                 st = a._st
+                sig += (c, a.dtype, a.shape, a.strides, off & 3)
+                words.append(off)
                 bufs.append(st.buffer)
-                eng = st.engine
             else:
-                sig.append((c.name, type(a)))
+                sig += (c, type(a))
                 scal.append(a)
-        sig.append(eng)
-        plan = _plans.get(tuple(sig))
-        if plan is not None:
-            st = eng.alloc(plan.nbytes)
-            res = Array(st, plan.shape, out_dtype, plan.strides, 0)
-            bufs[0] = st.buffer
-            words = offs + [scalar_word(v, t) for v, t in zip(scal, plan.scalars)]
-            eng.dispatch(plan.kern, plan.prefix + struct.pack(plan.fmt, *words), bufs,
-                         plan.groups)
-            return res
-        return _launch(expr, operands, casts, out_dtype, helpers, None, op, tuple(sig))
+        if st is not None:
+            eng = st.engine
+            sig.append(eng)
+            plan = _plans.get(tuple(sig))
+            if plan is not None:
+                res = eng.alloc(plan.nbytes)
+                bufs[0] = res.buffer
+                if scal:
+                    conv = plan.convert
+                    words += scal if conv is None else map(scalar_word, scal, conv)
+                eng.dispatch_packed(plan.kern, plan.prefix, plan.packer, words, bufs,
+                                    plan.groups)
+                return Array(res, plan.shape, out_dtype, plan.strides, 0)
+            return _launch(expr, operands, casts, out_dtype, helpers, None, op, tuple(sig))
     return _launch(expr, operands, casts, out_dtype, helpers, out, op, None)
 
 
@@ -198,12 +213,12 @@ def _launch(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_dtyp
         groups = groups_for(n)
     prefix = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
     scalars = tuple(t for (t, _), a in zip(kinds, ops) if not isinstance(a, Array))
-    fmt = f"<{1 + len(cstrides) - 1}i{len(scalars)}I"
+    fmt = f"<{len(cstrides)}i{len(scalars)}I"
     if sig is not None:
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
-        _plans[sig] = _Plan(kern, shape, max(n, 1) * out_dtype.itemsize, prefix, fmt,
-                            scalars, groups)
+        _plans[sig] = _Plan(kern, shape, max(n, 1) * out_dtype.itemsize, prefix,
+                            len(cstrides), scalars, groups)
     words = [out.offset] + [a.offset for a in ops if isinstance(a, Array)]
     words += [scalar_word(a, t) for a, (t, _) in zip(ops, kinds) if not isinstance(a, Array)]
     bufs = [out._st.buffer] + [a._st.buffer for a in ops if isinstance(a, Array)]
