@@ -166,6 +166,7 @@ class Engine:
         self._encoder: Any = None
         self._pass: Any = None
         self._pass_id: Any = None
+        self._pass_pipe: Any = None  # the pipeline last set in the open pass
         self._off = _ffi.new("uint32_t[1]") if _ffi is not None else None
         self._lock = threading.RLock()
         self.dispatch_count = 0
@@ -424,11 +425,15 @@ class Engine:
         if self._pass is None:
             self._pass = self._get_encoder().begin_compute_pass()
             self._pass_id = getattr(self._pass, "_internal", None)
+            self._pass_pipe = None
         pid = self._pass_id
         lib = _lib
-        if pid is not None and lib is not None and kernel.pid is not None:
+        kp = kernel.pid
+        if pid is not None and lib is not None and kp is not None:
             self._off[0] = off
-            lib.wgpuComputePassEncoderSetPipeline(pid, kernel.pid)
+            if kp != self._pass_pipe:  # a run of the same op sets its pipeline once
+                lib.wgpuComputePassEncoderSetPipeline(pid, kp)
+                self._pass_pipe = kp
             lib.wgpuComputePassEncoderSetBindGroup(pid, 0, bg._internal, 1, self._off)
             lib.wgpuComputePassEncoderDispatchWorkgroups(pid, *groups)
         else:  # pragma: no cover - a wgpu build without wgpu-native
