@@ -79,7 +79,7 @@ def bench_volta(device: str, n_mm: int, n_bw: int, n_ops: int, repeat: int) -> d
 
     s = vt.ones(16, device=dev)
     u = vt.ones(16, device=dev)
-    t = median_time(lambda: chain(s, u, n_ops), sync, max(3, repeat // 2))
+    t = median_time(lambda: chain(s, u, n_ops), sync, max(10, repeat))
     out["chain_us_per_op"] = t / n_ops * 1e6
     return out
 
@@ -105,7 +105,7 @@ def bench_torch(n_mm: int, n_bw: int, n_ops: int, repeat: int) -> dict | None:
     out["bandwidth_gbs"] = 3 * 4 * n_bw / t / 1e9
     s = torch.ones(16, device="cuda")
     u = torch.ones(16, device="cuda")
-    t = median_time(lambda: chain(s, u, n_ops), sync, max(3, repeat // 2))
+    t = median_time(lambda: chain(s, u, n_ops), sync, max(10, repeat))
     out["chain_us_per_op"] = t / n_ops * 1e6
     return out
 
