@@ -10,6 +10,8 @@ from .backend.device import device as _as_device
 from .dtypes import DType, get_dtype
 from .errors import AutogradError, DeviceError
 
+_DTYPE_PREFIXES = ("float", "int", "uint", "bool", "bfloat", "complex", "half", "double")
+
 
 class Tensor:
     """A multi-dimensional array on one device that can record operations for autograd.
@@ -151,6 +153,8 @@ class Tensor:
                 try:
                     dt = get_dtype(a)
                 except TypeError:
+                    if isinstance(a, str) and a.startswith(_DTYPE_PREFIXES):
+                        raise  # "float128" is an unknown dtype, not a device
                     dev = a
         out = self
         if dev is not None and Device(dev) is not self.device:

@@ -163,3 +163,8 @@ def test_bool_and_integer_operators_and_hook_handles():
     handle.remove()
     (x * 1).sum().backward()
     assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_to_with_an_unknown_dtype_name_is_a_dtype_error():
+    with pytest.raises(DTypeError, match="unknown dtype 'float128'"):
+        vt.ones(2).to("float128")

@@ -1,0 +1,22 @@
+"""The whole default conformance suite on the wgpu backend (Mesa's lavapipe in CI)."""
+
+from __future__ import annotations
+
+import pytest
+from volta_conformance import run_suite
+
+import volta_core as vt
+
+_rows = {b.name: b for b in vt.backends()}
+
+
+@pytest.mark.skipif("wgpu" not in _rows or not _rows["wgpu"].available,
+                    reason=f"wgpu backend unavailable: {getattr(_rows.get('wgpu'), 'reason', '')}")
+def test_wgpu_backend_passes_the_suite():
+    results = run_suite("wgpu")
+    failures = [f"{r.id}: {r.detail}" for r in results if r.status == "fail"]
+    assert not failures, "\n".join(failures)
+    # only what the adapter truly lacks may be unsupported (WGSL has no 8-bit integers)
+    unsupported = [r for r in results if r.status == "unsupported"]
+    assert all("int8" in r.id for r in unsupported), [r.id for r in unsupported]
+    assert sum(r.status == "pass" for r in results) > 2500
