@@ -105,8 +105,12 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """A detached tensor sharing this tensor's values (assigning replaces them)."""
-        return self.detach()
+        """A detached tensor sharing this tensor's values (assigning replaces them).
+
+        Unlike :meth:`detach`, its version counter is its own, as in PyTorch: in-place
+        changes through ``.data`` are invisible to autograd's modification check.
+        """
+        return Tensor._make(self.array, self.device)
 
     @data.setter
     def data(self, other: Tensor) -> None:

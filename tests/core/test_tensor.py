@@ -168,3 +168,11 @@ def test_bool_and_integer_operators_and_hook_handles():
 def test_to_with_an_unknown_dtype_name_is_a_dtype_error():
     with pytest.raises(DTypeError, match="unknown dtype 'float128'"):
         vt.ones(2).to("float128")
+
+
+def test_data_has_its_own_version_counter_but_detach_shares():
+    x = vt.ones(2, requires_grad=True)
+    y = x * 1
+    assert x.data._version is not x._version
+    assert y.detach()._version is y._version
+    assert np.shares_memory(x.data.numpy(), x.detach().numpy())
