@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from volta_numpy.backend import NumpyGenerator
 
-from volta_core.backend import Backend, Generator
+from volta_core.backend import Backend
 
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "uint32", "float32", "float64")
 
@@ -21,22 +22,9 @@ def _xp():
     return array_api_strict
 
 
-class StrictGenerator(Generator):
-    """NumPy's PCG64 draws, converted to array-api-strict arrays (the standard has none)."""
-
-    def __init__(self, seed: int = 0) -> None:
-        self.manual_seed(seed)
-
-    def manual_seed(self, seed: int) -> None:
-        self._rng = np.random.Generator(np.random.PCG64(seed))
-
-    def get_state(self) -> dict:
-        state = self._rng.bit_generator.state
-        return {"state": {k: int(v) for k, v in state["state"].items()},
-                "has_uint32": int(state["has_uint32"]), "uinteger": int(state["uinteger"])}
-
-    def set_state(self, state: dict) -> None:
-        self._rng.bit_generator.state = {"bit_generator": "PCG64", **state}
+class StrictGenerator(NumpyGenerator):
+    """The reference backend's PCG64 draws, as array-api-strict arrays (the standard has
+    no random numbers); seeding and state come from :class:`NumpyGenerator`."""
 
     def _wrap(self, values: np.ndarray, dtype: Any):
         return _xp().asarray(np.ascontiguousarray(values), dtype=dtype)
