@@ -74,14 +74,32 @@ def test_dense_arange_like_index_expressions(xp, check):
         check(xp.eye(n % 7 + 2, dtype=xp.float32), np.eye(n % 7 + 2, dtype=np.float32))
 
 
-def test_dense_grid_stride_covers_many_workgroups(xp):
+def test_dense_one_vec4_per_thread_groups():
     from volta_wgpu.kernels import contig
-    n = contig.MAX_GROUPS * 256 * contig.VEC + 7  # every thread loops at least twice
-    a = np.arange(n, dtype=np.float32) % 1000
-    got = xp.to_numpy(xp.asarray(a) + 1.0)
-    assert contig.groups(n)[0] == contig.MAX_GROUPS
-    np.testing.assert_array_equal(got[::4097], a[::4097] + 1)
-    np.testing.assert_array_equal(got[-9:], a[-9:] + 1)
+    assert contig.groups(0) == (1, 1, 1)
+    assert contig.groups(256 * 4) == (1, 1, 1)
+    assert contig.groups(256 * 4 + 1) == (2, 1, 1)
+    assert contig.groups(1 << 26) == (32768, 2, 1)  # 2^24 vec4s: past the x limit
+    for n in (1, 1023, 1 << 20, (1 << 26) + 3, 1 << 30):
+        x, y, _ = contig.groups(n)
+        assert x <= contig.MAX_X and x * y * 256 * 4 >= n
+        assert (x * y - 1) * 256 * 4 < n + x * 256 * 4  # no more than one spare row
+
+
+def test_dense_2d_dispatch_covers_every_vec4(xp, monkeypatch):
+    from volta_wgpu.kernels import contig
+    from volta_wgpu.kernels import mapkernel
+    real = contig.groups
+    monkeypatch.setattr(contig, "groups", lambda n: real(n, max_x=3))
+    monkeypatch.setattr(mapkernel, "_plans", {}, raising=False)
+    for n in (1024 * 7 + 5, 1024 * 9, 1024 * 10 + 3):  # 3x3 and 3x4 grids, spare groups
+        assert real(n, max_x=3)[1] > 1
+        a = (np.arange(n, dtype=np.float32) % 1000)
+        b = RNG.standard_normal(n).astype(np.float32)
+        got = xp.to_numpy(xp.asarray(a) + xp.asarray(b))
+        np.testing.assert_array_equal(got, a + b)
+        got = xp.to_numpy(xp.asarray(a)[1:] * 2.0)   # unaligned offset
+        np.testing.assert_array_equal(got, a[1:] * 2)
 
 
 def test_strided_views_still_use_the_general_path(xp, check):

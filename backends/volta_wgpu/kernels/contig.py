@@ -2,9 +2,10 @@
 
 Used when the output is fresh and every array operand is either dense in the output's
 order (one stride of 1 after dim collapsing) or a single broadcast element. Storage is
-declared as ``array<vec4<T>>``: each thread handles 4 consecutive elements per step of
-a grid-stride loop, with one vec4 load per operand whose offset is a multiple of 4
-(4 component loads otherwise) and one vec4 store. The last, partial vec4 is written
+declared as ``array<vec4<T>>``: each thread handles exactly one vec4 (4 consecutive
+elements), found from a 2-D workgroup id (x up to MAX_X groups, y for the rest), with one
+bounds check, one vec4 load per operand whose offset is a multiple of 4 (4 component
+loads otherwise) and one vec4 store. Only the thread of the last, partial vec4 writes
 component by component, so the kernel never touches elements past the output's end.
 Every pooled buffer is a multiple of 32 bytes, so a vec4 that holds a valid element
 is inside its buffer (see :meth:`volta_wgpu.engine.Engine.alloc`).
@@ -15,13 +16,14 @@ from __future__ import annotations
 import re
 
 from .. import codegen as cg
+from .._errors import OutOfMemoryError
 from ..dtypes import DType
 from ..engine import WG
 from .f64_math import F64_SRC
 from .wgsl_lib import helper
 
 VEC = 4
-MAX_GROUPS = 8192  # workgroups of the grid-stride loop (several waves on any GPU)
+MAX_X = 65535  # workgroups per dispatch dimension (the WebGPU default limit)
 
 _GI = re.compile(r"\bgi\b")
 
@@ -30,10 +32,17 @@ _GI = re.compile(r"\bgi\b")
 SCALAR, ALIGNED, UNALIGNED, SPLAT = "s", "a", "u", "b"
 
 
-def groups(n: int) -> tuple[int, int, int]:
-    """Workgroups for ``n`` elements: one vec4 per thread, capped at MAX_GROUPS."""
+def groups(n: int, max_x: int | None = None) -> tuple[int, int, int]:
+    """Workgroups for ``n`` elements: one vec4 per thread, split over x/y past ``max_x``."""
+    lim = MAX_X if max_x is None else max_x
     nv = -(-n // VEC)
-    return (max(1, min(-(-nv // WG), MAX_GROUPS)), 1, 1)
+    g = max(1, -(-nv // WG))
+    if g <= lim:
+        return (g, 1, 1)
+    y = -(-g // lim)
+    if y > MAX_X:
+        raise OutOfMemoryError(f"wgpu: {n} elements exceed the dispatch limit")
+    return (-(-g // y), y, 1)
 
 
 def make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple,
@@ -80,27 +89,29 @@ def make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple,
     def ev(vals: list[str], gi: str) -> str:  # ``gi`` in expr: the linear output index
         return cg.store(out, _GI.sub(gi, expr.format(*vals, T=T, R=out.wgsl)))
 
-    full = [f"      let a{i} = in{i}[(o{i} >> 2u) + j];"
+    full = [f"    let a{i} = in{i}[(o{i} >> 2u) + j];"
             for i, (_t, md) in enumerate(kinds) if md == ALIGNED]
     lanes = ", ".join(ev([v[k] for v in lane_vals], f"(e + {k}u)") for k in range(VEC))
-    full.append(f"      out[j] = vec{VEC}<{out.storage}>({lanes});")
-    body = "\n".join(pre) + f"""
+    full.append(f"    out[j] = vec{VEC}<{out.storage}>({lanes});")
+    body = f"""  let j = (wid.y * nwg.x + wid.x) * {WG}u + lid;
   let nv = {cg.word(0)};
+  if (j >= nv) {{
+    return;
+  }}
+""" + "\n".join(pre) + f"""
   let n = {cg.word(1)};
-  let step = nwg.x * {WG}u;
-  for (var j = gid.x; j < nv; j = j + step) {{
-    let e = j * {VEC}u;
-    if (e + {VEC}u <= n) {{
+  let e = j * {VEC}u;
+  if (e + {VEC}u <= n) {{
 {chr(10).join(full)}
-    }} else {{
-      for (var k = 0u; e + k < n; k = k + 1u) {{
-        let x = e + k;
-        out[j][k] = {ev(tail_vals, "x")};
-      }}
+  }} else {{
+    for (var k = 0u; e + k < n; k = k + 1u) {{
+      let x = e + k;
+      out[j][k] = {ev(tail_vals, "x")};
     }}
   }}"""
     main = (f"@compute @workgroup_size({WG})\n"
-            "fn main(@builtin(global_invocation_id) gid: vec3<u32>,\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
+            "        @builtin(local_invocation_index) lid: u32,\n"
             f"        @builtin(num_workgroups) nwg: vec3<u32>) {{\n{body}\n}}\n")
     types = {t for t, _ in kinds} | set(casts) | {out}
     hsrc = "\n".join(helper(h, casts[0] if casts else out) for h in helpers)
