@@ -87,8 +87,7 @@ def test_dense_one_vec4_per_thread_groups():
 
 
 def test_dense_2d_dispatch_covers_every_vec4(xp, monkeypatch):
-    from volta_wgpu.kernels import contig
-    from volta_wgpu.kernels import mapkernel
+    from volta_wgpu.kernels import contig, mapkernel
     real = contig.groups
     monkeypatch.setattr(contig, "groups", lambda n: real(n, max_x=3))
     monkeypatch.setattr(mapkernel, "_plans", {}, raising=False)
