@@ -7,15 +7,14 @@ kept as an unavailable backend with the import error as its reason.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 import pluggy
 
 from ..errors import BackendUnavailableError, DeviceError
 from . import hookspecs
 from .base import Backend
+from .plugins import checked_reason, env_list, install_hint, load_plugins
 
 ENTRY_POINT_GROUP = "volta.backends"
 
@@ -41,18 +40,11 @@ def plugin_manager() -> pluggy.PluginManager:
     """Return the plugin manager, loading the ``volta.backends`` entry points once."""
     global _pm
     if _pm is None:
-        pm = pluggy.PluginManager("volta")
-        pm.add_hookspecs(hookspecs)
-        blocked = {n for n in os.environ.get("VOLTA_BLOCK_BACKENDS", "").split(",") if n}
+        blocked = set(env_list("VOLTA_BLOCK_BACKENDS"))
+        pm, broken = load_plugins(ENTRY_POINT_GROUP, hookspecs, blocked)
         for name in blocked:
             pm.set_blocked(name)
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name in blocked or pm.get_plugin(ep.name) is not None:
-                continue
-            try:
-                pm.register(ep.load(), name=ep.name)
-            except Exception as exc:  # a broken third-party plugin must not break Volta
-                _broken[ep.name] = f"plugin {ep.value!r} failed to load: {exc!r}"
+        _broken.update(broken)
         _pm = pm
         _collect()
     return _pm
@@ -115,7 +107,7 @@ def backend_for_type(device_type: str) -> Backend:
                           f"{known}. See volta_core.backends() for what is installed.")
     reason = backend.unavailable_reason()
     if reason is not None:
-        hint = f"; install it with: pip install 'volta[{backend.extra}]'" if backend.extra else ""
+        hint = install_hint(backend.extra)
         raise BackendUnavailableError(
             f"backend {backend.name!r} for device {device_type!r} is unavailable: {reason}{hint}")
     return backend
@@ -150,10 +142,7 @@ def backends() -> list[BackendInfo]:
     plugin_manager()
     rows = []
     for backend in _by_name.values():
-        try:
-            reason = backend.unavailable_reason()
-        except Exception as exc:  # availability checks must never break the listing
-            reason = f"availability check failed: {exc!r}"
+        reason = checked_reason(backend)
         devices: tuple[str, ...] = ()
         if reason is None:
             n = backend.device_count()

@@ -9,13 +9,11 @@ modules without installing them, and ``VOLTA_BLOCK_COMM`` blocks engines by name
 
 from __future__ import annotations
 
-import importlib
-import os
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 import pluggy
 
+from ..backend.plugins import checked_reason, env_list, install_hint, load_plugins
 from ..errors import BackendUnavailableError
 from . import hookspecs
 from .engine import CommEngine
@@ -38,30 +36,14 @@ class _BrokenEngine(CommEngine):
         return self._reason
 
 
-def _env_list(name: str) -> list[str]:
-    return [n.strip() for n in os.environ.get(name, "").split(",") if n.strip()]
-
-
 def plugin_manager() -> pluggy.PluginManager:
     """Return the engines' plugin manager, loading the ``volta.comm`` entry points once."""
     global _pm
     if _pm is None:
-        pm = pluggy.PluginManager("volta")
-        pm.add_hookspecs(hookspecs)
-        blocked = set(_env_list("VOLTA_BLOCK_COMM"))
-        sources = [(ep.name, ep.value, ep.load) for ep in entry_points(group=ENTRY_POINT_GROUP)]
-        sources += [(m, m, lambda m=m: importlib.import_module(m))
-                    for m in _env_list("VOLTA_COMM_PLUGINS")]
-        for name, value, load in sources:
-            if name in blocked or pm.get_plugin(name) is not None:
-                continue
-            try:
-                module = load()
-            except Exception as exc:  # a broken third-party plugin must not break Volta
-                _broken[name] = f"plugin {value!r} failed to load: {exc!r}"
-                continue
-            if not pm.is_registered(module):
-                pm.register(module, name=name)
+        pm, broken = load_plugins(ENTRY_POINT_GROUP, hookspecs,
+                                  set(env_list("VOLTA_BLOCK_COMM")),
+                                  env_list("VOLTA_COMM_PLUGINS"))
+        _broken.update(broken)
         _pm = pm
         _collect()
     return _pm
@@ -69,7 +51,7 @@ def plugin_manager() -> pluggy.PluginManager:
 
 def _collect() -> None:
     _engines.clear()
-    blocked = set(_env_list("VOLTA_BLOCK_COMM"))
+    blocked = set(env_list("VOLTA_BLOCK_COMM"))
     for name, reason in _broken.items():
         _engines[name] = _BrokenEngine(name, reason)
     for found in _pm.hook.volta_comm_engines():
@@ -110,7 +92,7 @@ def get_engine(name: str) -> CommEngine:
             "volta_core.distributed.engines())")
     reason = engine.unavailable_reason()
     if reason is not None:
-        hint = f"; install it with: pip install 'volta[{engine.extra}]'" if engine.extra else ""
+        hint = install_hint(engine.extra)
         raise BackendUnavailableError(
             f"communication engine {name!r} is unavailable: {reason}{hint}")
     return engine
@@ -135,10 +117,7 @@ def engines() -> list[EngineInfo]:
     plugin_manager()
     rows = []
     for engine in _engines.values():
-        try:
-            reason = engine.unavailable_reason()
-        except Exception as exc:  # availability checks must never break the listing
-            reason = f"availability check failed: {exc!r}"
+        reason = checked_reason(engine)
         rows.append(EngineInfo(engine.name, tuple(engine.device_types), reason is None,
                                reason))
     return rows
