@@ -226,6 +226,17 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 # -- pixel shuffle --------------------------------------------------------------------------
 
 
+def _shuffle_factor(op: str, input: Tensor, factor: int, what: str) -> int:
+    """Check the input rank and the factor shared by pixel_shuffle and pixel_unshuffle."""
+    r = int(factor)
+    if input.ndim < 3:
+        raise ShapeError(f"{op}: expected an input with at least 3 dims (*, C, H, W), "
+                         f"got shape {input.shape}")
+    if r <= 0:
+        raise ValueError(f"{op}: {what} must be positive, got {r}")
+    return r
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """Rearrange ``(*, C*r*r, H, W)`` into ``(*, C, H*r, W*r)``.
 
@@ -233,12 +244,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
         input: the tensor, with at least 3 dims.
         upscale_factor: the factor ``r`` by which to increase the spatial size.
     """
-    r = int(upscale_factor)
-    if input.ndim < 3:
-        raise ShapeError(f"pixel_shuffle: expected an input with at least 3 dims (*, C, H, W), "
-                         f"got shape {input.shape}")
-    if r <= 0:
-        raise ValueError(f"pixel_shuffle: upscale_factor must be positive, got {r}")
+    r = _shuffle_factor("pixel_shuffle", input, upscale_factor, "upscale_factor")
     *batch, c, h, w = input.shape
     if c % (r * r):
         raise ShapeError(f"pixel_shuffle: the channel count {c} of input {input.shape} must be "
@@ -256,12 +262,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
         input: the tensor, with at least 3 dims.
         downscale_factor: the factor ``r`` by which to reduce the spatial size.
     """
-    r = int(downscale_factor)
-    if input.ndim < 3:
-        raise ShapeError(f"pixel_unshuffle: expected an input with at least 3 dims "
-                         f"(*, C, H, W), got shape {input.shape}")
-    if r <= 0:
-        raise ValueError(f"pixel_unshuffle: downscale_factor must be positive, got {r}")
+    r = _shuffle_factor("pixel_unshuffle", input, downscale_factor, "downscale_factor")
     *batch, c, h, w = input.shape
     if h % r or w % r:
         raise ShapeError(f"pixel_unshuffle: the spatial size {(h, w)} of input {input.shape} "
