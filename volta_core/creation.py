@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from .backend.device import Device
 from .backend.device import device as _device
-from .dtypes import DType, bool_, float32, get_default_dtype, get_dtype, int64
+from .dtypes import DType, bool_, get_default_dtype, get_dtype, int64
 from .errors import DTypeError
 from .tensor import Tensor, tensor_method
 
@@ -41,8 +40,9 @@ def _array_from(data: Any, dtype: Any, dev: Device) -> Any:
     """A backend array on ``dev`` holding ``data`` (copied)."""
     if isinstance(data, Tensor):
         data = data.detach().to(dev).array
-        dt = None if dtype is None else dev.native_dtype(get_dtype(dtype))
-        return dev.xp.astype(data, dt, copy=True) if dt is not None else _copy(dev, data)
+        if dtype is None:
+            return dev.xp.asarray(data, copy=True)
+        return dev.xp.astype(data, dev.native_dtype(get_dtype(dtype)), copy=True)
     if isinstance(data, (list, tuple, int, float, bool)):
         data = _flatten_tensors(data)
         dt = get_dtype(dtype) if dtype is not None else _infer_dtype(data)
@@ -51,10 +51,6 @@ def _array_from(data: Any, dtype: Any, dev: Device) -> Any:
         dt = get_dtype(dtype) if dtype is not None else get_dtype(str(data.dtype))
         return dev.backend.from_host(data, dev.index, dev.native_dtype(dt), copy=True)
     raise TypeError(f"tensor(): cannot make a tensor from {type(data).__name__}")
-
-
-def _copy(dev: Device, array: Any) -> Any:
-    return dev.xp.asarray(array, copy=True)
 
 
 def _flatten_tensors(data: Any) -> Any:
@@ -382,4 +378,3 @@ __all__ = [
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "multinomial", "generator_states", "set_generator_states",
 ]
-del math, float32
