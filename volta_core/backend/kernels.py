@@ -42,10 +42,16 @@ def get_kernel(backend: Backend, name: str) -> Callable:
         if fn is None:
             fn = backend.kernels.get(name)
         if fn is None:
-            fn = _fallbacks.get(name)
-        if fn is None:
-            raise KeyError(f"no kernel named {name!r}; known kernels: {sorted(_fallbacks)}")
+            fn = get_fallback(name)
         _cache[(backend.name, name)] = fn
+    return fn
+
+
+def get_fallback(name: str) -> Callable:
+    """Return the generic Array-API implementation of kernel ``name`` (the reference)."""
+    fn = _fallbacks.get(name)
+    if fn is None:
+        raise KeyError(f"no kernel named {name!r}; known kernels: {sorted(_fallbacks)}")
     return fn
 
 

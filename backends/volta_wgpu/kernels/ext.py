@@ -23,8 +23,9 @@ def generic(name: str) -> Callable:
     import volta_core.ops.indexing  # noqa: F401 - these modules register the fallbacks
     import volta_core.ops.nn  # noqa: F401
     import volta_core.optim.kernels  # noqa: F401
-    from volta_core.backend import kernels
-    return kernels._fallbacks[name]
+    from volta_core.backend import get_fallback
+
+    return get_fallback(name)
 
 
 def _f32(*arrays: Any) -> bool:
