@@ -5,7 +5,14 @@
 """
 
 from . import autograd, ops
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .backend import Device, device, get_default_device, set_default_device
 from .backend.settings import backends
 from .creation import *  # noqa: F401,F403

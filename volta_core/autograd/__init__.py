@@ -2,9 +2,16 @@
 
 from .engine import backward, grad
 from .function import Function
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .gradcheck import gradcheck, gradgradcheck
 from .graphviz import render_dot, to_dot
 
 __all__ = ["Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "gradcheck", "gradgradcheck", "to_dot", "render_dot"]
+           "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "to_dot", "render_dot"]
