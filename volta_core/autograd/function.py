@@ -35,6 +35,8 @@ class Function:
     retained: Any = None
     _saved: Any = None
     _to_save: tuple = ()
+    # forward may read it to save less; what an unrecorded call sees (up to 8 inputs)
+    needs_input_grad: tuple = (False,) * 8
 
     def forward(ctx, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -81,33 +83,28 @@ class Function:
         arrays = []
         for a in args:
             if type(a) is Tensor:
+                arrays.append(a.array)  # first: a stale view refreshes its grad_fn here
                 if dev is None:
                     dev = a.device
                 elif a.device is not dev:
                     raise _device_error(cls, dev, a.device)
                 if a.requires_grad:
                     requires = True
-                arrays.append(a.array)
             else:
                 arrays.append(a)
         if dev is None:
             raise TypeError(f"{cls.__name__}: expected at least one Tensor argument")
         ctx.device = dev
         ctx.xp = dev.xp
+        record = requires and _grad_state.enabled and cls.differentiable
+        if record:
+            # known before forward, so that forward saves only what backward will need
+            ctx.needs_input_grad = tuple(type(a) is Tensor and a.requires_grad for a in args)
         out = ctx.forward(*arrays, **kwargs)
-        if not (requires and _grad_state.enabled and cls.differentiable):
+        if not record:
             return Tensor._make(out, dev)
-        parents = []
-        needs = []
-        for a in args:
-            if type(a) is Tensor and a.requires_grad:
-                parents.append(a if a.grad_fn is None else a.grad_fn)
-                needs.append(True)
-            else:
-                parents.append(None)
-                needs.append(False)
-        ctx.parents = tuple(parents)
-        ctx.needs_input_grad = tuple(needs)
+        ctx.parents = tuple((a if a.grad_fn is None else a.grad_fn) if needs else None
+                            for a, needs in zip(args, ctx.needs_input_grad))
         ctx.out_meta = (out.shape, out.dtype)  # for error messages and graph drawings
         result = Tensor._make(out, dev, True, ctx)
         if ctx._to_save:
