@@ -27,8 +27,8 @@ class Tensor:
         grad_fn: the autograd node that produced this tensor (None for leaves).
     """
 
-    __slots__ = ("array", "device", "requires_grad", "grad", "grad_fn", "_version", "_hooks",
-                 "_post_hooks", "__weakref__")
+    __slots__ = ("_data", "device", "requires_grad", "grad", "grad_fn", "_version", "_hooks",
+                 "_post_hooks", "_base", "_view", "_seen", "_gen", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
 
     def __init__(self, data: Any, dtype: Any = None, device: Any = None,
@@ -36,7 +36,9 @@ class Tensor:
         from .creation import _array_from
 
         dev = _as_device(device)
-        self.array = _array_from(data, dtype, dev)
+        self._data = _array_from(data, dtype, dev)
+        self._base = None
+        self._gen = 0
         self.device = dev
         self.requires_grad = False
         self.grad = None
@@ -52,7 +54,9 @@ class Tensor:
               grad_fn: Any = None) -> Tensor:
         """Wrap a backend array without copying or checking (the ops' fast path)."""
         t = object.__new__(Tensor)
-        t.array = array
+        t._data = array
+        t._base = None
+        t._gen = 0
         t.device = device
         t.requires_grad = requires_grad
         t.grad = None
@@ -61,6 +65,27 @@ class Tensor:
         t._hooks = None
         t._post_hooks = None
         return t
+
+    # -- values ------------------------------------------------------------------------
+    @property
+    def array(self) -> Any:
+        """The backend array holding the values (re-derived first if this is a stale view).
+
+        Assigning replaces the values: a tensor that is not a view takes the new array; a
+        view writes it into its base (see :mod:`volta_core.views`).
+        """
+        base = self._base
+        if base is not None and self._seen != base._gen:
+            _views().refresh(self)
+        return self._data
+
+    @array.setter
+    def array(self, value: Any) -> None:
+        if self._base is None:
+            self._data = value
+            self._gen += 1
+        else:
+            _views().assign(self, Tensor._make(value, self.device), False)
 
     # -- metadata ----------------------------------------------------------------------
     @property
@@ -110,15 +135,41 @@ class Tensor:
         Unlike :meth:`detach`, its version counter is its own, as in PyTorch: in-place
         changes through ``.data`` are invisible to autograd's modification check.
         """
-        return Tensor._make(self.array, self.device)
+        t = self._alias()
+        t._version = [0]
+        return t
 
     @data.setter
     def data(self, other: Tensor) -> None:
         if other.device is not self.device:
             raise DeviceError(f"cannot assign .data on {other.device} to a tensor on "
                               f"{self.device}; call .to('{self.device}') first")
-        self.array = other.array
+        if self._base is None:
+            self._data = other.array  # the shape may change, as in PyTorch
+            self._gen += 1
+        else:
+            self.array = other.array
         self._version[0] += 1
+
+    def _alias(self) -> Tensor:
+        """A tensor sharing this one's values but not its history (detach, .data)."""
+        views = _views()
+        t = Tensor._make(self.array, self.device)
+        strides, offset = views.layout(self)
+        return views.make_view(t, self, strides, offset, grad=False)
+
+    def stride(self, dim: int | None = None):
+        """Elements to step in memory per step along each dim (PyTorch's strides)."""
+        strides = _views().layout(self)[0]
+        return strides if dim is None else strides[dim]
+
+    def storage_offset(self) -> int:
+        """Position of the first element in the memory shared with the base."""
+        return _views().layout(self)[1]
+
+    def _is_view(self) -> bool:
+        """True if this tensor is a view sharing its values with a base tensor."""
+        return self._base is not None
 
     # -- conversion --------------------------------------------------------------------
     def numpy(self):
@@ -185,9 +236,7 @@ class Tensor:
     # -- autograd ----------------------------------------------------------------------
     def detach(self) -> Tensor:
         """Return a tensor sharing the values but cut off from the graph."""
-        t = Tensor._make(self.array, self.device)
-        t._version = self._version
-        return t
+        return self._alias()
 
     def detach_(self) -> Tensor:
         """Cut this tensor off the graph in place."""
@@ -217,6 +266,7 @@ class Tensor:
         """
         from .autograd.engine import backward
 
+        self.array  # noqa: B018 - a stale view takes its base's history first
         backward([self], None if gradient is None else [gradient], retain_graph,
                  create_graph, inputs)
 
@@ -321,6 +371,19 @@ class Tensor:
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body, *extras]) + ")"
+
+
+_views_module = None
+
+
+def _views():
+    """The :mod:`volta_core.views` module (imported late: it imports this one)."""
+    global _views_module
+    if _views_module is None:
+        from . import views
+
+        _views_module = views
+    return _views_module
 
 
 class HookHandle:

@@ -85,8 +85,14 @@ def test_views_share_version_counter_and_memory():
 
 
 def test_contiguous_and_clone():
-    x = t64(rand(2, 3)).permute(1, 0)
+    x = t64(rand(2, 3))
     assert x.is_contiguous() and x.contiguous() is x
+    xt = x.permute(1, 0)
+    assert not xt.is_contiguous() and xt.stride() == (1, 3)
+    c = xt.contiguous()  # a copy, not a view: writing to it leaves x alone
+    assert c is not xt and c.is_contiguous() and c._base is None
+    c.add_(100)
+    assert_close(x.permute(1, 0), to_np(c - 100))
     w = t64(rand(3)).requires_grad_()
     c = w.clone()
     assert c.grad_fn is not None and c.array is not w.array

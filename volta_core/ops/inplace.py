@@ -1,17 +1,16 @@
 """In-place ops: ``add_``, ``mul_``, ``copy_``, ``x += y``, ``x[key] = v``, ...
 
 Every in-place op computes its result out of place with the ordinary differentiable op,
-then puts it into ``self`` and bumps ``self._version`` (so autograd detects a changed
-tensor that a backward still needs). How the result goes into ``self``:
+then makes it the tensor's new value (:func:`volta_core.views.assign`) and bumps the
+version counter it shares with its views (so autograd detects a changed tensor that a
+backward still needs). Backend arrays are never written into: a tensor takes a new
+array, and an in-place op on a view writes into its base, where every other view of the
+base sees it. When autograd records the op, the tensor (or the view's base) takes the
+result's history, as PyTorch's CopySlices does.
 
-* when autograd does not record the op (``vt.no_grad()``, or nothing requires grad) the
-  values are written into ``self``'s memory, so views of ``self`` see them where the
-  backend allows writes (NumPy, CuPy); otherwise ``self.array`` is rebound;
-* when autograd records it, ``self.array`` is rebound to the result and ``self.grad_fn``
-  to the result's node: earlier views keep the old values, as if the op were out of place.
-
-An in-place op on a leaf that requires grad raises while grad mode is on, as in PyTorch;
-under ``vt.no_grad()`` it is allowed (optimizers update parameters that way).
+As in PyTorch, an in-place op on a leaf that requires grad, or on a view of one, raises
+while grad mode is on; under ``vt.no_grad()`` it is allowed (optimizers update
+parameters that way). Writing to an expanded tensor whose elements overlap raises.
 """
 
 from __future__ import annotations
@@ -21,27 +20,14 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
-from ..errors import AutogradError, DeviceError, DTypeError, ShapeError
+from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
+from ..views import assign, check_writable
 from ._util import broadcast_shapes
-from .indexing import _as_python, getitem, parse_key
+from .indexing import _as_python, getitem
 from .movement import clone, expand, reshape, sum_to
 
 _ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
-
-
-def _leaf_error(op: str) -> AutogradError:
-    return AutogradError(
-        f"{op}: a leaf Variable that requires grad is being used in an in-place operation; "
-        "wrap it in `with vt.no_grad():` (as optimizers do) or use the out-of-place op")
-
-
-def write_into(t: Tensor, array: Any) -> None:
-    """Write ``array`` (same shape and dtype) into ``t``'s memory, or rebind ``t.array``."""
-    try:
-        t.array[...] = array
-    except (TypeError, ValueError, AttributeError, NotImplementedError):
-        t.array = array  # a read-only view, a 0-d scalar or an immutable backend
 
 
 def _records(self: Tensor, others: tuple) -> bool:
@@ -63,27 +49,22 @@ def _conform(op: str, self: Tensor, out: Tensor) -> Tensor:
     return out
 
 
-def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any,
-            shares: bool = False) -> Tensor:
-    """Run ``fn(self)`` out of place and put the result into ``self``; returns ``self``.
+def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any) -> Tensor:
+    """Run ``fn(self)`` out of place and make the result ``self``'s value; returns ``self``.
 
     Args:
-        self: the tensor modified in place.
+        self: the tensor modified in place (a view writes into its base).
         op: the op's name, for errors.
         fn: computes the new value from (a snapshot of) ``self``.
         others: the op's other operands, to tell whether autograd records it.
-        shares: ``fn``'s result may share memory with an operand (copy it when rebinding).
     """
-    if _records(self, others):
-        if self.requires_grad and self.grad_fn is None:
-            raise _leaf_error(op)
-        old = Tensor._make(self.array, self.device, self.requires_grad, self.grad_fn)
-        out = _conform(op, self, fn(old))
-        if shares or out.array is old.array:
-            out = clone(out)
-        self.array, self.grad_fn, self.requires_grad = out.array, out.grad_fn, out.requires_grad
-    else:
-        write_into(self, _conform(op, self, fn(self)).array)
+    records = _records(self, others)
+    check_writable(op, self, records)
+    old = Tensor._make(self.array, self.device, self.requires_grad, self.grad_fn)
+    out = _conform(op, self, fn(old))
+    if records and out.requires_grad and out.grad_fn is None:
+        out = clone(out)  # a leaf operand (copy_(w)): self takes a node that leads to it
+    assign(self, out, records)
     self._version[0] += 1
     return self
 
@@ -172,16 +153,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         if value.ndim:
             raise ShapeError(f"fill_: value must be a number or a 0-d tensor, got shape "
                              f"{value.shape}")
-        return inplace(self, "fill_", lambda s: expand(value.to(self.dtype), s.shape), value,
-                       shares=True)
+        return inplace(self, "fill_", lambda s: expand(value.to(self.dtype), s.shape), value)
     v = _as_python(self, value)
-    if not _records(self, ()):
-        try:
-            self.array[...] = v
-            self._version[0] += 1
-            return self
-        except (TypeError, ValueError, AttributeError, NotImplementedError):
-            pass
     return inplace(self, "fill_", lambda s: _Constant.apply(s, value=v))
 
 
@@ -202,7 +175,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         v = src.to(device=self.device, dtype=self.dtype)
         return expand(v, self.shape) if v.shape != self.shape else v
 
-    return inplace(self, "copy_", fn, src, shares=True)
+    return inplace(self, "copy_", fn, src)
 
 
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
@@ -324,35 +297,13 @@ def _index_put(x: Tensor, key: Any, value: Any) -> Tensor:
     return IndexPut.apply(x, _value("__setitem__", x, value, positions.shape), positions)
 
 
-def _sliced_shape(shape: tuple, key: tuple) -> tuple:
-    return tuple(len(range(k.start, k.stop, k.step)) for k in key if type(k) is slice)
-
-
 def setitem(self: Tensor, key: Any, value: Any) -> None:
     """``self[key] = value``: ints, slices, None, ..., int tensors/lists, bool masks.
 
-    Without autograd recording, the values are written into ``self``'s memory (views see
-    them); with it, the op is recorded and ``self`` rebound (see the module docstring).
+    An in-place op like the others: views of ``self`` see the new values, and autograd
+    records it (differentiable w.r.t. ``self`` and ``value``).
     """
-    if _records(self, (value,)):
-        if self.requires_grad and self.grad_fn is None:
-            raise _leaf_error("__setitem__")
-        old = Tensor._make(self.array, self.device, self.requires_grad, self.grad_fn)
-        out = _index_put(old, key, value)
-        self.array, self.grad_fn, self.requires_grad = out.array, out.grad_fn, True
-        self._version[0] += 1
-        return
-    basic, new_axes, adv = parse_key(self, key)
-    if not new_axes and not adv:
-        v = _value("__setitem__", self, value, _sliced_shape(self.shape, basic))
-        try:
-            self.array[basic] = v.array
-            self._version[0] += 1
-            return
-        except (TypeError, ValueError, AttributeError, NotImplementedError):
-            pass
-    write_into(self, _index_put(self.detach(), key, value).array)
-    self._version[0] += 1
+    inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
 
 
 Tensor.__setitem__ = setitem

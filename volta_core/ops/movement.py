@@ -1,9 +1,9 @@
 """Movement ops: views (reshape, permute, expand, slicing), padding, joining and splitting.
 
-Views share memory with their input where the backend does (NumPy, CuPy) and always share
-its version counter, as in PyTorch: an in-place change through a view is seen by the
-autograd checks of its base. The Array API standard has no strides, so
-``is_contiguous()`` is always True and ``contiguous()`` returns the tensor itself.
+The ops PyTorch documents as views return views here too: they share their base's values
+and version counter, and in-place changes through any of them reach the base and every
+other view (see :mod:`volta_core.views`). Each view op computes the view's strides from
+its input's, so ``is_contiguous()``, ``contiguous()`` and ``view()`` behave as PyTorch's.
 """
 
 from __future__ import annotations
@@ -12,15 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autograd.function import Function
-from ..errors import IndexOutOfRangeError, ShapeError
+from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
+from ..views import is_contiguous as _contiguous_layout
+from ..views import layout, make_view, view_strides
 from ._util import broadcast_shapes, normalize_dim
-
-
-def _view(out: Tensor, base: Tensor) -> Tensor:
-    """Mark ``out`` as a view of ``base``: in-place changes of either bump one counter."""
-    out._version = base._version
-    return out
 
 
 def _shape_arg(op: str, shape: tuple) -> tuple[int, ...]:
@@ -41,35 +37,72 @@ class Reshape(Function):
         return reshape(g, ctx.in_shape)
 
 
-@tensor_method("reshape", "view")
-def reshape(x: Tensor, *shape: int) -> Tensor:
-    """Return ``x`` with a new shape of the same number of elements (one dim may be -1).
-
-    Args:
-        x: the tensor.
-        shape: the new shape, as ints or one tuple.
-    """
-    shape = _shape_arg("reshape", shape)
+def _target_shape(op: str, x: Tensor, shape: tuple) -> tuple[int, ...]:
+    """``shape`` with its -1 resolved, checked against the number of elements of ``x``."""
+    shape = _shape_arg(op, shape)
     n = x.numel()
     if shape.count(-1) > 1:
-        raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
+        raise ShapeError(f"{op}: only one dimension can be -1, got {shape}")
     if -1 in shape:
         known = 1
         for s in shape:
             known *= s if s != -1 else 1
         if known == 0 or n % known:
-            raise ShapeError(f"reshape: shape {shape} is invalid for input of size {n} "
+            raise ShapeError(f"{op}: shape {shape} is invalid for input of size {n} "
                              f"(shape {x.shape})")
         shape = tuple(n // known if s == -1 else s for s in shape)
     total = 1
     for s in shape:
         total *= s
     if total != n or any(s < 0 for s in shape):
-        raise ShapeError(f"reshape: shape {shape} is invalid for input of size {n} "
+        raise ShapeError(f"{op}: shape {shape} is invalid for input of size {n} "
                          f"(shape {x.shape})")
+    return shape
+
+
+@tensor_method()
+def reshape(x: Tensor, *shape: int) -> Tensor:
+    """Return ``x`` with a new shape of the same number of elements (one dim may be -1).
+
+    A view of ``x`` when its strides allow one, else a copy (as in PyTorch).
+
+    Args:
+        x: the tensor.
+        shape: the new shape, as ints or one tuple.
+    """
+    shape = _target_shape("reshape", x, shape)
     if shape == tuple(x.array.shape):
         return x
-    return _view(Reshape.apply(x, shape=shape), x)
+    strides, offset = layout(x)
+    new = view_strides(x.shape, strides, shape)
+    out = Reshape.apply(x, shape=shape)
+    return out if new is None else make_view(out, x, new, offset)
+
+
+@tensor_method()
+def view(x: Tensor, *shape: Any) -> Tensor:
+    """Return a view of ``x`` with a new shape (one dim may be -1); never copies.
+
+    Raises:
+        ShapeError: if ``x``'s strides don't allow the view (use :func:`reshape`).
+    """
+    from ..dtypes import DType
+
+    if len(shape) == 1 and isinstance(shape[0], DType):
+        if shape[0] is x.dtype:
+            return x
+        raise DTypeError(f"view: reinterpreting {x.dtype.name} as {shape[0].name} is not "
+                         "supported; use .to(dtype) to convert the values")
+    shape = _target_shape("view", x, shape)
+    if shape == tuple(x.array.shape):
+        return x
+    strides, offset = layout(x)
+    new = view_strides(x.shape, strides, shape)
+    if new is None:
+        raise ShapeError(f"view: view size {shape} is not compatible with the input's size "
+                         f"{x.shape} and stride {strides} (at least one dimension spans "
+                         "across two contiguous subspaces); use .reshape(...) instead")
+    return make_view(Reshape.apply(x, shape=shape), x, new, offset)
 
 
 class Permute(Function):
@@ -96,7 +129,8 @@ def permute(x: Tensor, *dims: int) -> Tensor:
         raise ShapeError(f"permute: dims {dims} repeat a dimension")
     if dims == tuple(range(nd)):
         return x
-    return _view(Permute.apply(x, dims=dims), x)
+    strides, offset = layout(x)
+    return make_view(Permute.apply(x, dims=dims), x, tuple(strides[d] for d in dims), offset)
 
 
 @tensor_method("transpose", "swapaxes", "swapdims")
@@ -147,7 +181,9 @@ def expand(x: Tensor, *shape: int) -> Tensor:
         raise ShapeError(f"expand: shape {x.shape} cannot be expanded to {shape}")
     if shape == x.shape:
         return x
-    return _view(Expand.apply(x, shape=shape), x)
+    strides, offset = layout(x)
+    new = [0] * lead + [0 if n != s else st for n, s, st in zip(x.shape, shape[lead:], strides)]
+    return make_view(Expand.apply(x, shape=shape), x, new, offset)
 
 
 def sum_to(x: Tensor, shape: Sequence[int]) -> Tensor:
@@ -240,7 +276,7 @@ def movedim(x: Tensor, source: int | Sequence[int], destination: int | Sequence[
 
 Tensor.moveaxis = movedim
 Tensor.expand_as = lambda self, other: expand(self, other.shape)
-Tensor.view_as = lambda self, other: reshape(self, other.shape)
+Tensor.view_as = lambda self, other: view(self, other.shape)
 Tensor.reshape_as = lambda self, other: reshape(self, other.shape)
 
 
@@ -251,15 +287,17 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 
 @tensor_method()
-def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
-    """Return ``x``: backends keep their own layouts, so every tensor counts as contiguous."""
-    return x
+def is_contiguous(x: Tensor, memory_format: Any = None) -> bool:
+    """Whether ``x``'s elements sit in row-major order in its memory (views may not)."""
+    if x._base is None:
+        return True
+    return _contiguous_layout(x.shape, x._view.strides)
 
 
 @tensor_method()
-def is_contiguous(x: Tensor, memory_format: Any = None) -> bool:
-    """Always True: the Array API standard exposes no strides to check."""
-    return True
+def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
+    """Return ``x`` if it is contiguous, else a contiguous copy (which is not a view)."""
+    return x if is_contiguous(x) else clone(x)
 
 
 class Clone(Function):
@@ -302,11 +340,21 @@ class SliceBackward(Function):
 
 
 def slice_view(x: Tensor, key: tuple) -> Tensor:
-    """Index ``x`` with ``key``: one normalised int or slice (step > 0) per dim."""
+    """Index ``x`` with ``key``: one normalised int or slice (step > 0) per dim; a view."""
     for k, n in zip(key, x.array.shape):
         if type(k) is not slice or k.start != 0 or k.stop != n or k.step != 1:
-            return _view(Slice.apply(x, key=key), x)
-    return x
+            break
+    else:
+        return x
+    strides, offset = layout(x)
+    new = []
+    for k, st in zip(key, strides):
+        if type(k) is slice:
+            offset += k.start * st
+            new.append(st * k.step)
+        else:
+            offset += k * st
+    return make_view(Slice.apply(x, key=key), x, new, offset)
 
 
 def _full(n: int) -> slice:
@@ -341,7 +389,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
         raise IndexOutOfRangeError(f"select: index {index} is out of range for dimension "
                                    f"{dim} of size {n} (shape {x.shape})")
     key = tuple(index % n if i == d else _full(s) for i, s in enumerate(x.shape))
-    return _view(Slice.apply(x, key=key), x)
+    return slice_view(x, key)
 
 
 def shrink(x: Tensor, arg: Sequence[tuple[int, int] | None]) -> Tensor:
@@ -460,7 +508,7 @@ from .joining import (  # noqa: E402
     unbind,
 )
 
-__all__ = ["reshape", "permute", "transpose", "t", "expand", "sum_to", "unsqueeze", "squeeze",
+__all__ = ["reshape", "view", "permute", "transpose", "t", "expand", "sum_to", "unsqueeze", "squeeze",
            "flatten", "unflatten", "movedim", "broadcast_tensors", "clone", "slice_view",
            "narrow", "select", "shrink", "stride", "pad", "flip", "roll", "repeat", "tile",
            "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind"]

@@ -1,0 +1,245 @@
+"""Views: tensors that share their base's values, as PyTorch's views share its storage.
+
+The Array API standard leaves mutation of views to each library, so Volta never writes
+into a backend array: an in-place op computes its result out of place and *rebinds* the
+array of the tensor it changes. What makes views work on top of that (PyTorch's
+"functionalization"):
+
+* A view records its **base** (``_base``: always a tensor that is not itself a view) and
+  where its elements sit in the base, as PyTorch strides: ``ViewMeta.strides`` and
+  ``offset``, in elements of the base's contiguous (row-major) layout. The base is the
+  single source of truth.
+* An in-place op on a view writes its new values into the base at those positions
+  (:func:`assign`), as an ``IndexPut`` that autograd records when it records the op
+  (PyTorch's CopySlices), and bumps the base's *generation* ``_gen``.
+* Reading a view whose base's generation moved on re-derives it (:func:`refresh`): a
+  gather of the base at the view's positions, recorded by autograd when the base
+  requires grad, so the view's ``grad_fn`` follows the base's new history.
+* ``detach()`` and ``.data`` are views that share the values but not the history
+  (``ViewMeta.grad`` is False): writing through them changes the base's values only.
+
+A fresh tensor made by an op is contiguous and its own base; nothing here runs on that
+path except one ``_base is None`` check when its array is read.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .autograd.grad_mode import state as _grad_state
+from .errors import AutogradError, ShapeError
+from .tensor import Tensor
+
+
+class ViewMeta:
+    """Where a view's elements sit in its base, and how it relates to the base's history.
+
+    Attributes:
+        strides: elements to step in the base's flat layout per step along each dim.
+        offset: flat position in the base of the view's first element.
+        grad: whether the view is differentiable w.r.t. the base (False for ``detach``).
+        records: whether the view was made while autograd recorded (False under no_grad).
+        positions: cached flat positions of every element (a backend int array), or None.
+    """
+
+    __slots__ = ("strides", "offset", "grad", "records", "positions")
+
+    def __init__(self, strides: tuple, offset: int, grad: bool, records: bool) -> None:
+        self.strides, self.offset, self.grad, self.records = strides, offset, grad, records
+        self.positions = None
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    """Row-major strides of ``shape``, in elements."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def layout(t: Tensor) -> tuple[tuple, int]:
+    """``(strides, offset)`` of ``t`` in its base's flat layout (its own, if not a view)."""
+    if t._base is None:
+        return contiguous_strides(t.shape), 0
+    return t._view.strides, t._view.offset
+
+
+def is_contiguous(shape: tuple, strides: tuple) -> bool:
+    """PyTorch's rule: strides are row-major, ignoring dims of size 1; empty counts too."""
+    if 0 in shape:
+        return True
+    step = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1:
+            if s != step:
+                return False
+            step *= n
+    return True
+
+
+def make_view(out: Tensor, parent: Tensor, strides: tuple, offset: int,
+              grad: bool = True) -> Tensor:
+    """Mark ``out`` (the op's result, values already right) as a view of ``parent``'s base."""
+    if parent._base is None:
+        base = parent
+    else:
+        base = parent._base
+        grad = grad and parent._view.grad
+    out._base = base
+    out._view = ViewMeta(tuple(strides), offset, grad, _grad_state.enabled)
+    out._seen = base._gen
+    out._version = parent._version  # one counter for base and views (own for .data)
+    return out
+
+
+def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:
+    """Strides that view ``old`` as ``new_shape`` without a copy, or None if there are none.
+
+    Dims of the old shape are grouped into runs that are contiguous with each other; a
+    view is possible when each run of new dims multiplies up to exactly one old run.
+    """
+    if math.prod(old_shape) == 0 or not old_shape:
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    nd = len(new_shape) - 1
+    base_stride = old_strides[-1]
+    old_n = new_n = 1
+    for d in range(len(old_shape) - 1, -1, -1):
+        old_n *= old_shape[d]
+        run_ends = d == 0 or (old_shape[d - 1] != 1
+                              and old_strides[d - 1] != old_n * base_stride)
+        if run_ends:
+            while nd >= 0 and (new_n < old_n or new_shape[nd] == 1):
+                new_strides[nd] = new_n * base_stride
+                new_n *= new_shape[nd]
+                nd -= 1
+            if new_n != old_n:
+                return None
+            if d > 0:
+                base_stride = old_strides[d - 1]
+                old_n = new_n = 1
+    return tuple(new_strides) if nd == -1 else None
+
+
+def strided_positions(dev: Any, shape: tuple, strides: tuple, offset: int) -> Any:
+    """Flat positions ``offset + sum(i_d * strides[d])`` of a strided layout (an int array)."""
+    xp = dev.xp
+    idt = dev.native_dtype("int64")
+    pos = xp.full(shape, offset, dtype=idt, device=dev.native)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        if n != 1 and s:
+            step = xp.arange(0, n * s, s, dtype=idt, device=dev.native)
+            pos = pos + xp.reshape(step, (1,) * d + (n,) + (1,) * (len(shape) - d - 1))
+    return pos
+
+
+def positions(t: Tensor) -> Any:
+    """Flat positions in the base of each element of the view ``t`` (cached)."""
+    meta = t._view
+    if meta.positions is None:
+        meta.positions = strided_positions(t.device, tuple(t._data.shape), meta.strides,
+                                           meta.offset)
+    return meta.positions
+
+
+def _is_whole(t: Tensor) -> bool:
+    """Whether the view covers its base exactly, element for element."""
+    meta = t._view
+    shape = tuple(t._data.shape)
+    return (meta.offset == 0 and shape == tuple(t._base._data.shape)
+            and is_contiguous(shape, meta.strides))
+
+
+def refresh(t: Tensor) -> None:
+    """Re-derive the view ``t`` from its base, whose values changed since ``t`` was made."""
+    from .ops.indexing import IndexSelect
+    from .ops.movement import Reshape
+
+    base, meta = t._base, t._view
+    gen = base._gen
+    record = meta.grad and meta.records and base.requires_grad
+    prev = _grad_state.enabled
+    _grad_state.enabled = record
+    try:
+        shape = tuple(t._data.shape)
+        if _is_whole(t):
+            fresh = Reshape.apply(base, shape=shape)
+        else:
+            flat = Reshape.apply(base, shape=(math.prod(base._data.shape),))
+            pos = t.device.xp.reshape(positions(t), (-1,))
+            fresh = Reshape.apply(IndexSelect.apply(flat, Tensor._make(pos, t.device), dim=0),
+                                  shape=shape)
+    finally:
+        _grad_state.enabled = prev
+    t._data = fresh._data
+    if record:
+        t.grad_fn, t.requires_grad = fresh.grad_fn, True
+    t._seen = gen
+
+
+def check_writable(op: str, t: Tensor, records: bool) -> None:
+    """Raise PyTorch's errors for in-place writes it refuses."""
+    if t._base is None:
+        if records and t.requires_grad and t.grad_fn is None:
+            raise AutogradError(
+                f"{op}: a leaf Variable that requires grad is being used in an in-place "
+                "operation; wrap it in `with vt.no_grad():` (as optimizers do) or use the "
+                "out-of-place op")
+        return
+    meta, base = t._view, t._base
+    if records and meta.grad and base.requires_grad and base.grad_fn is None:
+        raise AutogradError(
+            f"{op}: a view of a leaf Variable that requires grad is being used in an "
+            "in-place operation; wrap it in `with vt.no_grad():` or clone() the view first")
+    for n, s in zip(t._data.shape, meta.strides):
+        if s == 0 and n > 1:
+            raise ShapeError(
+                f"{op}: more than one element of the written-to tensor (shape {t.shape}, "
+                f"strides {meta.strides}) refers to a single memory location, as after "
+                "expand(); clone() the tensor before writing to it")
+
+
+def assign(t: Tensor, out: Tensor, records: bool) -> None:
+    """Make ``out`` (same shape and dtype) the new value of ``t``; writes views into their base.
+
+    With ``records``, the write is part of the autograd graph: ``t`` (or, for a view, its
+    base) takes ``out``'s history.
+    """
+    base = t._base
+    if base is None:
+        t._data = out.array
+        t._gen += 1
+        if records:
+            t.grad_fn, t.requires_grad = out.grad_fn, out.requires_grad
+        return
+    meta = t._view
+    differentiable = records and meta.grad
+    if _is_whole(t) and not differentiable:
+        new = out.array
+        if tuple(new.shape) != tuple(base._data.shape):
+            new = base.device.xp.reshape(new, base._data.shape)
+        base._data = new
+        base._gen += 1
+    else:
+        from .ops.inplace import IndexPut
+
+        old = Tensor._make(base._data, base.device, base.requires_grad, base.grad_fn)
+        prev = _grad_state.enabled
+        _grad_state.enabled = differentiable
+        try:
+            new = IndexPut.apply(old, out, Tensor._make(positions(t), t.device))
+        finally:
+            _grad_state.enabled = prev
+        base._data = new._data
+        base._gen += 1
+        if differentiable:
+            base.grad_fn, base.requires_grad = new.grad_fn, new.requires_grad
+    if records and not meta.grad:  # detach()/.data: the alias itself takes out's history
+        t._data, t._seen = out.array, base._gen
+        t.grad_fn, t.requires_grad = out.grad_fn, out.requires_grad
+
+
+__all__ = ["ViewMeta", "contiguous_strides", "layout", "is_contiguous", "make_view",
+           "view_strides", "strided_positions", "positions", "refresh", "check_writable", "assign"]
