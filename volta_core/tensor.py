@@ -91,7 +91,7 @@ class Tensor:
     @property
     def shape(self) -> tuple[int, ...]:
         """The size of each dimension, as a tuple of ints."""
-        return tuple(self.array.shape)
+        return tuple(self._data.shape)  # a view's shape and dtype never go stale
 
     def size(self, dim: int | None = None):
         """Return the shape, or the size of dimension ``dim``."""
@@ -101,21 +101,21 @@ class Tensor:
     @property
     def dtype(self) -> DType:
         """The element type, a :class:`volta_core.DType`."""
-        return self.device.volta_dtype(self.array.dtype)
+        return self.device.volta_dtype(self._data.dtype)
 
     @property
     def ndim(self) -> int:
         """Number of dimensions."""
-        return len(self.array.shape)
+        return len(self._data.shape)
 
     def dim(self) -> int:
         """Number of dimensions."""
-        return len(self.array.shape)
+        return len(self._data.shape)
 
     def numel(self) -> int:
         """Number of elements."""
         n = 1
-        for s in self.array.shape:
+        for s in self._data.shape:
             n *= s
         return n
 

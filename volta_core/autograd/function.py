@@ -83,7 +83,8 @@ class Function:
         arrays = []
         for a in args:
             if type(a) is Tensor:
-                arrays.append(a.array)  # first: a stale view refreshes its grad_fn here
+                # first: a stale view re-derives its values and grad_fn (Tensor.array)
+                arrays.append(a._data if a._base is None else a.array)
                 if dev is None:
                     dev = a.device
                 elif a.device is not dev:
@@ -96,15 +97,21 @@ class Function:
             raise TypeError(f"{cls.__name__}: expected at least one Tensor argument")
         ctx.device = dev
         ctx.xp = dev.xp
-        record = requires and _grad_state.enabled and cls.differentiable
-        if record:
-            # known before forward, so that forward saves only what backward will need
-            ctx.needs_input_grad = tuple(type(a) is Tensor and a.requires_grad for a in args)
+        if not (requires and _grad_state.enabled and cls.differentiable):
+            return Tensor._make(ctx.forward(*arrays, **kwargs), dev)
+        parents = []
+        needs = []
+        for a in args:
+            if type(a) is Tensor and a.requires_grad:
+                parents.append(a if a.grad_fn is None else a.grad_fn)
+                needs.append(True)
+            else:
+                parents.append(None)
+                needs.append(False)
+        # known before forward, so that forward saves only what backward will need
+        ctx.needs_input_grad = tuple(needs)
         out = ctx.forward(*arrays, **kwargs)
-        if not record:
-            return Tensor._make(out, dev)
-        ctx.parents = tuple((a if a.grad_fn is None else a.grad_fn) if needs else None
-                            for a, needs in zip(args, ctx.needs_input_grad))
+        ctx.parents = tuple(parents)
         ctx.out_meta = (out.shape, out.dtype)  # for error messages and graph drawings
         result = Tensor._make(out, dev, True, ctx)
         if ctx._to_save:
@@ -125,7 +132,7 @@ def _pack(to_save: tuple, args: tuple, out: Any, result: Tensor) -> list:
             saved.append((1, s, (result._version, result._version[0])))
             continue
         for a in args:
-            if type(a) is Tensor and a.array is s:
+            if type(a) is Tensor and a._data is s:
                 saved.append((0, a, a._version[0]))
                 break
         else:

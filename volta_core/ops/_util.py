@@ -94,4 +94,4 @@ def promote_pair(a: Any, b: Any) -> tuple[Any, Any]:
 
 def shape_of(x: Any) -> tuple[int, ...]:
     """Shape of a Tensor, or () for a Python scalar."""
-    return tuple(x.array.shape) if type(x) is Tensor else ()
+    return tuple(x._data.shape) if type(x) is Tensor else ()

@@ -388,7 +388,7 @@ def _binary(cls: type, name: str, true_div: bool = False):
         if type(a) is Tensor and not true_div:
             tb = type(b)
             if tb is Tensor:
-                if a.array.dtype == b.array.dtype and a.array.shape == b.array.shape:
+                if a._data.dtype == b._data.dtype and a._data.shape == b._data.shape:
                     return cls.apply(a, b)
             elif tb is float or tb is int:
                 dt = a.dtype

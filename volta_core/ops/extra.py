@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor_method
+from ..views import layout, make_view
 from ._util import normalize_dim
 from .indexing import index_select
 from .inplace import inplace
@@ -78,8 +79,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
     Shape:
         Output: ``input``'s shape without ``dim1`` and ``dim2``, plus the diagonal's
-        length as the last dim. (PyTorch returns a view; Volta returns a copy whose
-        gradient flows back the same way.)
+        length as the last dim. A view: writing to it writes the diagonal of ``input``.
     """
     _check("diagonal", input)
     if input.ndim < 2:
@@ -92,7 +92,13 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     x = movedim(input, (a, b), (-2, -1))
     rows, cols = x.shape[-2:]
     flat = reshape(x, *x.shape[:-2], rows * cols)
-    return index_select(flat, flat.ndim - 1, _diagonal_index(rows, cols, offset, x.device))
+    out = index_select(flat, flat.ndim - 1, _diagonal_index(rows, cols, offset, x.device))
+    strides, start = layout(input)
+    start += offset * strides[b] if offset >= 0 else -offset * strides[a]
+    if not out.shape[-1]:
+        start = layout(input)[1]
+    kept = tuple(s for d, s in enumerate(strides) if d not in (a, b))
+    return make_view(out, input, kept + (strides[a] + strides[b],), start)
 
 
 @tensor_method()

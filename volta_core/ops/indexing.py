@@ -318,7 +318,11 @@ _BAD_KEY = ("only ints, slices, None, ..., and integer or bool tensors (or lists
 
 def _key_item(x: Tensor, k: Any) -> Any:
     """One index of a key, as None, Ellipsis, slice, int or Tensor."""
-    if k is None or k is Ellipsis or type(k) is slice or type(k) is Tensor:
+    if type(k) is Tensor:
+        if k.ndim == 0 and k.dtype.kind in "iu":
+            return int(k.item())  # a 0-d integer tensor indexes as an int, as in PyTorch
+        return k
+    if k is None or k is Ellipsis or type(k) is slice:
         return k
     if isinstance(k, bool):
         return Tensor(k, device=x.device)

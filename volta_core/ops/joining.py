@@ -199,8 +199,11 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split ``x`` into at most ``chunks`` views of equal size along ``dim`` (last smaller)."""
     if chunks <= 0:
         raise ShapeError(f"chunk: chunks must be positive, got {chunks}")
-    n = x.shape[normalize_dim("chunk", dim, x.ndim)]
-    return split(x, max(-(-n // chunks), 1), dim)
+    d = normalize_dim("chunk", dim, x.ndim)
+    n = x.shape[d]
+    if not n:  # as PyTorch: ``chunks`` empty pieces
+        return tuple(narrow(x, d, 0, 0) for _ in range(chunks))
+    return split(x, -(-n // chunks), dim)
 
 
 @tensor_method()

@@ -14,8 +14,8 @@ from typing import Any
 from ..autograd.function import Function
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
+from ..views import contiguous_strides, layout, make_view, strided_positions, view_strides
 from ..views import is_contiguous as _contiguous_layout
-from ..views import layout, make_view, view_strides
 from ._util import broadcast_shapes, normalize_dim
 
 
@@ -189,7 +189,7 @@ def expand(x: Tensor, *shape: int) -> Tensor:
 def sum_to(x: Tensor, shape: Sequence[int]) -> Tensor:
     """Sum ``x`` over broadcast dimensions so that it has ``shape`` (the reverse of expand)."""
     shape = tuple(shape)
-    xs = tuple(x.array.shape)
+    xs = x.shape
     if xs == shape:
         return x
     lead = len(xs) - len(shape)
@@ -418,6 +418,71 @@ def stride(x: Tensor, steps: Sequence[int]) -> Tensor:
     return slice_view(x, tuple(slice(0, n, s) for s, n in zip(steps, x.shape)))
 
 
+def _gather_strided(src: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
+    """The elements of ``src``'s row-major layout at a strided pattern (differentiable)."""
+    from .indexing import IndexSelect
+
+    pos = strided_positions(src.device, shape, strides, offset)
+    flat = Reshape.apply(src, shape=(src.numel(),))
+    idx = Tensor._make(src.device.xp.reshape(pos, (-1,)), src.device)
+    return Reshape.apply(IndexSelect.apply(flat, idx, dim=0), shape=shape)
+
+
+@tensor_method()
+def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """A view of every window of ``size`` elements along ``dimension``, ``step`` apart.
+
+    The windows are a new last dim of length ``size``; ``dimension`` becomes the number of
+    windows, ``(x.shape[dimension] - size) // step + 1``.
+    """
+    d = normalize_dim("unfold", dimension, max(x.ndim, 1))
+    shape = x.shape or (1,)
+    n = shape[d]
+    if size < 0 or size > n or step <= 0:
+        raise ShapeError(f"unfold: size {size} must be in [0, {n}] (dimension {dimension} of "
+                         f"shape {x.shape}) and step {step} positive")
+    new_shape = list(shape)
+    new_shape[d] = (n - size) // step + 1
+    new_shape = tuple(new_shape) + (size,)
+
+    def windows(strides: tuple) -> tuple:
+        s = list(strides or (1,))
+        return tuple(s[:d]) + (s[d] * step,) + tuple(s[d + 1:]) + (s[d],)
+
+    strides, offset = layout(x)
+    src = x if x.ndim else reshape(x, (1,))
+    out = _gather_strided(src, new_shape, windows(contiguous_strides(shape)), 0)
+    return make_view(out, x, windows(strides), offset)
+
+
+@tensor_method()
+def as_strided(x: Tensor, size: Sequence[int], stride: Sequence[int],
+               storage_offset: int | None = None) -> Tensor:
+    """A view of ``x``'s memory (its base's, for a view) with the given sizes and strides.
+
+    Strides and offset count elements of the base's row-major layout, as in PyTorch.
+    """
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride) or any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise ShapeError(f"as_strided: sizes {size} and strides {stride} must be "
+                         "non-negative and of the same length")
+    base = x if x._base is None else x._base
+    offset = layout(x)[1] if storage_offset is None else int(storage_offset)
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset
+    if offset < 0 or (all(size) and last >= base.numel()):
+        raise ShapeError(f"as_strided: sizes {size}, strides {stride} and offset {offset} "
+                         f"reach element {last}, out of bounds for memory of "
+                         f"{base.numel()} elements (base shape {base.shape})")
+    if x._base is not None and not x._view.grad:
+        from ..autograd.grad_mode import no_grad
+
+        with no_grad():  # an alias made by detach(): no history to follow
+            out = _gather_strided(base, size, stride, offset)
+    else:
+        out = _gather_strided(base, size, stride, offset)
+    return make_view(out, x, stride, offset)
+
+
 # -- padding ------------------------------------------------------------------------------
 
 class ConstantPad(Function):
@@ -510,5 +575,5 @@ from .joining import (  # noqa: E402
 
 __all__ = ["reshape", "view", "permute", "transpose", "t", "expand", "sum_to", "unsqueeze", "squeeze",
            "flatten", "unflatten", "movedim", "broadcast_tensors", "clone", "slice_view",
-           "narrow", "select", "shrink", "stride", "pad", "flip", "roll", "repeat", "tile",
+           "narrow", "select", "unfold", "as_strided", "shrink", "stride", "pad", "flip", "roll", "repeat", "tile",
            "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind"]
