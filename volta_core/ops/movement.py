@@ -575,5 +575,6 @@ from .joining import (  # noqa: E402
 
 __all__ = ["reshape", "view", "permute", "transpose", "t", "expand", "sum_to", "unsqueeze", "squeeze",
            "flatten", "unflatten", "movedim", "broadcast_tensors", "clone", "slice_view",
-           "narrow", "select", "unfold", "as_strided", "shrink", "stride", "pad", "flip", "roll", "repeat", "tile",
+           "narrow", "select", "unfold", "as_strided", "shrink", "stride", "pad", "flip", "roll",
+           "repeat", "tile",
            "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind"]
