@@ -14,4 +14,5 @@ from .gradcheck import gradcheck, gradgradcheck
 from .graphviz import render_dot, to_dot
 
 __all__ = ["Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "to_dot", "render_dot"]
+           "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "gradcheck",
+           "gradgradcheck", "to_dot", "render_dot"]

@@ -573,8 +573,8 @@ from .joining import (  # noqa: E402
     unbind,
 )
 
-__all__ = ["reshape", "view", "permute", "transpose", "t", "expand", "sum_to", "unsqueeze", "squeeze",
-           "flatten", "unflatten", "movedim", "broadcast_tensors", "clone", "slice_view",
+__all__ = ["reshape", "view", "permute", "transpose", "t", "expand", "sum_to", "unsqueeze",
+           "squeeze", "flatten", "unflatten", "movedim", "broadcast_tensors", "clone", "slice_view",
            "narrow", "select", "unfold", "as_strided", "shrink", "stride", "pad", "flip", "roll",
            "repeat", "tile",
            "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind"]
