@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .autograd.function import Function
 from .autograd.grad_mode import state as _grad_state
 from .errors import AutogradError, ShapeError
 from .tensor import Tensor
@@ -41,13 +42,17 @@ class ViewMeta:
         grad: whether the view is differentiable w.r.t. the base (False for ``detach``).
         records: whether the view was made while autograd recorded (False under no_grad).
         positions: cached flat positions of every element (a backend int array), or None.
+        multi: made by an op returning several views (split, chunk, unbind): PyTorch
+            forbids writing to it, or using it after its base changed, under autograd.
     """
 
-    __slots__ = ("strides", "offset", "grad", "records", "positions")
+    __slots__ = ("strides", "offset", "grad", "records", "positions", "multi")
 
-    def __init__(self, strides: tuple, offset: int, grad: bool, records: bool) -> None:
+    def __init__(self, strides: tuple, offset: int, grad: bool, records: bool,
+                 multi: bool = False) -> None:
         self.strides, self.offset, self.grad, self.records = strides, offset, grad, records
         self.positions = None
+        self.multi = multi
 
 
 def contiguous_strides(shape: tuple) -> tuple:
@@ -82,13 +87,15 @@ def is_contiguous(shape: tuple, strides: tuple) -> bool:
 def make_view(out: Tensor, parent: Tensor, strides: tuple, offset: int,
               grad: bool = True) -> Tensor:
     """Mark ``out`` (the op's result, values already right) as a view of ``parent``'s base."""
+    multi = False
     if parent._base is None:
         base = parent
     else:
         base = parent._base
         grad = grad and parent._view.grad
+        multi = parent._view.multi
     out._base = base
-    out._view = ViewMeta(tuple(strides), offset, grad, _grad_state.enabled)
+    out._view = ViewMeta(tuple(strides), offset, grad, _grad_state.enabled, multi)
     out._seen = base._gen
     out._version = parent._version  # one counter for base and views (own for .data)
     return out
@@ -144,12 +151,40 @@ def positions(t: Tensor) -> Any:
     return meta.positions
 
 
+def mark_multi(views: tuple) -> tuple:
+    """Mark the views returned together by split/chunk/unbind (see ``ViewMeta.multi``)."""
+    for v in views:
+        if v._base is not None:
+            v._view.multi = True
+    return views
+
+
 def _is_whole(t: Tensor) -> bool:
     """Whether the view covers its base exactly, element for element."""
     meta = t._view
     shape = tuple(t._data.shape)
     return (meta.offset == 0 and shape == tuple(t._base._data.shape)
             and is_contiguous(shape, meta.strides))
+
+
+class StaleMultiView(Function):
+    """The ``grad_fn`` of a split/chunk/unbind piece whose base changed under autograd.
+
+    PyTorch can't regenerate such a view's history and refuses to record any op on it;
+    :meth:`Function.apply` raises :meth:`error` when it meets this node as a parent.
+    """
+
+    stale = True
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+
+    def error(self) -> AutogradError:
+        return AutogradError(
+            f"a view of shape {self.shape} made by split/chunk/unbind is used after its base "
+            "or another view of its base was modified in place; such views can't follow the "
+            "change under autograd (PyTorch refuses this too). Use the out-of-place op, or "
+            "clone() the pieces before modifying the base")
 
 
 def refresh(t: Tensor) -> None:
@@ -160,6 +195,11 @@ def refresh(t: Tensor) -> None:
     base, meta = t._base, t._view
     gen = base._gen
     record = meta.grad and meta.records and base.requires_grad
+    if record and meta.multi:  # its values follow, its history can't (see StaleMultiView)
+        meta.grad = False
+        refresh(t)
+        t.grad_fn, t._view.grad = StaleMultiView(t.shape), True
+        return
     prev = _grad_state.enabled
     _grad_state.enabled = record
     try:
@@ -179,6 +219,18 @@ def refresh(t: Tensor) -> None:
     t._seen = gen
 
 
+def _overlaps(shape: tuple, strides: tuple) -> bool:
+    """Whether two elements of a strided layout may share a position (expand, unfold)."""
+    if 0 in shape:
+        return False
+    extent = 1  # positions spanned by the dims taken so far, smallest stride first
+    for s, n in sorted((s, n) for s, n in zip(strides, shape) if n > 1):
+        if s < extent:
+            return True
+        extent += s * (n - 1)
+    return False
+
+
 def check_writable(op: str, t: Tensor, records: bool) -> None:
     """Raise PyTorch's errors for in-place writes it refuses."""
     if t._base is None:
@@ -193,12 +245,16 @@ def check_writable(op: str, t: Tensor, records: bool) -> None:
         raise AutogradError(
             f"{op}: a view of a leaf Variable that requires grad is being used in an "
             "in-place operation; wrap it in `with vt.no_grad():` or clone() the view first")
-    for n, s in zip(t._data.shape, meta.strides):
-        if s == 0 and n > 1:
-            raise ShapeError(
-                f"{op}: more than one element of the written-to tensor (shape {t.shape}, "
-                f"strides {meta.strides}) refers to a single memory location, as after "
-                "expand(); clone() the tensor before writing to it")
+    if records and meta.grad and meta.multi and base.requires_grad:
+        raise AutogradError(
+            f"{op}: a view made by a function returning several views (split, chunk, "
+            "unbind) is being modified in place under autograd, which PyTorch forbids too; "
+            "use the out-of-place op, or clone() the piece first")
+    if _overlaps(tuple(t._data.shape), meta.strides):
+        raise ShapeError(
+            f"{op}: more than one element of the written-to tensor (shape {t.shape}, "
+            f"strides {meta.strides}) refers to a single memory location, as after "
+            "expand() or an overlapping unfold(); clone() the tensor before writing to it")
 
 
 def assign(t: Tensor, out: Tensor, records: bool) -> None:
@@ -242,4 +298,5 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
 
 
 __all__ = ["ViewMeta", "contiguous_strides", "layout", "is_contiguous", "make_view",
-           "view_strides", "strided_positions", "positions", "refresh", "check_writable", "assign"]
+           "view_strides", "strided_positions", "positions", "mark_multi", "refresh",
+           "check_writable", "assign"]

@@ -28,6 +28,7 @@ class Function:
     """
 
     differentiable = True  # False for ops whose output has no gradient (comparisons)
+    stale = False  # True for a node that must not get children (views.StaleMultiView)
 
     # engine bookkeeping, set only when the op is recorded
     parents: tuple = ()
@@ -103,7 +104,12 @@ class Function:
         needs = []
         for a in args:
             if type(a) is Tensor and a.requires_grad:
-                parents.append(a if a.grad_fn is None else a.grad_fn)
+                node = a.grad_fn
+                if node is None:
+                    node = a
+                elif node.stale:
+                    raise node.error()
+                parents.append(node)
                 needs.append(True)
             else:
                 parents.append(None)

@@ -25,7 +25,7 @@ from ..tensor import Tensor
 from ..views import assign, check_writable
 from ._util import broadcast_shapes
 from .indexing import _as_python, getitem
-from .movement import clone, expand, reshape, sum_to
+from .movement import expand, reshape, sum_to
 
 _ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
 
@@ -49,6 +49,16 @@ def _conform(op: str, self: Tensor, out: Tensor) -> Tensor:
     return out
 
 
+class _Overwrite(Function):
+    """``new``, as the value that replaced ``old``: no gradient reaches ``old``."""
+
+    def forward(ctx, old, new):
+        return new
+
+    def backward(ctx, g):
+        return (g.new_zeros(g.shape) if ctx.needs_input_grad[0] else None), g
+
+
 def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any) -> Tensor:
     """Run ``fn(self)`` out of place and make the result ``self``'s value; returns ``self``.
 
@@ -62,8 +72,9 @@ def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any)
     check_writable(op, self, records)
     old = Tensor._make(self.array, self.device, self.requires_grad, self.grad_fn)
     out = _conform(op, self, fn(old))
-    if records and out.requires_grad and out.grad_fn is None:
-        out = clone(out)  # a leaf operand (copy_(w)): self takes a node that leads to it
+    if records and out.grad_fn is None:
+        # a constant or a leaf (fill_, copy_(w)): self still takes a node of the graph
+        out = _Overwrite.apply(old, out)
     assign(self, out, records)
     self._version[0] += 1
     return self

@@ -12,8 +12,9 @@ from ..autograd.function import Function
 from ..dtypes import promote_types
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor_method
+from ..views import layout, make_view, mark_multi
 from ._util import normalize_dim
-from .movement import _shape_arg, clone, narrow, reshape, select
+from .movement import Reshape, _shape_arg, clone, narrow, reshape, select
 
 # -- reordering and repeating -------------------------------------------------------------
 
@@ -189,9 +190,13 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
                              f"size of dimension {dim} of shape {x.shape}")
     out, start = [], 0
     for s in sizes:
-        out.append(narrow(x, d, start, s))
+        piece = narrow(x, d, start, s)
+        if piece is x:  # one piece of all of x: still a view, as in PyTorch
+            strides, offset = layout(x)
+            piece = make_view(Reshape.apply(x, shape=x.shape), x, strides, offset)
+        out.append(piece)
         start += s
-    return tuple(out)
+    return mark_multi(tuple(out))
 
 
 @tensor_method()
@@ -202,7 +207,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     d = normalize_dim("chunk", dim, x.ndim)
     n = x.shape[d]
     if not n:  # as PyTorch: ``chunks`` empty pieces
-        return tuple(narrow(x, d, 0, 0) for _ in range(chunks))
+        return mark_multi(tuple(narrow(x, d, 0, 0) for _ in range(chunks)))
     return split(x, -(-n // chunks), dim)
 
 
@@ -210,7 +215,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """Return the slices of ``x`` along ``dim``, that dim removed."""
     d = normalize_dim("unbind", dim, x.ndim)
-    return tuple(select(x, d, i) for i in range(x.shape[d]))
+    return mark_multi(tuple(select(x, d, i) for i in range(x.shape[d])))
 
 
 __all__ = ["flip", "roll", "repeat", "tile", "cat", "concat", "concatenate", "stack", "split",
