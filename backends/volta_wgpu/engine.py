@@ -567,8 +567,9 @@ class Engine:
         # a 4-byte readback waits for everything submitted before it (queue order);
         # wgpu-py's on_submitted_work_done_sync is broken with some wgpu-native builds
         with self._lock:
-            if not hasattr(self, "_sync_st"):
-                self._sync_st = self.alloc(4)
+            if not hasattr(self, "_sync_st"):  # the engine's own: not in the memory stats
+                buf = self.device.create_buffer(size=_MIN_BUCKET, usage=self._usage)
+                self._sync_st = Storage(buf, 4, self)
             self.read(self._sync_st, 0, 4)
 
 
