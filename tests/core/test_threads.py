@@ -11,15 +11,19 @@ import volta_core as vt
 from volta_core import nn
 
 
-def _wgpu_reason() -> str | None:
+def _unavailable(device_type: str) -> str | None:
     from volta_core.backend.registry import backends
-    rows = [b for b in backends() if b.device_type == "wgpu"]
-    return rows[0].reason if rows else "no backend serves 'wgpu' (pip install 'volta[wgpu]')"
+    rows = [b for b in backends() if b.device_type == device_type]
+    return rows[0].reason if rows else f"no backend serves {device_type!r}"
 
 
-_WGPU = _wgpu_reason()
-DEVICES = ["cpu", pytest.param("wgpu", marks=pytest.mark.skipif(
-    _WGPU is not None, reason=f"wgpu unavailable: {_WGPU}"))]
+def _on(device_type: str):
+    reason = _unavailable(device_type)
+    return pytest.param(device_type, marks=pytest.mark.skipif(
+        reason is not None, reason=f"{device_type} unavailable: {reason}"))
+
+
+DEVICES = ["cpu", _on("wgpu"), _on("cuda")]
 STEPS = 500
 
 
