@@ -109,7 +109,7 @@ class Storage:
         # (cyclic GC) or at interpreter exit; deque.append is atomic
         try:
             self.engine._freed.append(self.buffer)
-        except Exception:  # noqa: S110 - interpreter teardown: nothing left to pool into
+        except Exception:  # interpreter teardown: nothing left to pool into
             pass
 
 
