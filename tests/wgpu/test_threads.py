@@ -106,7 +106,7 @@ def test_random_gc_interleavings_never_crash():
         errors = []
 
         def maybe_collect(rng):
-            if rng.random() < 0.25:
+            if rng.random() < 0.5:
                 with lock:
                     if collected[0] >= N:
                         return
