@@ -113,6 +113,11 @@ class Array:
         """Transpose of the last two dims."""
         return matrix_transpose(self)
 
+    def __reduce__(self) -> tuple:
+        # pickle and copy.deepcopy go through the host: the buffer is a device handle.
+        # A view comes back as a contiguous array of its own (the base is not shared)
+        return (_rebuild, (to_numpy(self), self._st.engine.index))
+
     def __array_namespace__(self, api_version: str | None = None) -> Any:
         import volta_wgpu
         return volta_wgpu
@@ -240,6 +245,11 @@ def new_array(shape: tuple[int, ...], dtype: DType, engine: Engine | None = None
     eng = engine or get_engine()
     D.check_supported(dtype)
     return Array(eng.alloc(max(prod(shape), 1) * dtype.itemsize), tuple(shape), dtype)
+
+
+def _rebuild(host: np.ndarray, index: int) -> Array:
+    """Unpickle an :class:`Array`: upload the host copy to device ``index``."""
+    return asarray(host, device=Device(index))
 
 
 def to_numpy(x: Array) -> np.ndarray:

@@ -14,11 +14,23 @@ Buffers come from a size-bucketed pool. A buffer freed while commands that may r
 it are still unsubmitted goes to a *dirty* list: it may serve as a kernel output at
 once (commands run in order), but only becomes a target for host uploads after the
 next submit, because ``queue.write_buffer`` runs before the pending commands.
+
+Threads: one engine serves every thread that uses its device. The encoder, the open
+pass, the metadata ring, the caches and the pools are guarded by one re-entrant lock,
+taken around recording a dispatch, a copy, a flush, a readback and every pool operation.
+
+Freeing: the engine keeps a strong reference to every buffer it made, so a buffer
+object is never finalised by the cyclic garbage collector alongside the tensor that
+used it. ``Storage.__del__`` (which may run in any thread, at any bytecode, even while
+that thread holds the lock) only appends the buffer to a lock-free queue; the engine
+drains the queue into the pool at safe points (an allocation, a flush, a stats query)
+while holding its lock.
 """
 
 from __future__ import annotations
 
 import atexit
+import collections
 import math
 import os
 import shutil
@@ -93,9 +105,12 @@ class Storage:
         self.engine = engine
 
     def __del__(self) -> None:
-        eng = self.engine
-        if eng is not None and eng.device is not None:
-            eng._release(self.buffer)
+        # no lock, no wgpu call: this may run inside the engine's own critical section
+        # (cyclic GC) or at interpreter exit; deque.append is atomic
+        try:
+            self.engine._freed.append(self.buffer)
+        except Exception:  # interpreter teardown: nothing left to pool into
+            pass
 
 
 def _private_runtime_dir() -> None:
@@ -152,6 +167,10 @@ class Engine:
         U = wgpu.BufferUsage
         self._usage = U.STORAGE | U.COPY_SRC | U.COPY_DST
         self._pool: dict[int, list] = {}
+        self._buffers: set = set()  # every storage buffer made: none is GC-finalised
+        self._freed: collections.deque = collections.deque()  # released by Storage.__del__
+        self._allocated = 0  # bytes of buffers held by storages
+        self._peak = 0
         self._dirty: dict[int, list] = {}  # by size: freed while commands are pending
         self._sizes: dict[int, int] = {}  # bucket of each requested byte count
         self._kernels: dict[Any, Kernel] = {}
@@ -205,62 +224,127 @@ class Engine:
             nbytes: the size needed.
             upload: the buffer will be written with ``queue.write_buffer``, so it must
                 not be read by unsubmitted commands.
+
+        Raises:
+            OutOfMemoryError: the device cannot allocate it even after the pool's cached
+                buffers were given back.
         """
-        size = self._sizes.get(nbytes)
-        if size is None:  # a multiple of 32 bytes: a vec4 of 8-byte elements never straddles
-            self.check_size(nbytes)
-            size = min(bucket_size(nbytes), self.max_alloc)
-            size = self._sizes[nbytes] = max(size, -(-nbytes // 32) * 32)
-        if not upload:
-            dirty = self._dirty.get(size)
-            if dirty:
-                return Storage(dirty.pop(), nbytes, self)
-        free = self._pool.get(size)
-        if free:
-            return Storage(free.pop(), nbytes, self)
+        with self._lock:
+            if self._freed:
+                self._drain()
+            size = self._sizes.get(nbytes)
+            if size is None:  # a multiple of 32 bytes: a vec4 of 8-byte elements never straddles
+                self.check_size(nbytes)
+                size = min(bucket_size(nbytes), self.max_alloc)
+                size = self._sizes[nbytes] = max(size, -(-nbytes // 32) * 32)
+            buf = None
+            if not upload:
+                dirty = self._dirty.get(size)
+                if dirty:
+                    buf = dirty.pop()
+            if buf is None:
+                free = self._pool.get(size)
+                buf = free.pop() if free else self._create(size)
+            self._allocated += size
+            if self._allocated > self._peak:
+                self._peak = self._allocated
+            return Storage(buf, nbytes, self)
+
+    def _create(self, size: int) -> Any:
+        """A new storage buffer; on failure, free the pool's cached buffers and retry."""
         try:
             buf = self.device.create_buffer(size=size, usage=self._usage)
-        except Exception as exc:  # pragma: no cover - depends on the driver
+        except Exception:
             self.trim()
-            raise OutOfMemoryError(f"wgpu: could not allocate {size} bytes: {exc}") from exc
-        return Storage(buf, nbytes, self)
+            try:
+                buf = self.device.create_buffer(size=size, usage=self._usage)
+            except Exception as exc:
+                raise OutOfMemoryError(
+                    f"wgpu: could not allocate {size} bytes on wgpu:{self.index} "
+                    f"({self._allocated} bytes are held by tensors; the cache was emptied "
+                    f"and the allocation retried): {exc}. Use a smaller batch or free "
+                    f"tensors (del)") from exc
+        self._buffers.add(buf)
+        return buf
 
-    def _release(self, buffer: Any) -> None:
-        if self._encoder is not None:
-            dirty = self._dirty.get(buffer.size)
-            if dirty is None:
-                self._dirty[buffer.size] = [buffer]
+    def _drain(self) -> None:
+        """Pool the buffers queued by ``Storage.__del__`` (the caller holds the lock)."""
+        freed = self._freed
+        pool = self._dirty if self._encoder is not None else self._pool
+        while freed:
+            try:
+                buf = freed.popleft()
+            except IndexError:  # pragma: no cover - emptied by a finaliser meanwhile
+                break
+            size = buf.size
+            self._allocated -= size
+            bufs = pool.get(size)
+            if bufs is None:
+                pool[size] = [buf]
             else:
-                dirty.append(buffer)
-        else:
-            self._pool.setdefault(buffer.size, []).append(buffer)
+                bufs.append(buf)
 
     def trim(self) -> None:
-        """Destroy every pooled (unused) buffer."""
-        self.flush()
-        self._groups.clear()
-        for pool in (self._pool, self._staging_pool):
-            for bufs in pool.values():
+        """Destroy every pooled (unused) buffer and clear the bind-group cache."""
+        with self._lock:
+            self.flush()  # also drains, and moves the dirty buffers to the pool
+            self._groups.clear()
+            for bufs in self._pool.values():
+                for b in bufs:
+                    self._buffers.discard(b)
+                    b.destroy()
+            for bufs in self._staging_pool.values():
                 for b in bufs:
                     b.destroy()
-            pool.clear()
+            self._pool.clear()
+            self._staging_pool.clear()
+
+    # -- memory statistics -----------------------------------------------------------------
+    def memory_allocated(self) -> int:
+        """Bytes of the buffers held by live arrays (pool-bucket sizes)."""
+        with self._lock:
+            self._drain()
+            return self._allocated
+
+    def max_memory_allocated(self) -> int:
+        """Peak of :meth:`memory_allocated` since start or the last reset."""
+        with self._lock:
+            return self._peak
+
+    def memory_reserved(self) -> int:
+        """Bytes of every storage buffer the engine holds: allocated plus cached."""
+        with self._lock:
+            return sum(b.size for b in self._buffers)
+
+    def reset_peak_memory_stats(self) -> None:
+        """Restart :meth:`max_memory_allocated` from the current allocation."""
+        with self._lock:
+            self._drain()
+            self._peak = self._allocated
+
+    def empty_cache(self) -> None:
+        """Give cached, unused buffers back to the driver (live arrays keep theirs)."""
+        self.trim()
 
     def upload(self, data: bytes | memoryview, nbytes: int | None = None) -> Storage:
         """A new storage holding ``data`` (padded to a multiple of 4 bytes)."""
         mv = memoryview(data).cast("B")
         n = len(mv) if nbytes is None else nbytes
-        st = self.alloc(max(n, 4), upload=True)
         if len(mv) % 4:
             mv = memoryview(bytes(mv) + b"\0" * (4 - len(mv) % 4))
-        if len(mv):
-            self.queue.write_buffer(st.buffer, 0, mv)
+        with self._lock:
+            st = self.alloc(max(n, 4), upload=True)
+            if len(mv):
+                self.queue.write_buffer(st.buffer, 0, mv)
         return st
 
     @property
     def error_buffer(self) -> Any:
         """The 16-byte buffer where index kernels flag an out-of-range index."""
         if self._err is None:
-            self._err = self.device.create_buffer(size=16, usage=self._usage)
+            with self._lock:
+                if self._err is None:
+                    self._err = self.device.create_buffer(size=16, usage=self._usage)
         return self._err
 
     def read(self, storage: Storage, offset: int, nbytes: int) -> memoryview:
@@ -274,9 +358,9 @@ class Engine:
         if hi == lo:
             return memoryview(b"")
         n = hi - lo
-        err = self._err
-        size = n + (16 if err is not None else 0)
-        with self._lock:
+        with self._lock:  # held while mapping too: the staging pool and the error flag
+            err = self._err
+            size = n + (16 if err is not None else 0)
             enc = self._get_encoder()
             self._end_pass()
             staging = self._staging(size)
@@ -284,16 +368,16 @@ class Engine:
             if err is not None:
                 enc.copy_buffer_to_buffer(err, 0, staging, n, 16)
             self.flush()
-        staging.map_sync(self.wgpu.MapMode.READ, 0, size)
-        data = staging.read_mapped(0, size, copy=True)
-        staging.unmap()
-        if staging.size <= STAGING_POOL_MAX:
-            self._staging_pool.setdefault(staging.size, []).append(staging)
-        else:
-            staging.destroy()
-        mv = memoryview(data).cast("B")
-        if err is not None and any(mv[n:n + 4]):
-            self._raise_index_error(mv[n:n + 16].cast("i"))
+            staging.map_sync(self.wgpu.MapMode.READ, 0, size)
+            data = staging.read_mapped(0, size, copy=True)
+            staging.unmap()
+            if staging.size <= STAGING_POOL_MAX:
+                self._staging_pool.setdefault(staging.size, []).append(staging)
+            else:
+                staging.destroy()
+            mv = memoryview(data).cast("B")
+            if err is not None and any(mv[n:n + 4]):
+                self._raise_index_error(mv[n:n + 16].cast("i"))
         return mv[offset - lo: offset - lo + nbytes]
 
     def _staging(self, nbytes: int) -> Any:
@@ -316,9 +400,10 @@ class Engine:
 
     def copy(self, src: Storage, src_off: int, dst: Storage, dst_off: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
-        enc = self._get_encoder()
-        self._end_pass()
-        enc.copy_buffer_to_buffer(src.buffer, src_off, dst.buffer, dst_off, nbytes)
+        with self._lock:
+            enc = self._get_encoder()
+            self._end_pass()
+            enc.copy_buffer_to_buffer(src.buffer, src_off, dst.buffer, dst_off, nbytes)
 
     # -- pipelines ----------------------------------------------------------------------
     def _layout(self, n_write: int, n_read: int) -> Any:
@@ -344,15 +429,19 @@ class Engine:
         k = self._kernels.get(key)
         if k is not None:
             return k
-        src, words, nw, nr = make()
-        lay = self._layout(nw, nr)
-        module = self.device.create_shader_module(code=src)
-        playout = self.device.create_pipeline_layout(bind_group_layouts=[lay])
-        pipe = self.device.create_compute_pipeline(
-            layout=playout, compute={"module": module, "entry_point": "main"})
-        k = Kernel(pipe, lay, max(16, -(-words // 4) * 16), nw, nr, self.meta_align)
-        self._kernels[key] = k
-        return k
+        with self._lock:
+            k = self._kernels.get(key)
+            if k is not None:  # compiled by another thread meanwhile
+                return k
+            src, words, nw, nr = make()
+            lay = self._layout(nw, nr)
+            module = self.device.create_shader_module(code=src)
+            playout = self.device.create_pipeline_layout(bind_group_layouts=[lay])
+            pipe = self.device.create_compute_pipeline(
+                layout=playout, compute={"module": module, "entry_point": "main"})
+            k = Kernel(pipe, lay, max(16, -(-words // 4) * 16), nw, nr, self.meta_align)
+            self._kernels[key] = k
+            return k
 
     # -- recording ----------------------------------------------------------------------
     def _get_encoder(self) -> Any:
@@ -392,13 +481,14 @@ class Engine:
             buffers: GPU buffers, writable ones first, in binding order.
             groups: workgroup counts ``(x, y, z)``.
         """
-        off = self._meta_used
-        if off + kernel.meta_bytes > META_CAPACITY:
-            self.flush()
-            off = 0
-        self._meta[off:off + len(meta)] = meta
-        self._meta_used = off + kernel.meta_pad
-        self._record(kernel, off, buffers, groups)
+        with self._lock:
+            off = self._meta_used
+            if off + kernel.meta_bytes > META_CAPACITY:
+                self.flush()
+                off = 0
+            self._meta[off:off + len(meta)] = meta
+            self._meta_used = off + kernel.meta_pad
+            self._record(kernel, off, buffers, groups)
 
     def dispatch_packed(self, kernel: Kernel, prefix: bytes, packer: Any, values: list,
                         buffers: list, groups: tuple) -> None:
@@ -406,19 +496,23 @@ class Engine:
 
         ``packer`` is a :class:`struct.Struct`; nothing is allocated for the metadata.
         """
-        off = self._meta_used
-        if off + kernel.meta_bytes > META_CAPACITY:
-            self.flush()
-            off = 0
-        n = len(prefix)
-        meta = self._meta
-        meta[off:off + n] = prefix
-        packer.pack_into(meta, off + n, *values)
-        self._meta_used = off + kernel.meta_pad
-        self._record(kernel, off, buffers, groups)
+        with self._lock:
+            off = self._meta_used
+            if off + kernel.meta_bytes > META_CAPACITY:
+                self.flush()
+                off = 0
+            n = len(prefix)
+            meta = self._meta
+            meta[off:off + n] = prefix
+            packer.pack_into(meta, off + n, *values)
+            self._meta_used = off + kernel.meta_pad
+            self._record(kernel, off, buffers, groups)
 
     def _record(self, kernel: Kernel, off: int, buffers: list, groups: tuple) -> None:
-        """Set pipeline and bind group (metadata at ``off``) and record the dispatch."""
+        """Set pipeline and bind group (metadata at ``off``) and record the dispatch.
+
+        The caller holds the lock.
+        """
         bg = self._groups.get((kernel.group_key, *buffers))
         if bg is None:
             bg = self._bind_group(kernel, buffers)
@@ -446,6 +540,8 @@ class Engine:
     def flush(self) -> None:
         """Submit all recorded work (does not wait for it)."""
         with self._lock:
+            if self._freed:
+                self._drain()
             if self._encoder is None:
                 return
             self._end_pass()
@@ -470,9 +566,11 @@ class Engine:
         """Submit recorded work and wait until the device has finished it."""
         # a 4-byte readback waits for everything submitted before it (queue order);
         # wgpu-py's on_submitted_work_done_sync is broken with some wgpu-native builds
-        if not hasattr(self, "_sync_st"):
-            self._sync_st = self.alloc(4)
-        self.read(self._sync_st, 0, 4)
+        with self._lock:
+            if not hasattr(self, "_sync_st"):  # the engine's own: not in the memory stats
+                buf = self.device.create_buffer(size=_MIN_BUCKET, usage=self._usage)
+                self._sync_st = Storage(buf, 4, self)
+            self.read(self._sync_st, 0, 4)
 
 
 def groups_for(n: int, wg: int = WG) -> tuple[int, int, int]:

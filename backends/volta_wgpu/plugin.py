@@ -161,6 +161,27 @@ class WgpuBackend(Backend):
         from .engine import synchronize
         synchronize(index)
 
+    # -- memory (``vt.wgpu``) ---------------------------------------------------------
+    def memory_allocated(self, index: int) -> int:
+        from .engine import get_engine
+        return get_engine(index).memory_allocated()
+
+    def max_memory_allocated(self, index: int) -> int:
+        from .engine import get_engine
+        return get_engine(index).max_memory_allocated()
+
+    def memory_reserved(self, index: int) -> int:
+        from .engine import get_engine
+        return get_engine(index).memory_reserved()
+
+    def reset_peak_memory_stats(self, index: int) -> None:
+        from .engine import get_engine
+        get_engine(index).reset_peak_memory_stats()
+
+    def empty_cache(self, index: int = 0) -> None:
+        from .engine import get_engine
+        get_engine(index).empty_cache()
+
 
 @hookimpl
 def volta_backends():
