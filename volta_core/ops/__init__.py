@@ -1,21 +1,27 @@
 """Differentiable ops, grouped by kind. Importing this package attaches Tensor methods."""
 
 from . import (  # noqa: F401
+    division,
     elementwise,
     extra,
+    float_parts,
     indexing,
     inplace,
     linalg,
     math,
     movement,
     reduce,
+    special,
     transfer,
 )
+from .division import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .extra import *  # noqa: F401,F403
+from .float_parts import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .movement import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
+from .special import *  # noqa: F401,F403
