@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     elementwise,
     extra,
     float_parts,
+    index_update,
     indexing,
     inplace,
     linalg,
@@ -18,6 +19,7 @@ from .division import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .extra import *  # noqa: F401,F403
 from .float_parts import *  # noqa: F401,F403
+from .index_update import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
