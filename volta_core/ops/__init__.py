@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     movement,
     reduce,
     special,
+    stacking,
     transfer,
 )
 from .division import *  # noqa: F401,F403
@@ -27,3 +28,4 @@ from .math import *  # noqa: F401,F403
 from .movement import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .stacking import *  # noqa: F401,F403
