@@ -11,7 +11,10 @@ from . import (  # noqa: F401
     linalg,
     math,
     movement,
+    nan_reduce,
+    order_stats,
     reduce,
+    scans,
     special,
     stacking,
     transfer,
@@ -26,6 +29,9 @@ from .inplace import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .movement import *  # noqa: F401,F403
+from .nan_reduce import *  # noqa: F401,F403
+from .order_stats import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
+from .scans import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .stacking import *  # noqa: F401,F403
