@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     inplace,
     linalg,
     math,
+    math_inplace,
     movement,
     nan_reduce,
     order_stats,
@@ -17,6 +18,7 @@ from . import (  # noqa: F401
     scans,
     special,
     stacking,
+    threshold,
     transfer,
 )
 from .division import *  # noqa: F401,F403
@@ -35,3 +37,4 @@ from .reduce import *  # noqa: F401,F403
 from .scans import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .stacking import *  # noqa: F401,F403
+from .threshold import *  # noqa: F401,F403
