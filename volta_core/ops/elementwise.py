@@ -441,7 +441,7 @@ def _scaled(op: str, input: Any, other: Any, alpha: Any) -> Any:
                          f"dtype {dt.name}")
     if dt.name == "bool":  # bool + alpha * bool stays bool: alpha only switches `other` off
         return b if alpha or type(b) is not Tensor else b.new_zeros(b.shape, dtype="bool")
-    return mul(b, alpha)
+    return mul(b, alpha) if type(b) is Tensor else b * alpha
 
 
 @tensor_method()
