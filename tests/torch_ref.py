@@ -36,7 +36,8 @@ def _host(a: np.ndarray, dtype: str | None):
 
 
 def _make(m, a: np.ndarray, dtype: str | None, grad: bool):
-    float_leaf = grad and np.asarray(a).dtype.kind == "f"
+    float_leaf = grad and (np.asarray(a).dtype.kind == "f" if dtype is None
+                           else dtype.startswith(("float", "bfloat")))
     if m is torch:
         t = torch.tensor(_host(a, dtype))
         if dtype == "bfloat16":

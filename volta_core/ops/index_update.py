@@ -227,14 +227,10 @@ class ScatterReduce(Function):
         ends = _runs(xp, keys)
         at = xp.take(keys, ends)
         integer = not dev.volta_dtype(x.dtype).is_floating_point
-        if reduce in ("sum", "mean"):
-            red = xp.take(xp.cumulative_sum(vals, axis=0), ends)
-            red = red - xp.concat([xp.zeros((1,), dtype=red.dtype, device=dev.native),
-                                   red[:-1]])
-        else:
-            combine = {"prod": lambda a, b: a * b, "amax": xp.maximum,
-                       "amin": xp.minimum}[reduce]
-            red = xp.take(_segment_scan(xp, keys, vals, combine), ends)
+        # a segmented scan, not prefix-sum differences: a NaN or inf stays in its run
+        combine = {"sum": lambda a, b: a + b, "mean": lambda a, b: a + b,
+                   "prod": lambda a, b: a * b, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+        red = xp.take(_segment_scan(xp, keys, vals, combine), ends)
         here = xp.take(flat, at)
         if include_self:
             red = {"sum": lambda: here + red, "mean": lambda: here + red,
