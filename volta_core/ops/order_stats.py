@@ -85,9 +85,8 @@ class _EvenPick(Function):
 
 
 def _median_all(op: str, x: Tensor, ignore_nan: bool) -> Tensor:
-    if x.numel() == 0:
-        return x.new_full((), float("nan"), dtype=x.dtype if x.dtype.is_floating_point
-                          else "float32")
+    if x.numel() == 0 and x.dtype.is_floating_point:  # NaN, still in the graph
+        return reshape(x, (-1,)).sum() * float("nan")
     flat = reshape(x, (-1,))
     value = _median_dim(op, flat.detach(), 0, False, ignore_nan).values
     if not x.requires_grad:
