@@ -22,6 +22,7 @@ NON_OPS = frozenset({
     # devices, dtypes, grad modes, utilities
     "backends", "device", "get_default_device", "set_default_device", "synchronize",
     "enable_grad", "no_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    "is_inference_mode_enabled",
     "get_dtype", "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
     "is_tensor", "is_floating_point", "is_contiguous", "numel", "save", "load",
     "set_printoptions", "compile",
