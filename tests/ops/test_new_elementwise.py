@@ -328,3 +328,26 @@ def test_gradcheck(name):
 
 def test_torch_is_the_reference():
     assert torch.__version__
+
+
+# -- non-contiguous inputs ------------------------------------------------------------------
+
+VIEWS = {
+    "T": lambda t: t.T,
+    "sliced": lambda t: t[:, ::2],
+    "expanded": lambda t: t[:1].expand(3, 4),
+}
+
+
+@pytest.mark.parametrize("view", sorted(VIEWS))
+@pytest.mark.parametrize("name", ["erfc", "logit", "sinc", "log10", "frac", "signbit",
+                                  "xlogy", "hypot", "fmax", "copysign", "floor_divide",
+                                  "logaddexp"])
+def test_views(name, view):
+    v = VIEWS[view]
+    x = rand(3, 4, seed=5, low=0.1, high=0.9)
+    y = rand(3, 4, seed=6, low=0.5, high=2.0)
+    if name in BINARY + ["floor_divide"]:
+        compare(lambda m, a, b: getattr(m, name)(v(a), v(b)), x, y)
+    else:
+        compare(lambda m, a: getattr(m, name)(v(a)), x)
