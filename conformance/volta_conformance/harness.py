@@ -109,7 +109,7 @@ def compare(key: str, ref: tuple | None, got: tuple | None, backend: Any, scale:
         return f"{key}: shape {act.shape}, expected {exp.shape}", float("inf")
     if exp.size == 0:
         return None, 0.0
-    if exp.dtype.kind not in "fc":
+    if exp.dtype.kind not in "fc" and exp.dtype.name != "bfloat16":  # ml_dtypes' kind is V
         bad = int(np.count_nonzero(act != exp))
         if bad:
             return f"{key}: {bad} of {exp.size} values differ", float("inf")

@@ -1,21 +1,40 @@
 """Differentiable ops, grouped by kind. Importing this package attaches Tensor methods."""
 
 from . import (  # noqa: F401
+    division,
     elementwise,
     extra,
+    float_parts,
+    index_update,
     indexing,
     inplace,
     linalg,
     math,
+    math_inplace,
     movement,
+    nan_reduce,
+    order_stats,
     reduce,
+    scans,
+    special,
+    stacking,
+    threshold,
     transfer,
 )
+from .division import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .extra import *  # noqa: F401,F403
+from .float_parts import *  # noqa: F401,F403
+from .index_update import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .movement import *  # noqa: F401,F403
+from .nan_reduce import *  # noqa: F401,F403
+from .order_stats import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
+from .scans import *  # noqa: F401,F403
+from .special import *  # noqa: F401,F403
+from .stacking import *  # noqa: F401,F403
+from .threshold import *  # noqa: F401,F403

@@ -416,12 +416,73 @@ def _binary(cls: type, name: str, true_div: bool = False):
     return op
 
 
-add = tensor_method("add", "__add__")(_binary(Add, "add"))
-sub = tensor_method("sub", "__sub__")(_binary(Sub, "sub"))
-subtract = sub
+_add = tensor_method("__add__")(_binary(Add, "add"))
+_sub = tensor_method("__sub__")(_binary(Sub, "sub"))
 mul = tensor_method("mul", "__mul__")(_binary(Mul, "mul"))
 multiply = mul
-div = tensor_method("div", "__truediv__")(_binary(Div, "div", true_div=True))
+_div = tensor_method("__truediv__")(_binary(Div, "div", true_div=True))
+
+
+def _scaled(op: str, input: Any, other: Any, alpha: Any) -> Any:
+    """``alpha * other`` in the result dtype of ``input`` and ``other`` (PyTorch's rule)."""
+    if alpha == 1 and not isinstance(alpha, bool):
+        return other
+    ta = input if type(input) is Tensor else other
+    if type(ta) is not Tensor:
+        raise TypeError(f"{op}: expected a Tensor argument, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    a, b = promote_pair(input, other)
+    dt = (a if type(a) is Tensor else b).dtype
+    if isinstance(alpha, float) and not dt.is_floating_point:
+        raise DTypeError(f"{op}: for integral input tensors, argument alpha must not be a "
+                         f"floating point number (got alpha={alpha}, dtype {dt.name})")
+    if isinstance(alpha, bool) and dt.name != "bool":
+        raise DTypeError(f"{op}: boolean alpha only supported for boolean results, got "
+                         f"dtype {dt.name}")
+    if dt.name == "bool":  # bool + alpha * bool stays bool: alpha only switches `other` off
+        return b if alpha or type(b) is not Tensor else b.new_zeros(b.shape, dtype="bool")
+    return mul(b, alpha) if type(b) is Tensor else b * alpha
+
+
+@tensor_method()
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input + alpha * other``, elementwise with broadcasting.
+
+    Args:
+        input: a tensor or number.
+        other: a tensor or number.
+        alpha: a number multiplying ``other`` (an int for integer results).
+    """
+    return _add(input, _scaled("add", input, other, alpha))
+
+
+@tensor_method("sub", "subtract")
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input - alpha * other``, elementwise with broadcasting (see :func:`add`)."""
+    return _sub(input, _scaled("sub", input, other, alpha))
+
+
+subtract = sub
+
+
+@tensor_method("div", "divide", "true_divide")
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """``input / other``, elementwise with broadcasting.
+
+    Args:
+        input: the dividend, a tensor or number.
+        other: the divisor, a tensor or number.
+        rounding_mode: None (true division, always floating), ``"trunc"`` (rounded toward
+            zero) or ``"floor"`` (rounded down); the rounded forms keep integer dtypes and
+            have a zero gradient.
+    """
+    if rounding_mode is None:
+        return _div(input, other)
+    from .division import rounded_div
+
+    return rounded_div("div", input, other, rounding_mode)
+
+
 divide = true_divide = div
 pow = tensor_method("pow", "__pow__")(_binary(Pow, "pow"))  # noqa: A001
 maximum = tensor_method()(_binary(Maximum, "maximum"))
@@ -430,10 +491,10 @@ remainder = tensor_method("remainder", "__mod__")(_binary(Remainder, "remainder"
 fmod = remainder
 
 
-Tensor.__radd__ = lambda self, other: add(other, self)
-Tensor.__rsub__ = lambda self, other: sub(other, self)
+Tensor.__radd__ = lambda self, other: _add(other, self)
+Tensor.__rsub__ = lambda self, other: _sub(other, self)
 Tensor.__rmul__ = lambda self, other: mul(other, self)
-Tensor.__rtruediv__ = lambda self, other: div(other, self)
+Tensor.__rtruediv__ = lambda self, other: _div(other, self)
 Tensor.__rpow__ = lambda self, other: pow(other, self)
 Tensor.__rmod__ = lambda self, other: remainder(other, self)
 Tensor.__neg__ = neg
@@ -500,14 +561,23 @@ class Where(Function):
                 sum_to(where(cond, zero, g), sb) if nb else None)
 
 
-def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     """Pick ``input`` where ``condition`` is True, else ``other`` (broadcasting).
+
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
 
     Args:
         condition: a bool tensor.
         input: tensor or scalar taken where ``condition`` holds.
         other: tensor or scalar taken elsewhere.
     """
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where: pass both input and other, or neither (where(condition) is "
+                        "nonzero(condition, as_tuple=True))")
     if type(condition) is not Tensor or condition.dtype.name != "bool":
         raise DTypeError(f"where: condition must be a bool tensor, got "
                          f"{getattr(condition, 'dtype', type(condition).__name__)}")

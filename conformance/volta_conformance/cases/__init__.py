@@ -9,8 +9,9 @@ import importlib
 
 from ..case import Case
 
-MODULES = ("ops_core", "ops_movement", "ops_math", "views", "nn_layers", "nn_functional",
-           "losses", "optimizers", "training")
+MODULES = ("ops_core", "ops_movement", "ops_math", "ops_special", "ops_index_update",
+           "ops_order_stats", "views", "nn_layers", "nn_functional", "losses", "optimizers",
+           "training")
 
 _cache: list[Case] | None = None
 

@@ -1,0 +1,86 @@
+"""Cases of the special functions, sign/infinity helpers, rounded division and threshold."""
+
+from __future__ import annotations
+
+import volta_core as vt
+
+from ..case import ALL_FLOAT, FLOAT, INT, Arg, OpCase, Scalar
+from ._build import binary, unary
+
+A34 = Arg((3, 4))
+POS = {"low": 0.2, "high": 2.0}
+_SMALL = {"large": False}
+
+
+def case(name: str, op: str, *args, fn=None, dtypes: tuple = FLOAT, **kw) -> OpCase:
+    extra = {k: kw.pop(k) for k in ("covers", "needs", "tol", "grad") if k in kw}
+    return OpCase(f"{op}/{name}", op, dtypes, args=args, fn=fn, kwargs=kw, **extra)
+
+
+CASES: list = []
+
+# -- special functions ---------------------------------------------------------------------
+CASES += unary("erfc", low=-3.0, high=3.0, dtypes=ALL_FLOAT, **_SMALL)
+CASES += unary("log10", dtypes=ALL_FLOAT, **POS, **_SMALL)
+CASES += unary("sinc", low=-2.0, high=2.0, **_SMALL)
+CASES += unary("logit", low=0.1, high=0.9, **_SMALL)
+CASES += unary("acosh", low=1.2, high=3.0, covers=("arccosh",), **_SMALL)
+CASES += unary("asinh", low=-3.0, high=3.0, covers=("arcsinh",), **_SMALL)
+CASES += unary("atanh", low=-0.8, high=0.8, covers=("arctanh",), **_SMALL)
+CASES += unary("deg2rad", low=-180.0, high=180.0, **_SMALL)
+CASES += unary("rad2deg", low=-3.0, high=3.0, **_SMALL)
+CASES += unary("frac", low=-3.0, high=3.0, **_SMALL)
+CASES += unary("positive", dtypes=FLOAT + INT, **_SMALL)
+CASES += unary("sgn", dtypes=FLOAT + INT, **_SMALL)
+CASES += binary("xlogy", low=-1.0, high=1.0, low2=0.2, high2=2.0, **_SMALL)
+CASES += binary("logaddexp", low=-3.0, high=3.0, scalar=None, **_SMALL)
+CASES += binary("logaddexp2", low=-3.0, high=3.0, scalar=None, **_SMALL)
+CASES += binary("hypot", scalar=None, **_SMALL)
+CASES += binary("copysign", scalar=None, **_SMALL)
+CASES += binary("fmax", scalar=None, **_SMALL)
+CASES += binary("fmin", scalar=None, **_SMALL)
+CASES += [
+    case("eps", "logit", Arg((3, 4), -0.2, 1.2), eps=0.1),
+    case("tail", "erfc", Arg((3, 4), 2.0, 6.0)),
+    case("int_input", "erfc", Arg((5,)), dtypes=INT, grad=False),
+    case("basic", "float_power", Arg((3, 4), 0.3, 2.0), Arg((4,), -2.0, 2.0)),
+    case("scalar", "float_power", Arg((3, 4), 0.3, 2.0), Scalar(2.5)),
+    case("int", "fmax", A34, A34, dtypes=INT, grad=False),
+    case("scalar", "copysign", A34, Scalar(-0.0)),
+    case("nan", "fmax", A34, Arg((4,)), fn=lambda a, b: vt.fmax(vt.log(a), b)),
+    case("nan", "fmin", A34, Arg((4,)), fn=lambda a, b: vt.fmin(vt.log(a), b)),
+    case("basic", "signbit", A34, dtypes=FLOAT + INT, grad=False),
+    case("basic", "isposinf", A34, fn=lambda x: vt.isposinf(1.0 / x), grad=False),
+    case("basic", "isneginf", A34, fn=lambda x: vt.isneginf(vt.log(x)), grad=False),
+    case("basic", "threshold", A34, Scalar(0.1), Scalar(-2.0),
+         covers=("nn.functional.threshold",)),
+    case("in_place", "nn.functional.threshold_", A34,
+         fn=lambda x: vt.nn.functional.threshold_(x * 1.0, 0.0, 0.5)),
+]
+
+# -- rounded division, alpha ----------------------------------------------------------------
+CASES += binary("floor_divide", low=-4.0, high=4.0, low2=0.5, high2=2.0, large=False,
+                covers=("Tensor.__floordiv__",))
+CASES += [
+    case("int", "floor_divide", Arg((3, 4), ints=(-9, 9)), Arg((4,), ints=(1, 4)),
+         dtypes=INT, grad=False),
+    case("trunc", "div", A34, Arg((4,), 0.5, 2.0), rounding_mode="trunc"),
+    case("floor", "div", Arg((3, 4), ints=(-9, 9)), Arg((4,), ints=(1, 4)), dtypes=INT,
+         rounding_mode="floor", grad=False),
+    case("alpha", "add", A34, Arg((4,)), alpha=-2.5),
+    case("alpha", "sub", A34, Arg((4,)), alpha=0.5),
+    case("alpha_int", "add", A34, A34, alpha=3, dtypes=INT, grad=False),
+    case("in_place", "Tensor.floor_divide_", A34, fn=lambda x: (x * 4.0).floor_divide_(1.5)),
+]
+
+# -- in-place math forms ------------------------------------------------------------------------
+CASES += [
+    case("in_place", "Tensor.lerp_", A34, A34, fn=lambda a, b: (a * 1.0).lerp_(b, 0.3)),
+    case("in_place", "Tensor.addcmul_", A34, A34, Arg((4,)),
+         fn=lambda a, b, c: (a * 1.0).addcmul_(b, c, value=0.5)),
+    case("in_place", "Tensor.addcdiv_", A34, A34, Arg((4,), 0.5, 2.0),
+         fn=lambda a, b, c: (a * 1.0).addcdiv_(b, c, value=-2.0)),
+    case("in_place", "Tensor.clamp_min_", A34, fn=lambda a: (a * 1.0).clamp_min_(0.1)),
+    case("in_place", "Tensor.clamp_max_", A34, Arg((4,)),
+         fn=lambda a, b: (a * 1.0).clamp_max_(b)),
+]

@@ -1,0 +1,61 @@
+"""Vector normalisation and similarity: ``normalize`` and ``cosine_similarity``."""
+
+from __future__ import annotations
+
+from ..dtypes import promote_types
+from ..errors import ShapeError
+from ..ops._util import broadcast_shapes, normalize_dim
+from ..ops.reduce import vector_norm
+from ..tensor import Tensor
+
+
+def _floating(op: str, x: Tensor) -> Tensor:
+    if type(x) is not Tensor:
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x if x.dtype.is_floating_point else x.float()
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``input / max(||input||_p, eps)`` with the norm taken along ``dim``.
+
+    Args:
+        input: a floating tensor.
+        p: the order of the norm.
+        dim: the dimension holding the vectors.
+        eps: the smallest divisor (keeps zero vectors at zero).
+    """
+    x = _floating("normalize", input)
+    if x.ndim == 0:
+        raise ShapeError("normalize: expected a tensor with at least 1 dim, got a 0-d tensor")
+    d = normalize_dim("normalize", dim, x.ndim)
+    return x / vector_norm(x, p, d, keepdim=True).clamp_min(eps)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """Cosine of the angle between ``x1`` and ``x2`` seen as vectors along ``dim``.
+
+    Inputs broadcast. Each is divided by its norm clamped to at least ``eps``; as in
+    PyTorch, the clamp is not differentiated (the gradient flows as if unclamped).
+
+    Args:
+        x1: a tensor.
+        x2: a tensor broadcast against ``x1``.
+        dim: the dimension holding the vectors.
+        eps: the smallest norm divided by.
+    """
+    a, b = _floating("cosine_similarity", x1), _floating("cosine_similarity", x2)
+    if a.dtype is not b.dtype:
+        dt = promote_types(a.dtype, b.dtype)
+        a, b = a.to(dt), b.to(dt)
+    shape = broadcast_shapes("cosine_similarity", a.shape, b.shape)
+    a, b = a.expand(shape), b.expand(shape)
+    d = normalize_dim("cosine_similarity", dim, len(shape))
+
+    def unit(v: Tensor) -> Tensor:
+        n = vector_norm(v, 2, d, keepdim=True)
+        return v / (n + (n.detach().clamp_min(eps) - n.detach()))
+
+    return (unit(a) * unit(b)).sum(d)
+
+
+__all__ = ["normalize", "cosine_similarity"]

@@ -1,0 +1,96 @@
+"""Rounded division: ``floor_divide``, ``a // b`` and ``div(..., rounding_mode=...)``.
+
+Rounded quotients are piecewise constant, so their gradient is zero (PyTorch's ``div``
+with a rounding mode does the same). Integer inputs keep their dtype, and dividing an
+integer by zero raises, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.function import Function
+from ..errors import DTypeError, VoltaError
+from ..tensor import Tensor, tensor_method
+from ._util import broadcast_shapes, promote_pair
+from .elementwise import _arrays, shape_of_raw
+from .inplace import inplace
+
+try:
+    from ..errors import DivisionByZeroError
+except ImportError:  # until errors.py declares it
+    class DivisionByZeroError(VoltaError, ZeroDivisionError):
+        """An integer division or remainder by zero."""
+
+_MODES = ("trunc", "floor")
+
+
+class RoundedDiv(Function):
+    def forward(ctx, a, b, mode="floor"):
+        xp = ctx.xp
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        a, b = _arrays(xp, a, b)
+        integer = not ctx.device.volta_dtype(a.dtype).is_floating_point
+        if integer and bool(xp.any(b == 0)):
+            raise DivisionByZeroError(f"{'floor_divide' if mode == 'floor' else 'div'}: "
+                                      "integer division by zero")
+        if not integer:
+            return xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
+        q = xp.floor_divide(a, b)
+        if mode == "floor":
+            return q
+        # C-style division: the floor quotient plus one where it rounded a negative down
+        inexact = (a - q * b) != 0
+        return xp.where(inexact & ((a < 0) != (b < 0)), q + 1, q)
+
+    def backward(ctx, g):
+        na, nb = ctx.needs_input_grad
+        sa, sb = ctx.shapes
+        return (g.new_zeros(sa) if na else None), (g.new_zeros(sb) if nb else None)
+
+
+def rounded_div(op: str, input: Any, other: Any, rounding_mode: str) -> Tensor:
+    """``input / other`` rounded by ``rounding_mode`` (``"trunc"`` or ``"floor"``)."""
+    if rounding_mode not in _MODES:
+        raise ValueError(f"{op}: expected rounding_mode to be one of None, 'trunc', or "
+                         f"'floor' but found {rounding_mode!r}")
+    if type(input) is not Tensor and type(other) is not Tensor:
+        raise TypeError(f"{op}: expected a Tensor argument, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    a, b = promote_pair(input, other)
+    dt = (a if type(a) is Tensor else b).dtype
+    if dt.name == "bool":
+        raise DTypeError(f"{op}: rounded division is not defined for bool tensors; convert "
+                         "them with .int() or .float() first")
+    if dt.name == "bfloat16":  # computed in float32 and rounded back, as elsewhere
+        a = a.float() if type(a) is Tensor else a
+        b = b.float() if type(b) is Tensor else b
+        return rounded_div(op, a, b, rounding_mode).to(dt)
+    if type(a) is Tensor and type(b) is Tensor:
+        broadcast_shapes(op, a.shape, b.shape)
+    elif type(a) is not Tensor:  # a Python scalar dividend: a 0-d tensor of the dtype
+        a = b.new_full((), a)
+    return RoundedDiv.apply(a, b, mode=rounding_mode)
+
+
+@tensor_method("floor_divide", "__floordiv__")
+def floor_divide(input: Any, other: Any) -> Tensor:
+    """``input // other``: the quotient rounded down (``div(..., rounding_mode='floor')``).
+
+    Args:
+        input: the dividend, a tensor or number.
+        other: the divisor, a tensor or number (broadcast against ``input``).
+    """
+    return rounded_div("floor_divide", input, other, "floor")
+
+
+def floor_divide_(self: Tensor, other: Any) -> Tensor:
+    """``self //= other`` in place."""
+    return inplace(self, "floor_divide_", lambda s: floor_divide(s, other), other)
+
+
+Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)
+Tensor.floor_divide_ = floor_divide_
+Tensor.__ifloordiv__ = floor_divide_
+
+__all__ = ["floor_divide"]

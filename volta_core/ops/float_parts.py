@@ -1,0 +1,200 @@
+"""Parts of a number: sign bits, copysign, fractional part, infinities, NaN-ignoring max/min.
+
+``signbit`` and ``copysign`` see the sign of -0.0 and of NaN, as IEEE 754 (and PyTorch)
+do. ``fmax``/``fmin`` return the other operand where one is NaN; ``maximum``/``minimum``
+propagate NaN.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.function import Function
+from ..errors import DTypeError
+from ..tensor import Tensor, tensor_method
+from ._util import Scalar, broadcast_shapes, promote_pair
+from .elementwise import _default_float, cast, where
+from .math import sign, trunc
+from .movement import sum_to
+
+
+class _Predicate(Function):
+    differentiable = False
+    test = ""
+
+    def forward(ctx, x):
+        xp = ctx.xp
+        if ctx.test == "signbit":  # copysign reads the sign bit, also of -0.0 and NaN
+            one = xp.ones_like(x)
+            return xp.copysign(one, x) < 0
+        inf = xp.asarray(float("inf"), dtype=x.dtype, device=ctx.device.native)
+        return x == (inf if ctx.test == "posinf" else -inf)
+
+
+class SignBit(_Predicate):
+    test = "signbit"
+
+
+class IsPosInf(_Predicate):
+    test = "posinf"
+
+
+class IsNegInf(_Predicate):
+    test = "neginf"
+
+
+def _tensor(op: str, x: Any) -> Tensor:
+    if type(x) is not Tensor:
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x
+
+
+@tensor_method()
+def signbit(input: Tensor) -> Tensor:
+    """Whether the sign bit is set (True for -0.0 and negative NaN); a bool tensor."""
+    x = _tensor("signbit", input)
+    if x.dtype.kind in "bu":
+        return x.new_zeros(x.shape, dtype="bool")
+    if x.dtype.kind == "i":
+        return x < 0
+    return SignBit.apply(x.float() if x.dtype.name == "bfloat16" else x)
+
+
+def _infinity(cls: type, name: str):
+    def op(input: Tensor) -> Tensor:
+        x = _tensor(name, input)
+        if not x.dtype.is_floating_point:  # integers are never infinite
+            return x.new_zeros(x.shape, dtype="bool")
+        return cls.apply(x)
+
+    op.__name__ = name
+    op.__doc__ = f"Whether each element is {'+' if 'pos' in name else '-'}inf; a bool tensor."
+    return tensor_method()(op)
+
+
+isposinf = _infinity(IsPosInf, "isposinf")
+isneginf = _infinity(IsNegInf, "isneginf")
+
+
+@tensor_method()
+def sgn(input: Tensor) -> Tensor:
+    """The sign of each element (``sign`` for real tensors): -1, 0 or 1; zero gradient."""
+    x = _tensor("sgn", input)
+    if x.dtype.name == "bool":
+        return x.clone()
+    if x.dtype.is_floating_point:  # NaN has sign 0 in PyTorch
+        return where(x.isnan(), 0.0, sign(x))
+    return sign(x)
+
+
+@tensor_method()
+def positive(input: Tensor) -> Tensor:
+    """``input`` itself (``+input``); bool tensors are refused, as in PyTorch."""
+    x = _tensor("positive", input)
+    if x.dtype.name == "bool":
+        raise DTypeError("positive: the `+` operator on a bool tensor is not supported; "
+                         "use logical ops, or .int() first")
+    return x
+
+
+@tensor_method()
+def frac(input: Tensor) -> Tensor:
+    """The fractional part ``x - trunc(x)`` (sign of ``x``); gradient 1."""
+    x = _tensor("frac", input)
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"frac: expected a floating tensor, got {x.dtype.name}")
+    return x - trunc(x)
+
+
+# -- binary -------------------------------------------------------------------------------
+
+class CopySign(Function):
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        out = xp.copysign(a, b)
+        ctx.shapes = (tuple(a.shape), tuple(b.shape))
+        ctx.save_for_backward(a, out)
+        return out
+
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        sa, sb = ctx.shapes
+        ga = None
+        if na:  # +-1 where the sign flipped or not; 0 at a == 0, as in PyTorch
+            zero = a == 0
+            ga = sum_to(g * where(zero, 0.0, out / where(zero, 1.0, a)), sa)
+        return ga, (g.new_zeros(sb) if nb else None)
+
+
+class FMax(Function):
+    low = False
+
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        ctx.shapes = (tuple(a.shape), tuple(b.shape))
+        pick_a = (a <= b) if ctx.low else (a >= b)
+        if ctx.device.volta_dtype(a.dtype).is_floating_point:
+            pick_a = pick_a | xp.isnan(b)
+            ctx.save_for_backward(pick_a)
+        return xp.where(pick_a, a, b)
+
+    def backward(ctx, g):
+        (pick_a,) = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        na, nb = ctx.needs_input_grad
+        zero = g.new_zeros(())
+        return (sum_to(where(pick_a, g, zero), sa) if na else None,
+                sum_to(where(pick_a, zero, g), sb) if nb else None)
+
+
+class FMin(FMax):
+    low = True
+
+
+def _pair(op: str, a: Any, b: Any, scalars: bool) -> tuple[Tensor, Tensor]:
+    for v in (a, b):
+        if type(v) is not Tensor and (not scalars or not isinstance(v, Scalar)):
+            raise TypeError(f"{op}: expected Tensor arguments, got {type(a).__name__} and "
+                            f"{type(b).__name__}")
+    a, b = promote_pair(a, b)
+    if type(a) is not Tensor:
+        a = b.new_full((), a)
+    elif type(b) is not Tensor:
+        b = a.new_full((), b)
+    broadcast_shapes(op, a.shape, b.shape)
+    return a, b
+
+
+@tensor_method()
+def copysign(input: Tensor, other: Any) -> Tensor:
+    """``|input|`` with the sign of ``other`` (its sign bit: -0.0 counts as negative).
+
+    Args:
+        input: a tensor; integers compute in the default float dtype.
+        other: a tensor or number giving the signs.
+    """
+    a, b = _pair("copysign", _tensor("copysign", input), other, scalars=True)
+    dt = a.dtype if a.dtype.is_floating_point else _default_float()
+    work = "float32" if dt.name in ("bfloat16", "float16") else dt
+    out = CopySign.apply(cast(a, work), cast(b, work))
+    return cast(out, dt)
+
+
+def _fextremum(cls: type, name: str):
+    def op(input: Tensor, other: Tensor) -> Tensor:
+        a, b = _pair(name, input, other, scalars=False)
+        return cls.apply(a, b)
+
+    op.__name__ = name
+    which = "maximum" if name == "fmax" else "minimum"
+    op.__doc__ = (f"Elementwise {which} that ignores NaN: where one operand is NaN the "
+                  f"other is returned (NaN only where both are). Ties go to ``input``.")
+    return tensor_method()(op)
+
+
+fmax = _fextremum(FMax, "fmax")
+fmin = _fextremum(FMin, "fmin")
+
+__all__ = ["signbit", "isposinf", "isneginf", "sgn", "positive", "frac", "copysign", "fmax",
+           "fmin"]

@@ -1,0 +1,167 @@
+"""Order statistics: ``median``, ``nanmedian``, ``kthvalue``, ``msort`` and ``aminmax``.
+
+Values are read from a stable sort (NaN sorts last, as the largest) and gathered from the
+input at the chosen indices, so the gradient goes to the index returned, as in PyTorch.
+Without ``dim``, ``median`` splits the gradient evenly among the elements equal to it.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from ..autograd.function import Function
+from ..errors import IndexOutOfRangeError, ShapeError
+from ..tensor import Tensor, tensor_method
+from ._util import normalize_dim
+from .indexing import Gather
+from .movement import reshape
+from .reduce import amax, amin
+from .sorting import sort
+
+MedianResult = namedtuple("MedianResult", ["values", "indices"])
+KthvalueResult = namedtuple("KthvalueResult", ["values", "indices"])
+AminmaxResult = namedtuple("AminmaxResult", ["min", "max"])
+
+
+def _pick(x: Tensor, d: int, rank: Any, keepdim: bool) -> tuple[Tensor, Tensor]:
+    """Values and indices of the entries of sorted rank ``rank`` (an array of the kept
+    shape) along ``d``; NaN sorts last, ties keep their order."""
+    xp, dev = x.device.xp, x.device
+    order = xp.argsort(x.array, axis=d, stable=True)
+    idx = xp.astype(xp.take_along_axis(order, rank, axis=d), dev.native_dtype("int64"))
+    index = Tensor._make(idx, dev)
+    values = Gather.apply(x, index, dim=d)
+    if not keepdim:
+        shape = x.shape[:d] + x.shape[d + 1:]
+        values, index = reshape(values, shape), reshape(index, shape)
+    return values, index
+
+
+def _nan_count(x: Tensor, d: int) -> Any:
+    xp = x.device.xp
+    if not x.dtype.is_floating_point:
+        return None
+    return xp.sum(xp.astype(xp.isnan(x.array), xp.int64), axis=d, keepdims=True)
+
+
+def _median_dim(op: str, x: Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> MedianResult:
+    if x.ndim == 0:
+        x = reshape(x, (1,))
+        v, i = _median_dim(op, x, 0, True, ignore_nan)
+        return MedianResult(reshape(v, ()), reshape(i, ()))
+    d = normalize_dim(op, dim, x.ndim)
+    n = x.shape[d]
+    if n == 0:
+        raise ShapeError(f"{op}: expected reduction dim {dim} to have non-zero size (shape "
+                         f"{x.shape})")
+    xp, dev = x.device.xp, x.device
+    keep = x.shape[:d] + (1,) + x.shape[d + 1:]
+    i64 = xp.int64
+    nans = _nan_count(x, d)
+    if nans is None:
+        rank = xp.full(keep, (n - 1) // 2, dtype=i64, device=dev.native)
+    elif ignore_nan:  # the lower median of the non-NaN values (rank 0 when all are NaN)
+        valid = n - nans
+        rank = xp.where(valid > 0, (valid - 1) // 2, xp.zeros_like(valid))
+    else:  # a NaN makes the median NaN: the first NaN, right after the valid values
+        rank = xp.where(nans > 0, n - nans, xp.full(keep, (n - 1) // 2, dtype=i64,
+                                                       device=dev.native))
+    values, index = _pick(x, d, xp.astype(rank, i64), keepdim)
+    return MedianResult(values, index)
+
+
+class _EvenPick(Function):
+    """The precomputed ``value`` of ``x``; the gradient is split among equal elements."""
+
+    def forward(ctx, x, value):
+        ctx.save_for_backward(x, value)
+        return ctx.xp.asarray(value, copy=True)
+
+    def backward(ctx, g):
+        x, value = ctx.saved_tensors
+        hit = (x == value).logical_or(x.isnan().logical_and(value.isnan())).to(g.dtype)
+        return g * hit / hit.sum(), None
+
+
+def _median_all(op: str, x: Tensor, ignore_nan: bool) -> Tensor:
+    if x.numel() == 0 and x.dtype.is_floating_point:  # NaN, still in the graph
+        return reshape(x, (-1,)).sum() * float("nan")
+    flat = reshape(x, (-1,))
+    value = _median_dim(op, flat.detach(), 0, False, ignore_nan).values
+    if not x.requires_grad:
+        return value
+    return _EvenPick.apply(x, value)
+
+
+@tensor_method()
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The lower median (NaN if any element is NaN).
+
+    Without ``dim``, the median of all elements (a 0-d tensor); with ``dim``, a
+    ``(values, indices)`` pair along it.
+
+    Args:
+        input: the tensor.
+        dim: the dimension to reduce.
+        keepdim: keep the reduced dim with size 1.
+    """
+    if dim is None:
+        return _median_all("median", input, False)
+    return _median_dim("median", input, dim, keepdim, False)
+
+
+@tensor_method()
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """Like :func:`median`, ignoring NaN (NaN only where every element is NaN)."""
+    if dim is None:
+        return _median_all("nanmedian", input, True)
+    return _median_dim("nanmedian", input, dim, keepdim, True)
+
+
+@tensor_method()
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> KthvalueResult:
+    """The ``k``-th smallest element along ``dim`` (``k`` from 1) and its index.
+
+    NaN counts as larger than every number.
+
+    Args:
+        input: the tensor.
+        k: the rank, ``1 <= k <= input.shape[dim]``.
+        dim: the dimension to search.
+        keepdim: keep the reduced dim with size 1.
+    """
+    x = input
+    if x.ndim == 0:
+        v, i = kthvalue(reshape(x, (1,)), k, 0, True)
+        return KthvalueResult(reshape(v, ()), reshape(i, ()))
+    d = normalize_dim("kthvalue", dim, x.ndim)
+    n = x.shape[d]
+    if not 1 <= k <= n:
+        raise IndexOutOfRangeError(f"kthvalue: k ({k}) is out of range for dimension {dim} "
+                                   f"of size {n}")
+    xp, dev = x.device.xp, x.device
+    keep = x.shape[:d] + (1,) + x.shape[d + 1:]
+    rank = xp.full(keep, k - 1, dtype=xp.int64, device=dev.native)
+    return KthvalueResult(*_pick(x, d, rank, keepdim))
+
+
+def msort(input: Tensor) -> Tensor:
+    """``input`` sorted along its first dim (ascending), values only."""
+    return sort(input, dim=0).values
+
+
+Tensor.msort = msort
+
+
+@tensor_method()
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AminmaxResult:
+    """``(amin, amax)`` of ``input``, over all elements or along ``dim``."""
+    dims = () if dim is None else dim
+    if dim is None and keepdim:
+        dims = tuple(range(input.ndim))
+    return AminmaxResult(amin(input, dims, keepdim), amax(input, dims, keepdim))
+
+
+__all__ = ["MedianResult", "KthvalueResult", "AminmaxResult", "median", "nanmedian",
+           "kthvalue", "msort", "aminmax"]

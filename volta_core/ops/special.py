@@ -1,0 +1,338 @@
+"""Special functions: erfc, logit, sinc, log10, inverse hyperbolics, xlogy, logaddexp, hypot.
+
+Integer and bool inputs compute in the default float dtype and bfloat16 in float32, as in
+PyTorch. ``float_power`` always computes in float64.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..autograd.function import Function
+from ..errors import DTypeError
+from ..tensor import Tensor, tensor_method
+from ._util import Scalar, broadcast_shapes, promote_pair, shape_of
+from .elementwise import _default_float, _unary, cast, in_float32, where
+from .movement import sum_to
+
+_LN10 = math.log(10.0)
+_LN2 = math.log(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+# -- unary --------------------------------------------------------------------------------
+
+class _SavesInput(Function):
+    """A unary op computed by ``xp.<fn>`` whose backward needs its input."""
+
+    fn = ""
+
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return getattr(ctx.xp, ctx.fn)(x)
+
+
+class Log10(_SavesInput):
+    fn = "log10"
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / (x * _LN10)
+
+
+class Acosh(_SavesInput):
+    fn = "acosh"
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (x * x - 1.0).rsqrt()
+
+
+class Asinh(_SavesInput):
+    fn = "asinh"
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (x * x + 1.0).rsqrt()
+
+
+class Atanh(_SavesInput):
+    fn = "atanh"
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / (1.0 - x * x)
+
+
+def _erfc_array(xp: Any, x: Any, wide: bool) -> Any:
+    """erfc of a floating array to about 1e-15 relative in float64, with no cancellation.
+
+    Below a switch point ``s``, ``1 - erf`` with erf from its all-positive series
+    ``2/sqrt(pi) e^(-x^2) sum 2^n x^(2n+1) / (2n+1)!!`` (erfc(s) keeps the subtraction
+    accurate); from ``s`` on, Laplace's continued fraction, evaluated bottom-up with a
+    fixed depth. float64 (``wide``) switches at 2 (depth 60), float32 at 1 (depth 100).
+    """
+    s, depth = (2.0, 60) if wide else (1.0, 100)
+    a = xp.abs(x)
+    small = xp.where(a < s, a, xp.zeros_like(a))
+    a2 = small * small
+    term = small
+    total = small
+    for n in range(1, 40):  # the terms' ratio 2x^2/(2n+1) < 8/(2n+1): 40 terms suffice
+        term = term * (2.0 * a2 / (2 * n + 1))
+        total = total + term
+    erfc_small = 1.0 - _TWO_OVER_SQRT_PI * xp.exp(-a2) * total
+    big = xp.where(a < s, xp.full_like(a, s), a)
+    f = big
+    for k in range(depth, 0, -1):
+        f = big + (k / 2.0) / f
+    erfc_big = xp.exp(-big * big) / (math.sqrt(math.pi) * f)
+    pos = xp.where(a < s, erfc_small, erfc_big)
+    pos = xp.where(xp.isnan(x), x, pos)
+    return xp.where(x < 0, 2.0 - pos, pos)
+
+
+class Erfc(Function):
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _erfc_array(ctx.xp, x, ctx.device.volta_dtype(x.dtype).itemsize == 8)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * ((x * x).neg().exp() * -_TWO_OVER_SQRT_PI)
+
+
+class Sinc(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        px = math.pi * x
+        safe = xp.where(x == 0, xp.ones_like(px), px)
+        return xp.where(x == 0, xp.ones_like(px), xp.sin(safe) / safe)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        zero = x == 0
+        px = where(zero, 1.0, x) * math.pi
+        d = (px * px.cos() - px.sin()) / (px * where(zero, 1.0, x))
+        return g * where(zero, 0.0, d)
+
+
+class Logit(Function):
+    def forward(ctx, x, eps=None):
+        xp = ctx.xp
+        ctx.eps = eps
+        ctx.save_for_backward(x)
+        if eps is not None:
+            x = xp.clip(x, eps, 1.0 - eps)
+        return xp.log(x / (1.0 - x))
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        eps = ctx.eps
+        d = g / (x * (1.0 - x))
+        if eps is None:  # outside [0, 1] the logit is undefined: NaN, as in PyTorch
+            return where((x < 0).logical_or(x > 1), math.nan, d)
+        return where((x < eps).logical_or(x > 1.0 - eps), 0.0, d)
+
+
+def _floating_input(op: str, x: Any) -> Tensor:
+    if type(x) is not Tensor:
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x if x.dtype.is_floating_point else cast(x, _default_float())
+
+
+log10 = _unary(Log10, "log10")
+acosh = arccosh = _unary(Acosh, "acosh")
+asinh = arcsinh = _unary(Asinh, "asinh")
+atanh = arctanh = _unary(Atanh, "atanh")
+Tensor.arccosh, Tensor.arcsinh, Tensor.arctanh = acosh, asinh, atanh
+
+
+@tensor_method()
+def erfc(input: Tensor) -> Tensor:
+    """Complementary error function ``1 - erf(x)``, accurate also where it is tiny."""
+    x = _floating_input("erfc", input)
+    if x.dtype.itemsize < 4:  # the series needs more range and precision than 16 bits
+        return in_float32(Erfc.apply, x)
+    return Erfc.apply(x)
+
+
+@tensor_method()
+def sinc(input: Tensor) -> Tensor:
+    """Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0."""
+    x = _floating_input("sinc", input)
+    return in_float32(Sinc.apply, x) if x.dtype.name == "bfloat16" else Sinc.apply(x)
+
+
+@tensor_method()
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``; with ``eps``, ``p`` is first clamped to ``[eps, 1 - eps]``.
+
+    Args:
+        input: probabilities.
+        eps: the clamping margin; None leaves values outside (0, 1) to give NaN or inf.
+    """
+    x = _floating_input("logit", input)
+    eps = None if eps is None else float(eps)
+    if x.dtype.name == "bfloat16":
+        return in_float32(Logit.apply, x, eps=eps)
+    return Logit.apply(x, eps=eps)
+
+
+@tensor_method()
+def deg2rad(input: Tensor) -> Tensor:
+    """Angles in degrees converted to radians."""
+    return _floating_input("deg2rad", input) * (math.pi / 180.0)
+
+
+@tensor_method()
+def rad2deg(input: Tensor) -> Tensor:
+    """Angles in radians converted to degrees."""
+    return _floating_input("rad2deg", input) * (180.0 / math.pi)
+
+
+# -- binary -------------------------------------------------------------------------------
+
+def _float_pair(op: str, a: Any, b: Any, scalars: bool = True,
+                integers: bool = True) -> tuple[Any, Any, Any]:
+    """Promote ``a`` and ``b`` (ints to the default float); returns ``(a, b, out_dtype)``.
+
+    bfloat16 pairs are returned in float32 (the caller casts the result back).
+    """
+    for v in (a, b):
+        if type(v) is not Tensor and (not scalars or not isinstance(v, Scalar)):
+            raise TypeError(f"{op}: expected Tensor arguments, got {type(a).__name__} and "
+                            f"{type(b).__name__}")
+    a, b = promote_pair(a, b)
+    dt = (a if type(a) is Tensor else b).dtype
+    if not dt.is_floating_point:
+        if not integers:
+            raise DTypeError(f"{op}: expected floating tensors, got {dt.name}; call .float() "
+                             "first")
+        dt = _default_float()
+    work = "float32" if dt.name == "bfloat16" else dt
+    a = cast(a, work) if type(a) is Tensor else a
+    b = cast(b, work) if type(b) is Tensor else b
+    if type(a) is Tensor and type(b) is Tensor:
+        broadcast_shapes(op, a.shape, b.shape)
+    elif type(a) is not Tensor:
+        a = b.new_full((), a)
+    else:
+        b = a.new_full((), b)
+    return a, b, dt
+
+
+def _run_binary(cls: type, op: str, a: Any, b: Any, **kw: Any) -> Tensor:
+    a, b, dt = _float_pair(op, a, b, **kw)
+    out = cls.apply(a, b)
+    return out if out.dtype is dt else cast(out, dt)
+
+
+class Xlogy(Function):
+    def forward(ctx, x, y):
+        xp = ctx.xp
+        ctx.save_for_backward(x, y)
+        out = x * xp.log(y)
+        return xp.where((x == 0) & ~xp.isnan(y), xp.zeros_like(out), out)
+
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad
+        gx = gy = None
+        if nx:
+            d = where((x == 0).logical_and(y <= 0), 0.0, xlogy(g, y))
+            gx = sum_to(d, shape_of(x))
+        if ny:
+            gy = sum_to(g * x / y, shape_of(y))
+        return gx, gy
+
+
+class LogAddExp(Function):
+    base2 = False
+
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        ctx.save_for_backward(a, b)
+        hi = xp.maximum(a, b)
+        # equal operands (also both -inf or both +inf) give no inf - inf
+        d = xp.where(a == b, xp.zeros_like(hi), -xp.abs(a - b))
+        if ctx.base2:
+            return hi + xp.log1p(2.0 ** d) / _LN2
+        return hi + xp.log1p(xp.exp(d))
+
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        exp = (lambda t: 2.0 ** t) if ctx.base2 else (lambda t: t.exp())
+        return (sum_to(g / (exp(b - a) + 1.0), a.shape) if na else None,
+                sum_to(g / (exp(a - b) + 1.0), b.shape) if nb else None)
+
+
+class LogAddExp2(LogAddExp):
+    base2 = True
+
+
+class Hypot(Function):
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        out = xp.hypot(a, b)
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g * a / out, a.shape) if na else None,
+                sum_to(g * b / out, b.shape) if nb else None)
+
+
+@tensor_method()
+def xlogy(input: Any, other: Any) -> Tensor:
+    """``input * log(other)``, taken as 0 where ``input`` is 0 (unless ``other`` is NaN).
+
+    Args:
+        input: a tensor or number.
+        other: a tensor or number (broadcast against ``input``).
+    """
+    return _run_binary(Xlogy, "xlogy", input, other)
+
+
+@tensor_method()
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """``log(exp(input) + exp(other))`` without overflow or underflow."""
+    return _run_binary(LogAddExp, "logaddexp", input, other, scalars=False, integers=False)
+
+
+@tensor_method()
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """``log2(2**input + 2**other)`` without overflow or underflow."""
+    return _run_binary(LogAddExp2, "logaddexp2", input, other, scalars=False,
+                       integers=False)
+
+
+@tensor_method()
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """``sqrt(input**2 + other**2)`` without overflow."""
+    return _run_binary(Hypot, "hypot", input, other, scalars=False, integers=False)
+
+
+@tensor_method()
+def float_power(input: Any, exponent: Any) -> Tensor:
+    """``input ** exponent`` computed in float64 (the result is float64).
+
+    Args:
+        input: a tensor or number.
+        exponent: a tensor or number.
+    """
+    if type(input) is not Tensor and type(exponent) is not Tensor:
+        raise TypeError("float_power: expected a Tensor argument")
+    a = cast(input, "float64") if type(input) is Tensor else float(input)
+    b = cast(exponent, "float64") if type(exponent) is Tensor else float(exponent)
+    return a ** b
+
+
+__all__ = ["log10", "acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "erfc",
+           "sinc", "logit", "deg2rad", "rad2deg", "xlogy", "logaddexp", "logaddexp2", "hypot",
+           "float_power"]
