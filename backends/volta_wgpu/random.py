@@ -9,6 +9,7 @@ and independent of how the work is split. The generator's whole state is
 from __future__ import annotations
 
 import struct
+import threading
 from typing import Any
 
 from . import dtypes as D
@@ -57,6 +58,7 @@ class Generator:
         self.device = as_device(device)
         self.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
         self.offset = 0
+        self._lock = threading.Lock()  # two threads drawing at once get disjoint streams
 
     def manual_seed(self, seed: int) -> None:
         """Restart the stream of ``seed``."""
@@ -78,10 +80,12 @@ class Generator:
         threads = max(1, -(-n // 4))
         out = new_array((threads * 4,), D.uint32, eng)
         kern = eng.kernel(("philox",), _raw_src)
-        meta = struct.pack("<5I", threads, self.seed & 0xFFFFFFFF, self.seed >> 32,
-                           self.offset & 0xFFFFFFFF, (self.offset >> 32) & 0xFFFFFFFF)
+        with self._lock:
+            seed, offset = self.seed, self.offset
+            self.offset += threads
+        meta = struct.pack("<5I", threads, seed & 0xFFFFFFFF, seed >> 32,
+                           offset & 0xFFFFFFFF, (offset >> 32) & 0xFFFFFFFF)
         eng.dispatch(kern, meta, [out._st.buffer], groups_for(threads))
-        self.offset += threads
         return out
 
     def _words(self, shape: tuple, k: int) -> list[Array]:
