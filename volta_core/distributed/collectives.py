@@ -74,27 +74,29 @@ def _flat(xp: Any, array: Any) -> Any:
         return xp.reshape(array, (-1,))
 
 
-def _shares(a: Any, b: Any) -> bool:
-    """Whether ``b`` is a view of ``a``'s memory (checked through the array protocol)."""
-    try:
-        return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-    except (AttributeError, TypeError):
-        pass
-    try:
-        return a.data.ptr == b.data.ptr  # CuPy
-    except AttributeError:
-        return False
+def _private(t: Tensor) -> Any:
+    """A 1-d copy of ``t``'s values that an engine may write into.
+
+    Engines reduce in place, and a backend array may be shared by several tensors (an
+    in-place op rebinds arrays instead of writing them; see :mod:`volta_core.views`).
+    """
+    return t.device.xp.reshape(t.device.xp.asarray(t.array, copy=True), (-1,))
+
+
+def _empty_like(t: Tensor) -> Any:
+    """A new 1-d array of ``t``'s size and dtype for an engine to fill."""
+    return t.device.xp.empty((t.numel(),), dtype=t.array.dtype, device=t.device.native)
 
 
 def _write(t: Tensor, array: Any) -> None:
-    """Copy ``array`` (same number of elements) into ``t`` in place."""
-    xp = t.device.xp
-    if tuple(array.shape) != tuple(t.array.shape):
-        array = xp.reshape(array, t.array.shape)
-    try:
-        t.array[...] = array
-    except (TypeError, ValueError):  # a namespace without item assignment
-        t.array = xp.asarray(array, copy=True)
+    """Make ``array`` (same number of elements) ``t``'s values, as an in-place op does.
+
+    The array is rebound, never written into: backend arrays may be shared between
+    tensors (see :mod:`volta_core.views`); a view writes into its base.
+    """
+    if tuple(array.shape) != t.shape:
+        array = t.device.xp.reshape(array, t.shape)
+    t.array = array
     t._version[0] += 1
 
 
@@ -122,10 +124,11 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup 
     pg, op = _group(group), _op(op)
     _check(pg, "all_reduce", [tensor])
     avg = op is ReduceOp.AVG and not pg.native_avg
-    pg.all_reduce(tensor.array, ReduceOp.SUM if avg else op)
+    arr = _private(tensor)
+    pg.all_reduce(arr, ReduceOp.SUM if avg else op)
     if avg:
-        _scale_avg(pg, tensor, tensor.array, "all_reduce")
-    tensor._version[0] += 1
+        _scale_avg(pg, tensor, arr, "all_reduce")
+    _write(tensor, arr)
     return _done(async_op)
 
 
@@ -136,8 +139,9 @@ def broadcast(tensor: Tensor, src: int, group: ProcessGroup | None = None,
     _check(pg, "broadcast", [tensor])
     if not 0 <= src < pg.world_size:
         raise ValueError(f"broadcast: src {src} is outside world size {pg.world_size}")
-    pg.broadcast(tensor.array, src)
-    tensor._version[0] += 1
+    arr = _private(tensor)
+    pg.broadcast(arr, src)
+    _write(tensor, arr)
     return _done(async_op)
 
 
@@ -181,12 +185,9 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor,
                          f" expected world_size * {input_tensor.numel()} "
                          f"= {pg.world_size * input_tensor.numel()}")
     xp = input_tensor.device.xp
-    out = _flat(xp, output_tensor.array)
+    out = _empty_like(output_tensor)
     pg.all_gather(out, _flat(xp, input_tensor.array))
-    if _shares(output_tensor.array, out):
-        output_tensor._version[0] += 1
-    else:
-        _write(output_tensor, out)
+    _write(output_tensor, out)
     return _done(async_op)
 
 
@@ -230,16 +231,12 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = Redu
 
 
 def _reduce_scatter(pg: ProcessGroup, output: Tensor, flat: Any, op: ReduceOp) -> None:
-    xp = output.device.xp
     avg = op is ReduceOp.AVG and not pg.native_avg
-    out = _flat(xp, output.array)
+    out = _empty_like(output)
     pg.reduce_scatter(out, flat, ReduceOp.SUM if avg else op)
     if avg:
         _scale_avg(pg, output, out, "reduce_scatter")
-    if _shares(output.array, out):
-        output._version[0] += 1
-    else:
-        _write(output, out)
+    _write(output, out)
 
 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
