@@ -130,7 +130,11 @@ class Normalize:
         s = xp.reshape(xp.asarray(std, dtype=arr.dtype, device=dev), (c, 1, 1))
         out = (arr - m) / s
         if self.inplace:
-            arr[...] = out
+            if isinstance(img, Tensor):  # an in-place op: rebind (arrays may be shared)
+                img.array = out
+                img._version[0] += 1
+            else:
+                arr[...] = out
             return img
         return wrap(out)
 
