@@ -25,7 +25,7 @@ from ..tensor import Tensor
 from ..views import assign, check_writable
 from ._util import broadcast_shapes
 from .indexing import _as_python, getitem
-from .movement import expand, reshape, sum_to
+from .movement import clone, expand, reshape, sum_to
 
 _ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
 
@@ -59,7 +59,8 @@ class _Overwrite(Function):
         return (g.new_zeros(g.shape) if ctx.needs_input_grad[0] else None), g
 
 
-def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any) -> Tensor:
+def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any,
+            shares: bool = False) -> Tensor:
     """Run ``fn(self)`` out of place and make the result ``self``'s value; returns ``self``.
 
     Args:
@@ -67,11 +68,16 @@ def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any)
         op: the op's name, for errors.
         fn: computes the new value from (a snapshot of) ``self``.
         others: the op's other operands, to tell whether autograd records it.
+        shares: ``fn``'s result may be an operand's array (or a broadcast view of one):
+            copy it, so that ``self`` owns its values (kernels such as fused optimizer
+            steps update a parameter's array in place).
     """
     records = _records(self, others)
     check_writable(op, self, records)
     old = Tensor._make(self.array, self.device, self.requires_grad, self.grad_fn)
     out = _conform(op, self, fn(old))
+    if shares:
+        out = clone(out)
     if records and out.grad_fn is None:
         # a constant or a leaf (fill_, copy_(w)): self still takes a node of the graph
         out = _Overwrite.apply(old, out)
@@ -164,7 +170,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         if value.ndim:
             raise ShapeError(f"fill_: value must be a number or a 0-d tensor, got shape "
                              f"{value.shape}")
-        return inplace(self, "fill_", lambda s: expand(value.to(self.dtype), s.shape), value)
+        return inplace(self, "fill_", lambda s: expand(value.to(self.dtype), s.shape), value,
+                       shares=True)
     v = _as_python(self, value)
     return inplace(self, "fill_", lambda s: _Constant.apply(s, value=v))
 
@@ -186,7 +193,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         v = src.to(device=self.device, dtype=self.dtype)
         return expand(v, self.shape) if v.shape != self.shape else v
 
-    return inplace(self, "copy_", fn, src)
+    return inplace(self, "copy_", fn, src, shares=True)
 
 
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
