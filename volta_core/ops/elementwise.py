@@ -5,6 +5,7 @@ Binary backward passes reduce the gradient over broadcast dimensions (``sum_to``
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -12,7 +13,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
 from ..dtypes import DType, bfloat16, get_dtype
-from ..errors import DTypeError
+from ..errors import DivisionByZeroError, DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, shape_of
 from .movement import sum_to
@@ -368,6 +369,39 @@ class Remainder(Function):
         return (sum_to(g, sa) if na else None, sum_to(-g * q, sb) if nb else None)
 
 
+class Fmod(Function):
+    """C's ``fmod``: ``a - trunc(a / b) * b``, with the sign of ``a``."""
+
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        a, b = _arrays(xp, a, b)
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        # on magnitudes Python's remainder is exactly fmod; the sign then comes from a
+        m = xp.abs(a) % xp.abs(b)
+        if ctx.device.volta_dtype(a.dtype).is_floating_point:
+            if ctx.needs_input_grad[1]:
+                ctx.save_for_backward(xp.trunc(a / b))
+            return xp.copysign(m, a)
+        return xp.where(a < 0, -m, m)
+
+    def backward(ctx, g):
+        sa, sb = ctx.shapes
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g, sa) if na else None,
+                sum_to(-g * ctx.saved_tensors[0], sb) if nb else None)
+
+
+def _check_int_divisor(name: str, b: Any) -> None:
+    """Integer division by zero raises, as in PyTorch (floats give inf/NaN instead)."""
+    if type(b) is Tensor:
+        if b.dtype.is_floating_point or not builtins.bool(b.device.xp.any(b.array == 0)):
+            return
+    elif isinstance(b, float) or b != 0:
+        return
+    raise DivisionByZeroError(f"{name}: integer division by zero (ZeroDivisionError); "
+                              "use a floating tensor to get inf/NaN instead")
+
+
 def _arrays(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
     """Turn a Python scalar operand into a 0-d array like the other operand."""
     if not hasattr(a, "dtype"):
@@ -382,10 +416,10 @@ def shape_of_raw(a: Any) -> tuple[int, ...]:
     return tuple(a.shape) if hasattr(a, "shape") else ()
 
 
-def _binary(cls: type, name: str, true_div: bool = False):
+def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = False):
     def op(a: Any, b: Any) -> Tensor:
         # fast path: same dtype and shape, or a float tensor with a Python float
-        if type(a) is Tensor and not true_div:
+        if type(a) is Tensor and not true_div and not int_divisor:
             tb = type(b)
             if tb is Tensor:
                 if a.array.dtype == b.array.dtype and a.array.shape == b.array.shape:
@@ -395,6 +429,8 @@ def _binary(cls: type, name: str, true_div: bool = False):
                 if dt.kind == "f" and dt is not bfloat16:
                     return cls.apply(a, b)
         a, b = promote_pair(a, b)
+        if int_divisor and not (a if type(a) is Tensor else b).dtype.is_floating_point:
+            _check_int_divisor(name, b)
         if true_div:
             ta = a if type(a) is Tensor else b
             if not ta.dtype.is_floating_point:
@@ -426,8 +462,9 @@ divide = true_divide = div
 pow = tensor_method("pow", "__pow__")(_binary(Pow, "pow"))  # noqa: A001
 maximum = tensor_method()(_binary(Maximum, "maximum"))
 minimum = tensor_method()(_binary(Minimum, "minimum"))
-remainder = tensor_method("remainder", "__mod__")(_binary(Remainder, "remainder"))
-fmod = remainder
+remainder = tensor_method("remainder", "__mod__")(
+    _binary(Remainder, "remainder", int_divisor=True))
+fmod = tensor_method()(_binary(Fmod, "fmod", int_divisor=True))
 
 
 Tensor.__radd__ = lambda self, other: add(other, self)

@@ -392,6 +392,17 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 from .activation import *  # noqa: E402,F401,F403 - re-exported through this module
 from .activation import __all__ as _activations  # noqa: E402
+
+def fmod_(self: Tensor, other: Any) -> Tensor:
+    """``self = fmod(self, other)`` in place (C's fmod: the sign of ``self``)."""
+    from .inplace import inplace
+
+    return inplace(self, "fmod_", lambda s: s.fmod(other), other)
+
+
+# set here, after ops.inplace (which aliased fmod_ to remainder_) is imported
+Tensor.fmod_ = fmod_
+
 from .logic import *  # noqa: E402,F401,F403
 from .logic import __all__ as _logic  # noqa: E402
 
