@@ -393,6 +393,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 from .activation import *  # noqa: E402,F401,F403 - re-exported through this module
 from .activation import __all__ as _activations  # noqa: E402
 
+
 def fmod_(self: Tensor, other: Any) -> Tensor:
     """``self = fmod(self, other)`` in place (C's fmod: the sign of ``self``)."""
     from .inplace import inplace
