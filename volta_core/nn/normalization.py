@@ -216,6 +216,9 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
         if t is not None and tuple(t.shape) != ns:
             raise ShapeError(f"layer_norm: {name} must have shape {ns}, got {t.shape}")
     _check_same("layer_norm", input, weight, bias)
+    if input.dtype.itemsize == 2:  # float16/bfloat16: statistics in float32, as in PyTorch
+        w, b = (None if t is None else t.float() for t in (weight, bias))
+        return _LayerNorm.apply(input.float(), w, b, ndim=len(ns), eps=eps).to(input.dtype)
     return _LayerNorm.apply(input, weight, bias, ndim=len(ns), eps=eps)
 
 
