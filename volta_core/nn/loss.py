@@ -7,6 +7,7 @@ import warnings
 
 from ..autograd.function import Function
 from ..backend.kernels import get_kernel
+from ..dtypes import bfloat16
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..ops._util import broadcast_shapes
@@ -170,6 +171,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         Output scalar, or the target's shape with ``reduction='none'``.
     """
     op = "cross_entropy"
+    if input.dtype is bfloat16:  # computed in float32 (as PyTorch), the loss in bfloat16
+        w = None if weight is None else weight.float()
+        t = target.float() if target.dtype is bfloat16 else target
+        return cross_entropy(input.float(), t, w, ignore_index, reduction,
+                             label_smoothing).to(bfloat16)
     _check_reduction(op, reduction)
     _check_tensor(op, input)
     _check_tensor(op, target, "target")

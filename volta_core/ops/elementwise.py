@@ -326,31 +326,35 @@ class Pow(Function):
 
 
 class Maximum(Function):
+    """Elementwise max; as in PyTorch, ties split the gradient evenly and where the
+    comparison fails (a NaN) both operands get it."""
+
+    pick = "maximum"
+
     def forward(ctx, a, b):
         xp = ctx.xp
         a, b = _arrays(xp, a, b)
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
         if ctx.device.volta_dtype(a.dtype).is_floating_point:  # integers have no gradient
-            # ties split the gradient evenly, as in PyTorch
-            wa = xp.astype(a > b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
-            ctx.save_for_backward(wa)
-        return xp.maximum(a, b)
+            # weights from 0-d arrays of a's dtype: NumPy's bfloat16 with a Python float
+            # would give float32
+            one, half = (xp.asarray(v, dtype=a.dtype, device=ctx.device.native)
+                         for v in (1.0, 0.5))
+            zero = xp.zeros_like(one)
+            tie = xp.where(a == b, half, one)
+            a_loses, b_loses = (a < b, a > b) if ctx.pick == "maximum" else (a > b, a < b)
+            ctx.save_for_backward(xp.where(a_loses, zero, tie), xp.where(b_loses, zero, tie))
+        return getattr(xp, ctx.pick)(a, b)
 
     def backward(ctx, g):
-        (wa,) = ctx.saved_tensors
+        wa, wb = ctx.saved_tensors
         sa, sb = ctx.shapes
-        return sum_to(g * wa, sa), sum_to(g * (1.0 - wa), sb)
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g * wa, sa) if na else None, sum_to(g * wb, sb) if nb else None)
 
 
 class Minimum(Maximum):
-    def forward(ctx, a, b):
-        xp = ctx.xp
-        a, b = _arrays(xp, a, b)
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
-        if ctx.device.volta_dtype(a.dtype).is_floating_point:  # integers have no gradient
-            wa = xp.astype(a < b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
-            ctx.save_for_backward(wa)
-        return xp.minimum(a, b)
+    pick = "minimum"
 
 
 class Remainder(Function):

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor, tensor_method
-from ._util import broadcast_shapes, normalize_dim, promote_pair
+from ._util import broadcast_shapes, normalize_dim
 from .movement import sum_to
 
 
@@ -63,7 +63,9 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
                          f"({k_a} != {k_b} in the contracted dimension)")
     if len(sa) > 2 or len(sb) > 2:
         broadcast_shapes("matmul", sa[:-2], sb[:-2] if len(sb) > 1 else ())
-    a, b = promote_pair(a, b)
+    if a.dtype is not b.dtype:  # PyTorch does not promote here
+        raise DTypeError(f"matmul: both operands must have the same dtype, got "
+                         f"{a.dtype.name} and {b.dtype.name}; convert one with .to()")
     return Matmul.apply(a, b)
 
 

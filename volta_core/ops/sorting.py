@@ -10,6 +10,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..autograd.function import Function
+from ..dtypes import bfloat16
 from ..errors import IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._util import normalize_dim
@@ -28,7 +29,10 @@ def _gather(x: Tensor, index: Tensor, dim: int) -> Tensor:
 
 def _argsort(x: Tensor, d: int, descending: bool) -> Tensor:
     xp = x.device.xp
-    out = xp.argsort(x.array, axis=d, descending=descending, stable=True)
+    a = x.array
+    if x.dtype is bfloat16:  # NumPy's bfloat16 sorts NaN wrongly; float32 holds it exactly
+        a = xp.astype(a, x.device.native_dtype("float32"))
+    out = xp.argsort(a, axis=d, descending=descending, stable=True)
     return Tensor._make(xp.astype(out, x.device.native_dtype("int64")), x.device)
 
 
