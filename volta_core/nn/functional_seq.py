@@ -129,9 +129,7 @@ class _Attention(Function):
         sc = qs @ k.mT
         if mask is not None:
             sc = sc + mask
-        p = _softmax(sc, -1)
-        if mask is not None:
-            p = _zero_blocked_rows(p, sc)
+        p = _softmax(sc, -1) if mask is None else _masked_softmax(sc)
         pd = p if keep is None else p * keep
         gv = pd.mT @ g if nv else None
         gp = g @ v.mT
@@ -231,15 +229,16 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         except ShapeError:
             raise ShapeError(f"{op}: attn_mask of shape {attn_mask.shape} does not broadcast "
                              f"to the scores' shape {scores.shape} (..., L, S)") from None
-    weights = _softmax(scores, -1)
-    if is_causal or attn_mask is not None:
-        weights = _zero_blocked_rows(weights, scores)
+    masked = is_causal or attn_mask is not None
+    weights = _masked_softmax(scores) if masked else _softmax(scores, -1)
     return _dropout(weights, dropout_p) @ value
 
 
-def _zero_blocked_rows(p: Tensor, scores: Tensor) -> Tensor:
-    """Softmax weights with rows whose scores are all -inf (fully masked) set to 0."""
-    return where(scores.amax(-1, keepdim=True) == -math.inf, 0.0, p)
+def _masked_softmax(scores: Tensor) -> Tensor:
+    """Softmax over the last dim with 0 (not NaN) for rows whose scores are all -inf
+    (fully masked), and a zero gradient there."""
+    blocked = scores.detach().amax(-1, keepdim=True) == -math.inf
+    return where(blocked, 0.0, _softmax(where(blocked, 0.0, scores), -1))
 
 
 # -- pixel shuffle --------------------------------------------------------------------------
