@@ -29,7 +29,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(0, x), 6)`` elementwise."""
-    return hardtanh(_floating("relu6", input), 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
