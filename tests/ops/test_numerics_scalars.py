@@ -148,10 +148,11 @@ def test_relu_keeps_nan():
 
 @pytest.mark.parametrize("op", ["mul", "div", "rmul", "matmul"])
 def test_saved_tensors_only_what_backward_needs(op):
+    forms = {"mul": lambda m, x: x * 2, "div": lambda m, x: x / 2,
+             "rmul": lambda m, x: 2.0 * x, "matmul": lambda m, x: x @ m.ones(3, 3)}
     for m in (torch, vt):
         x = m.ones(3, 3, requires_grad=True).clone()
-        y = {"mul": lambda: x * 2, "div": lambda: x / 2, "rmul": lambda: 2.0 * x,
-             "matmul": lambda: x @ m.ones(3, 3)}[op]()
+        y = forms[op](m, x)
         x.add_(1)  # backward needs only the other operand
         y.sum().backward()
 
