@@ -136,3 +136,26 @@ def test_argmax_of_empty_raises_clearly():
             f(vt)
     with pytest.raises(vt.VoltaError, match="empty"):
         vt.empty(0).max()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["sum", "cumsum", "softmax", "log_softmax", "logsumexp",
+                                  "sum_partial_overflow"])
+def test_half_precision_sums_and_softmax_accumulate_in_float32(dtype, name):
+    x = np.random.default_rng(0).uniform(0, 1, (2, 5000))
+    fns = {
+        "sum": lambda a: a.sum(1), "cumsum": lambda a: a.cumsum(1)[:, -3:],
+        "softmax": lambda a: a.softmax(1)[:, :4] * 1000,
+        "log_softmax": lambda a: a.log_softmax(1)[:, :4],
+        "logsumexp": lambda a: a.logsumexp(1),
+        "sum_partial_overflow": lambda a: (a[:, :3] * 0 + a.new_tensor(
+            [60000.0, 60000.0, -60000.0])).sum(1),
+    }
+    v, t = pair(x, dtype)
+    got, want = fns[name](v), fns[name](t)
+    close(got, want, rtol=2e-2 if dtype == "bfloat16" else 2e-3, atol=1e-2)
+    if name != "sum_partial_overflow":
+        gv = np.random.default_rng(1).standard_normal(tuple(want.shape))
+        got.backward(vt.tensor(gv).to(dtype))
+        want.backward(torch.tensor(gv).to(getattr(torch, dtype)))
+        close(v.grad, t.grad, rtol=5e-2, atol=5e-2)

@@ -47,6 +47,10 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tenso
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
         x = x.to("int64")  # integer sums accumulate in int64, as in PyTorch
     dims = normalize_dims("sum", dim, x.ndim)
+    if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
+        from .elementwise import in_float32
+
+        return in_float32(Sum.apply, x, dims=dims, keepdim=keepdim)
     return Sum.apply(x, dims=dims, keepdim=keepdim)
 
 
@@ -266,6 +270,10 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
         x = x.to("int64")
     dims = normalize_dims("prod", dim, x.ndim)
+    if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
+        from .elementwise import in_float32
+
+        return in_float32(Prod.apply, x, dims=dims, keepdim=keepdim)
     return Prod.apply(x, dims=dims, keepdim=keepdim)
 
 

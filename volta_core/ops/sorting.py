@@ -102,7 +102,13 @@ def cumsum(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """Cumulative sum along ``dim`` (integer inputs accumulate in int64)."""
     x = _accumulated("cumsum", input, dtype)
     d = normalize_dim("cumsum", dim, x.ndim)
-    return x.clone() if x.ndim == 0 else Cumsum.apply(x, dim=d)
+    if x.ndim == 0:
+        return x.clone()
+    if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
+        from .elementwise import in_float32
+
+        return in_float32(Cumsum.apply, x, dim=d)
+    return Cumsum.apply(x, dim=d)
 
 
 class Cumprod(Function):
@@ -136,7 +142,13 @@ def cumprod(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """Cumulative product along ``dim`` (integer inputs accumulate in int64)."""
     x = _accumulated("cumprod", input, dtype)
     d = normalize_dim("cumprod", dim, x.ndim)
-    return x.clone() if x.ndim == 0 else Cumprod.apply(x, dim=d)
+    if x.ndim == 0:
+        return x.clone()
+    if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
+        from .elementwise import in_float32
+
+        return in_float32(Cumprod.apply, x, dim=d)
+    return Cumprod.apply(x, dim=d)
 
 
 class Tril(Function):
