@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from .backend.device import Device
 from .backend.device import device as _device
-from .dtypes import DType, bool_, get_default_dtype, get_dtype, int64
+from .dtypes import DType, bool_, checked_scalar, get_default_dtype, get_dtype, int64
 from .errors import DTypeError
 from .tensor import Tensor, tensor_method
 
@@ -153,26 +152,6 @@ def _scalar_dtype(value: Any) -> DType:
     return get_default_dtype()
 
 
-def _check_fill(op: str, dt: DType, value: Any) -> Any:
-    """The fill value for ``dt``: an integer dtype can't hold NaN, inf or an out-of-range
-    int (PyTorch raises)."""
-    if dt.kind not in "iu" or isinstance(value, bool):
-        return value
-    if isinstance(value, float) and not math.isfinite(value):
-        bad = True
-    else:  # unsigned types also take -max..-1, which wrap (as in PyTorch)
-        bits = 8 * dt.itemsize
-        hi = 2 ** bits - 1 if dt.kind == "u" else 2 ** (bits - 1) - 1
-        lo = -hi if dt.kind == "u" else -hi - 1
-        bad = isinstance(value, (int, float)) and not lo <= value <= hi
-    if bad:
-        raise DTypeError(f"{op}: value {value!r} cannot be converted to {dt.name} without "
-                         "overflow")
-    if dt.kind == "u" and isinstance(value, int) and value < 0:
-        return value + 2 ** (8 * dt.itemsize)
-    return value
-
-
 def full(size: Sequence[int], fill_value: Any, dtype: Any = None, device: DeviceLike = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it)."""
@@ -180,7 +159,7 @@ def full(size: Sequence[int], fill_value: Any, dtype: Any = None, device: Device
     if getattr(fill_value, "shape", None) == () and hasattr(fill_value, "item"):
         fill_value = fill_value.item()  # a NumPy scalar or a 0-d tensor
     dtype = dtype if dtype is not None else _scalar_dtype(fill_value)
-    fill_value = _check_fill("full", get_dtype(dtype), fill_value)
+    fill_value = checked_scalar("full", get_dtype(dtype), fill_value)
     return _make(dtype, device, requires_grad,
                  lambda xp, dt, d: xp.full(s, fill_value, dtype=dt, device=d))
 

@@ -73,6 +73,32 @@ def test_numpy_scalars_are_weak_like_python_scalars(expr):
     run(expr)
 
 
+@pytest.mark.parametrize("expr", [
+    "m.clamp(t([0, 1, 200], dtype=m.uint8), min=-1)",
+    "m.clamp(t([0, 1, 200], dtype=m.uint8), 1.5)",
+    "m.clamp(t([1.0, 5.0]), np.float32(2), np.float64(3))",
+    "m.clamp(t([1, 5]), np.int64(2))",
+    "m.where(t([True, False]), t([1, 2], dtype=m.uint8), -1)",
+    "t([1, 2], dtype=m.uint8) ** np.int64(2)",
+    "300 ** t([1, 2], dtype=m.uint8)",
+])
+def test_checked_scalars_accepted(expr):
+    run(expr)
+
+
+@pytest.mark.parametrize("expr", [
+    "m.clamp(t([0, 1], dtype=m.uint8), max=300)",
+    "m.clamp(t([0, 1], dtype=m.int8), min=-129)",
+    "m.where(t([True, False]), t([1, 2], dtype=m.uint8), 300)",
+    "t([1, 2], dtype=m.uint8) ** 300",
+])
+def test_checked_scalars_out_of_range_raise(expr):
+    with pytest.raises(RuntimeError):
+        eval(expr, {"m": torch, "np": np, "t": torch.tensor})
+    with pytest.raises(vt.DTypeError, match="overflow"):
+        eval(expr, {"m": vt, "np": np, "t": vt.tensor})
+
+
 def test_attention_scale_with_numpy_sqrt_keeps_float32():
     q = vt.ones(2, 4, 8)
     s = q @ q.mT / np.sqrt(8)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..dtypes import DType, promote_types, scalar_result_type
+from ..dtypes import DType, checked_scalar, promote_types, scalar_result_type
 from ..errors import IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 
@@ -97,13 +97,21 @@ def wrap_int(dtype: DType, v: Any) -> Any:
     return v if lo <= v < lo + span else (v - lo) % span + lo
 
 
-def promote_pair(a: Any, b: Any) -> tuple[Any, Any]:
+def promote_pair(a: Any, b: Any, checked: str = "") -> tuple[Any, Any]:
     """Cast two operands (Tensors or Python/NumPy scalars) to their common dtype.
 
-    A scalar comes back as a Python scalar; an int wraps into an integer result dtype.
+    A scalar comes back as a Python scalar; an int wraps into an integer result dtype,
+    or, with ``checked`` (the op's name), is checked as PyTorch's clamp/where/pow do.
     """
     cast = _cast or _get_cast()
     a, b = python_scalar(a), python_scalar(b)
+    if checked:
+        pa, pb = promote_pair(a, b)
+        if type(pa) is not Tensor:
+            return checked_scalar(checked, pb.dtype, a), pb
+        if type(pb) is not Tensor:
+            return pa, checked_scalar(checked, pa.dtype, b)
+        return pa, pb
     if type(a) is Tensor:
         if type(b) is Tensor:
             if a.array.dtype != b.array.dtype:

@@ -497,7 +497,8 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
                 b = cast(b, _default_float()) if type(b) is Tensor else b
         if check is not None:
             check(name, a, b)
-        a, b = promote_pair(a, b)
+        # PyTorch checks (not wraps) an integer exponent scalar
+        a, b = promote_pair(a, b, checked="pow" if name == "pow" and type(a) is Tensor else "")
         if int_divisor and not (a if type(a) is Tensor else b).dtype.is_floating_point:
             _check_int_divisor(name, b)
         if name in _NO_BOOL and (a if type(a) is Tensor else b).dtype.kind == "b":
@@ -619,7 +620,7 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
                          f"{getattr(condition, 'dtype', type(condition).__name__)}")
     if type(input) is not Tensor and type(other) is not Tensor:
         input = condition.new_full((), input, dtype=_scalar_dtype(input))
-    a, b = promote_pair(input, other)
+    a, b = promote_pair(input, other, checked="where")
     # the standard's where takes arrays only: scalars become 0-d arrays of the right dtype
     if type(a) is not Tensor:
         a = b.new_full((), a)

@@ -12,10 +12,10 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..backend.kernels import fallback, get_kernel
-from ..dtypes import bfloat16
+from ..dtypes import bfloat16, checked_scalar
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
-from ._util import Scalar, broadcast_shapes, promote_pair
+from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
 from .elementwise import _binary, _unary, cast, in_float32, shape_of_raw, where
 from .movement import sum_to
 
@@ -369,6 +369,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
     if min is None and max is None:
         raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
     x = input
+    min, max = python_scalar(min), python_scalar(max)  # NumPy scalars count as numbers
     for b in (min, max):
         if b is not None:
             if not isinstance(b, (Tensor, *Scalar)):
@@ -377,6 +378,8 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
             x, _ = promote_pair(x, b)
     bounds = []
     for b in (min, max):
+        if b is not None and type(b) is not Tensor:
+            b = checked_scalar("clamp", x.dtype, b)  # 300 can't bound a uint8; -1 wraps
         if type(b) is Tensor:
             b = cast(b, x.dtype)
             broadcast_shapes("clamp", x.shape, b.shape)
