@@ -148,3 +148,61 @@ def test_no_numpy_runtime_warnings_from_correct_computations():
         assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
         np.log(np.zeros(1))  # the user's own NumPy code still warns
         assert [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+# -- unary ops and reductions at NaN, inf and zeros; bool inputs ----------------------------
+
+SPECIAL = [[-2.5, 0.0, 1.0], [NAN, math.inf, 3.25]]
+
+
+@pytest.mark.parametrize("name", ["sign", "abs", "max_all", "min_all", "prod_all", "prod_dim",
+                                  "prod_zeros_dim", "prod_two_zeros", "norm1", "prod_no_zero"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_special_values_match_torch_with_gradients(name, dtype):
+    data = {"prod_zeros_dim": [[-2.5, 0.0, 1.0], [2.0, 0.0, 0.0]],
+            "prod_two_zeros": [[0.0, 1.5, 0.0], [2.0, -1.0, 3.0]],
+            "prod_no_zero": [[-2.5, 0.5, 1.0], [NAN, 2.0, 3.25]]}.get(name, SPECIAL)
+    fn = {
+        "sign": lambda x: x.sign() * 1.0, "abs": lambda x: x.abs(), "max_all": lambda x: x.max(),
+        "min_all": lambda x: x.min(), "prod_all": lambda x: x.prod(),
+        "prod_dim": lambda x: x.prod(1), "prod_zeros_dim": lambda x: x.prod(1),
+        "prod_two_zeros": lambda x: x.prod(), "norm1": lambda x: x.norm(1, dim=1),
+        "prod_no_zero": lambda x: x.prod(0),
+    }[name]
+    a = np.asarray(data, dtype=np.float64)
+    v = vt.tensor(a).to(dtype).requires_grad_()
+    t = torch.tensor(a).to(getattr(torch, dtype)).requires_grad_()
+    rv, rt = fn(v), fn(t)
+    np.testing.assert_allclose(rv.detach().float().numpy(), rt.detach().float().numpy(),
+                               rtol=1e-2, equal_nan=True)
+    g = np.linspace(0.5, 1.5, rt.numel()).reshape(tuple(rt.shape))
+    rv.backward(vt.tensor(g).to(dtype))
+    rt.backward(torch.tensor(g).to(getattr(torch, dtype)))
+    np.testing.assert_allclose(v.grad.float().numpy(), t.grad.float().numpy(), rtol=1e-2,
+                               equal_nan=True)
+
+
+def test_prod_gradcheck_with_zeros():
+    for data, dim in (([[1.5, 0.0, 2.0], [0.5, -1.0, 3.0]], 1), ([[1.5, 0.0, 2.0]], None)):
+        x = vt.tensor(np.array(data), requires_grad=True)
+        assert vt.autograd.gradcheck(lambda a, d=dim: a.prod(d) if d is not None else a.prod(),
+                                     [x])
+
+
+@pytest.mark.parametrize("expr", ["m.floor(b)", "m.ceil(b)", "m.round(b)", "m.trunc(b)",
+                                  "m.relu(b)", "m.abs(b)", "b.argmax()", "b.argmin(0)",
+                                  "b.topk(1)"])
+def test_bool_inputs_torch_refuses(expr):
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        eval(expr, {"m": torch, "b": torch.tensor([True, False])})
+    with pytest.raises(vt.DTypeError, match="bool"):
+        eval(expr, {"m": vt, "b": vt.tensor([True, False])})
+
+
+@pytest.mark.parametrize("expr", ["m.sign(b)", "m.square(b)", "m.all(u)", "m.any(u)",
+                                  "u.all(0)", "u.any(1)"])
+def test_bool_and_uint8_results_like_torch(expr):
+    def env(m):
+        return {"m": m, "b": m.tensor([True, False]),
+                "u": m.tensor([[0, 2], [1, 1]], dtype=m.uint8)}
+    close(eval(expr, env(vt)), eval(expr, env(torch)))

@@ -167,7 +167,9 @@ class Relu(Function):
 
 class Abs(Function):
     def forward(ctx, x):
-        ctx.save_for_backward(ctx.xp.sign(x))
+        from .math import sign_kernel  # 0 at NaN: the gradient there is 0, as in PyTorch
+
+        ctx.save_for_backward(sign_kernel(ctx.xp, x))
         return ctx.xp.abs(x)
 
     def backward(ctx, g):
@@ -220,9 +222,12 @@ def in_float32(fn, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return cast(fn(cast(x, "float32"), *args, **kwargs), x.dtype)
 
 
-def _unary(cls: type, name: str, floating: bool = True):
+def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True):
     def op(x: Tensor) -> Tensor:
         dt = x.dtype
+        if not bool_ok and dt.kind == "b":
+            raise DTypeError(f"{name}: not implemented for bool tensors (as in PyTorch); "
+                             "convert with .int() or .float() first")
         if dt is bfloat16:
             return in_float32(cls.apply, x)
         if cls is Neg and dt.kind == "b":
@@ -255,8 +260,8 @@ sin = _unary(Sin, "sin")
 cos = _unary(Cos, "cos")
 tanh = _unary(Tanh, "tanh")
 sigmoid = _unary(Sigmoid, "sigmoid")
-relu = _unary(Relu, "relu", floating=False)
-abs = _unary(Abs, "abs", floating=False)  # noqa: A001 - the name users expect
+relu = _unary(Relu, "relu", floating=False, bool_ok=False)
+abs = _unary(Abs, "abs", floating=False, bool_ok=False)  # noqa: A001 - the name users expect
 
 
 # -- binary -------------------------------------------------------------------------------

@@ -31,7 +31,15 @@ class _ZeroGrad(Function):
 
 class Sign(_ZeroGrad):
     def forward(ctx, x):
-        return ctx.xp.sign(x)
+        return sign_kernel(ctx.xp, x)
+
+
+def sign_kernel(xp: Any, x: Any) -> Any:
+    """``sign`` as PyTorch defines it: 0 at NaN, and a bool stays itself."""
+    if x.dtype == xp.bool:
+        return xp.asarray(x, copy=True)
+    s = xp.sign(x)
+    return xp.where(x != x, xp.zeros_like(s), s)
 
 
 class Floor(_ZeroGrad):
@@ -253,9 +261,9 @@ class Erf(Function):
 
 
 sign = _unary(Sign, "sign", floating=False)
-floor = _unary(Floor, "floor", floating=False)
-ceil = _unary(Ceil, "ceil", floating=False)
-trunc = _unary(Trunc, "trunc", floating=False)
+floor = _unary(Floor, "floor", floating=False, bool_ok=False)
+ceil = _unary(Ceil, "ceil", floating=False, bool_ok=False)
+trunc = _unary(Trunc, "trunc", floating=False, bool_ok=False)
 fix = trunc
 log1p = _unary(Log1p, "log1p")
 expm1 = _unary(Expm1, "expm1")
@@ -265,7 +273,13 @@ tan = _unary(Tan, "tan")
 asin = arcsin = _unary(Asin, "asin")
 acos = arccos = _unary(Acos, "acos")
 atan = arctan = _unary(Atan, "atan")
-square = _unary(Square, "square", floating=False)
+_square = _unary(Square, "square", floating=False)
+
+
+@tensor_method()
+def square(x: Tensor) -> Tensor:
+    """Elementwise ``x * x`` (a bool tensor gives int64, as ``x ** 2`` does)."""
+    return _square(cast(x, "int64") if x.dtype.kind == "b" else x)
 rsqrt = _unary(Rsqrt, "rsqrt")
 erf = _unary(Erf, "erf")
 Tensor.arcsin, Tensor.arccos, Tensor.arctan, Tensor.fix = asin, acos, atan, trunc
@@ -279,6 +293,9 @@ def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - the name user
         x: the tensor.
         decimals: number of decimal places (may be negative).
     """
+    if x.dtype.kind == "b":
+        raise DTypeError("round: not implemented for bool tensors (as in PyTorch); convert "
+                         "with .int() or .float() first")
     if decimals != 0 and not x.dtype.is_floating_point:
         raise DTypeError(f"round: decimals={decimals} needs a floating tensor, got "
                          f"{x.dtype.name}; call .float() first")

@@ -78,11 +78,14 @@ class _Extremum(Function):
 
     find = "max"
 
-    def forward(ctx, x, dims=(), keepdim=False):
+    def forward(ctx, x, dims=(), keepdim=False, nan_ties=False):
         xp = ctx.xp
         y = getattr(xp, ctx.find)(x, axis=dims, keepdims=True)
         if ctx.device.volta_dtype(x.dtype).is_floating_point:  # integers have no gradient
-            mask = xp.astype(x == y, x.dtype)
+            hit = x == y
+            if nan_ties:  # max()/min() of all elements: NaNs share a NaN result's gradient
+                hit = hit | ((x != x) & (y != y))
+            mask = xp.astype(hit, x.dtype)
             count = xp.sum(mask, axis=dims, keepdims=True)
             ctx.save_for_backward(mask / count)
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
@@ -167,7 +170,7 @@ def _check_nonempty(name: str, x: Tensor, dim: int | None) -> None:
 def _extremum(cls, dimcls, name: str, x: Tensor, dim, keepdim: bool):
     if dim is None:
         _check_nonempty(name, x, None)
-        return cls.apply(x, dims=tuple(range(x.ndim)), keepdim=False)
+        return cls.apply(x, dims=tuple(range(x.ndim)), keepdim=False, nan_ties=True)
     if not isinstance(dim, int):
         raise TypeError(f"{name}: dim must be an int (use amax/amin for several dims)")
     d = normalize_dim(name, dim, x.ndim)
@@ -206,6 +209,9 @@ def min(x: Tensor, dim: int | None = None, keepdim: bool = False):  # noqa: A001
 
 
 def _arg(cls, name: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    if x.dtype.kind == "b":
+        raise DTypeError(f"{name}: bool input is not supported (as in PyTorch); convert with "
+                         ".int() first")
     if dim is None:
         _check_nonempty(name, x, None)
         out = cls.apply(x.reshape(-1))
@@ -237,20 +243,35 @@ class Prod(Function):
         return ctx.xp.prod(x, axis=dims, keepdims=keepdim)
 
     def backward(ctx, g):
-        from .elementwise import where
-
+        # PyTorch's rule, which also fixes where NaN and inf go: result / x without zeros;
+        # with zeros, the products of the others from exclusive cumulative products
         (x,) = ctx.saved_tensors
         dims = ctx.dims
+        if not dims:
+            return g
+        keep = _keep_shape(ctx.in_shape, dims)
         if not ctx.keepdim:
-            g = g.reshape(_keep_shape(ctx.in_shape, dims))
-        # d prod / d x_i is the product of the others, also where some x_j are zero
-        zero = x == 0
-        safe = where(zero, 1.0, x)
-        others = Prod.apply(safe, dims=dims, keepdim=True)
-        zeros = sum(zero, dims, keepdim=True)
-        grad = where(zero, where(zeros == 1, others, 0.0),
-                     where(zeros == 0, others / safe, 0.0))
-        return g * grad
+            g = g.reshape(keep)
+        zeros = int(sum(x == 0).item())
+        if zeros == 0:
+            return g * (Prod.apply(x, dims=dims, keepdim=True) / x)
+        if len(dims) == 1:
+            return g * _prod_of_others(x, dims[0])
+        if zeros > 1:  # several dims (all of them): two zeros make every gradient 0
+            return x * 0.0
+        return g * _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
+
+
+def _prod_of_others(x: Tensor, d: int) -> Tensor:
+    """For each element, the product of the others along ``d`` (exclusive cumprods)."""
+    from .movement import cat, flip, narrow
+    from .sorting import cumprod
+
+    n = x.shape[d]
+    one = x.new_ones(*_keep_shape(x.shape, (d,)))
+    before = cumprod(cat([one, narrow(x, d, 0, n - 1)], d), d)
+    after = flip(cumprod(cat([one, flip(narrow(x, d, 1, n - 1), (d,))], d), d), (d,))
+    return before * after
 
 
 @tensor_method()
@@ -336,7 +357,8 @@ def all(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # no
         dim: dims to reduce; None reduces all.
         keepdim: keep reduced dims with size 1.
     """
-    return All.apply(input, dims=normalize_dims("all", dim, input.ndim), keepdim=keepdim)
+    out = All.apply(input, dims=normalize_dims("all", dim, input.ndim), keepdim=keepdim)
+    return out.to("uint8") if input.dtype.name == "uint8" else out  # PyTorch's quirk
 
 
 @tensor_method()
@@ -348,7 +370,8 @@ def any(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # no
         dim: dims to reduce; None reduces all.
         keepdim: keep reduced dims with size 1.
     """
-    return Any_.apply(input, dims=normalize_dims("any", dim, input.ndim), keepdim=keepdim)
+    out = Any_.apply(input, dims=normalize_dims("any", dim, input.ndim), keepdim=keepdim)
+    return out.to("uint8") if input.dtype.name == "uint8" else out  # PyTorch's quirk
 
 
 # -- variance ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..dtypes import bfloat16
-from ..errors import IndexOutOfRangeError, ShapeError
+from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._util import normalize_dim
 from .joining import Flip
@@ -67,6 +67,9 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False,
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> TopKResult:
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
+    if input.dtype.kind == "b":
+        raise DTypeError("topk: bool input is not supported (as in PyTorch); convert with "
+                         ".int() first")
     if input.ndim == 0:
         input = reshape(input, (1,))
         v, i = topk(input, k, 0, largest)
