@@ -206,3 +206,19 @@ def test_bool_and_uint8_results_like_torch(expr):
         return {"m": m, "b": m.tensor([True, False]),
                 "u": m.tensor([[0, 2], [1, 1]], dtype=m.uint8)}
     close(eval(expr, env(vt)), eval(expr, env(torch)))
+
+
+@pytest.mark.parametrize("name", ["elu", "selu", "celu", "hardsigmoid", "hardswish",
+                                  "softshrink", "hardshrink", "leaky_relu", "softplus", "silu",
+                                  "mish", "logsigmoid", "softsign", "tanhshrink"])
+def test_activations_at_nan_inf_and_kinks(name):
+    # float32, as PyTorch's vectorised CPU kernels (its float64 kernels differ at NaN)
+    data = [math.nan, math.inf, -math.inf, -3.0, 3.0, -0.5, 0.5, 0.0, -2.5, 1.0, 25.0, -30.0]
+    v = vt.tensor(data, requires_grad=True)
+    t = torch.tensor(data, requires_grad=True)
+    rv, rt = getattr(F, name)(v), getattr(TF, name)(t)
+    close(rv, rt, rtol=1e-5, atol=1e-6)
+    g = np.linspace(0.5, 1.5, len(data)).astype(np.float32)
+    rv.backward(vt.tensor(g))
+    rt.backward(torch.tensor(g))
+    close(v.grad, t.grad, rtol=1e-5, atol=1e-6)

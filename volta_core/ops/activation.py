@@ -149,7 +149,8 @@ class Elu(Function):
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return where(x > 0, g, g * (x.exp() * ctx.alpha))
+        # NaN takes the linear branch's gradient, as in PyTorch
+        return where(x <= 0, g * (x.exp() * ctx.alpha), g)
 
 
 def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
