@@ -107,3 +107,44 @@ def test_kl_div_broadcasts():
     b = np.random.default_rng(2).uniform(0, 1, (3, 1)).astype(np.float32)
     close(F.kl_div(vt.tensor(a), vt.tensor(b), reduction="sum"),
           TF.kl_div(torch.tensor(a), torch.tensor(b), reduction="sum"), rtol=1e-5)
+
+
+SPECIAL = [[-2.5, 0.0, 1.0, -math.inf], [math.nan, 1.5, -1.25, 3.25], [40.0, -40.0, 0.5, 2.0]]
+TARGET = [[0.0, 1.0, 1.0, 0.0], [0.5, 0.0, 1.0, 1.0], [1.0, 0.0, 0.3, 1.0]]
+PROBS = [[0.1, 0.5, 0.0, 0.4], [0.7, 0.2, 0.1, 0.0], [0.5, 0.0, 0.5, 0.0]]
+
+
+@pytest.mark.parametrize("name", ["smooth_l1", "huber", "kl_div", "ce_ignored_smoothing",
+                                  "ce_3d_ignored", "l1", "mse"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_losses_with_nan_and_inf_inputs(name, reduction):
+    def fn(f, m, x):
+        t = m.tensor(TARGET, dtype=x.dtype)
+        red = "batchmean" if name == "kl_div" and reduction == "mean" else reduction
+        return {
+            "smooth_l1": lambda: f.smooth_l1_loss(x, t, reduction=red, beta=0.5),
+            "huber": lambda: f.huber_loss(x, t, reduction=red, delta=0.7),
+            "l1": lambda: f.l1_loss(x, t, reduction=red),
+            "mse": lambda: f.mse_loss(x, t, reduction=red),
+            "kl_div": lambda: f.kl_div(f.log_softmax(x, 1), m.tensor(PROBS, dtype=x.dtype),
+                                       reduction=red),
+            "ce_ignored_smoothing": lambda: f.cross_entropy(
+                x, m.tensor([-100, 3, 1]), label_smoothing=0.2, reduction=red),
+            "ce_3d_ignored": lambda: f.cross_entropy(x.reshape(1, 3, 4),
+                                                     m.tensor([[0, 2, 1, -100]]), reduction=red),
+        }[name]()
+    v, t = both(SPECIAL)
+    lv, lt = fn(F, vt, v), fn(TF, torch, t)
+    close(lv, lt, rtol=1e-5, atol=1e-6)
+    g = np.linspace(0.5, 1.5, lt.numel()).reshape(tuple(lt.shape)).astype(np.float32)
+    lv.backward(vt.tensor(g))
+    lt.backward(torch.tensor(g))
+    close(v.grad, t.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_binary_cross_entropy_rejects_nan_input():
+    x = [0.5, math.nan]
+    with pytest.raises(RuntimeError):
+        TF.binary_cross_entropy(torch.tensor(x), torch.tensor([1.0, 0.0]))
+    with pytest.raises(ValueError, match="probabilities"):
+        F.binary_cross_entropy(vt.tensor(x), vt.tensor([1.0, 0.0]))

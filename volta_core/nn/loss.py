@@ -68,10 +68,14 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     _pair_check("smooth_l1_loss", input, target, "warn")
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    a = _abs(input - target)
+    d = input - target
+    a = _abs(d)
     if beta == 0.0:
         return _reduce("smooth_l1_loss", a, reduction)
-    loss = where(a < beta, a * a * (0.5 / beta), a - 0.5 * beta)
+    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
+    small = (a >= beta).logical_not()
+    q = where(small, d, 0.0)
+    loss = where(small, q * q * (0.5 / beta), a - 0.5 * beta)
     return _reduce("smooth_l1_loss", loss, reduction)
 
 
@@ -82,8 +86,12 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     _pair_check("huber_loss", input, target, "warn")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    a = _abs(input - target)
-    loss = where(a <= delta, a * a * 0.5, (a - 0.5 * delta) * delta)
+    d = input - target
+    a = _abs(d)
+    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
+    small = (a > delta).logical_not()
+    q = where(small, d, 0.0)
+    loss = where(small, q * q * 0.5, (a - 0.5 * delta) * delta)
     return _reduce("huber_loss", loss, reduction)
 
 
@@ -280,7 +288,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _pair_check(op, input, target)
     if input.device.type == "cpu" and input.numel():
         lo, hi = float(input.min().item()), float(input.max().item())
-        if lo < 0.0 or hi > 1.0:
+        if not (lo >= 0.0 and hi <= 1.0):  # NaN fails too, as in PyTorch
             raise ValueError(f"{op}: all input values must be probabilities in [0, 1], found "
                              f"values in [{lo}, {hi}]; apply sigmoid first or use "
                              "binary_cross_entropy_with_logits")
@@ -326,9 +334,9 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     _pair_check(op, input, target, "quiet")
     if log_target:
         loss = exp(target) * (target - input)
-    else:
-        pos = target > 0
-        loss = where(pos, target * (log(where(pos, target, 1.0)) - input), 0.0)
+    else:  # xlogy(t, t) - t * input, as in PyTorch (0 * -inf input is NaN there too)
+        zero = target == 0
+        loss = where(zero, 0.0, target * log(where(zero, 1.0, target))) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(op, loss, reduction)
