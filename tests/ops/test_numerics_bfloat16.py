@@ -55,6 +55,13 @@ CASES = {
     "minimum": lambda m, x: m.minimum(x, x.flip(0)),
     "max_dim": lambda m, x: x.max(1).values,
     "matmul": lambda m, x: x @ x.mT,
+    "conv2d": lambda m, x: lib(m)[0].conv2d(x.reshape(1, 1, 3, 4), x[:2, :2].reshape(
+        2, 1, 2, 1), x[0, :2], padding=1),
+    "conv1d": lambda m, x: lib(m)[0].conv1d(x[None], x[:, :2].reshape(2, 3, 1)),
+    "conv_transpose2d": lambda m, x: lib(m)[0].conv_transpose2d(
+        x.reshape(1, 1, 3, 4), x[:2, :2].reshape(1, 2, 2, 1), stride=2),
+    "batch_norm_train": lambda m, x: lib(m)[0].batch_norm(
+        x.reshape(1, 3, 4), None, None, m.ones(3, dtype=m.bfloat16), None, training=True),
 }
 
 

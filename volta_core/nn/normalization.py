@@ -44,6 +44,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     op = "batch_norm"
     c = _check_per_channel(op, input, 2, running_mean, running_var, weight, bias)
     shape = (1, c) + (1,) * (input.ndim - 2)
+    if training and input.dtype.itemsize == 2:  # float16/bfloat16: statistics in float32
+        w, b = (None if t is None else t.float() for t in (weight, bias))
+        return batch_norm(input.float(), running_mean, running_var, w, b, training,
+                          momentum, eps).to(input.dtype)
     if training:
         n = input.numel() // max(c, 1)
         if n <= 1:
