@@ -301,8 +301,10 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 def _amax_dims(op: str, x: Tensor, dim: Dims) -> tuple[int, ...]:
     dims = normalize_dims(op, None if dim == () else dim, x.ndim)
     if builtins.any(x.shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
-        raise ShapeError(f"{op}: cannot reduce over an empty dimension of shape {x.shape} "
-                         "(the operation has no identity); pick a non-empty dim")
+        # PyTorch raises IndexError for an empty dim it was given, RuntimeError otherwise
+        err = ShapeError if dim is None or dim == () else IndexOutOfRangeError
+        raise err(f"{op}: cannot reduce over an empty dimension of shape {x.shape} "
+                  "(the operation has no identity); pick a non-empty dim")
     return dims
 
 
