@@ -222,3 +222,22 @@ def test_activations_at_nan_inf_and_kinks(name):
     rv.backward(vt.tensor(g))
     rt.backward(torch.tensor(g))
     close(v.grad, t.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_atan2_gradient_at_the_origin():
+    a, b = [0.0, 1.0, 0.0, math.inf], [0.0, 0.0, 2.0, math.inf]
+    va, vb = vt.tensor(a, requires_grad=True), vt.tensor(b, requires_grad=True)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    vt.atan2(va, vb).sum().backward()
+    torch.atan2(ta, tb).sum().backward()
+    close(va.grad, ta.grad)
+    close(vb.grad, tb.grad)
+
+
+@pytest.mark.parametrize("expr", ["m.lerp(t([1, 2]), t([3, 4]), 0.5)",
+                                  "m.tensor(1.0).index_select(0, m.tensor([0, 0]))"])
+def test_more_inputs_torch_refuses(expr):
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        eval(expr, {"m": torch, "t": torch.tensor})
+    with pytest.raises(vt.VoltaError):
+        eval(expr, {"m": vt, "t": vt.tensor})

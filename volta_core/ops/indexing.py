@@ -167,6 +167,9 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if index.ndim > 1:
         raise ShapeError(f"index_select: index must be 1-D, got shape {index.shape}")
     if input.ndim == 0:
+        if index.numel() != 1:
+            raise ShapeError(f"index_select: a 0-d input takes exactly one index, got "
+                             f"{index.numel()}")
         return reshape(index_select(reshape(input, (1,)), 0, index), index.shape)
     d = normalize_dim("index_select", dim, input.ndim)
     _check_range("index_select", index.array, input.shape[d], dim, input.device.xp)

@@ -312,7 +312,8 @@ class Atan2(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         na, nb = ctx.needs_input_grad
-        scale = g / (a * a + b * b)
+        r2 = a * a + b * b
+        scale = where(r2 == 0, 0.0, g / r2)  # 0 at the origin, as in PyTorch
         return (sum_to(scale * b, a.shape) if na else None,
                 sum_to(-scale * a, b.shape) if nb else None)
 
@@ -430,6 +431,9 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         end: the end points (broadcast against ``input``).
         weight: a number or tensor of weights.
     """
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"lerp: expected floating tensors, got {input.dtype.name} (as in "
+                         "PyTorch); call .float() first")
     return input + weight * (end - input)
 
 
