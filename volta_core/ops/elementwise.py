@@ -486,10 +486,11 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
             check: Any = None):
     def op(a: Any, b: Any) -> Tensor:
         # fast path: same dtype and shape, or a float tensor with a Python float
-        if type(a) is Tensor and not true_div and not int_divisor and check is None:
+        if type(a) is Tensor and not true_div and not int_divisor:
             tb = type(b)
             if tb is Tensor:
-                if a.array.dtype == b.array.dtype and a.array.shape == b.array.shape:
+                if (a.array.dtype == b.array.dtype and a.array.shape == b.array.shape
+                        and (check is None or a.dtype.kind != "b")):  # checks refuse bools
                     return cls.apply(a, b)
             elif tb is float or tb is int:
                 dt = a.dtype
