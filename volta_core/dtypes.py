@@ -176,5 +176,5 @@ def checked_scalar(op: str, dtype: DType, value):
 __all__ = [
     "DType", "bool_", "uint8", "int8", "int16", "int32", "int64", "uint32", "float16",
     "bfloat16", "float32", "float64", "get_dtype", "get_default_dtype", "set_default_dtype",
-    "promote_types", "scalar_result_type", "checked_scalar", "ALL_DTYPES",
+    "promote_types", "scalar_result_type", "ALL_DTYPES",
 ]
