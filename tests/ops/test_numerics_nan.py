@@ -235,6 +235,9 @@ def test_atan2_gradient_at_the_origin():
 
 
 @pytest.mark.parametrize("expr", ["m.lerp(t([1, 2]), t([3, 4]), 0.5)",
+                                  "m.lerp(t([1.0, 2]), t([3.0, 4], dtype=m.float64), 0.5)",
+                                  "m.lerp(t([1.0, 2]), t([3.0, 4]), t([0.5], dtype=m.float16))",
+                                  "m.addcdiv(t([1.0]), t([3]), t([2]))",
                                   "m.tensor(1.0).index_select(0, m.tensor([0, 0]))"])
 def test_more_inputs_torch_refuses(expr):
     with pytest.raises((RuntimeError, NotImplementedError)):

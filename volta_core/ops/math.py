@@ -434,6 +434,10 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     if not input.dtype.is_floating_point:
         raise DTypeError(f"lerp: expected floating tensors, got {input.dtype.name} (as in "
                          "PyTorch); call .float() first")
+    for name, t in (("end", end), ("weight", weight)):
+        if type(t) is Tensor and t.dtype is not input.dtype:  # PyTorch does not promote
+            raise DTypeError(f"lerp: {name} dtype {t.dtype.name} must equal the input's "
+                             f"dtype {input.dtype.name}; convert it with .to()")
     return input + weight * (end - input)
 
 
@@ -461,6 +465,10 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         tensor2: the denominator.
         value: a number multiplying the quotient.
     """
+    if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
+        raise DTypeError(f"addcdiv: integer division ({tensor1.dtype.name} / "
+                         f"{tensor2.dtype.name}) is not supported, as in PyTorch; use "
+                         "floating tensors or addcmul with a reciprocal")
     quot = tensor1 / tensor2
     return input + (quot if value == 1 else value * quot)
 
