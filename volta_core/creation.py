@@ -7,7 +7,7 @@ from typing import Any
 
 from .backend.device import Device
 from .backend.device import device as _device
-from .dtypes import DType, bool_, get_default_dtype, get_dtype, int64
+from .dtypes import DType, bool_, checked_scalar, get_default_dtype, get_dtype, int64
 from .errors import DTypeError
 from .tensor import Tensor, tensor_method
 
@@ -156,7 +156,10 @@ def full(size: Sequence[int], fill_value: Any, dtype: Any = None, device: Device
          requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it)."""
     s = _size("full", (size,) if isinstance(size, int) else tuple(size))
+    if getattr(fill_value, "shape", None) == () and hasattr(fill_value, "item"):
+        fill_value = fill_value.item()  # a NumPy scalar or a 0-d tensor
     dtype = dtype if dtype is not None else _scalar_dtype(fill_value)
+    fill_value = checked_scalar("full", get_dtype(dtype), fill_value)
     return _make(dtype, device, requires_grad,
                  lambda xp, dt, d: xp.full(s, fill_value, dtype=dt, device=d))
 
@@ -168,6 +171,9 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
         start, end = 0, start
     if step == 0:
         raise ValueError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: the bounds [{start}, {end}) are inconsistent with the sign "
+                         f"of step {step}; swap them or negate the step")
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if floats else int64
@@ -178,6 +184,9 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
 def linspace(start: float, end: float, steps: int, dtype: Any = None,
              device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"linspace: the number of steps must be a non-negative int, got "
+                         f"{steps!r}")
     return _make(dtype, device, requires_grad,
                  lambda xp, dt, d: xp.linspace(start, end, steps, dtype=dt, device=d))
 
@@ -283,6 +292,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> T
     if not replacement and num_samples > n:
         raise ValueError(f"multinomial: cannot draw {num_samples} samples from {n} "
                          "categories without replacement; pass replacement=True")
+    _check_weights(input)
     with no_grad():
         dt = input.dtype if input.dtype.is_floating_point else get_default_dtype()
         logp = input.detach().to(dt).log()
@@ -292,6 +302,16 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> T
         if replacement:
             return (logp.unsqueeze(-2) + gumbel).argmax(dim=-1)
         return (logp + gumbel).topk(num_samples, dim=-1).indices
+
+
+def _check_weights(input: Tensor) -> None:
+    """PyTorch's checks: finite non-negative weights, each row with a positive sum."""
+    xp = input.device.xp
+    w = (input if input.dtype.is_floating_point else input.to(get_default_dtype())).array
+    if bool(xp.any(xp.logical_not(xp.isfinite(w)) | (w < 0))):
+        raise ValueError("multinomial: the weights contain inf, NaN or a negative value")
+    if not bool(xp.all(xp.sum(w, axis=-1) > 0)):
+        raise ValueError("multinomial: invalid distribution: a row of weights sums to 0")
 
 
 def generator_states() -> dict[str, dict]:

@@ -155,6 +155,24 @@ def scalar_result_type(t: DType, scalar) -> DType:
     raise DTypeError(f"expected a Python number, got {type(scalar).__name__}")
 
 
+def checked_scalar(op: str, dtype: DType, value):
+    """``value`` converted for an integer ``dtype`` as PyTorch checks it (``full``,
+    ``clamp``, ``where``, ``pow``): NaN, inf and ints out of range raise a ``DTypeError``;
+    unsigned types also take ``-max..-1``, which wrap. Other dtypes take any value.
+    """
+    if dtype.kind not in "iu" or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    bits = 8 * dtype.itemsize
+    hi = 2 ** bits - 1 if dtype.kind == "u" else 2 ** (bits - 1) - 1
+    lo = -hi if dtype.kind == "u" else -hi - 1
+    if value != value or not lo <= value <= hi:  # NaN fails the first test
+        raise DTypeError(f"{op}: value {value!r} cannot be converted to {dtype.name} without "
+                         "overflow")
+    if dtype.kind == "u" and isinstance(value, int) and value < 0:
+        return value + 2 ** bits
+    return value
+
+
 __all__ = [
     "DType", "bool_", "uint8", "int8", "int16", "int32", "int64", "uint32", "float16",
     "bfloat16", "float32", "float64", "get_dtype", "get_default_dtype", "set_default_dtype",

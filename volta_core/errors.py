@@ -35,6 +35,10 @@ class IndexOutOfRangeError(VoltaError, IndexError):
     """An index outside the dimension it indexes."""
 
 
+class DivisionByZeroError(VoltaError, ZeroDivisionError):
+    """Integer division or remainder by zero (floats give inf or NaN instead)."""
+
+
 class CheckpointError(VoltaError, RuntimeError):
     """A checkpoint file that is truncated, corrupt or of an unknown format."""
 
@@ -46,4 +50,5 @@ class OutOfMemoryError(VoltaError, MemoryError):
 __all__ = [
     "VoltaError", "ShapeError", "DTypeError", "DeviceError", "BackendUnavailableError",
     "AutogradError", "IndexOutOfRangeError", "CheckpointError", "OutOfMemoryError",
+    "DivisionByZeroError",
 ]

@@ -357,8 +357,11 @@ class Tensor:
         host = self.device.backend.to_host(self.array)
         body = repr(host)
         body = body[body.index("(") + 1:]
-        cut = body.rfind(", dtype=")
-        body = body[:cut] if cut >= 0 else body[:-1]
+        cut = body.rfind("dtype=")
+        if cut >= 0:  # NumPy's ", dtype=..." (on a line of its own when the values wrap)
+            body = body[:cut].rstrip().rstrip(",")
+        else:
+            body = body[:-1]
         body = body.replace("\n", "\n ")
         extras = []
         if self.device.type != "cpu":

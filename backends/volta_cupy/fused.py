@@ -225,18 +225,18 @@ def erf(xp: Any, x: Any) -> Any:
 # -- relu -----------------------------------------------------------------------------------
 
 def relu(xp: Any, x: Any) -> Any:
-    """Same contract as the ``relu`` fallback: ``x`` where ``x > 0``, else 0 (NaN -> 0)."""
+    """Same contract as the ``relu`` fallback: 0 where ``x < 0``, else ``x`` (NaN stays)."""
     if not is_float(x):
         return generic_elementwise.relu_kernel(xp, x)
-    kern = elementwise("relu", acc_type(x.dtype), "T x", "T y", "y = x > (T)0 ? x : (T)0;")
+    kern = elementwise("relu", acc_type(x.dtype), "T x", "T y", "y = x < (T)0 ? (T)0 : x;")
     return kern(x)
 
 
 def relu_backward(xp: Any, grad: Any, y: Any) -> Any:
-    """Same contract as the ``relu_backward`` fallback: ``grad`` where ``y > 0``, else 0."""
+    """Same contract as the ``relu_backward`` fallback: 0 where ``y <= 0``, else ``grad``."""
     if not is_float(grad, y):
         return generic_elementwise.relu_backward_kernel(xp, grad, y)
     kern = elementwise("relu_bwd", acc_type(y.dtype), "T g, T y", "T gx",
-                       "gx = y > (T)0 ? g : (T)0;")
+                       "gx = y <= (T)0 ? (T)0 : g;")
     return kern(grad, y)
 

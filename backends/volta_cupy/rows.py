@@ -120,7 +120,7 @@ extern "C" __global__ void volta_cross_entropy_rows(
             const A vf = valid ? (A)1 : (A)0;
             const A rw = wt * vf;
             A l = -((A)1 - smoothing) * rw * picked;
-            if (smoothing != (A)0) l -= (smoothing / (A)c) * (swx - lse * sw) * vf;
+            if (smoothing != (A)0 && valid) l -= (smoothing / (A)c) * (swx - lse * sw);
             loss[row] = l;
             lse_out[row] = lse;
             row_w[row] = rw;

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from volta_core.backend import Backend, Generator
+
+# NumPy warns where IEEE arithmetic gives inf or NaN (log(0), 0/0, inf - inf, ...); PyTorch
+# is silent there, and a log(tril(...)) mask or top-k sampling hits it in correct code.
+# Ignored only for calls made from Volta's own modules, so users' NumPy code still warns;
+# a filter costs nothing per op, unlike np.errstate around every call.
+_QUIET_MODULES = r"(volta_core|volta_numpy|array_api_compat)(\.|$)"
+
+
+def quiet_numpy_warnings() -> None:
+    """Ignore NumPy's floating-point RuntimeWarnings raised from Volta's modules."""
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=_QUIET_MODULES)
+
+
+quiet_numpy_warnings()
 
 
 class NumpyGenerator(Generator):

@@ -81,7 +81,7 @@ def test_amax_ties_split_gradient():
 
 
 def test_amax_errors():
-    with pytest.raises(vt.ShapeError, match="amax.*empty"):
+    with pytest.raises(vt.IndexOutOfRangeError, match="amax.*empty"):  # IndexError, as torch
         vt.amax(T(np.zeros((2, 0))), 1)
     with pytest.raises(vt.IndexOutOfRangeError, match="amin"):
         vt.amin(T(rand(2, 3)), 2)

@@ -14,6 +14,7 @@ from ..ops.activation import _floating, elu, hardtanh, softplus
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import sigmoid, tanh, where
 from ..ops.joining import chunk
+from ..ops.math import clamp, sign
 from ..ops.softmax import softmax
 from ..tensor import Tensor
 from . import init
@@ -29,19 +30,30 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(0, x), 6)`` elementwise."""
-    return hardtanh(_floating("relu6", input), 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """``0`` below -3, ``1`` above 3, else ``x / 6 + 1 / 2``."""
+    """``0`` below -3, ``1`` above 3, else ``x / 6 + 1 / 2``.
+
+    The gradient is ``1 / 6`` strictly inside (-3, 3), else 0 (also at NaN), as in PyTorch.
+    """
     x = _floating("hardsigmoid", input)
-    return hardtanh(x * (1.0 / 6.0) + 0.5, 0.0, 1.0)
+    y = clamp(x * (1.0 / 6.0) + 0.5, 0.0, 1.0)
+    inside = (x > -3.0).logical_and(x < 3.0)
+    return where(inside, y, y.detach())
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """``x * hardsigmoid(x)``: ``0`` below -3, ``x`` above 3, else ``x (x + 3) / 6``."""
+    """``x * hardsigmoid(x)``: ``0`` below -3, ``x`` above 3, else ``x (x + 3) / 6``.
+
+    As in PyTorch the gradient is 0 up to -3 and 1 from 3 on (and at NaN).
+    """
     x = _floating("hardswish", input)
-    return x * hardsigmoid(x)
+    inside = (x > -3.0).logical_and(x < 3.0)
+    xs = where(inside, x, 0.0)  # the middle branch sees no inf (no 0 * inf in backward)
+    # x * 0 below -3: -0.0, and NaN at -inf, as PyTorch's x * hardsigmoid(x)
+    return where(inside, xs * (xs + 3.0) * (1.0 / 6.0), where(x <= -3.0, x * 0.0, x))
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -96,15 +108,15 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
     x = _floating("softshrink", input)
     _check_lambd("softshrink", lambd)
-    zero = x.new_zeros(())
-    return where(x > lambd, x - lambd, where(x < -lambd, x + lambd, zero))
+    # NaN stays NaN with gradient 1, as in PyTorch
+    return where(_abs(x) <= lambd, x.new_zeros(()), x - sign(x) * lambd)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
     x = _floating("hardshrink", input)
     _check_lambd("hardshrink", lambd)
-    return where(_abs(x) > lambd, x, x.new_zeros(()))
+    return where(_abs(x) <= lambd, x.new_zeros(()), x)  # NaN stays NaN, as in PyTorch
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

@@ -15,6 +15,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
 from ..creation import empty
+from ..dtypes import bfloat16
 from ..errors import ShapeError
 from ..tensor import Tensor
 from . import init
@@ -184,8 +185,16 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
             raise ShapeError(f"conv2d: padded input size {x.shape[2:]} (padding {pads}) is "
                              f"smaller than the dilated kernel {kernel}; use a larger input "
                              "or more padding")
-    y = _Conv2d.apply(x, weight, bias, p=ConvParams(stride_, pads, dilation_, groups, algo))
+    params = ConvParams(stride_, pads, dilation_, groups, algo)
+    if x.dtype is bfloat16:  # NumPy multiplies bfloat16 in float32: so do we, then round
+        y = _Conv2d.apply(x.float(), weight.float(), _float(bias), p=params).to(bfloat16)
+    else:
+        y = _Conv2d.apply(x, weight, bias, p=params)
     return y.squeeze(0) if unbatched else y
+
+
+def _float(t: Tensor | None) -> Tensor | None:
+    return None if t is None else t.float()
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 1,
@@ -250,7 +259,11 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                          "reduce padding")
     x_shape = (x.shape[0], weight.shape[1] * groups, out_hw[0], out_hw[1])
     params = ConvParams(s, (p[0], p[0], p[1], p[1]), d, groups)
-    y = _ConvInputGrad.apply(x, weight, x_shape=x_shape, p=params)
+    if x.dtype is bfloat16:  # computed in float32, rounded back (as conv2d)
+        y = _ConvInputGrad.apply(x.float(), weight.float(), x_shape=x_shape,
+                                 p=params).to(bfloat16)
+    else:
+        y = _ConvInputGrad.apply(x, weight, x_shape=x_shape, p=params)
     if bias is not None:
         y = y + bias.reshape(1, -1, 1, 1)
     return y.squeeze(0) if unbatched else y

@@ -15,6 +15,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
+from ..dtypes import bfloat16
 from ..errors import DTypeError, ShapeError
 from ..ops._util import broadcast_shapes
 from ..ops.activation import gelu
@@ -93,6 +94,9 @@ class _Attention(Function):
         if mask is not None:
             s = s + mask
         p = get_kernel(ctx.device.backend, "softmax")(xp, s, -1)
+        if mask is not None:  # a fully masked row attends to nothing: 0, as in PyTorch
+            blocked = xp.max(s, axis=-1, keepdims=True) == -math.inf
+            p = xp.where(blocked, xp.zeros_like(p), p)
         ctx.save_for_backward(*inputs, p, keep, qs, k, v)
         return xp.matmul(p if keep is None else p * keep, v)
 
@@ -125,7 +129,7 @@ class _Attention(Function):
         sc = qs @ k.mT
         if mask is not None:
             sc = sc + mask
-        p = _softmax(sc, -1)
+        p = _softmax(sc, -1) if mask is None else _masked_softmax(sc)
         pd = p if keep is None else p * keep
         gv = pd.mT @ g if nv else None
         gp = g @ v.mT
@@ -181,6 +185,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         - Output: ``(..., L, Ev)``.
     """
     op = "scaled_dot_product_attention"
+    if query.dtype is key.dtype is value.dtype is bfloat16:  # in float32, as PyTorch does
+        mask = attn_mask
+        if mask is not None and mask.dtype is bfloat16:
+            mask = mask.float()
+        return scaled_dot_product_attention(query.float(), key.float(), value.float(), mask,
+                                            dropout_p, is_causal, scale).to(bfloat16)
     for name, t in (("query", query), ("key", key), ("value", value)):
         if t.ndim < 2:
             raise ShapeError(f"{op}: {name} needs at least 2 dims (..., seq, features), "
@@ -219,8 +229,16 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         except ShapeError:
             raise ShapeError(f"{op}: attn_mask of shape {attn_mask.shape} does not broadcast "
                              f"to the scores' shape {scores.shape} (..., L, S)") from None
-    weights = _dropout(_softmax(scores, -1), dropout_p)
-    return weights @ value
+    masked = is_causal or attn_mask is not None
+    weights = _masked_softmax(scores) if masked else _softmax(scores, -1)
+    return _dropout(weights, dropout_p) @ value
+
+
+def _masked_softmax(scores: Tensor) -> Tensor:
+    """Softmax over the last dim with 0 (not NaN) for rows whose scores are all -inf
+    (fully masked), and a zero gradient there."""
+    blocked = scores.detach().amax(-1, keepdim=True) == -math.inf
+    return where(blocked, 0.0, _softmax(where(blocked, 0.0, scores), -1))
 
 
 # -- pixel shuffle --------------------------------------------------------------------------

@@ -29,6 +29,8 @@ class _Linear(Function):
             y = xp.reshape(y, (*x.shape[:-1], w.shape[0]))
         else:
             y = xp.matmul(x, xp.matrix_transpose(w)) if x.ndim > 1 else xp.matmul(w, x)
+        if y.dtype != x.dtype:  # NumPy multiplies bfloat16 in float32: round back
+            y = xp.astype(y, x.dtype)
         return y if b is None else y + b
 
     def backward(ctx, g):
@@ -48,6 +50,11 @@ class _Linear(Function):
         return gx, gw, gb
 
 
+def _like(xp: Any, y: Any, x: Any) -> Any:
+    """``y`` in ``x``'s dtype (NumPy's bfloat16 products come out in float32)."""
+    return y if y.dtype == x.dtype else xp.astype(y, x.dtype)
+
+
 def _linear_backward(ctx: Function, g: Any, x: Any, w: Any) -> tuple:
     """``_Linear``'s gradients with 2-d GEMMs and the ``sum_leading`` kernel."""
     xp, dev = ctx.xp, ctx.device
@@ -55,10 +62,10 @@ def _linear_backward(ctx: Function, g: Any, x: Any, w: Any) -> tuple:
     g2 = xp.reshape(g, (-1, w.shape[0]))
     gx = gw = gb = None
     if nx:
-        gx = Tensor._make(xp.reshape(xp.matmul(g2, w), x.shape), dev)
+        gx = Tensor._make(_like(xp, xp.reshape(xp.matmul(g2, w), x.shape), x), dev)
     if nw:
         x2 = xp.reshape(x, (-1, w.shape[1]))
-        gw = Tensor._make(xp.matmul(xp.matrix_transpose(g2), x2), dev)
+        gw = Tensor._make(_like(xp, xp.matmul(xp.matrix_transpose(g2), x2), w), dev)
     if nb:
         gb = Tensor._make(get_kernel(dev.backend, "sum_leading")(xp, g2), dev)
     return gx, gw, gb

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
 from ..autograd.function import Function
 from ..backend.kernels import get_kernel
+from ..dtypes import bfloat16
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
+from ..ops._util import broadcast_shapes
+from ..ops.activation import softplus
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import exp, log, relu, sqrt, where
-from ..ops.math import clamp_min, log1p
+from ..ops.math import clamp_min
 from ..ops.softmax import log_softmax, softmax
 from ..tensor import Tensor
 from .functional_core import _REDUCTIONS, _check_floating, _check_same, _check_tensor, _reduce
@@ -21,10 +27,19 @@ def _check_reduction(op: str, reduction: str, extra: tuple[str, ...] = ()) -> No
                          f"{reduction!r}")
 
 
-def _pair_check(op: str, input: Tensor, target: Tensor) -> None:
+def _pair_check(op: str, input: Tensor, target: Tensor, broadcast: str = "") -> None:
+    """Check a loss's input and target; ``broadcast`` lets their shapes broadcast as in
+    PyTorch: ``"warn"`` (with PyTorch's warning, for mse/l1/smooth_l1/huber) or ``"quiet"``.
+    """
     _check_tensor(op, input)
     _check_tensor(op, target, "target")
-    if input.shape != target.shape:
+    if broadcast and input.shape != target.shape:
+        broadcast_shapes(op, input.shape, target.shape)
+        if broadcast == "warn":
+            warnings.warn(f"{op}: using a target size ({target.shape}) that is different to "
+                          f"the input size ({input.shape}); they are broadcast, which is "
+                          "likely wrong: make sure they have the same size", stacklevel=3)
+    elif input.shape != target.shape:
         raise ShapeError(f"{op}: input shape {input.shape} and target shape {target.shape} "
                          "differ (mismatched batch sizes?); they must be the same")
     _check_floating(op, input)
@@ -34,7 +49,7 @@ def _pair_check(op: str, input: Tensor, target: Tensor) -> None:
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(input - target)^2``. Shape: input and target the same."""
     _check_reduction("mse_loss", reduction)
-    _pair_check("mse_loss", input, target)
+    _pair_check("mse_loss", input, target, "warn")
     d = input - target
     return _reduce("mse_loss", d * d, reduction)
 
@@ -42,7 +57,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error ``|input - target|``. Shape: input and target the same."""
     _check_reduction("l1_loss", reduction)
-    _pair_check("l1_loss", input, target)
+    _pair_check("l1_loss", input, target, "warn")
     return _reduce("l1_loss", _abs(input - target), reduction)
 
 
@@ -50,13 +65,17 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``)."""
     _check_reduction("smooth_l1_loss", reduction)
-    _pair_check("smooth_l1_loss", input, target)
+    _pair_check("smooth_l1_loss", input, target, "warn")
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    a = _abs(input - target)
+    d = input - target
+    a = _abs(d)
     if beta == 0.0:
         return _reduce("smooth_l1_loss", a, reduction)
-    loss = where(a < beta, a * a * (0.5 / beta), a - 0.5 * beta)
+    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
+    small = (a >= beta).logical_not()
+    q = where(small, d, 0.0)
+    loss = where(small, q * q * (0.5 / beta), a - 0.5 * beta)
     return _reduce("smooth_l1_loss", loss, reduction)
 
 
@@ -64,11 +83,15 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                delta: float = 1.0) -> Tensor:
     """``0.5 d^2`` where ``|d| <= delta``, else ``delta (|d| - 0.5 delta)``."""
     _check_reduction("huber_loss", reduction)
-    _pair_check("huber_loss", input, target)
+    _pair_check("huber_loss", input, target, "warn")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    a = _abs(input - target)
-    loss = where(a <= delta, a * a * 0.5, (a - 0.5 * delta) * delta)
+    d = input - target
+    a = _abs(d)
+    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
+    small = (a > delta).logical_not()
+    q = where(small, d, 0.0)
+    loss = where(small, q * q * 0.5, (a - 0.5 * delta) * delta)
     return _reduce("huber_loss", loss, reduction)
 
 
@@ -94,12 +117,14 @@ class _CrossEntropy(Function):
         if smoothing:
             wrow = 1.0 if weight is None else xp.expand_dims(weight, axis=0)
             b = b + (smoothing / c) * wrow * xp.expand_dims(valid, axis=1)
-        ctx.save_for_backward(x, xp.expand_dims(a, axis=1), b)
+        ctx.save_for_backward(x, xp.expand_dims(a, axis=1), b, target != ignore_index)
         return loss
 
     def backward(ctx, g):
-        x, a, b = ctx.saved_tensors
-        return g.unsqueeze(1) * (a * softmax(x, 1) - b), None, None
+        x, a, b, valid = ctx.saved_tensors
+        # ignored rows get 0 even when the mean's 0/0 (every target ignored) makes g inf
+        g = where(valid, g, 0.0).unsqueeze(1)
+        return g * (a * softmax(x, 1) - b), None, None
 
 
 def _class_target(op: str, input: Tensor, target: Tensor, ignore_index: int) -> None:
@@ -154,6 +179,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         Output scalar, or the target's shape with ``reduction='none'``.
     """
     op = "cross_entropy"
+    if input.dtype is bfloat16:  # computed in float32 (as PyTorch), the loss in bfloat16
+        w = None if weight is None else weight.float()
+        t = target.float() if target.dtype is bfloat16 else target
+        return cross_entropy(input.float(), t, w, ignore_index, reduction,
+                             label_smoothing).to(bfloat16)
     _check_reduction(op, reduction)
     _check_tensor(op, input)
     _check_tensor(op, target, "target")
@@ -224,18 +254,19 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     xp, dev = input.device.xp, input.device
     t = target.reshape(-1).array
     valid = t != ignore_index
-    safe = xp.where(valid, t, xp.zeros_like(t))
-    hot = xp.expand_dims(safe, axis=1) == xp.arange(c, dtype=t.dtype, device=dev.native)
-    hot = xp.astype(xp.logical_and(hot, xp.expand_dims(valid, axis=1)), input.array.dtype)
+    safe = xp.astype(xp.where(valid, t, xp.zeros_like(t)), xp.int64)
+    # gather each row's target entry: a one-hot product would turn a -inf elsewhere into NaN
+    picked = _rows(input).gather(1, Tensor._make(xp.expand_dims(safe, axis=1), dev)).squeeze(1)
+    w = xp.astype(valid, input.array.dtype)
     if weight is not None:
-        hot = hot * xp.expand_dims(weight.array, axis=0)
-    mask = Tensor._make(hot, dev)
-    rows = -(_rows(input) * mask).sum(1)
+        w = xp.take(weight.array, safe) * w
+    w = Tensor._make(w, dev)
+    rows = where(Tensor._make(valid, dev), -(picked * w), 0.0)
     if reduction == "none":
         return rows.reshape(target.shape)
     if reduction == "sum":
         return rows.sum()
-    return rows.sum() / Tensor._make(xp.sum(hot), dev)
+    return rows.sum() / w.sum()
 
 
 def _weighted(op: str, loss: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
@@ -257,7 +288,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _pair_check(op, input, target)
     if input.device.type == "cpu" and input.numel():
         lo, hi = float(input.min().item()), float(input.max().item())
-        if lo < 0.0 or hi > 1.0:
+        if not (lo >= 0.0 and hi <= 1.0):  # NaN fails too, as in PyTorch
             raise ValueError(f"{op}: all input values must be probabilities in [0, 1], found "
                              f"values in [{lo}, {hi}]; apply sigmoid first or use "
                              "binary_cross_entropy_with_logits")
@@ -280,7 +311,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     op = "binary_cross_entropy_with_logits"
     _check_reduction(op, reduction)
     _pair_check(op, input, target)
-    soft = log1p(exp(-_abs(input))) + relu(-input)  # log(1 + exp(-x)), stably
+    # log(1 + exp(-x)), stably and with the right gradient at x = 0 (|x| has none there)
+    soft = softplus(-input, threshold=math.inf)
     if pos_weight is not None:
         _check_same(op, input, pos_weight)
         loss = (1.0 - target) * input + ((pos_weight - 1.0) * target + 1.0) * soft
@@ -299,12 +331,12 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     """
     op = "kl_div"
     _check_reduction(op, reduction, ("batchmean",))
-    _pair_check(op, input, target)
+    _pair_check(op, input, target, "quiet")
     if log_target:
         loss = exp(target) * (target - input)
-    else:
-        pos = target > 0
-        loss = where(pos, target * (log(where(pos, target, 1.0)) - input), 0.0)
+    else:  # xlogy(t, t) - t * input, as in PyTorch (0 * -inf input is NaN there too)
+        zero = target == 0
+        loss = where(zero, 0.0, target * log(where(zero, 1.0, target))) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(op, loss, reduction)

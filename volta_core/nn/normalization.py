@@ -44,6 +44,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     op = "batch_norm"
     c = _check_per_channel(op, input, 2, running_mean, running_var, weight, bias)
     shape = (1, c) + (1,) * (input.ndim - 2)
+    if training and input.dtype.itemsize == 2:  # float16/bfloat16: statistics in float32
+        w, b = (None if t is None else t.float() for t in (weight, bias))
+        return batch_norm(input.float(), running_mean, running_var, w, b, training,
+                          momentum, eps).to(input.dtype)
     if training:
         n = input.numel() // max(c, 1)
         if n <= 1:
@@ -216,6 +220,9 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
         if t is not None and tuple(t.shape) != ns:
             raise ShapeError(f"layer_norm: {name} must have shape {ns}, got {t.shape}")
     _check_same("layer_norm", input, weight, bias)
+    if input.dtype.itemsize == 2:  # float16/bfloat16: statistics in float32, as in PyTorch
+        w, b = (None if t is None else t.float() for t in (weight, bias))
+        return _LayerNorm.apply(input.float(), w, b, ndim=len(ns), eps=eps).to(input.dtype)
     return _LayerNorm.apply(input, weight, bias, ndim=len(ns), eps=eps)
 
 

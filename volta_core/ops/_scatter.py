@@ -40,16 +40,38 @@ def _runs(xp, keys):
     return xp.nonzero(last)[0]
 
 
-def _run_sums(xp, vals, ends):
-    """Sums of ``vals`` (along axis 0) over the runs ending at ``ends``."""
-    acc = xp.float64 if xp.isdtype(vals.dtype, "real floating") else xp.int64
+def _is_integral(xp, dtype) -> bool:
     try:
-        vals = xp.astype(vals, acc)
-    except Exception:  # a backend without float64 accumulates in the input dtype
-        pass
-    total = xp.take(xp.cumulative_sum(vals, axis=0, include_initial=True), ends + 1, axis=0)
-    zero = xp.zeros((1,) + tuple(total.shape[1:]), dtype=total.dtype, device=total.device)
-    return total - xp.concat([zero, total[:-1, ...]], axis=0)
+        return xp.isdtype(dtype, ("integral", "bool"))
+    except TypeError:  # a float type the namespace does not know (NumPy's bfloat16)
+        return False
+
+
+def _run_sums(xp, keys, vals, ends):
+    """Sums of ``vals`` (along axis 0) over the runs of equal sorted ``keys`` ending at
+    ``ends``.
+
+    A segmented scan by doubling (each element adds the partial sum ``2**k`` places back
+    while that is in its own run), so a NaN, an infinity or a huge value never leaks into
+    another run, as it would through differences of one prefix sum. Floats add in float64.
+    """
+    if _is_integral(xp, vals.dtype):
+        acc = xp.astype(vals, xp.int64)
+    else:
+        try:
+            acc = xp.astype(vals, xp.float64)
+        except Exception:  # a backend without float64 accumulates in float32
+            acc = xp.astype(vals, xp.float32)
+    starts = xp.concat([xp.full((1,), -1, dtype=ends.dtype, device=ends.device), ends[:-1]])
+    longest = int(xp.max(ends - starts))
+    rest = (1,) * (acc.ndim - 1)
+    step = 1
+    while step < longest:
+        same = xp.reshape(keys[step:] == keys[:-step], (-1, *rest))
+        back = xp.where(same, acc[:-step, ...], xp.zeros_like(acc[:-step, ...]))
+        acc = xp.concat([acc[:step, ...], acc[step:, ...] + back], axis=0)
+        step *= 2
+    return xp.take(acc, ends, axis=0)
 
 
 def _place(xp, keys, rows, n: int):
@@ -86,7 +108,7 @@ def _scatter_add_kernel(xp, target, dim: int, index, src):
         return xp.asarray(target, copy=True)
     keys, vals = _sorted_writes(xp, target, dim, index, src)
     ends = _runs(xp, keys)
-    dense = _place(xp, xp.take(keys, ends), _run_sums(xp, vals, ends), flat.shape[0])
+    dense = _place(xp, xp.take(keys, ends), _run_sums(xp, keys, vals, ends), flat.shape[0])
     out = xp.astype(xp.astype(flat, dense.dtype) + dense, target.dtype)
     return xp.reshape(out, target.shape)
 
@@ -120,6 +142,7 @@ def _index_add_kernel(xp, target, dim: int, index, src):
     keys = xp.take(index, order)
     vals = xp.moveaxis(xp.take(src, order, axis=dim), dim, 0)
     ends = _runs(xp, keys)
-    dense = _place(xp, xp.take(keys, ends), _run_sums(xp, vals, ends), target.shape[dim])
+    dense = _place(xp, xp.take(keys, ends), _run_sums(xp, keys, vals, ends),
+                   target.shape[dim])
     out = xp.astype(target, dense.dtype) + xp.moveaxis(dense, 0, dim)
     return xp.astype(out, target.dtype)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..dtypes import DType, promote_types, scalar_result_type
+from ..dtypes import DType, checked_scalar, promote_types, scalar_result_type
 from ..errors import IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 
@@ -73,9 +73,45 @@ def _get_cast():
     return cast
 
 
-def promote_pair(a: Any, b: Any) -> tuple[Any, Any]:
-    """Cast two operands (Tensors or Python scalars) to their common dtype."""
+def python_scalar(v: Any) -> Any:
+    """A NumPy (or other array library's) scalar as the Python scalar it holds.
+
+    PyTorch treats ``np.float64(2.0)`` like ``2.0``: it only changes the category of the
+    result, never its width. Tensors and other values come back unchanged.
+    """
+    t = type(v)
+    if t is Tensor or t is float or t is int or t is bool:
+        return v
+    if getattr(v, "shape", None) == () and hasattr(v, "dtype") and hasattr(v, "item"):
+        return v.item()
+    return v
+
+
+def wrap_int(dtype: DType, v: Any) -> Any:
+    """A Python int outside an integer dtype's range wrapped into it (two's complement),
+    as PyTorch converts scalars; anything else unchanged."""
+    if dtype.kind not in "iu" or type(v) is not int:
+        return v
+    span = 1 << (8 * dtype.itemsize)
+    lo = 0 if dtype.kind == "u" else -(span >> 1)
+    return v if lo <= v < lo + span else (v - lo) % span + lo
+
+
+def promote_pair(a: Any, b: Any, checked: str = "") -> tuple[Any, Any]:
+    """Cast two operands (Tensors or Python/NumPy scalars) to their common dtype.
+
+    A scalar comes back as a Python scalar; an int wraps into an integer result dtype,
+    or, with ``checked`` (the op's name), is checked as PyTorch's clamp/where/pow do.
+    """
     cast = _cast or _get_cast()
+    a, b = python_scalar(a), python_scalar(b)
+    if checked:
+        pa, pb = promote_pair(a, b)
+        if type(pa) is not Tensor:
+            return checked_scalar(checked, pb.dtype, a), pb
+        if type(pb) is not Tensor:
+            return pa, checked_scalar(checked, pa.dtype, b)
+        return pa, pb
     if type(a) is Tensor:
         if type(b) is Tensor:
             if a.array.dtype != b.array.dtype:
@@ -84,11 +120,11 @@ def promote_pair(a: Any, b: Any) -> tuple[Any, Any]:
             return a, b
         if isinstance(b, Scalar):
             dt = scalar_result_type(a.dtype, b)
-            return (a if dt is a.dtype else cast(a, dt)), b
+            return (a if dt is a.dtype else cast(a, dt)), wrap_int(dt, b)
         raise TypeError(f"unsupported operand type {type(b).__name__} for a Tensor op")
     if isinstance(a, Scalar) and type(b) is Tensor:
         dt = scalar_result_type(b.dtype, a)
-        return a, (b if dt is b.dtype else cast(b, dt))
+        return wrap_int(dt, a), (b if dt is b.dtype else cast(b, dt))
     raise TypeError(f"unsupported operand types {type(a).__name__} and {type(b).__name__}")
 
 

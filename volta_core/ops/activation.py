@@ -68,6 +68,10 @@ class Gelu(Function):
         xp = ctx.xp
         if approximate == "tanh":
             return 0.5 * x * (1.0 + xp.tanh(_TANH_K * (x + _TANH_C * x * x * x)))
+        if x.dtype == xp.float64:  # x * Phi(x) with erfc: no 1 + erf cancellation for x < 0
+            from .math import erfc64
+
+            return 0.5 * x * erfc64(xp, x * -_SQRT_HALF)
         from ..backend.kernels import get_kernel
 
         return 0.5 * x * (1.0 + get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF))
@@ -145,7 +149,8 @@ class Elu(Function):
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return where(x > 0, g, g * (x.exp() * ctx.alpha))
+        # NaN takes the linear branch's gradient, as in PyTorch
+        return where(x <= 0, g * (x.exp() * ctx.alpha), g)
 
 
 def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -170,8 +175,9 @@ class Hardtanh(Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         lo, hi = ctx.bounds
-        inside = (x > lo).logical_and(x < hi)
-        return where(inside, g, g.new_zeros(()))
+        # 0 at and beyond the bounds; NaN passes the gradient, as in PyTorch
+        outside = (x <= lo).logical_or(x >= hi)
+        return where(outside, g.new_zeros(()), g)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -184,7 +190,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
     """
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
-    return _run(Hardtanh, _floating("hardtanh", input), min_val=min_val, max_val=max_val)
+    if type(input) is not Tensor:
+        raise TypeError(f"hardtanh: expected a Tensor, got {type(input).__name__}")
+    if input.dtype.kind in "bu" and min_val < 0:
+        raise DTypeError(f"hardtanh: cannot clamp an unsigned {input.dtype.name} tensor to "
+                         f"a negative limit ({min_val}); convert it with .int() or .float()")
+    return _run(Hardtanh, input, min_val=min_val, max_val=max_val)
 
 
 __all__ = ["softplus", "gelu", "silu", "leaky_relu", "elu", "hardtanh"]

@@ -5,6 +5,7 @@ Binary backward passes reduce the gradient over broadcast dimensions (``sum_to``
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -12,9 +13,9 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
 from ..dtypes import DType, bfloat16, get_dtype
-from ..errors import DTypeError
+from ..errors import DivisionByZeroError, DTypeError
 from ..tensor import Tensor, tensor_method
-from ._util import Scalar, broadcast_shapes, promote_pair, shape_of
+from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
 from .movement import sum_to
 
 # -- unary --------------------------------------------------------------------------------
@@ -138,14 +139,15 @@ class Sigmoid(Function):
 
 @fallback("relu")
 def relu_kernel(xp: Any, x: Any) -> Any:
-    """``max(x, 0)``, with 0 for NaN (``x > 0`` is false)."""
-    return xp.where(x > 0, x, xp.zeros_like(x))
+    """``max(x, 0)``; NaN stays NaN, as in PyTorch (``x < 0`` is false)."""
+    return xp.where(x < 0, xp.zeros_like(x), x)
 
 
 @fallback("relu_backward")
 def relu_backward_kernel(xp: Any, grad: Any, y: Any) -> Any:
-    """The gradient of relu from its output ``y``: ``grad`` where ``y > 0``, else 0."""
-    return xp.where(y > 0, grad, xp.zeros_like(grad))
+    """The gradient of relu from its output ``y``: 0 where ``y <= 0``, else ``grad`` (also
+    at NaN, as in PyTorch)."""
+    return xp.where(y <= 0, xp.zeros_like(grad), grad)
 
 
 class Relu(Function):
@@ -160,12 +162,14 @@ class Relu(Function):
             kern = get_kernel(ctx.device.backend, "relu_backward")
             return Tensor._make(kern(ctx.xp, g.array, y.array), ctx.device)
         xp = ctx.xp
-        return g * Tensor._make(xp.astype(y.array > 0, y.array.dtype), ctx.device)
+        return g * Tensor._make(xp.astype(~(y.array <= 0), y.array.dtype), ctx.device)
 
 
 class Abs(Function):
     def forward(ctx, x):
-        ctx.save_for_backward(ctx.xp.sign(x))
+        from .math import sign_kernel  # 0 at NaN: the gradient there is 0, as in PyTorch
+
+        ctx.save_for_backward(sign_kernel(ctx.xp, x))
         return ctx.xp.abs(x)
 
     def backward(ctx, g):
@@ -218,11 +222,17 @@ def in_float32(fn, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return cast(fn(cast(x, "float32"), *args, **kwargs), x.dtype)
 
 
-def _unary(cls: type, name: str, floating: bool = True):
+def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True):
     def op(x: Tensor) -> Tensor:
         dt = x.dtype
+        if not bool_ok and dt.kind == "b":
+            raise DTypeError(f"{name}: not implemented for bool tensors (as in PyTorch); "
+                             "convert with .int() or .float() first")
         if dt is bfloat16:
             return in_float32(cls.apply, x)
+        if cls is Neg and dt.kind == "b":
+            raise DTypeError("neg: negation of a bool tensor is not supported, as in "
+                             "PyTorch; use ~ or logical_not() to invert a mask")
         if floating and not dt.is_floating_point:
             x = cast(x, _default_float())
         return cls.apply(x)
@@ -250,8 +260,8 @@ sin = _unary(Sin, "sin")
 cos = _unary(Cos, "cos")
 tanh = _unary(Tanh, "tanh")
 sigmoid = _unary(Sigmoid, "sigmoid")
-relu = _unary(Relu, "relu", floating=False)
-abs = _unary(Abs, "abs", floating=False)  # noqa: A001 - the name users expect
+relu = _unary(Relu, "relu", floating=False, bool_ok=False)
+abs = _unary(Abs, "abs", floating=False, bool_ok=False)  # noqa: A001 - the name users expect
 
 
 # -- binary -------------------------------------------------------------------------------
@@ -282,74 +292,110 @@ class Sub(Function):
 
 class Mul(Function):
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        na, nb = ctx.needs_input_grad[:2]  # all False when not recording
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        # keep only what backward reads: a later in-place change of the other is fine
+        ctx.save_for_backward(b if na else None, a if nb else None)
         return a * b
 
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
+        sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
-        return (sum_to(g * b, shape_of(a)) if na else None,
-                sum_to(g * a, shape_of(b)) if nb else None)
+        return (sum_to(g * b, sa) if na else None, sum_to(g * a, sb) if nb else None)
 
 
 class Div(Function):
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        na, nb = ctx.needs_input_grad[:2]  # all False when not recording
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.save_for_backward(a if nb else None, b)
         return a / b
 
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
-        return (sum_to(g / b, shape_of(a)) if na else None,
-                sum_to(-g * a / (b * b), shape_of(b)) if nb else None)
+        return (sum_to(g / b, sa) if na else None,
+                sum_to(-g * a / (b * b), sb) if nb else None)
 
 
 class Pow(Function):
     def forward(ctx, a, b):
-        y = a ** b
-        ctx.save_for_backward(a, b, y)
+        xp = ctx.xp
+        na, nb = ctx.needs_input_grad[:2]  # all False when not recording
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        if hasattr(b, "dtype") and not ctx.device.volta_dtype(b.dtype).is_floating_point:
+            y = _int_pow(xp, a, b)
+        else:
+            y = a ** b
+        ctx.save_for_backward(a, b if na or nb else None, y if nb else None)
         return y
 
     def backward(ctx, g):
         a, b, y = ctx.saved_tensors
+        sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
         ga = gb = None
-        if na:
-            ga = sum_to(g * b * a ** (b - 1), shape_of(a))
+        if na:  # b * a^(b-1), taken as 0 where b == 0 (also at 0**0), as in PyTorch
+            if type(b) is not Tensor:
+                ga = g * 0.0 if b == 0 else g * b * a ** (b - 1)
+            else:
+                ga = where(b == 0, 0.0, g * b * a ** (b - 1))
+            ga = sum_to(ga, sa)
         if nb:
-            # d(a^b)/db = a^b log a, taken as 0 where a == 0 (the limit for b > 0)
-            safe = where(a == 0, 1.0, a) if type(a) is Tensor else a
-            logs = safe.log() if type(safe) is Tensor else math.log(safe)
-            gb = sum_to(g * y * logs, shape_of(b))
+            # a^b log a, taken as 0 where a == 0 and b >= 0 (the limit), as in PyTorch
+            if type(a) is not Tensor:
+                gb = g * y * math.log(a) if a != 0 else where(b >= 0, 0.0, g * -math.inf)
+            else:
+                zero = (a == 0).logical_and(b >= 0)
+                gb = where(zero, 0.0, g * y * where(zero, 1.0, a).log())
+            gb = sum_to(gb, sb)
         return ga, gb
 
 
+def _int_pow(xp: Any, a: Any, b: Any) -> Any:
+    """Integer ``a ** b`` with PyTorch's rule for negative exponents: 1 for a base of 1,
+    +-1 for -1 (by the exponent's parity) and 0 otherwise (NumPy raises instead)."""
+    neg = b < 0
+    y = a ** xp.where(neg, xp.zeros_like(b), b)
+    one = xp.ones_like(y)
+    odd = (b % 2) != 0
+    small = xp.where(a == 1, one, xp.where(a == -1, xp.where(odd, -one, one),
+                                           xp.zeros_like(y)))
+    return xp.where(neg, small, y)
+
+
 class Maximum(Function):
+    """Elementwise max; as in PyTorch, ties split the gradient evenly and where the
+    comparison fails (a NaN) both operands get it."""
+
+    pick = "maximum"
+
     def forward(ctx, a, b):
         xp = ctx.xp
         a, b = _arrays(xp, a, b)
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
         if ctx.device.volta_dtype(a.dtype).is_floating_point:  # integers have no gradient
-            # ties split the gradient evenly, as in PyTorch
-            wa = xp.astype(a > b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
-            ctx.save_for_backward(wa)
-        return xp.maximum(a, b)
+            # weights from 0-d arrays of a's dtype: NumPy's bfloat16 with a Python float
+            # would give float32
+            one, half = (xp.asarray(v, dtype=a.dtype, device=ctx.device.native)
+                         for v in (1.0, 0.5))
+            zero = xp.zeros_like(one)
+            tie = xp.where(a == b, half, one)
+            a_loses, b_loses = (a < b, a > b) if ctx.pick == "maximum" else (a > b, a < b)
+            ctx.save_for_backward(xp.where(a_loses, zero, tie), xp.where(b_loses, zero, tie))
+        return getattr(xp, ctx.pick)(a, b)
 
     def backward(ctx, g):
-        (wa,) = ctx.saved_tensors
+        wa, wb = ctx.saved_tensors
         sa, sb = ctx.shapes
-        return sum_to(g * wa, sa), sum_to(g * (1.0 - wa), sb)
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g * wa, sa) if na else None, sum_to(g * wb, sb) if nb else None)
 
 
 class Minimum(Maximum):
-    def forward(ctx, a, b):
-        xp = ctx.xp
-        a, b = _arrays(xp, a, b)
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
-        if ctx.device.volta_dtype(a.dtype).is_floating_point:  # integers have no gradient
-            wa = xp.astype(a < b, a.dtype) + 0.5 * xp.astype(a == b, a.dtype)
-            ctx.save_for_backward(wa)
-        return xp.minimum(a, b)
+    pick = "minimum"
 
 
 class Remainder(Function):
@@ -368,6 +414,39 @@ class Remainder(Function):
         return (sum_to(g, sa) if na else None, sum_to(-g * q, sb) if nb else None)
 
 
+class Fmod(Function):
+    """C's ``fmod``: ``a - trunc(a / b) * b``, with the sign of ``a``."""
+
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        a, b = _arrays(xp, a, b)
+        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        # on magnitudes Python's remainder is exactly fmod; the sign then comes from a
+        m = xp.abs(a) % xp.abs(b)
+        if ctx.device.volta_dtype(a.dtype).is_floating_point:
+            if ctx.needs_input_grad[1]:
+                ctx.save_for_backward(xp.trunc(a / b))
+            return xp.copysign(m, a)
+        return xp.where(a < 0, -m, m)
+
+    def backward(ctx, g):
+        sa, sb = ctx.shapes
+        na, nb = ctx.needs_input_grad
+        return (sum_to(g, sa) if na else None,
+                sum_to(-g * ctx.saved_tensors[0], sb) if nb else None)
+
+
+def _check_int_divisor(name: str, b: Any) -> None:
+    """Integer division by zero raises, as in PyTorch (floats give inf/NaN instead)."""
+    if type(b) is Tensor:
+        if b.dtype.is_floating_point or not builtins.bool(b.device.xp.any(b.array == 0)):
+            return
+    elif isinstance(b, float) or b != 0:
+        return
+    raise DivisionByZeroError(f"{name}: integer division by zero (ZeroDivisionError); "
+                              "use a floating tensor to get inf/NaN instead")
+
+
 def _arrays(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
     """Turn a Python scalar operand into a 0-d array like the other operand."""
     if not hasattr(a, "dtype"):
@@ -382,24 +461,55 @@ def shape_of_raw(a: Any) -> tuple[int, ...]:
     return tuple(a.shape) if hasattr(a, "shape") else ()
 
 
-def _binary(cls: type, name: str, true_div: bool = False):
+_NO_BOOL = ("pow", "remainder", "fmod")
+
+
+def _is_float(v: Any) -> bool:
+    return v.dtype.is_floating_point if type(v) is Tensor else isinstance(v, float)
+
+
+def _refuse_bool_sub(name: str, a: Any, b: Any) -> None:
+    for v in (a, b):
+        if v is True or v is False or (type(v) is Tensor and v.dtype.kind == "b"):
+            raise DTypeError(f"{name}: subtraction with a bool tensor is not supported, as "
+                             "in PyTorch; use ~ or logical_not() to invert a mask, or "
+                             "logical_xor() for two masks")
+
+
+def _refuse_negative_int_power(name: str, a: Any, b: Any) -> None:
+    if type(a) is Tensor and a.dtype.kind in "biu" and type(b) is int and b < 0:
+        raise DTypeError(f"{name}: integers to negative integer powers are not allowed "
+                         f"({a.dtype.name} tensor ** {b}); use a float tensor or exponent")
+
+
+def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = False,
+            check: Any = None):
     def op(a: Any, b: Any) -> Tensor:
         # fast path: same dtype and shape, or a float tensor with a Python float
-        if type(a) is Tensor and not true_div:
+        if type(a) is Tensor and not true_div and not int_divisor:
             tb = type(b)
             if tb is Tensor:
-                if a._data.dtype == b._data.dtype and a._data.shape == b._data.shape:
+                if (a._data.dtype == b._data.dtype and a._data.shape == b._data.shape
+                        and (check is None or a.dtype.kind != "b")):  # checks refuse bools
                     return cls.apply(a, b)
             elif tb is float or tb is int:
                 dt = a.dtype
                 if dt.kind == "f" and dt is not bfloat16:
                     return cls.apply(a, b)
-        a, b = promote_pair(a, b)
-        if true_div:
-            ta = a if type(a) is Tensor else b
-            if not ta.dtype.is_floating_point:
+        if true_div:  # integer operands become the default float before promotion
+            a, b = python_scalar(a), python_scalar(b)
+            if not (_is_float(a) or _is_float(b)):
                 a = cast(a, _default_float()) if type(a) is Tensor else a
                 b = cast(b, _default_float()) if type(b) is Tensor else b
+        if check is not None:
+            check(name, a, b)
+        # PyTorch checks (not wraps) an integer exponent scalar
+        a, b = promote_pair(a, b, checked="pow" if name == "pow" and type(a) is Tensor else "")
+        if int_divisor and not (a if type(a) is Tensor else b).dtype.is_floating_point:
+            _check_int_divisor(name, b)
+        if name in _NO_BOOL and (a if type(a) is Tensor else b).dtype.kind == "b":
+            raise DTypeError(f"{name}: not implemented for bool tensors; convert them with "
+                             ".int() or .float() first")
         # bfloat16 with a Python float would become float32 on NumPy: use a 0-d tensor
         if type(b) is not Tensor:
             if a.dtype is bfloat16:
@@ -417,7 +527,7 @@ def _binary(cls: type, name: str, true_div: bool = False):
 
 
 _add = tensor_method("__add__")(_binary(Add, "add"))
-_sub = tensor_method("__sub__")(_binary(Sub, "sub"))
+_sub = tensor_method("__sub__")(_binary(Sub, "sub", check=_refuse_bool_sub))
 mul = tensor_method("mul", "__mul__")(_binary(Mul, "mul"))
 multiply = mul
 _div = tensor_method("__truediv__")(_binary(Div, "div", true_div=True))
@@ -484,11 +594,13 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
 
 
 divide = true_divide = div
-pow = tensor_method("pow", "__pow__")(_binary(Pow, "pow"))  # noqa: A001
+pow = tensor_method("pow", "__pow__")(  # noqa: A001
+    _binary(Pow, "pow", check=_refuse_negative_int_power))
 maximum = tensor_method()(_binary(Maximum, "maximum"))
 minimum = tensor_method()(_binary(Minimum, "minimum"))
-remainder = tensor_method("remainder", "__mod__")(_binary(Remainder, "remainder"))
-fmod = remainder
+remainder = tensor_method("remainder", "__mod__")(
+    _binary(Remainder, "remainder", int_divisor=True))
+fmod = tensor_method()(_binary(Fmod, "fmod", int_divisor=True))
 
 
 Tensor.__radd__ = lambda self, other: _add(other, self)
@@ -522,6 +634,7 @@ def _comparison(name: str, dunder: str):
     cls = type(name.capitalize(), (_Compare,), {"symbol": name})
 
     def op(a: Any, b: Any) -> Tensor:
+        b = python_scalar(b)
         if not isinstance(b, (Tensor, *Scalar)):
             return NotImplemented
         a, b = promote_pair(a, b)
@@ -583,7 +696,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
                          f"{getattr(condition, 'dtype', type(condition).__name__)}")
     if type(input) is not Tensor and type(other) is not Tensor:
         input = condition.new_full((), input, dtype=_scalar_dtype(input))
-    a, b = promote_pair(input, other)
+    a, b = promote_pair(input, other, checked="where")
     # the standard's where takes arrays only: scalars become 0-d arrays of the right dtype
     if type(a) is not Tensor:
         a = b.new_full((), a)

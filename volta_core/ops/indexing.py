@@ -143,8 +143,9 @@ def _scatter_args(op: str, x: Tensor, dim: int, index: Any, src: Any) -> tuple:
     index = _int_index(op, index, x.device)
     if type(src) is not Tensor:
         src = x.new_full(index.shape, src)
-    elif src.dtype is not x.dtype:
-        src = src.to(x.dtype)
+    elif src.dtype is not x.dtype:  # PyTorch does not convert the source
+        raise DTypeError(f"{op}: src dtype {src.dtype.name} must equal the input's dtype "
+                         f"{x.dtype.name}; convert it with src.to({x.dtype.name})")
     if not (x.ndim == index.ndim == src.ndim):
         raise ShapeError(f"{op}: input {x.shape}, index {index.shape} and src {src.shape} "
                          "must have the same number of dims")
@@ -166,6 +167,9 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if index.ndim > 1:
         raise ShapeError(f"index_select: index must be 1-D, got shape {index.shape}")
     if input.ndim == 0:
+        if index.numel() != 1:
+            raise ShapeError(f"index_select: a 0-d input takes exactly one index, got "
+                             f"{index.numel()}")
         return reshape(index_select(reshape(input, (1,)), 0, index), index.shape)
     d = normalize_dim("index_select", dim, input.ndim)
     _check_range("index_select", index.array, input.shape[d], dim, input.device.xp)
@@ -184,6 +188,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
         raise ShapeError(f"index_add: source of shape {source.shape} must have shape {want} "
                          f"for input {input.shape} and {index.shape[0]} indices along {dim}")
     _check_range("index_add", index.array, input.shape[d], dim, input.device.xp)
+    if source.dtype is not input.dtype:  # PyTorch does not convert the source
+        raise DTypeError(f"index_add: source dtype {source.dtype.name} must equal the "
+                         f"input's dtype {input.dtype.name}; convert it with .to()")
     source = source.to(input.dtype) if alpha == 1 else (source * alpha).to(input.dtype)
     return IndexAdd.apply(input, index, source, dim=d)
 

@@ -20,10 +20,12 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
+from ..dtypes import checked_scalar
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
 from ..views import assign, check_writable
 from ._util import broadcast_shapes
+from .elementwise import add, sub
 from .indexing import _as_python, getitem
 from .movement import clone, expand, reshape, sum_to
 
@@ -95,13 +97,17 @@ def _method(name: str, fn: Callable) -> Callable:
 # -- arithmetic ---------------------------------------------------------------------------
 
 def add_(self: Tensor, other: Any, *, alpha: float = 1) -> Tensor:
-    """``self += alpha * other`` in place."""
-    return inplace(self, "add_", lambda s: s + (other if alpha == 1 else other * alpha), other)
+    """``self += alpha * other`` in place (``alpha * other`` in the result dtype)."""
+    if alpha == 1:
+        return inplace(self, "add_", lambda s: s + other, other)
+    return inplace(self, "add_", lambda s: add(s, other, alpha=alpha), other)
 
 
 def sub_(self: Tensor, other: Any, *, alpha: float = 1) -> Tensor:
-    """``self -= alpha * other`` in place."""
-    return inplace(self, "sub_", lambda s: s - (other if alpha == 1 else other * alpha), other)
+    """``self -= alpha * other`` in place (``alpha * other`` in the result dtype)."""
+    if alpha == 1:
+        return inplace(self, "sub_", lambda s: s - other, other)
+    return inplace(self, "sub_", lambda s: sub(s, other, alpha=alpha), other)
 
 
 def mul_(self: Tensor, other: Any) -> Tensor:
@@ -124,9 +130,14 @@ def remainder_(self: Tensor, other: Any) -> Tensor:
     return inplace(self, "remainder_", lambda s: s % other, other)
 
 
-for _f in (add_, sub_, mul_, div_, pow_, remainder_):
+def fmod_(self: Tensor, other: Any) -> Tensor:
+    """``self = fmod(self, other)`` in place (C's fmod: the sign of ``self``)."""
+    return inplace(self, "fmod_", lambda s: s.fmod(other), other)
+
+
+for _f in (add_, sub_, mul_, div_, pow_, remainder_, fmod_):
     _method(_f.__name__, _f)
-Tensor.subtract_, Tensor.multiply_, Tensor.divide_, Tensor.fmod_ = sub_, mul_, div_, remainder_
+Tensor.subtract_, Tensor.multiply_, Tensor.divide_ = sub_, mul_, div_
 Tensor.__iadd__ = lambda self, other: add_(self, other)
 Tensor.__isub__ = lambda self, other: sub_(self, other)
 Tensor.__imul__ = lambda self, other: mul_(self, other)
@@ -172,7 +183,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                              f"{value.shape}")
         return inplace(self, "fill_", lambda s: expand(value.to(self.dtype), s.shape), value,
                        shares=True)
-    v = _as_python(self, value)
+    v = checked_scalar("fill_", self.dtype, _as_python(self, value))
     return inplace(self, "fill_", lambda s: _Constant.apply(s, value=v))
 
 

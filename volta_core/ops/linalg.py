@@ -8,38 +8,42 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor, tensor_method
-from ._util import broadcast_shapes, normalize_dim, promote_pair
+from ._util import broadcast_shapes, normalize_dim
 from .movement import sum_to
 
 
 class Matmul(Function):
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        na, nb = ctx.needs_input_grad[:2]  # all False when not recording
+        ctx.shapes = (tuple(a.shape), tuple(b.shape))
+        # keep only the operand each gradient reads
+        ctx.save_for_backward(a if nb else None, b if na else None)
         y = ctx.xp.matmul(a, b)
         # NumPy computes bfloat16 (ml_dtypes) products in float32: round back
         return y if y.dtype == a.dtype else ctx.xp.astype(y, a.dtype)
 
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
         # treat vectors as matrices, then undo it: (n,) @ (n, m) is (1, n) @ (n, m)
-        a2 = a.unsqueeze(0) if a.ndim == 1 else a
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
-        if a.ndim == 1 and b.ndim == 1:
+        sa2 = (1, *sa) if len(sa) == 1 else sa
+        sb2 = (*sb, 1) if len(sb) == 1 else sb
+        if len(sa) == 1 and len(sb) == 1:
             g2 = g.reshape(1, 1)
-        elif a.ndim == 1:
+        elif len(sa) == 1:
             g2 = g.unsqueeze(-2)
-        elif b.ndim == 1:
+        elif len(sb) == 1:
             g2 = g.unsqueeze(-1)
         else:
             g2 = g
         ga = gb = None
         if na:
-            ga = sum_to(matmul(g2, b2.mT), a2.shape).reshape(a.shape)
+            ga = sum_to(matmul(g2, b.reshape(sb2).mT), sa2).reshape(sa)
         if nb:
-            gb = sum_to(matmul(a2.mT, g2), b2.shape).reshape(b.shape)
+            gb = sum_to(matmul(a.reshape(sa2).mT, g2), sb2).reshape(sb)
         return ga, gb
 
 
@@ -63,7 +67,9 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
                          f"({k_a} != {k_b} in the contracted dimension)")
     if len(sa) > 2 or len(sb) > 2:
         broadcast_shapes("matmul", sa[:-2], sb[:-2] if len(sb) > 1 else ())
-    a, b = promote_pair(a, b)
+    if a.dtype is not b.dtype:  # PyTorch does not promote here
+        raise DTypeError(f"matmul: both operands must have the same dtype, got "
+                         f"{a.dtype.name} and {b.dtype.name}; convert one with .to()")
     return Matmul.apply(a, b)
 
 

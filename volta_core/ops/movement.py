@@ -552,7 +552,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         if not lo and not hi:
             continue
         limit = n - 1 if mode == "reflect" else n
-        if max(lo, hi) > limit or n == 0:
+        if n == 0 or (mode != "replicate" and max(lo, hi) > limit):
             raise ShapeError(f"pad: {mode} padding {(lo, hi)} of dimension {d} must be at "
                              f"most {limit} for its size {n} (shape {input.shape})")
         out = index_select(out, d, _pad_index(out.device.xp, out.device, mode, n, lo, hi))

@@ -322,7 +322,8 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
     loss = -(1.0 - label_smoothing) * row_w * picked
     if label_smoothing:
         loss = loss - (label_smoothing / c) * smooth * vf
-    return loss, lse, row_w
+    # an ignored row is 0 even when its logits hold -inf (0 * -inf would be NaN)
+    return xp.where(valid, loss, xp.zeros_like(loss)), lse, row_w
 
 
 @fallback("layer_norm")

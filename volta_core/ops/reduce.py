@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autograd.function import Function
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
-from ._util import normalize_dims
+from ._util import normalize_dim, normalize_dims
 
 Dims = int | Sequence[int] | None
 MaxResult = namedtuple("MaxResult", ["values", "indices"])
@@ -47,6 +47,10 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tenso
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
         x = x.to("int64")  # integer sums accumulate in int64, as in PyTorch
     dims = normalize_dims("sum", dim, x.ndim)
+    if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
+        from .elementwise import in_float32
+
+        return in_float32(Sum.apply, x, dims=dims, keepdim=keepdim)
     return Sum.apply(x, dims=dims, keepdim=keepdim)
 
 
@@ -58,6 +62,10 @@ def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tens
     if not x.dtype.is_floating_point:
         raise DTypeError(f"mean: input dtype must be floating point, got {x.dtype.name}; "
                          "pass dtype= or call .float() first")
+    if x.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
+        from .elementwise import in_float32
+
+        return in_float32(mean, x, dim, keepdim)
     dims = normalize_dims("mean", dim, x.ndim)
     n = 1
     for d in dims:
@@ -70,11 +78,14 @@ class _Extremum(Function):
 
     find = "max"
 
-    def forward(ctx, x, dims=(), keepdim=False):
+    def forward(ctx, x, dims=(), keepdim=False, nan_ties=False):
         xp = ctx.xp
         y = getattr(xp, ctx.find)(x, axis=dims, keepdims=True)
         if ctx.device.volta_dtype(x.dtype).is_floating_point:  # integers have no gradient
-            mask = xp.astype(x == y, x.dtype)
+            hit = x == y
+            if nan_ties:  # max()/min() of all elements: NaNs share a NaN result's gradient
+                hit = hit | ((x != x) & (y != y))
+            mask = xp.astype(hit, x.dtype)
             count = xp.sum(mask, axis=dims, keepdims=True)
             ctx.save_for_backward(mask / count)
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
@@ -96,6 +107,41 @@ class Min(_Extremum):
     find = "min"
 
 
+class _DimExtremum(Function):
+    """Max or min along one dim; the gradient goes to the index returned (first of ties)."""
+
+    find = "argmax"
+
+    def forward(ctx, x, dim=0, keepdim=False, box=None):
+        xp = ctx.xp
+        idx = getattr(xp, ctx.find)(x, axis=dim, keepdims=True)
+        if ctx.device.volta_dtype(x.dtype).is_floating_point:  # integers have no gradient
+            n = x.shape[dim]
+            pos = xp.reshape(xp.arange(n, dtype=idx.dtype, device=ctx.device.native),
+                             tuple(n if i == dim else 1 for i in range(x.ndim)))
+            ctx.save_for_backward(xp.astype(pos == idx, x.dtype))
+        ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        y = xp.take_along_axis(x, idx, axis=dim)
+        if not keepdim:
+            y, idx = xp.squeeze(y, axis=dim), xp.squeeze(idx, axis=dim)
+        box["indices"] = xp.astype(idx, xp.int64)
+        return y
+
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        if not ctx.keepdim:
+            g = g.unsqueeze(ctx.dim)
+        return g * mask, None
+
+
+class _DimMax(_DimExtremum):
+    find = "argmax"
+
+
+class _DimMin(_DimExtremum):
+    find = "argmin"
+
+
 class _ArgExtremum(Function):
     differentiable = False
     find = "argmax"
@@ -112,31 +158,44 @@ class Argmin(_ArgExtremum):
     find = "argmin"
 
 
-def _extremum(cls, argcls, name: str, x: Tensor, dim, keepdim: bool):
-    if x.numel() == 0 and (dim is None or x.shape[dim] == 0):
-        raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {x.shape} "
-                         "(the operation has no identity)")
+def _check_nonempty(name: str, x: Tensor, dim: int | None) -> None:
+    if x.numel() == 0 and (dim is None or x.ndim == 0 or x.shape[dim] == 0):
+        where_ = "the tensor" if dim is None else f"dim {dim}"
+        # PyTorch raises IndexError here (RuntimeError for a full max/min)
+        err = ShapeError if dim is None and name in ("max", "min") else IndexOutOfRangeError
+        raise err(f"{name}: cannot reduce an empty tensor of shape {x.shape} over "
+                         f"{where_} (the operation has no identity); pick a non-empty dim")
+
+
+def _extremum(cls, dimcls, name: str, x: Tensor, dim, keepdim: bool):
     if dim is None:
-        return cls.apply(x, dims=tuple(range(x.ndim)), keepdim=False)
+        _check_nonempty(name, x, None)
+        return cls.apply(x, dims=tuple(range(x.ndim)), keepdim=False, nan_ties=True)
     if not isinstance(dim, int):
         raise TypeError(f"{name}: dim must be an int (use amax/amin for several dims)")
-    dims = normalize_dims(name, dim, x.ndim)
-    values = cls.apply(x, dims=dims, keepdim=keepdim)
-    indices = argcls.apply(x.detach(), dim=dims[0] if dims else None, keepdim=keepdim)
-    return MaxResult(values, indices)
+    d = normalize_dim(name, dim, x.ndim)
+    _check_nonempty(name, x, d)
+    if x.ndim == 0:  # a 0-d tensor is its own extremum, at index 0
+        return MaxResult(x.clone(), Tensor._make(x.device.xp.zeros(
+            (), dtype=x.device.xp.int64, device=x.device.native), x.device))
+    box: dict = {}
+    values = dimcls.apply(x, dim=d, keepdim=keepdim, box=box)
+    return MaxResult(values, Tensor._make(box["indices"], x.device))
 
 
 @tensor_method()
 def max(x: Tensor, dim: int | None = None, keepdim: bool = False):  # noqa: A001
     """Largest element of ``x``; with ``dim``, a ``(values, indices)`` pair along it.
 
+    With ``dim`` the gradient goes to the index returned (the first of tied maxima);
+    without, it is split evenly among the ties, as in PyTorch.
     ``max(a, b)`` with a tensor ``b`` is the elementwise maximum.
     """
     if isinstance(dim, Tensor):
         from .elementwise import maximum
 
         return maximum(x, dim)
-    return _extremum(Max, Argmax, "max", x, dim, keepdim)
+    return _extremum(Max, _DimMax, "max", x, dim, keepdim)
 
 
 @tensor_method()
@@ -146,23 +205,35 @@ def min(x: Tensor, dim: int | None = None, keepdim: bool = False):  # noqa: A001
         from .elementwise import minimum
 
         return minimum(x, dim)
-    return _extremum(Min, Argmin, "min", x, dim, keepdim)
+    return _extremum(Min, _DimMin, "min", x, dim, keepdim)
+
+
+def _arg(cls, name: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    if x.dtype.kind == "b":
+        raise DTypeError(f"{name}: bool input is not supported (as in PyTorch); convert with "
+                         ".int() first")
+    if dim is None:
+        _check_nonempty(name, x, None)
+        out = cls.apply(x.reshape(-1))
+        return out.reshape((1,) * x.ndim) if keepdim else out
+    d = normalize_dim(name, dim, x.ndim)
+    _check_nonempty(name, x, d)
+    if x.ndim == 0:
+        return Tensor._make(x.device.xp.zeros((), dtype=x.device.xp.int64,
+                                              device=x.device.native), x.device)
+    return cls.apply(x, dim=d, keepdim=keepdim)
 
 
 @tensor_method()
 def argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened tensor when ``dim`` is None)."""
-    if dim is None:
-        return Argmax.apply(x.reshape(-1))
-    return Argmax.apply(x, dim=normalize_dims("argmax", dim, x.ndim)[0], keepdim=keepdim)
+    return _arg(Argmax, "argmax", x, dim, keepdim)
 
 
 @tensor_method()
 def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
-    if dim is None:
-        return Argmin.apply(x.reshape(-1))
-    return Argmin.apply(x, dim=normalize_dims("argmin", dim, x.ndim)[0], keepdim=keepdim)
+    return _arg(Argmin, "argmin", x, dim, keepdim)
 
 
 class Prod(Function):
@@ -172,20 +243,35 @@ class Prod(Function):
         return ctx.xp.prod(x, axis=dims, keepdims=keepdim)
 
     def backward(ctx, g):
-        from .elementwise import where
-
+        # PyTorch's rule, which also fixes where NaN and inf go: result / x without zeros;
+        # with zeros, the products of the others from exclusive cumulative products
         (x,) = ctx.saved_tensors
         dims = ctx.dims
+        if not dims:
+            return g
+        keep = _keep_shape(ctx.in_shape, dims)
         if not ctx.keepdim:
-            g = g.reshape(_keep_shape(ctx.in_shape, dims))
-        # d prod / d x_i is the product of the others, also where some x_j are zero
-        zero = x == 0
-        safe = where(zero, 1.0, x)
-        others = Prod.apply(safe, dims=dims, keepdim=True)
-        zeros = sum(zero, dims, keepdim=True)
-        grad = where(zero, where(zeros == 1, others, 0.0),
-                     where(zeros == 0, others / safe, 0.0))
-        return g * grad
+            g = g.reshape(keep)
+        zeros = int(sum(x == 0).item())
+        if zeros == 0:
+            return g * (Prod.apply(x, dims=dims, keepdim=True) / x)
+        if len(dims) == 1:
+            return g * _prod_of_others(x, dims[0])
+        if zeros > 1:  # several dims (all of them): two zeros make every gradient 0
+            return x * 0.0
+        return g * _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
+
+
+def _prod_of_others(x: Tensor, d: int) -> Tensor:
+    """For each element, the product of the others along ``d`` (exclusive cumprods)."""
+    from .movement import cat, flip, narrow
+    from .sorting import cumprod
+
+    n = x.shape[d]
+    one = x.new_ones(*_keep_shape(x.shape, (d,)))
+    before = cumprod(cat([one, narrow(x, d, 0, n - 1)], d), d)
+    after = flip(cumprod(cat([one, flip(narrow(x, d, 1, n - 1), (d,))], d), d), (d,))
+    return before * after
 
 
 @tensor_method()
@@ -205,14 +291,20 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
         x = x.to("int64")
     dims = normalize_dims("prod", dim, x.ndim)
+    if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
+        from .elementwise import in_float32
+
+        return in_float32(Prod.apply, x, dims=dims, keepdim=keepdim)
     return Prod.apply(x, dims=dims, keepdim=keepdim)
 
 
 def _amax_dims(op: str, x: Tensor, dim: Dims) -> tuple[int, ...]:
     dims = normalize_dims(op, None if dim == () else dim, x.ndim)
     if builtins.any(x.shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
-        raise ShapeError(f"{op}: cannot reduce over an empty dimension of shape {x.shape} "
-                         "(the operation has no identity); pick a non-empty dim")
+        # PyTorch raises IndexError for an empty dim it was given, RuntimeError otherwise
+        err = ShapeError if dim is None or dim == () else IndexOutOfRangeError
+        raise err(f"{op}: cannot reduce over an empty dimension of shape {x.shape} "
+                  "(the operation has no identity); pick a non-empty dim")
     return dims
 
 
@@ -267,7 +359,8 @@ def all(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # no
         dim: dims to reduce; None reduces all.
         keepdim: keep reduced dims with size 1.
     """
-    return All.apply(input, dims=normalize_dims("all", dim, input.ndim), keepdim=keepdim)
+    out = All.apply(input, dims=normalize_dims("all", dim, input.ndim), keepdim=keepdim)
+    return out.to("uint8") if input.dtype.name == "uint8" else out  # PyTorch's quirk
 
 
 @tensor_method()
@@ -279,7 +372,8 @@ def any(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # no
         dim: dims to reduce; None reduces all.
         keepdim: keep reduced dims with size 1.
     """
-    return Any_.apply(input, dims=normalize_dims("any", dim, input.ndim), keepdim=keepdim)
+    out = Any_.apply(input, dims=normalize_dims("any", dim, input.ndim), keepdim=keepdim)
+    return out.to("uint8") if input.dtype.name == "uint8" else out  # PyTorch's quirk
 
 
 # -- variance ------------------------------------------------------------------------------
@@ -327,14 +421,40 @@ def var(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: 
         correction: the difference between the sample size and the divisor (1 default).
     """
     dims, c = _var_args("var", input, dim, unbiased, correction)
+    if input.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
+        from .elementwise import in_float32
+
+        return in_float32(Var.apply, input, dims=dims, correction=c, keepdim=keepdim)
     return Var.apply(input, dims=dims, correction=c, keepdim=keepdim)
 
 
 @tensor_method()
 def std(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: bool = False,
         *, correction: float | None = None) -> Tensor:
-    """Standard deviation over ``dim``, the square root of :func:`var` (same arguments)."""
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    """Standard deviation over ``dim``, the square root of :func:`var` (same arguments).
+
+    Where the standard deviation is 0 its gradient is 0, as in PyTorch (not NaN).
+    """
+    if input.dtype.itemsize == 2:  # float16/bfloat16: the root too is taken in float32
+        from .elementwise import in_float32
+
+        return in_float32(std, input, dim, unbiased, keepdim, correction=correction)
+    return _StdRoot.apply(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+class _StdRoot(Function):
+    """``sqrt(var)`` whose gradient is 0 where the result is 0 (a constant row)."""
+
+    def forward(ctx, v):
+        y = ctx.xp.sqrt(v)
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        from .elementwise import where
+
+        (y,) = ctx.saved_tensors
+        return where(y == 0, 0.0, g / (2.0 * y))
 
 
 def var_mean(input: Tensor, dim: Dims = None, unbiased: bool | None = None,
@@ -348,8 +468,9 @@ def var_mean(input: Tensor, dim: Dims = None, unbiased: bool | None = None,
 def std_mean(input: Tensor, dim: Dims = None, unbiased: bool | None = None,
              keepdim: bool = False, *, correction: float | None = None) -> tuple:
     """``(std(input, ...), mean(input, dim, keepdim))``."""
-    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
-    return v.sqrt(), m
+    dims, _ = _var_args("std_mean", input, dim, unbiased, correction)
+    return (std(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, dims, keepdim))
 
 
 # -- norms --------------------------------------------------------------------------------
@@ -419,7 +540,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
             abs(ord) == math.inf and builtins.any(x.shape[d] == 0 for d in dims)):
         raise ShapeError(f"vector_norm: ord={ord} of an empty tensor of shape {x.shape} is "
                          "undefined")
-    if x.dtype.name == "bfloat16" and ord not in (1, 2, math.inf, -math.inf):
+    if x.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
         from .elementwise import in_float32
 
         return in_float32(VectorNorm.apply, x, ord=float(ord), dims=dims, keepdim=keepdim)

@@ -81,6 +81,10 @@ def _prepare(op: str, x: Tensor, dim: Any, dtype: Any) -> tuple[Tensor, int]:
 
 
 def _run(cls: type, x: Tensor, dim: int) -> Tensor:
+    if x.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
+        from .elementwise import in_float32
+
+        return in_float32(lambda t: _run(cls, t, dim), x)
     if x.ndim == 0:
         return cls.apply(x.reshape(1), dim=0).reshape(())
     if x.shape[dim] == 0:
@@ -147,6 +151,10 @@ def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) ->
     x = input
     if not x.dtype.is_floating_point:
         x = x.to(get_default_dtype())
+    if x.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
+        from .elementwise import in_float32
+
+        return in_float32(logsumexp, x, dim, keepdim)
     dims = normalize_dims("logsumexp", dim, x.ndim)
     return LogSumExp.apply(x, dims=dims, keepdim=keepdim)
 

@@ -10,7 +10,8 @@ from collections import namedtuple
 from typing import Any
 
 from ..autograd.function import Function
-from ..errors import IndexOutOfRangeError, ShapeError
+from ..dtypes import bfloat16
+from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._util import normalize_dim
 from .joining import Flip
@@ -28,7 +29,10 @@ def _gather(x: Tensor, index: Tensor, dim: int) -> Tensor:
 
 def _argsort(x: Tensor, d: int, descending: bool) -> Tensor:
     xp = x.device.xp
-    out = xp.argsort(x.array, axis=d, descending=descending, stable=True)
+    a = x.array
+    if x.dtype is bfloat16:  # NumPy's bfloat16 sorts NaN wrongly; float32 holds it exactly
+        a = xp.astype(a, x.device.native_dtype("float32"))
+    out = xp.argsort(a, axis=d, descending=descending, stable=True)
     return Tensor._make(xp.astype(out, x.device.native_dtype("int64")), x.device)
 
 
@@ -63,6 +67,9 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False,
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> TopKResult:
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
+    if input.dtype.kind == "b":
+        raise DTypeError("topk: bool input is not supported (as in PyTorch); convert with "
+                         ".int() first")
     if input.ndim == 0:
         input = reshape(input, (1,))
         v, i = topk(input, k, 0, largest)
@@ -98,7 +105,13 @@ def cumsum(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """Cumulative sum along ``dim`` (integer inputs accumulate in int64)."""
     x = _accumulated("cumsum", input, dtype)
     d = normalize_dim("cumsum", dim, x.ndim)
-    return x.clone() if x.ndim == 0 else Cumsum.apply(x, dim=d)
+    if x.ndim == 0:
+        return x.clone()
+    if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
+        from .elementwise import in_float32
+
+        return in_float32(Cumsum.apply, x, dim=d)
+    return Cumsum.apply(x, dim=d)
 
 
 class Cumprod(Function):
@@ -132,7 +145,13 @@ def cumprod(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """Cumulative product along ``dim`` (integer inputs accumulate in int64)."""
     x = _accumulated("cumprod", input, dtype)
     d = normalize_dim("cumprod", dim, x.ndim)
-    return x.clone() if x.ndim == 0 else Cumprod.apply(x, dim=d)
+    if x.ndim == 0:
+        return x.clone()
+    if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
+        from .elementwise import in_float32
+
+        return in_float32(Cumprod.apply, x, dim=d)
+    return Cumprod.apply(x, dim=d)
 
 
 class Tril(Function):

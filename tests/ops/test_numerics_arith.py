@@ -1,0 +1,72 @@
+"""Arithmetic edge cases checked against PyTorch CPU: fmod, integer division by zero."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import volta_core as vt
+
+
+def same(got: vt.Tensor, want: torch.Tensor, rtol: float = 1e-7, atol: float = 0.0) -> None:
+    """Assert values, shape and dtype match a PyTorch result."""
+    assert got.dtype.name == str(want.dtype).removeprefix("torch."), (got.dtype, want.dtype)
+    assert tuple(got.shape) == tuple(want.shape)
+    w = want.detach().float().numpy() if want.dtype == torch.bfloat16 else want.detach().numpy()
+    np.testing.assert_allclose(got.detach().float().numpy() if got.dtype.name == "bfloat16"
+                               else got.detach().numpy(), w, rtol=rtol, atol=atol,
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "int8"])
+def test_fmod_takes_the_sign_of_the_dividend(dtype):
+    a, b = [-5, 5, -7, 7, 0], [3, -3, 2, -2, 4]
+    want = torch.fmod(torch.tensor(a, dtype=getattr(torch, dtype)),
+                      torch.tensor(b, dtype=getattr(torch, dtype)))
+    same(vt.fmod(vt.tensor(a, dtype=dtype), vt.tensor(b, dtype=dtype)), want)
+    same(vt.tensor(a, dtype=dtype).fmod(3), torch.tensor(a, dtype=getattr(torch, dtype)).fmod(3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=8),
+       st.floats(-50, 50).filter(lambda v: abs(v) > 1e-3))  # PyTorch's remainder: NaN
+                                                             # for a tiny divisor
+def test_fmod_matches_torch_on_floats(a, b):
+    x = np.array(a)
+    same(vt.fmod(vt.tensor(x), b), torch.fmod(torch.tensor(x), b))
+    same(vt.remainder(vt.tensor(x), b), torch.remainder(torch.tensor(x), b), rtol=1e-12,
+         atol=1e-9)
+
+
+def test_fmod_in_place_and_gradient():
+    x = vt.tensor([-5.0, 5.0, -7.0])
+    x.fmod_(3)
+    same(x, torch.tensor([-2.0, 2.0, -1.0]))
+    a = np.array([-5.0, 5.0, -7.0, 7.5])
+    b = np.array([3.0, -3.0, 2.0, 2.0])
+    ta, tb = (torch.tensor(v, requires_grad=True) for v in (a, b))
+    va, vb = (vt.tensor(v, requires_grad=True) for v in (a, b))
+    torch.fmod(ta, tb).sum().backward()
+    vt.fmod(va, vb).sum().backward()
+    same(va.grad, ta.grad)
+    same(vb.grad, tb.grad)
+    assert vt.autograd.gradcheck(vt.fmod, [vt.tensor(a, requires_grad=True),
+                                           vt.tensor(b, requires_grad=True)])
+
+
+@pytest.mark.parametrize("op", ["remainder", "fmod"])
+def test_integer_division_by_zero_raises(op):
+    with pytest.raises(ZeroDivisionError):
+        getattr(vt, op)(vt.tensor([5, 1]), vt.tensor([1, 0]))
+    with pytest.raises(vt.VoltaError, match="division by zero"):
+        getattr(vt, op)(vt.tensor([5]), 0)
+    # floats give NaN, as in PyTorch
+    same(getattr(vt, op)(vt.tensor([5.0]), 0.0), getattr(torch, op)(torch.tensor([5.0]), 0.0))
+
+
+def test_integer_modulo_operator_by_zero_raises():
+    with pytest.raises(ZeroDivisionError):
+        vt.tensor([5]) % 0
