@@ -292,10 +292,12 @@ class Sub(Function):
 
 class Mul(Function):
     def forward(ctx, a, b):
-        na, nb = ctx.needs_input_grad[:2]  # all False when not recording
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
-        # keep only what backward reads: a later in-place change of the other is fine
-        ctx.save_for_backward(b if na else None, a if nb else None)
+        needs = ctx.needs_input_grad  # all False when not recording
+        na, nb = needs[0], needs[1]
+        if na or nb:
+            ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+            # keep only what backward reads: a later in-place change of the other is fine
+            ctx.save_for_backward(b if na else None, a if nb else None)
         return a * b
 
     def backward(ctx, g):
@@ -307,9 +309,10 @@ class Mul(Function):
 
 class Div(Function):
     def forward(ctx, a, b):
-        na, nb = ctx.needs_input_grad[:2]  # all False when not recording
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
-        ctx.save_for_backward(a if nb else None, b)
+        needs = ctx.needs_input_grad  # all False when not recording
+        if needs[0] or needs[1]:
+            ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+            ctx.save_for_backward(a if needs[1] else None, b)
         return a / b
 
     def backward(ctx, g):
@@ -496,6 +499,10 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
                 dt = a.dtype
                 if dt.kind == "f" and dt is not bfloat16:
                     return cls.apply(a, b)
+        elif type(b) is Tensor and (type(a) is float or type(a) is int) and not int_divisor:
+            dt = b.dtype  # a reflected Python number (``1.0 - x``): the same fast path
+            if dt.kind == "f" and dt is not bfloat16:
+                return cls.apply(a, b)
         if true_div:  # integer operands become the default float before promotion
             a, b = python_scalar(a), python_scalar(b)
             if not (_is_float(a) or _is_float(b)):

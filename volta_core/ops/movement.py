@@ -189,7 +189,7 @@ def expand(x: Tensor, *shape: int) -> Tensor:
 def sum_to(x: Tensor, shape: Sequence[int]) -> Tensor:
     """Sum ``x`` over broadcast dimensions so that it has ``shape`` (the reverse of expand)."""
     shape = tuple(shape)
-    xs = x.shape
+    xs = tuple(x._data.shape)
     if xs == shape:
         return x
     lead = len(xs) - len(shape)
