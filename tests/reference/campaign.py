@@ -1,0 +1,152 @@
+"""Run the reference net from the command line: many seeded programs, one report.
+
+From ``tests/``::
+
+    python -m reference.campaign --device cpu --programs 30000 --seed 0
+    python -m reference.campaign --device wgpu --programs 3000 --seed 0 --show 20
+
+Prints the agreement rate, the distinct failure signatures (``kind: op[form] dtype``)
+with their counts, whether each is a deliberate difference or a known-open bug, and,
+for each one, the program shrunk to a few lines of runnable Volta code with PyTorch's
+answer. ``--replay SEED`` shrinks and prints one program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import time
+import warnings
+
+from .choices import Choices, shrink
+from .compare import Mismatch, check, repro
+from .known import classify
+from .ops import missing_in_volta
+from .program import DTYPES, Program, generate
+
+
+def device_dtypes(device: str) -> tuple[str, ...]:
+    """The dtypes of DTYPES that ``device`` can hold."""
+    import volta_core as vt
+
+    out = []
+    for name in DTYPES:
+        try:
+            vt.zeros(1, dtype=getattr(vt, name), device=device)
+        except Exception:
+            continue
+        out.append(name)
+    return tuple(out)
+
+
+def run_one(seed: int, device: str, dtypes: tuple[str, ...]) -> tuple[Program, Mismatch | None,
+                                                                        list[int]]:
+    """Generate program ``seed`` and check it; also returns its choice record."""
+    c = Choices(seed)
+    prog = generate(c, dtypes)
+    try:
+        m = check(prog, device)
+    except Exception as exc:  # a crash of the harness itself is reported, not hidden
+        m = Mismatch("harness", "-", f"harness error {type(exc).__name__}", "", -1, str(exc))
+    return prog, m, c.record
+
+
+def shrunk(record: list[int], signature: str, device: str, dtypes: tuple[str, ...],
+           max_tries: int = 300) -> tuple[Program, Mismatch]:
+    """The smallest program found with the same failure signature."""
+    def still_fails(candidate: list[int]) -> bool:
+        prog = generate(Choices(record=candidate), dtypes)
+        try:
+            m = check(prog, device)
+        except Exception:
+            return False
+        return m is not None and m.signature == signature
+
+    best = shrink(record, still_fails, max_tries=max_tries)
+    prog = generate(Choices(record=best), dtypes)
+    return drop_lines(prog, signature, device)
+
+
+def drop_lines(prog: Program, signature: str, device: str) -> tuple[Program, Mismatch | None]:
+    """Delete statements and inputs the failure does not need (source-level shrinking)."""
+    def same(candidate: Program) -> bool:
+        try:
+            m = check(candidate, device)
+        except Exception:
+            return False
+        return m is not None and m.signature == signature
+
+    i = len(prog.stmts) - 1
+    while i >= 0:
+        keep = [j for j in range(len(prog.stmts)) if j != i]
+        candidate = prog.select(keep)
+        if same(candidate):
+            prog = candidate
+        i -= 1
+    for line in list(prog.inputs):
+        candidate = prog.without_input(line)
+        if candidate is not None and same(candidate):
+            prog = candidate
+    return prog, check(prog, device)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m reference.campaign", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", default="cpu", help="cpu, wgpu, cuda (default cpu)")
+    p.add_argument("--programs", type=int, default=3000)
+    p.add_argument("--seed", type=int, default=0, help="first seed; program i uses seed+i")
+    p.add_argument("--show", type=int, default=1000,
+                   help="shrink and print at most this many signatures (default all)")
+    p.add_argument("--shrink-tries", type=int, default=300)
+    p.add_argument("--replay", type=int, default=None, help="check and shrink one seed")
+    args = p.parse_args(argv)
+    warnings.simplefilter("ignore")
+    dtypes = device_dtypes(args.device)
+    print(f"device {args.device}; dtypes {', '.join(dtypes)}")
+    missing = missing_in_volta()
+    if missing:
+        print(f"table ops Volta lacks (not generated): {', '.join(missing)}")
+    seeds = [args.replay] if args.replay is not None else range(args.seed,
+                                                                args.seed + args.programs)
+    counts: collections.Counter[str] = collections.Counter()
+    first: dict[str, tuple[int, list[int]]] = {}
+    start = time.time()
+    for n, seed in enumerate(seeds, 1):
+        prog, m, record = run_one(seed, args.device, dtypes)
+        if m is not None:
+            counts[m.signature] += 1
+            first.setdefault(m.signature, (seed, record))
+        if n % 500 == 0:
+            print(f"  {n} programs, {sum(counts.values())} disagreements, "
+                  f"{time.time() - start:.0f} s", file=sys.stderr)
+    total = len(seeds)
+    bad = sum(counts.values())
+    classes = {s: classify(s) for s in counts}
+    deliberate = sum(c for s, c in counts.items() if classes[s][0] == "deliberate")
+    print(f"\n{total} programs in {time.time() - start:.0f} s on {args.device}: "
+          f"agreement {100 * (total - bad) / total:.2f}% ({bad} disagreements; "
+          f"{deliberate} of them deliberate differences)")
+    by_kind: collections.Counter[str] = collections.Counter()
+    for s, c in counts.items():
+        by_kind[s.split(":")[0]] += c
+    print("by kind: " + ", ".join(f"{k} {c}" for k, c in by_kind.most_common()))
+    print(f"\n{len(counts)} distinct signatures:")
+    for s, c in counts.most_common():
+        status, why = classes[s]
+        print(f"  {c:5d}  {s}   [{status}{': ' + why if why else ''}]")
+    print()
+    for i, (s, _) in enumerate(counts.most_common()):
+        if i >= args.show:
+            break
+        seed, record = first[s]
+        prog, m = shrunk(record, s, args.device, dtypes, args.shrink_tries)
+        print(f"==== {s}  (seed {seed}, {counts[s]}x, {classes[s][0]})")
+        print(repro(prog, m, args.device) if m is not None else "(flaky: did not recur)")
+        print()
+    return 0 if all(classes[s][0] != "new" for s in counts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
