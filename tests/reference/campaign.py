@@ -15,9 +15,14 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
+import os
+import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Iterator
+from pathlib import Path
 
 from .choices import Choices, shrink
 from .compare import Mismatch, check, repro
@@ -91,6 +96,53 @@ def drop_lines(prog: Program, signature: str, device: str) -> tuple[Program, Mis
     return prog, check(prog, device)
 
 
+def run_isolated(start: int, n: int, device: str) -> Iterator[tuple[int, str | None]]:
+    """(seed, signature or None) for programs start..start+n-1, run in child processes.
+
+    A device whose driver can abort the process (wgpu panics) must not take the
+    campaign down with it: a child that dies is restarted after the program it was
+    running, which is reported with the signature ``crash: process died``.
+    """
+    end = start + n
+    seed = start
+    while seed < end:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reference.campaign", "--worker", "--device", device,
+             "--seed", str(seed), "--programs", str(end - seed)],
+            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, env=os.environ.copy())
+        last = seed - 1
+        for line in proc.stdout:
+            rec = json.loads(line)
+            last = rec["seed"]
+            yield last, rec["sig"]
+        proc.wait()
+        if last + 1 < end:
+            yield last + 1, f"crash: process died (exit status {proc.returncode})"
+        seed = last + 2
+
+
+def _worker(args, dtypes) -> int:
+    for seed in range(args.seed, args.seed + args.programs):
+        _, m, _ = run_one(seed, args.device, dtypes)
+        print(json.dumps({"seed": seed, "sig": None if m is None else m.signature}),
+              flush=True)
+    return 0
+
+
+def _shrink_isolated(seed: int, device: str, tries: int) -> str:
+    """The shrunk repro of ``seed``, made in a child process (it may crash)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "reference.campaign", "--device", device, "--replay",
+         str(seed), "--shrink-tries", str(tries)],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
+        env=os.environ.copy())
+    out = proc.stdout
+    if "====" not in out:
+        return f"(the process died while shrinking: exit status {proc.returncode})"
+    return out[out.index("\n", out.index("====")) + 1:].strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m reference.campaign", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,9 +153,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="shrink and print at most this many signatures (default all)")
     p.add_argument("--shrink-tries", type=int, default=300)
     p.add_argument("--replay", type=int, default=None, help="check and shrink one seed")
+    p.add_argument("--isolate", action="store_true",
+                   help="run programs in child processes (default on for wgpu)")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
     dtypes = device_dtypes(args.device)
+    if args.worker:
+        return _worker(args, dtypes)
+    isolate = (args.isolate or args.device.startswith("wgpu")) and args.replay is None
     print(f"device {args.device}; dtypes {', '.join(dtypes)}")
     missing = missing_in_volta()
     if missing:
@@ -113,11 +171,19 @@ def main(argv: list[str] | None = None) -> int:
     counts: collections.Counter[str] = collections.Counter()
     first: dict[str, tuple[int, list[int]]] = {}
     start = time.time()
-    for n, seed in enumerate(seeds, 1):
-        prog, m, record = run_one(seed, args.device, dtypes)
-        if m is not None:
-            counts[m.signature] += 1
-            first.setdefault(m.signature, (seed, record))
+    if isolate:
+        results = run_isolated(args.seed, args.programs, args.device)
+    else:
+        results = ((seed, run_one(seed, args.device, dtypes)) for seed in seeds)
+    for n, (seed, result) in enumerate(results, 1):
+        if isinstance(result, tuple):
+            _, m, record = result
+            sig = None if m is None else m.signature
+        else:
+            sig, record = result, []
+        if sig is not None:
+            counts[sig] += 1
+            first.setdefault(sig, (seed, record))
         if n % 500 == 0:
             print(f"  {n} programs, {sum(counts.values())} disagreements, "
                   f"{time.time() - start:.0f} s", file=sys.stderr)
@@ -141,9 +207,12 @@ def main(argv: list[str] | None = None) -> int:
         if i >= args.show:
             break
         seed, record = first[s]
-        prog, m = shrunk(record, s, args.device, dtypes, args.shrink_tries)
         print(f"==== {s}  (seed {seed}, {counts[s]}x, {classes[s][0]})")
-        print(repro(prog, m, args.device) if m is not None else "(flaky: did not recur)")
+        if isolate:
+            print(_shrink_isolated(seed, args.device, args.shrink_tries))
+        else:
+            prog, m = shrunk(record, s, args.device, dtypes, args.shrink_tries)
+            print(repro(prog, m, args.device) if m is not None else "(did not recur)")
         print()
     return 0 if all(classes[s][0] != "new" for s in counts) else 1
 

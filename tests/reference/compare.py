@@ -72,22 +72,29 @@ def _exec(prog: Program, lib, device: str, upto: int | None = None,
           after_each=None) -> Run:
     ns = namespace(lib)
     quiet = lib is torch
-    warned: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("ignore" if quiet else "always")
         try:
             exec(compile(prog.source(device, upto=0), "<inputs>", "exec"), ns)
         except Exception as exc:
-            return Run(ns, -1, exc, [])
+            return Run(ns, -1, _bare(exc), [])
         for i, stmt in enumerate(prog.stmts[:upto]):
             try:
                 exec(compile(stmt.replace(", device=@DEV", _dev(device)), "<program>",
                              "exec"), ns)
             except Exception as exc:
-                return Run(ns, i, exc, _warnings(caught))
+                return Run(ns, i, _bare(exc), _warnings(caught))
             if after_each is not None:
                 after_each(i, ns)
         return Run(ns, None, None, _warnings(caught))
+
+
+def _bare(exc: BaseException) -> BaseException:
+    """The exception without its traceback: frames would keep every tensor of the
+    program alive in a reference cycle, to be freed later by the cyclic collector."""
+    exc.__traceback__ = None
+    exc.__context__ = exc.__cause__ = None
+    return exc
 
 
 def _dev(device: str) -> str:
@@ -176,7 +183,8 @@ def _state_diff(prog: Program, t_ns: dict, v_ns: dict, slack: float = 1.0):
     vv = _tensors(v_ns, _names(prog))
     for name, tv in tt.items():
         if name not in vv:
-            return name, "missing", f"{name}: Volta has no such result"
+            got = type(v_ns.get(name.split("[")[0])).__name__
+            return name, "type", f"{name}: PyTorch gives a Tensor, Volta a {got}"
         d = _diff(name, tv, vv[name], slack)
         if d is not None:
             return (name,) + d
@@ -297,9 +305,9 @@ def _tie_diff(prog: Program, t_ns: dict, v_ns: dict) -> str | None:
     x = eval(x_expr, dict(t_ns)).detach()
     tv, vv = t_ns[out], v_ns[out]
     if isinstance(tv, torch.Tensor):  # argsort: gather both and compare
-        idx_t, vals_t, idx_v = tv, None, torch.from_numpy(np.array(vv.numpy()))
+        idx_t, idx_v = tv, torch.from_numpy(np.array(vv.numpy()))
     else:
-        vals_t, idx_t = tv[0], tv[1]
+        idx_t = tv[1]
         idx_v = torch.from_numpy(np.array(vv[1].numpy())).long()
     d = 0 if dim is None else dim
     if x.ndim == 0:
@@ -333,7 +341,7 @@ def _backward(prog: Program, lib, device: str, ns: dict, loss: str) -> BaseExcep
             warnings.simplefilter("ignore" if lib is torch else "always")
             exec(compile(loss + "\nloss.backward()", "<backward>", "exec"), ns)
     except Exception as exc:
-        return exc
+        return _bare(exc)
     return None
 
 

@@ -200,7 +200,7 @@ def _clamp(g, x):
 @op("clamp_min/max", needs=("vt.clamp_min",), weight=0.4)
 def _clamp_min(g, x):
     name = g.c.pick(["clamp_min", "clamp_max"])
-    return "f", f"vt.{name}({x.e}, {g.scalar(x)})", False
+    return name, f"vt.{name}({x.e}, {g.scalar(x)})", False
 
 
 @op("lerp", needs=("vt.lerp",), weight=0.4)
@@ -214,7 +214,7 @@ def _lerp(g, x):
 def _addcmul(g, x):
     name = g.c.pick(["addcmul", "addcdiv"])
     value = g.c.pick(["", ", value=0.5", ", value=2"])
-    return "f", f"vt.{name}({x.e}, {g.partner(x)}, {g.partner(x)}{value})", False
+    return name, f"vt.{name}({x.e}, {g.partner(x)}, {g.partner(x)}{value})", False
 
 
 @op("masked_fill", needs=("vt.masked_fill",), weight=0.6)
@@ -272,7 +272,7 @@ for _n in REDUCTIONS:
 @op("cumulative", needs=("vt.cumsum",), weight=0.6)
 def _cumulative(g, x):
     name = g.c.pick(["cumsum", "cumprod", "logcumsumexp", "cummax"])
-    return "f", f"vt.{name}({x.e}, {g.dim(x)})", False
+    return name, f"vt.{name}({x.e}, {g.dim(x)})", False
 
 
 @op("softmax", needs=("vt.softmax",))
@@ -281,10 +281,10 @@ def _softmax(g, x):
     form = g.c.pick(["F", "m", "f"])
     d = g.dim(x)
     if form == "F":
-        return form, f"F.{name}({x.e}, dim={d})", False
+        return f"F.{name}", f"F.{name}({x.e}, dim={d})", False
     if form == "m":
-        return form, f"{x.e}.{name}({d})", False
-    return form, f"vt.{name}({x.e}, {d})", False
+        return f"m.{name}", f"{x.e}.{name}({d})", False
+    return f"vt.{name}", f"vt.{name}({x.e}, {d})", False
 
 
 @op("sort", needs=("vt.sort",), ties=True)
@@ -310,7 +310,7 @@ def _topk(g, x):
 @op("max_dim", needs=("vt.max",), weight=0.6)
 def _max_dim(g, x):
     name = g.c.pick(["max", "min"])
-    return "m", f"{x.e}.{name}(dim={g.dim(x)}, keepdim={g.c.pick(['False', 'True'])})", False
+    return name, f"{x.e}.{name}(dim={g.dim(x)}, keepdim={g.c.pick(['False', 'True'])})", False
 
 
 # ----------------------------------------------------------------------------- linear algebra

@@ -351,6 +351,7 @@ def _run_torch(src: str, ns: dict) -> BaseException | None:
             warnings.simplefilter("ignore")
             exec(compile(src, "<program>", "exec"), ns)
     except Exception as exc:  # PyTorch refusing the statement is information
+        exc.__traceback__ = None
         return exc
     return None
 
