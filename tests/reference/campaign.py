@@ -130,7 +130,7 @@ def _worker(args, dtypes) -> int:
     return 0
 
 
-def _shrink_isolated(seed: int, device: str, tries: int) -> str:
+def shrink_isolated(seed: int, device: str, tries: int) -> str:
     """The shrunk repro of ``seed``, made in a child process (it may crash)."""
     proc = subprocess.run(
         [sys.executable, "-m", "reference.campaign", "--device", device, "--replay",
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         seed, record = first[s]
         print(f"==== {s}  (seed {seed}, {counts[s]}x, {classes[s][0]})")
         if isolate:
-            print(_shrink_isolated(seed, args.device, args.shrink_tries))
+            print(shrink_isolated(seed, args.device, args.shrink_tries))
         else:
             prog, m = shrunk(record, s, args.device, dtypes, args.shrink_tries)
             print(repro(prog, m, args.device) if m is not None else "(did not recur)")

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import volta_core as vt
-from reference.campaign import device_dtypes, run_one, shrunk
+from reference.campaign import device_dtypes, run_isolated, run_one, shrink_isolated, shrunk
 from reference.choices import Choices
 from reference.compare import check, repro
 from reference.known import classify
@@ -41,26 +41,40 @@ def _unusable(device: str) -> str | None:
 
 
 def _run(device: str, n: int) -> str:
-    """Report of the new (not deliberate, not known) disagreements of programs 0..n-1."""
+    """Report of the new (not deliberate, not known) disagreements of programs 0..n-1.
+
+    wgpu programs run in child processes: a driver abort is reported, not fatal.
+    """
     dtypes = device_dtypes(device)
+    isolate = device != "cpu"
     new: collections.Counter[str] = collections.Counter()
     first = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for seed in range(n):
-            _, m, record = run_one(seed, device, dtypes)
-            if m is not None and classify(m.signature)[0] == "new":
-                new[m.signature] += 1
-                first.setdefault(m.signature, (seed, record))
+        if isolate:
+            results = run_isolated(0, n, device)
+        else:
+            results = ((seed, run_one(seed, device, dtypes)) for seed in range(n))
+        for seed, result in results:
+            if isinstance(result, tuple):
+                _, m, record = result
+                sig = None if m is None else m.signature
+            else:
+                sig, record = result, None
+            if sig is not None and classify(sig)[0] == "new":
+                new[sig] += 1
+                first.setdefault(sig, (seed, record))
         lines = []
         for i, (sig, count) in enumerate(new.most_common()):
             seed, record = first[sig]
-            if i < 3:  # shrinking costs time: show the first few in full
+            if i >= 3:  # shrinking costs time: show the first few in full
+                body = (f"(shrink with: python -m reference.campaign --device {device} "
+                        f"--replay {seed})")
+            elif isolate:
+                body = shrink_isolated(seed, device, 60)
+            else:
                 prog, m = shrunk(record, sig, device, dtypes, max_tries=60)
                 body = repro(prog, m, device) if m is not None else "(did not recur)"
-            else:
-                body = f"(shrink with: python -m reference.campaign --device {device} " \
-                       f"--replay {seed})"
             lines.append(f"--- {sig}: {count} of {n} programs (seed {seed})\n{body}")
     return "\n".join(lines)
 
