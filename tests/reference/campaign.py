@@ -152,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--show", type=int, default=1000,
                    help="shrink and print at most this many signatures (default all)")
     p.add_argument("--shrink-tries", type=int, default=300)
+    p.add_argument("--per-op", action="store_true",
+                   help="one shrunk example per kind and op instead of per signature")
     p.add_argument("--replay", type=int, default=None, help="check and shrink one seed")
     p.add_argument("--isolate", action="store_true",
                    help="run programs in child processes (default on for wgpu)")
@@ -203,9 +205,14 @@ def main(argv: list[str] | None = None) -> int:
         status, why = classes[s]
         print(f"  {c:5d}  {s}   [{status}{': ' + why if why else ''}]")
     print()
-    for i, (s, _) in enumerate(counts.most_common()):
-        if i >= args.show:
+    shown = set()
+    for s, _ in counts.most_common():
+        if len(shown) >= args.show:
             break
+        group = s.split("[")[0] if args.per_op else s
+        if group in shown:
+            continue
+        shown.add(group)
         seed, record = first[s]
         print(f"==== {s}  (seed {seed}, {counts[s]}x, {classes[s][0]})")
         if isolate:

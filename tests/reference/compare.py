@@ -213,7 +213,8 @@ def check(prog: Program, device: str = "cpu") -> Mismatch | None:
         if v.raised_at is not None and (t.raised_at is None or v.raised_at < t.raised_at):
             return _mismatch(prog, v.raised_at, f"volta raised {_exc_name(v.exc)}",
                              f"{_exc_name(v.exc)}: {str(v.exc)[:300]}")
-        return _mismatch(prog, t.raised_at, "silent acceptance",
+        kind = "beyond PyTorch's kernels" if _kernel_gap(t.exc) else "silent acceptance"
+        return _mismatch(prog, t.raised_at, kind,
                          f"PyTorch raised {_exc_name(t.exc)}: {str(t.exc)[:300]}")
     upto = t.raised_at
     diff = _state_diff(prog, t.ns, v.ns)
@@ -229,6 +230,11 @@ def check(prog: Program, device: str = "cpu") -> Mismatch | None:
     if upto is None and prog.leaves:
         return _check_grads(prog, device, t.ns, v.ns)
     return None
+
+
+def _kernel_gap(exc: BaseException | None) -> bool:
+    """PyTorch refused only because its CPU build has no kernel for the dtype."""
+    return isinstance(exc, NotImplementedError) or "not implemented for" in str(exc)
 
 
 def _first_warning(prog: Program, device: str, upto: int | None) -> int:

@@ -3,17 +3,22 @@ with its reason) and known-open bugs (temporary: each entry names its issue and 
 away when the fix lands).
 
 Keys are signature patterns over ``kind: op[form] dtype``, as the campaign prints them;
-``*`` matches any text, everything else matches itself. Keep them as narrow as the bug: a pattern that covers a whole op
-hides the next bug in it.
+``*`` matches any text, everything else matches itself. Keep them as narrow as the bug:
+a pattern that covers a whole op hides the next bug in it.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 # Differences kept on purpose; docs/reference-net.md lists the same ones.
-DELIBERATE: dict[str, str] = {}
+DELIBERATE: dict[str, str] = {
+    "beyond PyTorch's kernels: *": (
+        "PyTorch refused only because its CPU build lacks a kernel for the dtype "
+        "(NotImplementedError, '... not implemented for 'Bool'/'Half''), not because the "
+        "operation is invalid; Volta computing it is not a wrong answer"),
+}
 
 # Open bugs found by the net; the value names the issue that tracks the fix. Taken from
 # the CI programs (seeds 0-2999 on cpu, 0-299 on wgpu) on the code of 2026-11-26.
@@ -122,21 +127,14 @@ KNOWN_OPEN: dict[str, str] = {
     "grad value: pow[f] float": "issue 14",
     "silent acceptance: F.relu[F] bool": "issue 14",
     "silent acceptance: addcmul/addcdiv[addcdiv] float": "issue 14",
-    "silent acceptance: addcmul/addcdiv[addcmul] bool": "issue 14",
     "silent acceptance: argmax[m] bool": "issue 14",
     "silent acceptance: argmin[f] bool": "issue 14",
     "silent acceptance: argmin[m] bool": "issue 14",
-    "silent acceptance: ceil[f] bool": "issue 14",
-    "silent acceptance: ceil[m] bool": "issue 14",
     "silent acceptance: clamp[clip] int": "issue 14",
-    "silent acceptance: fix[f] bool": "issue 14",
-    "silent acceptance: fix[m] bool": "issue 14",
-    "silent acceptance: fmod[f] bool": "issue 14",
     "silent acceptance: lerp[f] float": "issue 14",
     "silent acceptance: lerp[f] int": "issue 14",
     "silent acceptance: matmul[@] int": "issue 14",
     "silent acceptance: matmul[matmul] float16": "issue 14",
-    "silent acceptance: matmul[mv] bool": "issue 14",
     "silent acceptance: maximum[f] uint8": "issue 14",
     "silent acceptance: maximum[m] bool": "issue 14",
     "silent acceptance: minimum[m] float": "issue 14",
@@ -146,28 +144,21 @@ KNOWN_OPEN: dict[str, str] = {
     "silent acceptance: permute[movedim] float": "issue 14",
     "silent acceptance: permute[movedim] float16": "issue 14",
     "silent acceptance: permute[movedim] int": "issue 14",
-    "silent acceptance: pow[f] bool": "issue 14",
-    "silent acceptance: pow[op] bool": "issue 14",
     "silent acceptance: prod[f] bool": "issue 14",
     "silent acceptance: prod[f] float": "issue 14",
     "silent acceptance: prod[m] float": "issue 14",
     "silent acceptance: prod[m] int": "issue 14",
     "silent acceptance: relu[f] bool": "issue 14",
     "silent acceptance: relu[m] bool": "issue 14",
-    "silent acceptance: remainder[f] bool": "issue 14",
-    "silent acceptance: remainder[m] bool": "issue 14",
     "silent acceptance: remainder[m] int": "issue 14",
     "silent acceptance: remainder[op] int": "issue 14",
     "silent acceptance: remainder[rop] float": "issue 14",
-    "silent acceptance: round[m] bool": "issue 14",
     "silent acceptance: sub[f] bool": "issue 14",
     "silent acceptance: sub[op] bool": "issue 14",
     "silent acceptance: sub[rop] bool": "issue 14",
     "silent acceptance: sub[rop] float": "issue 14",
     "silent acceptance: topk[m] bool": "issue 14",
     "silent acceptance: transpose[mT] bool": "issue 14",
-    "silent acceptance: trunc[f] bool": "issue 14",
-    "silent acceptance: trunc[m] bool": "issue 14",
     "type: ge[f] bfloat16": "issue 14",
     "type: ne[rop] float": "issue 14",
     "value: F.gelu[F] float": "issue 14",
@@ -329,7 +320,7 @@ KNOWN_OPEN: dict[str, str] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _regex(pattern: str) -> re.Pattern:
     return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
 
