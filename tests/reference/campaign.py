@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import math
 import os
 import subprocess
 import sys
@@ -23,6 +24,8 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+
+import numpy as np
 
 from .choices import Choices, shrink
 from .compare import Mismatch, check, repro
@@ -93,7 +96,34 @@ def drop_lines(prog: Program, signature: str, device: str) -> tuple[Program, Mis
         candidate = prog.without_input(line)
         if candidate is not None and same(candidate):
             prog = candidate
+    for i in range(len(prog.inputs)):
+        cut = True
+        while cut:  # keep cutting while some cut keeps the failure
+            cut = False
+            for smaller in _smaller_literals(prog.inputs[i]):
+                candidate = prog.with_input(i, smaller)
+                if same(candidate):
+                    prog, cut = candidate, True
+                    break
     return prog, check(prog, device)
+
+
+def _smaller_literals(line: str) -> Iterator[str]:
+    """``line`` with its tensor literal cut to 1 or 2 entries along one dim."""
+    head, sep, rest = line.partition("vt.tensor(")
+    literal, sep2, tail = rest.partition(", dtype=")
+    if not sep or not sep2 or not literal.startswith("["):
+        return
+    try:
+        arr = np.array(eval(literal, {"nan": math.nan, "inf": math.inf}), dtype=object)
+    except Exception:
+        return
+    for axis in range(arr.ndim):
+        for keep in (1, 2):
+            if arr.shape[axis] > keep:
+                cut = arr.take(range(keep), axis=axis)
+                text = repr(cut.tolist())
+                yield f"{head}vt.tensor({text}, dtype={tail}"
 
 
 def run_isolated(start: int, n: int, device: str) -> Iterator[tuple[int, str | None]]:

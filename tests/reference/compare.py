@@ -183,8 +183,10 @@ def _state_diff(prog: Program, t_ns: dict, v_ns: dict, slack: float = 1.0):
     vv = _tensors(v_ns, _names(prog))
     for name, tv in tt.items():
         if name not in vv:
-            got = type(v_ns.get(name.split("[")[0])).__name__
-            return name, "type", f"{name}: PyTorch gives a Tensor, Volta a {got}"
+            base = v_ns.get(name.split("[")[0])
+            if "[" in name and isinstance(base, tuple | list):
+                return name, "length", f"{name}: Volta's result has {len(base)} parts"
+            return name, "type", f"{name}: PyTorch gives a Tensor, Volta a {type(base).__name__}"
         d = _diff(name, tv, vv[name], slack)
         if d is not None:
             return (name,) + d

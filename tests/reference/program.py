@@ -104,6 +104,12 @@ class Program:
                        [self.forms[j] for j in keep], [self.outputs[j] for j in keep],
                        [self.dtypes[j] for j in keep], self.leaves, self.input_dtypes, tie)
 
+    def with_input(self, i: int, line: str) -> Program:
+        """The program with input line ``i`` replaced."""
+        inputs = self.inputs[:i] + [line] + self.inputs[i + 1:]
+        return Program(inputs, self.stmts, self.ops, self.forms, self.outputs, self.dtypes,
+                       self.leaves, self.input_dtypes, self.tie_check)
+
     def without_input(self, line: str) -> Program | None:
         """The program without input ``line`` (None for a line others need)."""
         name = line.split("=")[0].strip().rstrip("_")
