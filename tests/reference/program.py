@@ -198,10 +198,7 @@ class Gen:
     def literal(self, shape: tuple[int, ...], dtype: str) -> str:
         flat = self.values(math.prod(shape), dtype)
         nested = np.array(flat, dtype=object).reshape(shape).tolist() if shape else flat[0]
-        text = repr(nested).replace("'", "")
-        if dtype in FLOAT_DTYPES:
-            text = _float_literal(text)
-        return text
+        return repr(nested).replace("'", "")
 
     def inline(self, shape, dtype: str) -> str:
         return f"vt.tensor({self.literal(tuple(shape), dtype)}, dtype=vt.{dtype}, device=@DEV)"
@@ -336,12 +333,6 @@ class Gen:
         if kind == "unsqueeze":
             return f"{x.e}.unsqueeze(0)"
         return f"{x.e}[..., ::2]"
-
-
-def _float_literal(text: str) -> str:
-    # repr of an integral float list is "[1, 2]": make float literals explicit only
-    # where needed (vt.tensor infers the dtype from the dtype= argument anyway).
-    return text
 
 
 def _torch_dtype_has_ties(t: torch.Tensor) -> bool:
