@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import torch
+
 import volta_core as vt
 
 
@@ -43,9 +45,11 @@ class Op:
 
 
 def _has(path: str) -> bool:
+    """Whether both Volta and PyTorch have ``path`` (the net tests shared API only)."""
     owner, _, attr = path.partition(".")
-    obj = {"vt": vt, "F": vt.nn.functional, "Tensor": vt.Tensor}[owner]
-    return hasattr(obj, attr)
+    ours = {"vt": vt, "F": vt.nn.functional, "Tensor": vt.Tensor}[owner]
+    theirs = {"vt": torch, "F": torch.nn.functional, "Tensor": torch.Tensor}[owner]
+    return hasattr(ours, attr) and hasattr(theirs, attr)
 
 
 OPS: list[Op] = []
@@ -142,7 +146,7 @@ def _binary(name, sym):
 for _n, _s in BINARY.items():
     op(_n, needs=(f"vt.{_n}",), weight=1.5 if _s else 0.7)(_binary(_n, _s))
 
-INPLACE_BINARY = ["add_", "sub_", "mul_", "div_", "pow_", "remainder_", "maximum_", "fmod_",
+INPLACE_BINARY = ["add_", "sub_", "mul_", "div_", "pow_", "remainder_", "fmod_",
                   "floor_divide_", "clamp_min_", "lerp_"]
 
 
@@ -538,7 +542,8 @@ def _index_put(g, x):
 
 
 def missing_in_volta() -> list[str]:
-    """Names of table ops that Volta lacks (not generated until Volta has them)."""
+    """Names of table ops that Volta (or PyTorch) lacks: not generated until both have
+    them."""
     return sorted(o.name for o in OPS if not all(_has(n) for n in o.needs))
 
 
