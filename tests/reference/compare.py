@@ -244,7 +244,9 @@ def check(prog: Program, device: str = "cpu") -> Mismatch | None:
 
 def _kernel_gap(exc: BaseException | None) -> bool:
     """PyTorch refused only because its CPU build has no kernel for the dtype."""
-    return isinstance(exc, NotImplementedError) or "not implemented for" in str(exc)
+    text = str(exc)
+    return (isinstance(exc, NotImplementedError) or "not implemented for" in text
+            or ("derivative for" in text and "is not implemented" in text))
 
 
 def _first_warning(prog: Program, device: str, upto: int | None) -> int:
@@ -374,7 +376,8 @@ def _check_grads(prog: Program, device: str, t_ns: dict, v_ns: dict) -> Mismatch
         if ve is not None:
             return _grad_blame(prog, device, f"volta raised {_exc_name(ve)}",
                                f"backward: {_exc_name(ve)}: {str(ve)[:300]}")
-        return _grad_blame(prog, device, "silent acceptance",
+        kind = "beyond PyTorch's kernels" if _kernel_gap(te) else "silent acceptance"
+        return _grad_blame(prog, device, kind,
                            f"backward: PyTorch raised {_exc_name(te)}: {str(te)[:300]}")
     if te is not None:
         return None

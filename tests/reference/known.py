@@ -143,7 +143,6 @@ KNOWN_OPEN: dict[str, str] = {
     "silent acceptance: relu[m] bool": "issue 14",
     "silent acceptance: remainder[m] int": "issue 14",
     "silent acceptance: remainder[op] int": "issue 14",
-    "silent acceptance: remainder[rop] float": "issue 14",
     "silent acceptance: sub[op] bool": "issue 14",
     "silent acceptance: topk[m] bool": "issue 14",
     "silent acceptance: transpose[mT] bool": "issue 14",
