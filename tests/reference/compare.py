@@ -161,7 +161,10 @@ def _diff(name: str, tv, vv, slack: float = 1.0) -> tuple[str, str] | None:
     if not isinstance(vv, vt.Tensor):
         return "type", f"{name}: PyTorch Tensor, Volta {type(vv).__name__}"
     tdt, tsh, ta = _host(tv)
-    vdt, vsh, va = _host(vv)
+    try:
+        vdt, vsh, va = _host(vv)
+    except Exception as exc:  # a result Volta cannot even describe is Volta's failure
+        return "broken result", f"{name}: reading it raised {_exc_name(exc)}: {exc}"[:300]
     if tsh != vsh:
         return "shape", f"{name}: PyTorch shape {tsh}, Volta {vsh}"
     if tdt != vdt:
