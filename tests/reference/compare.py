@@ -1,0 +1,450 @@
+"""Run a program on PyTorch CPU and on Volta, and say where they disagree.
+
+The verdict compares, in order: which statement raises (both raising at the same
+statement agree); every live tensor after the last statement (inputs and results, so
+a write through a view must show in its base and in every other view); dtypes,
+shapes and values (per-dtype tolerances, NaN equals NaN); NumPy warnings leaking to
+the user; then the gradients of every float leaf, from the backward of a weighted
+sum of every float result that requires grad.
+
+A mismatch is attributed to the first statement after which the two sides differ
+(found by replaying both step by step). When the inputs of that statement already
+differed within tolerance (rounding carried along a chain), the statement is run
+again on PyTorch with Volta's inputs; if that agrees, the difference is rounding
+drift, not a bug, and the program counts as agreeing.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+import volta_core as vt
+
+from .program import HEADER, Program, namespace
+
+# (rtol, atol) per dtype: a few units in the last place of each format.
+TOLERANCES = {"float64": (1e-12, 1e-13), "float32": (2e-5, 1e-6), "float16": (5e-3, 1e-3),
+              "bfloat16": (4e-2, 1e-2)}
+GRAD_SLACK = 10.0  # gradients go through more rounding than forward values
+
+
+@dataclass
+class Mismatch:
+    """One disagreement: the statement's op and what differs."""
+
+    op: str
+    form: str
+    kind: str          # "value", "dtype", "shape", "grad", "silent acceptance", ...
+    dtype: str         # dtype of the op's main input, "" when unknown
+    stmt: int          # statement index, -1 for the inputs, len(stmts) for backward
+    detail: str
+
+    @property
+    def signature(self) -> str:
+        """``kind: op[form] dtype``, the key the known-open list matches.
+
+        The dtype is coarse (``float`` for float32/float64, ``int`` for the signed
+        integers) so one bug is one signature across the dtypes it hits alike.
+        """
+        return f"{self.kind}: {self.op}[{self.form}] {_DTYPE_CLASS.get(self.dtype, self.dtype)}"
+
+
+_DTYPE_CLASS = {"float32": "float", "float64": "float", "int8": "int", "int16": "int",
+                "int32": "int", "int64": "int"}
+
+
+@dataclass
+class Run:
+    """One side's run: its namespace, where it raised, and what it warned."""
+
+    ns: dict
+    raised_at: int | None   # statement index (-1: the inputs), None: no exception
+    exc: BaseException | None
+    warned: list[str]
+
+
+def _exec(prog: Program, lib, device: str, upto: int | None = None,
+          after_each=None) -> Run:
+    ns = namespace(lib)
+    quiet = lib is torch
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore" if quiet else "always")
+        try:
+            exec(compile(prog.source(device, upto=0), "<inputs>", "exec"), ns)
+        except Exception as exc:
+            return Run(ns, -1, _bare(exc), [])
+        for i, stmt in enumerate(prog.stmts[:upto]):
+            try:
+                exec(compile(stmt.replace(", device=@DEV", _dev(device)), "<program>",
+                             "exec"), ns)
+            except Exception as exc:
+                return Run(ns, i, _bare(exc), _warnings(caught))
+            if after_each is not None:
+                after_each(i, ns)
+        return Run(ns, None, None, _warnings(caught))
+
+
+def _bare(exc: BaseException) -> BaseException:
+    """The exception without its traceback: frames would keep every tensor of the
+    program alive in a reference cycle, to be freed later by the cyclic collector."""
+    exc.__traceback__ = None
+    exc.__context__ = exc.__cause__ = None
+    return exc
+
+
+def _dev(device: str) -> str:
+    return "" if device == "cpu" else f", device={device!r}"
+
+
+def _warnings(caught) -> list[str]:
+    return [f"{w.category.__name__}: {w.message}" for w in caught
+            if issubclass(w.category, RuntimeWarning)]
+
+
+# ----------------------------------------------------------------------------- snapshots
+
+def _host(t) -> tuple[str, tuple[int, ...], np.ndarray]:
+    """(dtype name, shape, values as float64 or bool) of a torch or Volta tensor."""
+    if isinstance(t, torch.Tensor):
+        name = str(t.dtype).removeprefix("torch.")
+        d = t.detach()
+        arr = d.numpy() if name == "bool" else d.to(torch.float64).numpy()
+        return name, tuple(t.shape), arr
+    name = t.dtype.name
+    arr = np.asarray(t.detach().numpy())
+    if name != "bool":
+        arr = arr.astype(np.float64)
+    return name, tuple(t.shape), arr
+
+
+def _tensors(ns: dict, names) -> dict:
+    out = {}
+    for n in names:
+        v = ns.get(n)
+        if isinstance(v, torch.Tensor | vt.Tensor):
+            out[n] = v
+        elif isinstance(v, tuple | list):
+            for i, item in enumerate(v):
+                if isinstance(item, torch.Tensor | vt.Tensor):
+                    out[f"{n}[{i}]"] = item
+            out[f"len({n})"] = len(v)
+    return out
+
+
+def _names(prog: Program) -> list[str]:
+    names = []
+    for line in prog.inputs:
+        names += [p.strip() for p in line.split("=")[:-1]]
+    names += [o for o in prog.outputs if o]
+    return list(dict.fromkeys(names))
+
+
+def close(a: np.ndarray, b: np.ndarray, dtype: str, slack: float = 1.0) -> bool:
+    """Values equal within ``dtype``'s tolerance; NaN equals NaN; infinities exact."""
+    if a.shape != b.shape:
+        return False
+    if dtype not in TOLERANCES:
+        return bool(np.array_equal(a, b))
+    rtol, atol = TOLERANCES[dtype]
+    with np.errstate(invalid="ignore"):
+        return bool(np.allclose(a, b, rtol=rtol * slack, atol=atol * slack, equal_nan=True))
+
+
+def _diff(name: str, tv, vv, slack: float = 1.0) -> tuple[str, str] | None:
+    """(kind, detail) where torch value ``tv`` and Volta value ``vv`` differ."""
+    if isinstance(tv, int) or isinstance(vv, int):
+        return None if tv == vv else ("length", f"{name}: PyTorch {tv}, Volta {vv}")
+    if not isinstance(vv, vt.Tensor):
+        return "type", f"{name}: PyTorch Tensor, Volta {type(vv).__name__}"
+    tdt, tsh, ta = _host(tv)
+    try:
+        vdt, vsh, va = _host(vv)
+    except Exception as exc:  # a result Volta cannot even describe is Volta's failure
+        return "broken result", f"{name}: reading it raised {_exc_name(exc)}: {exc}"[:300]
+    if tsh != vsh:
+        return "shape", f"{name}: PyTorch shape {tsh}, Volta {vsh}"
+    if tdt != vdt:
+        return "dtype", f"{name}: PyTorch {tdt}, Volta {vdt}"
+    if not close(ta, va, tdt, slack):
+        return "value", f"{name}: PyTorch {_short(ta)}, Volta {_short(va)}"
+    return None
+
+
+def _short(a: np.ndarray) -> str:
+    text = np.array2string(a, precision=6, threshold=12, separator=", ")
+    return text.replace("\n", " ")
+
+
+def _state_diff(prog: Program, t_ns: dict, v_ns: dict, slack: float = 1.0):
+    """First (name, kind, detail) that differs between the two namespaces."""
+    tt = _tensors(t_ns, _names(prog))
+    vv = _tensors(v_ns, _names(prog))
+    if prog.tie_check is not None:  # unspecified order: _tie_diff checks validity
+        out = prog.outputs[prog.tie_check[0]]
+        for name in (out, f"{out}[1]"):
+            tt.pop(name, None)
+    for name, tv in tt.items():
+        if name not in vv:
+            base = v_ns.get(name.split("[")[0])
+            if "[" in name and isinstance(base, tuple | list):
+                return name, "length", f"{name}: Volta's result has {len(base)} parts"
+            return name, "type", f"{name}: PyTorch gives a Tensor, Volta a {type(base).__name__}"
+        d = _diff(name, tv, vv[name], slack)
+        if d is not None:
+            return (name,) + d
+    return None
+
+
+# ----------------------------------------------------------------------------- verdict
+
+def _mismatch(prog: Program, i: int, kind: str, detail: str) -> Mismatch:
+    if i < 0:
+        return Mismatch("inputs", "-", kind, prog.input_dtypes[0], -1, detail)
+    if i >= len(prog.stmts):
+        return Mismatch("backward", "-", kind, prog.input_dtypes[0], i, detail)
+    return Mismatch(prog.ops[i], prog.forms[i], kind, prog.dtypes[i], i, detail)
+
+
+def _exc_name(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def check(prog: Program, device: str = "cpu") -> Mismatch | None:
+    """Run ``prog`` on both sides; None when they agree."""
+    t = _exec(prog, torch, "cpu")
+    v = _exec(prog, vt, device)
+    if t.raised_at != v.raised_at:
+        if v.raised_at is not None and (t.raised_at is None or v.raised_at < t.raised_at):
+            return _mismatch(prog, v.raised_at, f"volta raised {_exc_name(v.exc)}",
+                             f"{_exc_name(v.exc)}: {str(v.exc)[:300]}")
+        kind = "beyond PyTorch's kernels" if _kernel_gap(t.exc) else "silent acceptance"
+        return _mismatch(prog, t.raised_at, kind,
+                         f"PyTorch raised {_exc_name(t.exc)}: {str(t.exc)[:300]}")
+    upto = t.raised_at
+    if upto is not None:
+        # Both refused statement `upto`; what a refused statement leaves behind is not
+        # specified (PyTorch's index_add_ may write some rows before it raises), so
+        # compare the state before it.
+        t, v = _exec(prog, torch, "cpu", upto=upto), _exec(prog, vt, device, upto=upto)
+    diff = _state_diff(prog, t.ns, v.ns)
+    if diff is not None:
+        return _localise(prog, device, upto)
+    if v.warned:
+        i = _first_warning(prog, device, upto)
+        return _mismatch(prog, i, "numpy warning", v.warned[0][:300])
+    if upto is None and prog.tie_check is not None:
+        bad = _tie_diff(prog, t.ns, v.ns)
+        if bad is not None:
+            return _mismatch(prog, prog.tie_check[0], "invalid tie order", bad)
+    if upto is None and prog.leaves:
+        return _check_grads(prog, device, t.ns, v.ns)
+    return None
+
+
+def _kernel_gap(exc: BaseException | None) -> bool:
+    """PyTorch refused only because its CPU build has no kernel for the dtype."""
+    text = str(exc)
+    return (isinstance(exc, NotImplementedError) or "not implemented for" in text
+            or ("derivative for" in text and "is not implemented" in text))
+
+
+def _first_warning(prog: Program, device: str, upto: int | None) -> int:
+    last = len(prog.stmts) if upto is None else upto + 1
+    for k in range(last):
+        if _exec(prog, vt, device, upto=k + 1).warned:
+            return k
+    return last - 1
+
+
+def _localise(prog: Program, device: str, upto: int | None) -> Mismatch | None:
+    """The first statement after which the two sides differ, or None for drift.
+
+    Each prefix of the program runs afresh on both sides (reading values between
+    statements could hide a stale view).
+    """
+    t0, v0 = _exec(prog, torch, "cpu", upto=0), _exec(prog, vt, device, upto=0)
+    d = _state_diff(prog, t0.ns, v0.ns)
+    if d is not None:
+        return _mismatch(prog, -1, d[1], d[2])
+    exact_before = True
+    n = len(prog.stmts[:upto])
+    for k in range(n):
+        tk = _exec(prog, torch, "cpu", upto=k + 1)
+        vk = _exec(prog, vt, device, upto=k + 1)
+        d = _state_diff(prog, tk.ns, vk.ns)
+        if d is None:
+            exact_before = exact_before and _state_diff(prog, tk.ns, vk.ns, slack=0.0) is None
+            continue
+        name, kind, detail = d
+        if kind == "value" and not exact_before and _is_drift(prog, k, vk.ns, device):
+            return None
+        out = prog.outputs[k]
+        own = out is not None and (name == out or name.startswith(out + "["))
+        return _mismatch(prog, k, kind if own or kind != "value" else "value (aliased)", detail)
+    # The whole program differed, yet its last prefix (the same program) did not.
+    return _mismatch(prog, max(n - 1, 0), "flaky", "a rerun of the same program agreed")
+
+
+def _is_drift(prog: Program, k: int, v_ns: dict, device: str) -> bool:
+    """Whether statement k, run by PyTorch on Volta's inputs, gives Volta's output."""
+    out = prog.outputs[k]
+    if out is None:
+        return False  # in-place: aliasing makes a rerun unfaithful; do not excuse it
+    before = _exec(prog, vt, device, upto=k)
+    t_ns = namespace(torch)
+    for name, value in _tensors(before.ns, _names(prog)).items():
+        if "[" in name or "(" in name:
+            continue
+        dt, _, arr = _host(value)
+        t_ns[name] = torch.from_numpy(np.array(arr)).to(getattr(torch, dt))
+    for name in _names(prog):
+        value = before.ns.get(name)
+        if isinstance(value, tuple | list):
+            t_ns[name] = tuple(
+                torch.from_numpy(np.array(_host(x)[2])).to(getattr(torch, _host(x)[0]))
+                for x in value)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(prog.stmts[k].replace(", device=@DEV", ""), "<drift>", "exec"), t_ns)
+    except Exception:
+        return False
+    after = _exec(prog, vt, device, upto=k + 1)
+    for name, tv in _tensors(t_ns, [out]).items():
+        vv = _tensors(after.ns, [out]).get(name)
+        if vv is None or _diff(name, tv, vv) is not None:
+            return False
+    return True
+
+
+def _tie_diff(prog: Program, t_ns: dict, v_ns: dict) -> str | None:
+    """Check an unstable sort/topk/median: values equal, indices pick those values."""
+    k, x_expr, dim = prog.tie_check
+    out = prog.outputs[k]
+    x = eval(x_expr, dict(t_ns)).detach()
+    tv, vv = t_ns[out], v_ns[out]
+    if isinstance(tv, torch.Tensor):  # argsort: gather both and compare
+        idx_t, idx_v = tv, torch.from_numpy(np.array(vv.numpy()))
+    else:
+        idx_t = tv[1]
+        idx_v = torch.from_numpy(np.array(vv[1].numpy())).long()
+    d = 0 if dim is None else dim
+    if x.ndim == 0:
+        return None
+    if idx_v.shape != idx_t.shape:
+        return f"indices: PyTorch shape {tuple(idx_t.shape)}, Volta {tuple(idx_v.shape)}"
+    if idx_v.ndim < x.ndim:
+        idx_v, idx_t = idx_v.unsqueeze(d), idx_t.unsqueeze(d)
+    try:
+        got = torch.take_along_dim(x, idx_v.long(), dim=d)
+    except Exception as exc:
+        return f"indices out of range: {exc}"
+    want = torch.take_along_dim(x, idx_t.long(), dim=d)
+    got, want = got.double().numpy(), want.double().numpy()
+    if not close(got, want, "float64"):
+        return f"indices pick {_short(got)}, PyTorch's {_short(want)}"
+    return None
+
+
+def _loss_source(prog: Program, t_ns: dict) -> str | None:
+    """``loss = ...``: weighted sum of every float tensor result that requires grad."""
+    terms = []
+    for name, value in _tensors(t_ns, _names(prog)).items():
+        if isinstance(value, torch.Tensor) and value.requires_grad and value.is_floating_point():
+            terms.append(f"({name}.double() * w({name})).sum()")
+    return "loss = " + " + ".join(terms) if terms else None
+
+
+def _backward(prog: Program, lib, device: str, ns: dict, loss: str) -> BaseException | None:
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("ignore" if lib is torch else "always")
+            exec(compile(loss + "\nloss.backward()", "<backward>", "exec"), ns)
+    except Exception as exc:
+        return _bare(exc)
+    return None
+
+
+def _check_grads(prog: Program, device: str, t_ns: dict, v_ns: dict) -> Mismatch | None:
+    loss = _loss_source(prog, t_ns)
+    if loss is None or prog.tie_check is not None:
+        return None
+    te = _backward(prog, torch, "cpu", t_ns, loss)
+    ve = _backward(prog, vt, device, v_ns, loss)
+    if (te is None) != (ve is None):
+        if ve is not None:
+            return _grad_blame(prog, device, f"volta raised {_exc_name(ve)}",
+                               f"backward: {_exc_name(ve)}: {str(ve)[:300]}")
+        kind = "beyond PyTorch's kernels" if _kernel_gap(te) else "silent acceptance"
+        return _grad_blame(prog, device, kind,
+                           f"backward: PyTorch raised {_exc_name(te)}: {str(te)[:300]}")
+    if te is not None:
+        return None
+    for leaf in prog.leaves:
+        tg, vg = t_ns[leaf].grad, v_ns[leaf].grad
+        if (tg is None) != (vg is None):
+            return _grad_blame(prog, device, "grad presence",
+                               f"{leaf}.grad: PyTorch {tg is not None and 'a tensor' or None},"
+                               f" Volta {vg is not None and 'a tensor' or None}")
+        if tg is not None:
+            d = _diff(f"{leaf}.grad", tg, vg, slack=GRAD_SLACK)
+            if d is not None:
+                return _grad_blame(prog, device, "grad " + d[0], d[1])
+    return None
+
+
+def _grad_blame(prog: Program, device: str, kind: str, detail: str) -> Mismatch:
+    """Blame the first statement whose prefix program already has the gradient bug."""
+    for k in range(1, len(prog.stmts) + 1):
+        sub = prog.prefix(k)
+        t = _exec(sub, torch, "cpu")
+        v = _exec(sub, vt, device)
+        if t.raised_at is not None or v.raised_at is not None:
+            break
+        m = _check_grads_plain(sub, device, t.ns, v.ns)
+        if m:
+            return _mismatch(prog, k - 1, kind, detail)
+    return _mismatch(prog, len(prog.stmts) - 1, kind, detail)
+
+
+def _check_grads_plain(prog: Program, device: str, t_ns: dict, v_ns: dict) -> bool:
+    loss = _loss_source(prog, t_ns)
+    if loss is None:
+        return False
+    te = _backward(prog, torch, "cpu", t_ns, loss)
+    ve = _backward(prog, vt, device, v_ns, loss)
+    if (te is None) != (ve is None):
+        return True
+    if te is not None:
+        return False
+    for leaf in prog.leaves:
+        tg, vg = t_ns[leaf].grad, v_ns[leaf].grad
+        if (tg is None) != (vg is None):
+            return True
+        if tg is not None and _diff(leaf, tg, vg, slack=GRAD_SLACK) is not None:
+            return True
+    return False
+
+
+def repro(prog: Program, m: Mismatch, device: str = "cpu") -> str:
+    """Runnable Volta code for the failing program, with PyTorch's answer."""
+    upto = m.stmt + 1 if 0 <= m.stmt < len(prog.stmts) else None
+    body = prog.source(device, upto=upto)
+    lines = ["import volta_core as vt", "import volta_core.nn.functional as F",
+             HEADER.rstrip(), body]
+    if m.kind.startswith(("grad", "volta raised", "silent")) and m.stmt >= 0 and (
+            "backward" in m.detail or m.kind.startswith("grad")):
+        sub = prog.prefix(upto)
+        t = _exec(sub, torch, "cpu")
+        loss = _loss_source(sub, t.ns)
+        if loss:
+            lines.insert(3, "w = lambda t: (vt.arange(t.numel(), dtype=vt.float64, "
+                            "device=t.device) % 5 - 1.5).reshape(t.shape)")
+            lines += [loss, "loss.backward()",
+                      "print(" + ", ".join(f"{leaf}.grad" for leaf in prog.leaves) + ")"]
+    return "\n".join(lines) + f"\n# {m.signature}\n# {m.detail}"
+
