@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import has
+from .conftest import has, int64_is_narrow
 
 RNG = np.random.default_rng(3)
 SIZES = (1, 3, 4, 5, 7, 8, 13, 1030)
@@ -117,7 +117,8 @@ def test_strided_views_still_use_the_general_path(xp, check):
 def test_integer_remainder_floor_divide_signs_and_zero(xp, check, name):
     if not has(name):
         pytest.skip(f"adapter lacks {name}")
-    info = np.iinfo(name)
+    # int64 without shader-int64 holds int32-range values only
+    info = np.iinfo("int32" if name == "int64" and int64_is_narrow() else name)
     if name == "uint32":
         a = np.array([0, 1, 7, 100, info.max, 5, 9, 4], dtype=name)
         b = np.array([1, 3, 0, 7, 3, info.max, 2, 4], dtype=name)

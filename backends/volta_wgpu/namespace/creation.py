@@ -70,6 +70,14 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     D.check_supported(t, "asarray")
     if t is D.bool:
         host = np.ascontiguousarray(a != 0 if a.dtype != bool else a, dtype=np.uint32)
+    elif t.narrow:
+        if a.dtype.kind in "iub":
+            D.check_narrow_range(a, "asarray")
+            host = np.ascontiguousarray(a, dtype=np.int32)
+        else:  # floats: convert (truncating) to int64 first, then check the range
+            wide = a.astype(np.int64)
+            D.check_narrow_range(wide, "asarray")
+            host = np.ascontiguousarray(wide, dtype=np.int32)
     else:
         host = np.ascontiguousarray(a, dtype=t.np)
     eng = (dev or as_device(None)).engine
