@@ -83,8 +83,10 @@ def cast(expr: str, src: DType, dst: DType) -> str:
     """Convert an arithmetic value of ``src`` to ``dst``."""
     if src is dst:
         return expr
-    if dst is D.bool:
-        return f"({expr} != {src.wgsl}(0))"
+    if dst is D.bool:  # NaN is true; "x != 0" is an ordered compare on some drivers
+        return f"(!({expr} == {src.wgsl}(0)))"
+    if src is D.uint32 and dst.wgsl == "i64":  # zero-extend (i64(u32) sign-extends)
+        return f"i64(u64({expr}))"
     if src is D.bool:
         return f"select({dst.wgsl}(0), {dst.wgsl}(1), {expr})"
     if src.kind == "f" and dst.wgsl in ("i32", "u32"):

@@ -38,13 +38,21 @@ _FLOAT_UNARY = ("exp", "log", "exp2", "log2", "sqrt", "sin", "cos", "tan", "tanh
                 "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log10")
 
 
+# odd functions with f(0) = 0: the built-ins may lose the sign of a zero, so a zero
+# input is returned as it is (-0 stays -0, as IEEE 754 and the standard require)
+_KEEP_ZERO = ("sin", "tan", "tanh", "sinh", "asin", "atan", "asinh", "atanh")
+
+
 def _float_unary(name: str):
     def fn(x: Array, /) -> Array:
         x = _check(x, name)
         t = x.dtype if x.dtype.kind == "f" else D.float32
         f = _fn(name, t)
         helpers = (name,) if f.endswith("_" + t.wgsl) else ()
-        return launch_map(f"{f}({{0}})", [x], [t], t, helpers, op=name)
+        expr = f"{f}({{0}})"
+        if name in _KEEP_ZERO:
+            expr = f"select({expr}, {{0}}, {{0}} == {t.wgsl}(0))"
+        return launch_map(expr, [x], [t], t, helpers, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (integer inputs give float32)."
     return fn
@@ -187,7 +195,7 @@ def _binary_types(x1: Any, x2: Any, op: str) -> DType:
 
 
 def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: tuple = (),
-           bool_ok: bool = False, to_float: bool = False):
+           bool_ok: bool = False, to_float: bool = False, bexpr: str | None = None):
     def fn(x1: Any, x2: Any, /) -> Array:
         t = _binary_types(x1, x2, name)
         if to_float and t.kind != "f":
@@ -195,9 +203,15 @@ def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: 
         if t is D.bool and not bool_ok:
             raise DTypeError(f"{name}: not defined for bool arrays; cast with astype first")
         if t.kind == "f":
-            expr, h = fexpr.replace("FN_ATAN2", _fn("atan2", t)), fh
+            expr, h = fexpr, fh
+        elif t is D.bool:
+            expr, h = bexpr or fexpr, ()
         else:
             expr, h = (iexpr or fexpr), ih
+            if ih:  # mixed integer widths: convert first (an inline i32 -> i64 cast
+                # feeding these helpers is miscompiled on some Vulkan drivers)
+                x1, x2 = (astype(v, t) if isinstance(v, Array) and v.dtype is not t else v
+                          for v in (x1, x2))
         return launch_map(expr, [x1, x2], [t, t], t, h, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting and Array-API type promotion."
@@ -206,7 +220,7 @@ def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: 
 
 add = _arith("add", "({0} + {1})", bool_ok=False)
 subtract = _arith("subtract", "({0} - {1})")
-multiply = _arith("multiply", "({0} * {1})")
+multiply = _arith("multiply", "({0} * {1})", bool_ok=True, bexpr="({0} && {1})")
 divide = _arith("divide", "({0} / {1})", to_float=True)
 pow = _arith("pow", "fpow_{T}({0}, {1})", "ipow_{T}({0}, {1})", ("fpow",), ("ipow",))  # noqa: A001
 maximum = _arith("maximum", "fmax_{T}({0}, {1})", "max({0}, {1})", ("fmax",))
@@ -215,10 +229,10 @@ remainder = _arith("remainder", "frem_{T}({0}, {1})", "irem_{T}({0}, {1})", ("fr
                    ("irem",))
 floor_divide = _arith("floor_divide", "ffloordiv_{T}({0}, {1})", "ifloordiv_{T}({0}, {1})",
                       ("ffloordiv",), ("ifloordiv",))
-atan2 = _arith("atan2", "FN_ATAN2({0}, {1})", to_float=True)
-hypot = _arith("hypot", "sqrt({0} * {0} + {1} * {1})", to_float=True)
-copysign = _arith("copysign", "select(abs({0}), -abs({0}), {1} < {T}(0) || (({1} == {T}(0)) "
-                  "&& bitcast<u32>(f32({1})) != 0u))", to_float=True)
+atan2 = _arith("atan2", "fatan2_{T}({0}, {1})", fh=("fatan2",), to_float=True)
+hypot = _arith("hypot", "fhypot_{T}({0}, {1})", fh=("fhypot",), to_float=True)
+copysign = _arith("copysign", "select(abs({0}), -abs({0}), signbit_{T}({1}))",
+                  fh=("signbit",), to_float=True)
 
 
 def _compare(name: str, sym: str):
@@ -259,8 +273,13 @@ def _bitwise(name: str, expr: str, bool_ok: bool = True):
             raise DTypeError(f"{name}: needs integer{' or bool' if bool_ok else ''} arrays, "
                              f"got {t.name}")
         e = expr
-        if "<<" in e or ">>" in e:
-            e = e.replace("{1}", "u32({1})")
+        bits = 32 if t.wgsl in ("i32", "u32") else 64  # as held on the device
+        if "<<" in e:  # a count of at least the bit width shifts every bit out
+            e = f"select({{0}} << u32({{1}}), {t.wgsl}(0), {{1}} >= {t.wgsl}({bits}))"
+        elif ">>" in e:  # ... and leaves only copies of the sign bit
+            e = f"({{0}} >> u32(min({{1}}, {t.wgsl}({bits - 1}))))"
+            if t.kind == "u":
+                e = f"select({e}, 0u, {{1}} >= 32u)"
         if t is D.bool and "^" in e:
             e = "({0} != {1})"
         return launch_map(e, [x1, x2], [t, t], t, op=name)
