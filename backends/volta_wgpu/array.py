@@ -117,6 +117,21 @@ class Array:
         import volta_wgpu
         return volta_wgpu
 
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: bool | None = None) -> Any:
+        """A DLPack capsule of a host copy (wgpu buffers cannot be shared in place)."""
+        if copy is False:
+            raise BufferError("__dlpack__: a wgpu array can only be exported as a host copy; "
+                              "pass copy=None or copy=True")
+        host = to_numpy(self)
+        if max_version is None:
+            return host.__dlpack__()
+        return host.__dlpack__(max_version=max_version)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(kDLCPU, 0)``: the exported capsule holds a host copy."""
+        return (1, 0)
+
     def to_device(self, device: Any, stream: Any = None) -> Array:
         """Return the array on ``device`` (a copy through the host if it differs)."""
         dev = as_device(device)

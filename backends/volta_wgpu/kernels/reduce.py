@@ -83,7 +83,7 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
         lines.append("  acc = comb(acc, v);")
     inner = "\n".join("    " + ln.strip() for ln in lines)
     if op == "mean":
-        fin = f"acc / {acc.wgsl}({cg.word(1)})"
+        fin = cg.cast(f"(acc / {acc.wgsl}({cg.word(1)}))", acc, out)  # f16 sums in f32
     elif arg:
         fin = f"{out.wgsl}(ai)"
     elif op in ("any", "all"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import dtypes as D
 from .._errors import DTypeError
 from ..array import Array
@@ -343,3 +345,66 @@ def copy_into(dst: Array, src: Any) -> Array:
 def contiguous_copy(x: Array) -> Array:
     """A fresh row-major copy of ``x``."""
     return launch_map("{0}", [x], [x.dtype], x.dtype, op="copy")
+
+
+# -- added for the Array API standard (2023.12 / 2024.12) ------------------------------------
+def signbit(x: Array, /) -> Array:
+    """Whether the sign bit is set (true for -0.0 and for NaNs with the sign bit)."""
+    x = _check(x, "signbit")
+    if x.dtype.kind != "f":
+        raise DTypeError(f"signbit: needs a real floating array, got {x.dtype.name}")
+    return launch_map("signbit_{T}({0})", [x], [x.dtype], D.bool, ("signbit",), op="signbit")
+
+
+def logaddexp(x1: Any, x2: Any, /) -> Array:
+    """``log(exp(x1) + exp(x2))`` without overflow."""
+    t = _binary_types(x1, x2, "logaddexp")
+    if t.kind != "f":
+        raise DTypeError(f"logaddexp: needs real floating arrays, got {t.name}")
+    ex = "exp_f64p" if t is D.float64 else "exp"
+    # equal infinities: inf - inf would be NaN
+    expr = (f"select(max({{0}}, {{1}}) + log1p_{{T}}({ex}(-abs({{0}} - {{1}}))), {{0}}, "
+            f"{{0}} == {{1}} && isinf_{{T}}({{0}}))")
+    return launch_map(expr, [x1, x2], [t, t], t, ("log1p", "isinf"), op="logaddexp")
+
+
+def reciprocal(x: Array, /) -> Array:
+    """Elementwise ``1 / x``."""
+    x = _check(x, "reciprocal")
+    t = x.dtype if x.dtype.kind == "f" else D.float32
+    return launch_map("({T}(1) / {0})", [x], [t], t, op="reciprocal")
+
+
+def nextafter(x1: Any, x2: Any, /) -> Array:
+    """The next representable float after ``x1`` in the direction of ``x2``."""
+    t = _binary_types(x1, x2, "nextafter")
+    if t.kind != "f":
+        raise DTypeError(f"nextafter: needs real floating arrays, got {t.name}")
+    if t is not D.float32:  # no 16/64-bit bitcasts in WGSL: step on the host
+        from ..array import to_numpy
+        from .creation import asarray
+        a1 = to_numpy(x1) if isinstance(x1, Array) else x1
+        a2 = to_numpy(x2) if isinstance(x2, Array) else x2
+        dev = (x1 if isinstance(x1, Array) else x2).device
+        return asarray(np.nextafter(np.asarray(a1, t.np), np.asarray(a2, t.np)), dtype=t,
+                       device=dev)
+    expr = ("select(select(select(bitcast<f32>(bitcast<u32>({0}) + select(0xffffffffu, 1u, "
+            "({0} < {1}) == ({0} > 0.0))), bitcast<f32>(select(1u, 0x80000001u, {1} < 0.0)), "
+            "{0} == 0.0), {1}, {0} == {1}), {0} + {1}, !({0} == {0}) || !({1} == {1}))")
+    return launch_map(expr, [x1, x2], [t, t], t, op="nextafter")
+
+
+def conj(x: Array, /) -> Array:
+    """Complex conjugate: a copy for the real dtypes this namespace has."""
+    return positive(x)
+
+
+def real(x: Array, /) -> Array:
+    """Real part: a copy for the real dtypes this namespace has."""
+    return positive(x)
+
+
+def imag(x: Array, /) -> Array:
+    """Imaginary part: zeros for the real dtypes this namespace has."""
+    t = _numeric(_check(x, "imag"), "imag")
+    return launch_map("{T}(0)", [x], [t], t, op="imag")
