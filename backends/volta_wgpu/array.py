@@ -149,6 +149,9 @@ class Array:
     def __float__(self) -> float:
         return float(self._scalar("__float__"))
 
+    def __complex__(self) -> complex:
+        return complex(self._scalar("__complex__"))
+
     def __int__(self) -> int:
         return int(self._scalar("__int__"))
 

@@ -287,7 +287,11 @@ def pinv(x: Array, /, *, rtol: Any = None) -> Array:
     """Moore-Penrose pseudo-inverse."""
     x = _matrices(x, "pinv")
     a = to_numpy(x)
-    return _up(np.linalg.pinv(a, rtol=_rtol(rtol, a)), x)
+    if rtol is None:
+        rtol = max(a.shape[-2:]) * np.finfo(a.dtype).eps
+    elif isinstance(rtol, Array):
+        rtol = to_numpy(rtol)
+    return _up(np.linalg.pinv(a, rtol=rtol), x)
 
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",

@@ -72,3 +72,19 @@ def test_integer_edge_cases(xp, check):
         u = xp.asarray([2 ** 32 - 1], dtype=xp.uint32)
         check(xp.astype(u, xp.int64), np.array([2 ** 32 - 1]))
         check(u + xp.asarray([-1], dtype=i32), np.array([2 ** 32 - 2]))
+
+
+def test_trig_of_large_arguments(xp):
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-1e4, 1e4, 500),
+                        10 ** rng.uniform(4, 38, 500) * rng.choice([-1, 1], 500),
+                        [1.6079672e8, 3.5247889e16]]).astype(np.float32)
+    for name in ("sin", "cos", "tan"):
+        got = xp.to_numpy(getattr(xp, name)(xp.asarray(x))).astype(np.float64)
+        exp = getattr(np, name)(x.astype(np.float64))
+        ulps = np.abs(got - exp) / np.spacing(np.abs(exp.astype(np.float32))).astype(np.float64)
+        assert ulps.max() <= (3 if name == "tan" else 2), (name, x[np.argmax(ulps)])
+    from .conftest import has
+    if has("float64"):
+        d = np.array([3.5247888963021144e16, -1.3e74, 1e300, 1.49e7, 2.0])
+        np.testing.assert_allclose(xp.to_numpy(xp.sin(xp.asarray(d))), np.sin(d), rtol=1e-14)

@@ -204,6 +204,9 @@ def helper(name: str, t: DType) -> str:
     if src is None:
         if t.kind == "f":
             table = _float_helpers(t.wgsl)
+            if t.wgsl == "f32":
+                from .trig_reduce import f32_helpers
+                table.update(f32_helpers())
         else:
             table = _int_helpers(t.wgsl, t.kind == "i")
         src = table[name]

@@ -31,6 +31,8 @@ def _fn(name: str, t: DType) -> str:
     """The WGSL function (or helper) implementing float function ``name`` for ``t``."""
     if t is D.float64:
         return F64_NAMES.get(name, name)
+    if t is D.float32 and name in ("sin", "cos", "tan"):  # exact argument reduction
+        return f"f{name}_f32"
     return _F32_FN.get(name, name).replace("{T}", t.wgsl)
 
 
@@ -50,7 +52,7 @@ def _float_unary(name: str):
         x = _check(x, name)
         t = x.dtype if x.dtype.kind == "f" else D.float32
         f = _fn(name, t)
-        helpers = (name,) if f.endswith("_" + t.wgsl) else ()
+        helpers = (f.rsplit("_", 1)[0],) if f.endswith("_" + t.wgsl) else ()
         expr = f"{f}({{0}})"
         if name in _KEEP_ZERO:
             expr = f"select({expr}, {{0}}, {{0}} == {t.wgsl}(0))"
