@@ -94,8 +94,15 @@ class Storage:
 
     def __del__(self) -> None:
         eng = self.engine
-        if eng is not None and eng.device is not None:
+        # a buffer collected in the same garbage cycle was released already (its
+        # finalizer ran): pooling it would hand out a dead handle
+        if eng is not None and eng.device is not None and _alive(self.buffer):
             eng._release(self.buffer)
+
+
+def _alive(buffer: Any) -> bool:
+    """False once wgpu released the buffer's native handle (its ``__del__`` ran)."""
+    return getattr(buffer, "_internal", True) is not None
 
 
 def _private_runtime_dir() -> None:
@@ -215,11 +222,15 @@ class Engine:
             size = self._sizes[nbytes] = max(size, -(-nbytes // 32) * 32)
         if not upload:
             dirty = self._dirty.get(size)
-            if dirty:
-                return Storage(dirty.pop(), nbytes, self)
+            while dirty:
+                buf = dirty.pop()
+                if _alive(buf):  # see Storage.__del__
+                    return Storage(buf, nbytes, self)
         free = self._pool.get(size)
-        if free:
-            return Storage(free.pop(), nbytes, self)
+        while free:
+            buf = free.pop()
+            if _alive(buf):
+                return Storage(buf, nbytes, self)
         try:
             buf = self.device.create_buffer(size=size, usage=self._usage)
         except Exception as exc:  # pragma: no cover - depends on the driver

@@ -23,7 +23,8 @@ def test_elementwise_additions(xp, check):
     b = np.float32([0.0, 3.0, -1.0, -np.inf, 1.0, np.inf])
     x, y = xp.asarray(a), xp.asarray(b)
     check(xp.signbit(x), np.signbit(a) & ~np.isnan(a))
-    check(xp.logaddexp(x, y), np.logaddexp(a, b))
+    with np.errstate(invalid="ignore"):
+        check(xp.logaddexp(x, y), np.logaddexp(a, b))
     check(xp.reciprocal(y[1:3]), 1 / b[1:3])
     check(xp.nextafter(x, y), np.nextafter(a, b))
     check(xp.conj(x), a)
