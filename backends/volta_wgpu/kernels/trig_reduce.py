@@ -77,8 +77,9 @@ fn {t}_reduce(mh: u32, ml: u32, e: i32) -> vec4<u32> {{
 
 
 F32_SRC = core_src(4) + """
-fn tpi_red_f32(ax: f32) -> vec2<f32> {
-  // (r, q) with ax = q * pi/2 + r, |r| <= pi/4, for finite ax > pi/4
+fn tpi_red_f32(ax: f32) -> vec3<f32> {
+  // (r, r_lo, q) with ax = q * pi/2 + r + r_lo, |r| <= pi/4, for finite ax > pi/4;
+  // r + r_lo carries about 40 bits, so that sin(r) is good to half an ulp
   let b = bitcast<u32>(ax);
   let e = i32(b >> 23u) - 150;
   let red = tpi4_reduce(0u, (b & 0x7fffffu) | 0x800000u, e);
@@ -89,8 +90,10 @@ fn tpi_red_f32(ax: f32) -> vec2<f32> {
   let mid = f32(((f0 & 0xffu) << 16u) | (red.z >> 16u)) * 3.552713678800501e-15;
   let lo = f32(((red.z & 0xffffu) << 8u) | (red.w >> 24u)) * 2.117582368135751e-22;
   let p1 = 1.5707963705062866; let p2 = -4.371139000186241e-08;
-  let r = hi * p1 + (mid * p1 + (hi * p2 + lo * p1));
-  return vec2<f32>(r, f32(q & 3u));
+  let ph = tpi_two_prod(hi, p1);               // hi * p1, exactly
+  let rest = ph.y + (mid * p1 + (hi * p2 + lo * p1));
+  let r = ph.x + rest;
+  return vec3<f32>(r, rest - (r - ph.x), f32(q & 3u));
 }
 
 fn tpi_sin_poly(r: f32) -> f32 {
@@ -105,12 +108,55 @@ fn tpi_cos_poly(r: f32) -> f32 {
     2.48015873015873e-05 + z * (-2.755731922398589e-07 + z * 2.08767569878681e-09)))));
 }
 
+fn tpi_split(a: f32) -> vec2<f32> {
+  // a = hi + lo with 12-bit halves, so that products of halves are exact (Dekker)
+  let c = a * 4097.0;
+  let hi = c - (c - a);
+  return vec2<f32>(hi, a - hi);
+}
+
+fn tpi_two_prod(a: f32, b: f32) -> vec2<f32> {
+  // (a * b, its rounding error), exactly, without fma
+  let p = a * b;
+  let as_ = tpi_split(a); let bs = tpi_split(b);
+  return vec2<f32>(p, ((as_.x * bs.x - p) + as_.x * bs.y + as_.y * bs.x) + as_.y * bs.y);
+}
+
+fn tpi_two_sum(a: f32, b: f32) -> vec2<f32> {
+  let s = a + b; let bb = s - a;
+  return vec2<f32>(s, (a - (s - bb)) + (b - bb));
+}
+
+fn tpi_ddiv(a: vec2<f32>, b: vec2<f32>) -> f32 {
+  // (a.x + a.y) / (b.x + b.y) to about half an ulp
+  let q = a.x / b.x;
+  let p = tpi_two_prod(q, b.x);
+  return q + (((a.x - p.x) - p.y) + a.y - q * b.y) / b.x;
+}
+
+fn tpi_tan_abs(x: f32) -> f32 {
+  // tan(|x|): sin and cos of the reduced argument kept as (value, error) pairs
+  let ax = abs(x);
+  var rq = vec3<f32>(ax, 0.0, 0.0);
+  if (ax > 0.7853981633974483) { rq = tpi_red_f32(ax); }
+  let r = rq.x; let z = r * r;
+  let ts = r * z * (-0.16666666666666666 + z * (0.008333333333333333 + z * (
+    -0.0001984126984126984 + z * (2.7557319223985893e-06 + z * -2.505210838544172e-08))));
+  let tc = z * (-0.5 + z * (0.041666666666666664 + z * (-0.001388888888888889 + z * (
+    2.48015873015873e-05 + z * (-2.755731922398589e-07 + z * 2.08767569878681e-09)))));
+  var sn = tpi_two_sum(r, ts); sn.y = sn.y + rq.y;
+  var cs = tpi_two_sum(1.0, tc); cs.y = cs.y - rq.y * r;
+  if ((u32(rq.z) & 1u) == 1u) { return -tpi_ddiv(cs, sn); }
+  return tpi_ddiv(sn, cs);
+}
+
 fn tpi_parts_f32(x: f32) -> vec3<f32> {
   // (sin r, cos r, q) for |x|, with |x| = q * pi/2 + r
   let ax = abs(x);
-  var rq = vec2<f32>(ax, 0.0);
+  var rq = vec3<f32>(ax, 0.0, 0.0);
   if (ax > 0.7853981633974483) { rq = tpi_red_f32(ax); }
-  return vec3<f32>(tpi_sin_poly(rq.x), tpi_cos_poly(rq.x), rq.y);
+  let s = tpi_sin_poly(rq.x); let c = tpi_cos_poly(rq.x);
+  return vec3<f32>(s + rq.y * c, c - rq.y * s, rq.z);
 }
 """
 
@@ -118,8 +164,9 @@ fn tpi_parts_f32(x: f32) -> vec3<f32> {
 def f32_helpers() -> dict[str, str]:
     """``fsin_f32``, ``fcos_f32``, ``ftan_f32`` with the reduction above."""
     nan = "bitcast<f32>(0x7fc00000u)"
-    guard = f"  if (!(abs(x) <= 3.4028234663852886e38)) {{ return {nan}; }}\n" \
-            "  if (x == 0.0) { return X0; }\n  let p = tpi_parts_f32(x);\n  let q = u32(p.z);\n"
+    head = f"  if (!(abs(x) <= 3.4028234663852886e38)) {{ return {nan}; }}\n" \
+           "  if (x == 0.0) { return X0; }\n"
+    guard = head + "  let p = tpi_parts_f32(x);\n  let q = u32(p.z);\n"
     sign = "select(1.0, -1.0, x < 0.0)"
     return {
         "fsin": F32_SRC + "fn fsin_f32(x: f32) -> f32 {\n" + guard.replace("X0", "x") +
@@ -128,9 +175,8 @@ def f32_helpers() -> dict[str, str]:
         "fcos": F32_SRC + "fn fcos_f32(x: f32) -> f32 {\n" + guard.replace("X0", "1.0") +
         "  let v = select(p.y, p.x, (q & 1u) == 1u);\n"
         "  return select(v, -v, q == 1u || q == 2u); }",
-        "ftan": F32_SRC + "fn ftan_f32(x: f32) -> f32 {\n" + guard.replace("X0", "x") +
-        f"  let v = select(p.x / p.y, -p.y / p.x, (q & 1u) == 1u);\n"
-        f"  return {sign} * v; }}",
+        "ftan": F32_SRC + "fn ftan_f32(x: f32) -> f32 {\n" + head.replace("X0", "x") +
+        f"  return {sign} * tpi_tan_abs(x); }}",
     }
 
 
