@@ -83,8 +83,9 @@ def test_trig_of_large_arguments(xp):
         got = xp.to_numpy(getattr(xp, name)(xp.asarray(x))).astype(np.float64)
         exp = getattr(np, name)(x.astype(np.float64))
         ulps = np.abs(got - exp) / np.spacing(np.abs(exp.astype(np.float32))).astype(np.float64)
-        # tan: 3 ulp on lavapipe, whose compiler defeats the exact-error arithmetic
-        assert ulps.max() <= (3 if name == "tan" else 1), (name, x[np.argmax(ulps)])
+        # from the exact value (<= 1 ulp from the rounded one); tan: 3 ulp on lavapipe,
+        # whose compiler defeats the exact-error arithmetic
+        assert ulps.max() <= (3.5 if name == "tan" else 1.5), (name, x[np.argmax(ulps)])
     from .conftest import has
     if has("float64"):
         d = np.array([3.5247888963021144e16, -1.3e74, 1e300, 1.49e7, 2.0])
