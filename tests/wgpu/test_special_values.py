@@ -35,8 +35,8 @@ def test_odd_functions_keep_the_sign_of_zero(xp):
 
 
 def test_atan2_hypot_copysign_remainder(xp):
-    y = [0.0, 0.0, -0.0, -0.0, 1.0, -1.0, INF, -INF, 1.0]
-    x = [0.0, -0.0, 0.0, -0.0, INF, -INF, INF, -INF, 0.0]
+    y = [0.0, 0.0, -0.0, -0.0, 1.0, -1.0, INF, -INF, 1.0, -1.0]
+    x = [0.0, -0.0, 0.0, -0.0, INF, -INF, INF, -INF, 0.0, INF]
     _bits_equal(xp.atan2(_f(xp, y), _f(xp, x)), np.arctan2(np.float32(y), np.float32(x)))
     a, b = [1e20, 1e-30, INF, NAN, 3.0], [1e20, 1e-30, NAN, 2.0, 4.0]
     np.testing.assert_allclose(xp.to_numpy(xp.hypot(_f(xp, a), _f(xp, b))),

@@ -130,7 +130,8 @@ def _float_helpers(t: str) -> dict[str, str]:
                   f"  let yi = !(abs(y) <= {mx}); let xi = !(abs(x) <= {mx});\n"
                   f"  if (yi && xi) {{ return sy * select(pi * {t}(0.75), pi * {t}(0.25), "
                   f"x > {zero}); }}\n"
-                  f"  if (xi) {{ return select(sy * pi, sy * {zero}, x > {zero}); }}\n"
+                  # y / x: a zero with y's sign (a constant 0 times sy may lose it)
+                  f"  if (xi) {{ return select(sy * pi, y / x, x > {zero}); }}\n"
                   f"  if (yi) {{ return sy * pi * {t}(0.5); }}\n"
                   f"  return ATAN2(y, x); }}",
         "fhypot": f"fn fhypot_{t}(a: {t}, b: {t}) -> {t} {{\n"
