@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import codegen as cg
 from .. import dtypes as D
 from .._errors import DTypeError
 from ..array import Array
@@ -45,6 +46,9 @@ _FLOAT_UNARY = ("exp", "log", "exp2", "log2", "sqrt", "sin", "cos", "tan", "tanh
 # odd functions with f(0) = 0: the built-ins may lose the sign of a zero, so a zero
 # input is returned as it is (-0 stays -0, as IEEE 754 and the standard require)
 _KEEP_ZERO = ("sin", "tan", "tanh", "sinh", "asin", "atan", "asinh", "atanh")
+# where the result is NaN (tested on the argument {0})
+_DOMAIN = {"acosh": "{{0}} < {T}(1)", "atanh": "abs({{0}}) > {T}(1)", "log": "{{0}} < {T}(0)",
+           "log2": "{{0}} < {T}(0)", "log10": "{{0}} < {T}(0)", "sqrt": "{{0}} < {T}(0)"}
 
 
 def _float_unary(name: str):
@@ -56,6 +60,11 @@ def _float_unary(name: str):
         expr = f"{f}({{0}})"
         if name in _KEEP_ZERO:
             expr = f"select({expr}, {{0}}, {{0}} == {t.wgsl}(0))"
+        if t is not D.float64:  # OpenGL's built-ins may turn NaN (or a bad domain) to a number
+            nan = cg.const(t, float("nan"))
+            expr = f"select({expr}, {{0}}, !({{0}} == {{0}}))"
+            if name in _DOMAIN:
+                expr = f"select({expr}, {nan}, {_DOMAIN[name].format(T=t.wgsl)})"
         return launch_map(expr, [x], [t], t, helpers, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (integer inputs give float32)."
