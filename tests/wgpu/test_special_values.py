@@ -65,6 +65,8 @@ def test_integer_edge_cases(xp, check):
           np.array([-1, 0], np.int32))
     check(xp.asarray([8], dtype=xp.uint32) >> xp.asarray([32], dtype=xp.uint32),
           np.array([0], np.uint32))
+    check(xp.asarray([1, 1, -8]) << xp.asarray([0, 1, 2], dtype=i32), np.array([1, 2, -32]))
+    check(xp.asarray([-8, 8]) >> xp.asarray([1, 70], dtype=i32), np.array([-4, 0]))
     a, b = xp.asarray([7, -7, 7]), xp.asarray([-2, -2, 2], dtype=i32)
     check(xp.floor_divide(a, b), np.array([-4, 3, 3]))
     check(xp.remainder(a, b), np.array([-1, -1, 1]))

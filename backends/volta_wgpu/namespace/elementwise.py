@@ -285,6 +285,9 @@ def _bitwise(name: str, expr: str, bool_ok: bool = True):
         if t.kind == "f" or (t is D.bool and not bool_ok):
             raise DTypeError(f"{name}: needs integer{' or bool' if bool_ok else ''} arrays, "
                              f"got {t.name}")
+        if t.wgsl == "i64":  # an inline i32 -> i64 cast here is miscompiled: convert first
+            x1, x2 = (astype(v, t) if isinstance(v, Array) and v.dtype is not t else v
+                      for v in (x1, x2))
         e = expr
         bits = 32 if t.wgsl in ("i32", "u32") else 64  # as held on the device
         if "<<" in e:  # a count of at least the bit width shifts every bit out
