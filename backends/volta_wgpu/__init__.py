@@ -9,6 +9,7 @@ from __future__ import annotations
 import math as _math
 
 from . import dtypes as _dtypes
+from . import linalg  # the linalg extension
 from .array import Array, Device, to_numpy
 from .dtypes import (
     bool,
@@ -60,8 +61,10 @@ class _Info:
                 "indexing": _dtypes.default_int()}
 
     def dtypes(self, *, device: object = None, kind: object = None) -> dict:
+        # the standard's dtypes only: float16 (where the adapter has it) is an extra,
+        # see volta_wgpu.dtypes.supported()
         return {d.name: d for d in _dtypes.supported()
-                if kind is None or isdtype(d, kind)}
+                if d is not float16 and (kind is None or isdtype(d, kind))}
 
 
 def __array_namespace_info__() -> _Info:
@@ -72,4 +75,4 @@ def __array_namespace_info__() -> _Info:
 __all__ = sorted(set(_ns_all) | {
     "Array", "Device", "to_numpy", "synchronize", "bool", "int32", "uint32", "int64",
     "float16", "float32", "float64", "finfo", "iinfo", "isdtype", "result_type", "can_cast",
-    "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__"})
+    "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "linalg"})

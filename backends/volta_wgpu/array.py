@@ -122,6 +122,21 @@ class Array:
         import volta_wgpu
         return volta_wgpu
 
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: bool | None = None) -> Any:
+        """A DLPack capsule of a host copy (wgpu buffers cannot be shared in place)."""
+        if copy is False:
+            raise BufferError("__dlpack__: a wgpu array can only be exported as a host copy; "
+                              "pass copy=None or copy=True")
+        host = to_numpy(self)
+        if max_version is None:
+            return host.__dlpack__()
+        return host.__dlpack__(max_version=max_version)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(kDLCPU, 0)``: the exported capsule holds a host copy."""
+        return (1, 0)
+
     def to_device(self, device: Any, stream: Any = None) -> Array:
         """Return the array on ``device`` (a copy through the host if it differs)."""
         dev = as_device(device)
@@ -138,6 +153,9 @@ class Array:
 
     def __float__(self) -> float:
         return float(self._scalar("__float__"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("__complex__"))
 
     def __int__(self) -> int:
         return int(self._scalar("__int__"))
@@ -264,6 +282,8 @@ def to_numpy(x: Array) -> np.ndarray:
     raw = x.engine.read(x._st, x.offset * isz, x.size * isz)
     if x.dtype is D.bool:
         return np.frombuffer(raw, dtype=np.uint32).astype(bool).reshape(x.shape)
+    if x.dtype.narrow:  # int64 held as i32 (no shader-int64): widen on the host
+        return np.frombuffer(raw, dtype=np.int32).astype(np.int64).reshape(x.shape)
     return np.frombuffer(raw, dtype=x.dtype.np).reshape(x.shape).copy()
 
 

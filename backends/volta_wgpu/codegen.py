@@ -30,7 +30,7 @@ def scalar_expr(k: int, t: DType) -> str:
         return f"bitcast<f32>({w})"
     if t is D.float16:
         return f"f16(bitcast<f32>({w}))"
-    if t is D.int32:
+    if t.wgsl == "i32":  # int32, and int64 held narrow
         return f"bitcast<i32>({w})"
     if t is D.bool:
         return f"({w} != 0u)"
@@ -83,12 +83,23 @@ def cast(expr: str, src: DType, dst: DType) -> str:
     """Convert an arithmetic value of ``src`` to ``dst``."""
     if src is dst:
         return expr
-    if dst is D.bool:
-        return f"({expr} != {src.wgsl}(0))"
+    if dst is D.bool:  # NaN is true; "x != 0" is an ordered compare on some drivers
+        return f"(!({expr} == {src.wgsl}(0)))"
+    if src is D.uint32 and dst.wgsl == "i64":  # zero-extend (i64(u32) sign-extends)
+        return f"i64(u64({expr}))"
     if src is D.bool:
         return f"select({dst.wgsl}(0), {dst.wgsl}(1), {expr})"
+    if src.kind == "f" and dst.wgsl in ("i32", "u32"):
+        # WGSL float->int conversion saturates, but the GLSL that naga emits for
+        # OpenGL adapters does not: clamp explicitly (NaN stays unspecified)
+        f = src.wgsl
+        lo, hi = ((0.0, 4294967295.0) if dst.wgsl == "u32" else (-2147483648.0, 2147483647.0))
+        if src is D.float32:  # the largest float32 values that fit
+            hi = 4294967040.0 if dst.wgsl == "u32" else 2147483520.0
+        if src is D.float16:
+            lo, hi = max(lo, -65504.0), 65504.0
+        return f"{dst.wgsl}(clamp({expr}, {f}({lo!r}), {f}({hi!r})))"
     if src.kind == "f" and dst.kind in "iu":
-        # WGSL float->int conversion saturates; NaN gives an unspecified value
         return f"{dst.wgsl}({expr})"
     return f"{dst.wgsl}({expr})"
 

@@ -1,9 +1,17 @@
 """Dtype objects of the wgpu namespace, type promotion, ``finfo``/``iinfo``, ``isdtype``.
 
 WGSL has no 8- or 16-bit integers in storage buffers and no ``bool`` storage, so
-``bool`` is stored as one ``u32`` per element. ``float16``, ``float64`` and ``int64``
-exist only when the device enabled the matching feature (``shader-f16``,
-``shader-f64``, ``shader-int64``); see :func:`volta_wgpu.engine.get_engine`.
+``bool`` is stored as one ``u32`` per element. ``float16`` and ``float64`` exist only
+when the device enabled the matching feature (``shader-f16``, ``shader-f64``); see
+:func:`volta_wgpu.engine.get_engine`.
+
+``int64`` exists on every adapter. With ``shader-int64`` it is a real ``i64``. Without
+it (OpenGL/GLES, WebGPU itself, many mobile GPUs) it is *narrow*: the dtype stays
+``int64`` everywhere (results, promotion, ``iinfo``, host round-trips) but the device
+holds each element as an ``i32``, so every kernel runs unchanged. Values that occur as
+indices, counts and labels fit; a value outside the int32 range is refused where it
+enters the device (upload, scalar operand) with a DTypeError naming ``shader-int64``,
+and arithmetic that leaves the int32 range on the device wraps at 32 bits.
 """
 
 from __future__ import annotations
@@ -26,9 +34,11 @@ class DType:
         wgsl: the WGSL type used in arithmetic (``bool`` for bool).
         storage: the WGSL type of the storage-buffer element.
         feature: the device feature it needs, or None.
+        narrow: True for ``int64`` held as ``i32`` (the device lacks ``shader-int64``).
     """
 
-    __slots__ = ("name", "kind", "itemsize", "np", "wgsl", "storage", "feature", "bits")
+    __slots__ = ("name", "kind", "itemsize", "np", "wgsl", "storage", "feature", "bits",
+                 "narrow")
 
     def __init__(self, name: str, kind: str, itemsize: int, npdt: str, wgsl: str,
                  storage: str, feature: str | None = None) -> None:
@@ -40,6 +50,7 @@ class DType:
         self.storage = storage
         self.feature = feature
         self.bits = np.dtype(npdt).itemsize * 8
+        self.narrow = False  # held as i32 on the device (int64 without shader-int64)
 
     def __repr__(self) -> str:
         return f"volta_wgpu.{self.name}"
@@ -75,17 +86,41 @@ def _by_name(name: str) -> DType:
     return _BY_NAME[name]
 
 
+INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def configure(features: Any) -> None:
+    """Fit ``int64`` to a device's features: a real ``i64``, or narrow (``i32`` on the
+    device) when ``shader-int64`` is missing. Called once per new engine."""
+    narrow = "shader-int64" not in features
+    int64.narrow = narrow
+    int64.itemsize = 4 if narrow else 8
+    int64.wgsl = int64.storage = "i32" if narrow else "i64"
+
+
+def check_narrow_range(values: Any, op: str) -> None:
+    """Refuse int64 values that a narrow int64 (no ``shader-int64``) cannot hold."""
+    a = np.asarray(values)
+    if a.size and (a.min() < INT32_MIN or a.max() > INT32_MAX):
+        from ._errors import DTypeError
+        bad = a.min() if a.min() < INT32_MIN else a.max()
+        raise DTypeError(f"{op}: int64 value {int(bad)} is outside the int32 range, and this "
+                         f"adapter lacks the device feature 'shader-int64' (int64 is held "
+                         f"as 32 bits on it); keep int64 values within "
+                         f"[{INT32_MIN}, {INT32_MAX}] or use float64/float32")
+
+
 def supported(features: Any = None) -> tuple[DType, ...]:
     """The dtypes available on a device with the given enabled features."""
     if features is None:
         from .engine import get_engine
         features = get_engine().features
-    return tuple(d for d in ALL if d.feature is None or d.feature in features)
+    return tuple(d for d in ALL if d is int64 or d.feature is None or d.feature in features)
 
 
 def default_int() -> DType:
-    """``int64`` when the device has it, else ``int32``."""
-    return int64 if int64 in supported() else int32
+    """``int64`` (narrow where the device lacks ``shader-int64``)."""
+    return int64
 
 
 def default_float() -> DType:
@@ -95,7 +130,7 @@ def default_float() -> DType:
 
 def check_supported(dtype: DType, op: str = "") -> DType:
     """Raise a DTypeError when the device lacks ``dtype``'s feature."""
-    if dtype.feature is not None and dtype not in supported():
+    if dtype.feature is not None and dtype is not int64 and dtype not in supported():
         from ._errors import DTypeError
         raise DTypeError(f"{op or 'wgpu'}: dtype {dtype.name} needs the device feature "
                          f"{dtype.feature!r}, which this adapter does not offer; "
@@ -139,7 +174,7 @@ def promote(a: DType, b: DType) -> DType:
     ka, kb = "bui f".index(a.kind), "bui f".index(b.kind)
     if a.kind in "ui" and b.kind in "ui":
         if {a.name, b.name} == {"int32", "uint32"}:
-            return int64 if int64 in supported() else int32
+            return int64
         return a if _INT_RANK[a.name] >= _INT_RANK[b.name] else b
     if a.kind == "f" and b.kind == "f":
         return a if a.itemsize >= b.itemsize else b

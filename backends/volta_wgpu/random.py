@@ -119,7 +119,8 @@ class Generator:
         w = self._words(shape, 2)
         ct = D.float64 if t is D.float64 else D.float32
         from .namespace.elementwise import _fn
-        log, cos = _fn("log", ct), _fn("cos", ct)
+        # the angle is in [0, 2pi): the built-in cos needs no large-argument reduction
+        log, cos = _fn("log", ct), ("cos" if ct is not D.float64 else _fn("cos", ct))
         T = ct.wgsl
         expr = (f"({{2}} + {{3}} * sqrt({T}(-2) * {log}(({T}({{0}} >> 8u) + {T}(1)) * "
                 f"{T}(1.0 / 16777216.0))) * {cos}({T}(6.283185307179586) * {T}({{1}} >> 8u) "

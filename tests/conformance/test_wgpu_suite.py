@@ -16,7 +16,14 @@ def test_wgpu_backend_passes_the_suite():
     results = run_suite("wgpu")
     failures = [f"{r.id}: {r.detail}" for r in results if r.status == "fail"]
     assert not failures, "\n".join(failures)
-    # only what the adapter truly lacks may be unsupported (WGSL has no 8-bit integers)
+    # only what the adapter truly lacks may be unsupported: WGSL has no 8-bit integers,
+    # and float16/float64 need shader-f16/shader-f64 (OpenGL adapters have neither);
+    # int64 exists everywhere (held as 32 bits without shader-int64)
+    import volta_wgpu
+    have = volta_wgpu.__array_namespace_info__().dtypes()
+    lacking = ["int8"] + [d for d in ("float16", "float64") if d not in have]
     unsupported = [r for r in results if r.status == "unsupported"]
-    assert all("int8" in r.id for r in unsupported), [r.id for r in unsupported]
-    assert sum(r.status == "pass" for r in results) > 2500
+    bad = [r.id for r in unsupported
+           if not any(d in r.id or f"dtype {d} " in r.detail for d in lacking)]
+    assert not bad, bad
+    assert sum(r.status == "pass" for r in results) > (2500 if "float64" in have else 1600)

@@ -46,8 +46,16 @@ def has(dtype_name: str) -> bool:
     """Whether the test adapter supports a dtype."""
     if _REASON is not None:
         return False
-    import volta_wgpu
-    return dtype_name in volta_wgpu.__array_namespace_info__().dtypes()
+    from volta_wgpu.dtypes import supported
+    return dtype_name in [d.name for d in supported()]
+
+
+def int64_is_narrow() -> bool:
+    """Whether int64 is held as 32 bits on the test adapter (no ``shader-int64``)."""
+    if _REASON is not None:
+        return False
+    from volta_wgpu.dtypes import int64
+    return int64.narrow
 
 
 def check(got, expected, rtol: float = 1e-5, atol: float = 1e-6, dtype: bool = True) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from .trig_reduce import F64_RED_SRC
+
 
 def _lit(v: float) -> str:
     return f"f64({v!r})"
@@ -49,7 +51,7 @@ fn frexp_f64p(x: f64) -> vec2<f64> {{
   // (m, e) with x = m * 2**e, 1 <= m < 2, for finite x > 0 (no frexp: see pow2_f64p)
   var v = x;
   var e = 0;
-  for (var i = 0; i < 8 && v > f64(1e30); i = i + 1) {{ v = v * pow2_f64p(-100); e = e + 100; }}
+  for (var i = 0; i < 11 && v > f64(1e30); i = i + 1) {{ v = v * pow2_f64p(-100); e = e + 100; }}
   for (var i = 0; i < 12 && v < f64(1e-30); i = i + 1) {{ v = v * pow2_f64p(100); e = e - 100; }}
   let g = i32(floor(log2(f32(v))));
   var m = v * pow2_f64p(-g);
@@ -99,7 +101,12 @@ fn sincos_red_f64(x: f64) -> vec2<f64> {{
   let q = round(x * f64(0.6366197723675814));
   let r = ((x - q * f64(1.57079632673412561417e+00)) - q * f64(6.07710050630396597660e-11))
           - q * f64(2.02226624879595063154e-21);
-  return vec2<f64>(r, q);
+  // Payne-Hanek beyond 1e5, where Cody-Waite loses the quadrant (computed on every
+  // lane and selected: a divergent early return miscompiles on lavapipe)
+  let big = abs(x) > f64(1e5);
+  let rq = tpi_red_f64(select(f64(1), abs(x), big));
+  let rs = select(rq, vec2<f64>(-rq.x, -rq.y), x < f64(0));
+  return select(vec2<f64>(r, q), rs, big);
 }}
 fn sin_poly_f64(r: f64) -> f64 {{ let z = r * r; return r * {_horner("z", _SIN_C)}; }}
 fn cos_poly_f64(r: f64) -> f64 {{ let z = r * r; return {_horner("z", _COS_C)}; }}
@@ -213,6 +220,7 @@ fn atanh_f64p(x: f64) -> f64 {{
   return select(r, -r, x < f64(0));
 }}
 """
+F64_SRC += F64_RED_SRC  # large-argument reduction of sin/cos/tan
 
 F64_NAMES = {n: f"{n}_f64p" for n in (
     "exp", "log", "pow", "exp2", "log2", "log10", "sin", "cos", "tan", "sinh", "cosh",

@@ -29,6 +29,8 @@ def scalar_word(value: Any, t: DType) -> int:
         return struct.unpack("<I", struct.pack("<f", float(value)))[0]
     if t is D.bool:
         return 1 if value else 0
+    if t.narrow:
+        D.check_narrow_range(int(value), "scalar operand")
     return int(value) & 0xFFFFFFFF
 
 

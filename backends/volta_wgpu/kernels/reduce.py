@@ -29,9 +29,9 @@ def _init(op: str, t: DType) -> str:
     if t.kind == "f":
         return cg.const(t, float("inf") if big else float("-inf"))
     import numpy as np
-    info = np.iinfo(t.np)
+    info = np.iinfo(np.int32 if t.narrow else t.np)
     v = info.max if big else info.min
-    if t is D.int32 and not big:
+    if t.wgsl == "i32" and not big:
         return "i32(-2147483648)"
     if t is D.int64 and not big:
         return "i64(-9223372036854775807) - i64(1)"
@@ -83,7 +83,7 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
         lines.append("  acc = comb(acc, v);")
     inner = "\n".join("    " + ln.strip() for ln in lines)
     if op == "mean":
-        fin = f"acc / {acc.wgsl}({cg.word(1)})"
+        fin = cg.cast(f"(acc / {acc.wgsl}({cg.word(1)}))", acc, out)  # f16 sums in f32
     elif arg:
         fin = f"{out.wgsl}(ai)"
     elif op in ("any", "all"):

@@ -11,6 +11,8 @@ Notes on WGSL/SPIR-V semantics that these helpers fix:
 
 from __future__ import annotations
 
+import math
+
 from ..dtypes import DType
 
 _EXACT = {"f16": "2048.0", "f32": "16777216.0", "f64": "9007199254740992.0"}
@@ -19,6 +21,10 @@ _MAX = {"f16": "65504.0", "f32": "3.4028234663852886e38", "f64": "1.797693134862
 
 def _nan(t: str) -> str:
     return f"{t}(bitcast<f32>(0x7fc00000u))"
+
+
+def _inf(t: str) -> str:
+    return f"{t}(bitcast<f32>(0x7f800000u))"
 
 
 def _fmod(t: str) -> str:
@@ -33,6 +39,18 @@ def _fmod(t: str) -> str:
             f"    m = a - b * trunc(a / b);\n"
             f"    if (!(abs(m) < abs(b))) {{ m = {zero}; }}\n"
             f"  }}\n")
+
+
+_ATANH_C = [1 / (2 * k + 1) for k in range(8)]          # atanh(s) / s in s**2
+_EXPM1_C = [1 / math.factorial(k + 1) for k in range(9)]  # expm1(x) / x in x
+
+
+def _series(var: str, coeffs: list[float], t: str) -> str:
+    """``c0 + var * (c1 + var * (...))`` as WGSL."""
+    expr = f"{t}({coeffs[-1]!r})"
+    for c in reversed(coeffs[:-1]):
+        expr = f"({t}({c!r}) + {var} * {expr})"
+    return expr
 
 
 def _float_helpers(t: str) -> dict[str, str]:
@@ -50,21 +68,27 @@ def _float_helpers(t: str) -> dict[str, str]:
                 f"  if (b == {zero} || a == {one}) {{ return {one}; }}\n"
                 f"  if (!(a == a) || !(b == b)) {{ return a + b; }}\n"
                 f"  let ab = abs(a);\n"
+                f"  if (ab == {one} && !(abs(b) <= {mx})) {{ return {one}; }}\n"
+                f"  let odd = floor(b) == b && abs(b) < {t}({_EXACT[t]}) &&"
+                f" floor(b * {t}(0.5)) * {t}(2) != b;\n"
+                # the sign bit of a (1/a tells -0 from +0)
+                f"  let neg = a < {zero} || (a == {zero} && {one} / a < {zero});\n"
                 f"  var r: {t};\n"
-                f"  if (ab == {zero}) {{ r = select({zero}, {t}(bitcast<f32>(0x7f800000u)),"
-                f" b < {zero}); }}\n"
-                f"  else {{ r = POW(ab, b); }}\n"
-                f"  if (a < {zero}) {{\n"
-                f"    if (floor(b) != b) {{ return {_nan(t)}; }}\n"
-                f"    if (abs(b) < {t}({_EXACT[t]}) && floor(b * {t}(0.5)) * {t}(2) != b)"
-                f" {{ r = -r; }}\n"
-                f"  }}\n  return r; }}",
+                f"  if (ab == {zero} || !(ab <= {mx})) {{\n"
+                f"    r = select({zero}, {_inf(t)}, (ab == {zero}) == (b < {zero}));\n"
+                f"  }} else {{\n"
+                f"    if (a < {zero} && floor(b) != b) {{ return {_nan(t)}; }}\n"
+                f"    r = POW(ab, b);\n"
+                f"  }}\n"
+                f"  if (neg && odd) {{ r = -r; }}\n"
+                f"  return r; }}",
         "frem": f"fn frem_{t}(a: {t}, b: {t}) -> {t} {{\n"
                 f"  if (b == {zero} || !(abs(a) <= {mx})) {{ return {_nan(t)}; }}\n"
                 f"  if (!(abs(b) <= {mx})) {{ if (b == b && a != {zero} && (a < {zero}) != "
                 f"(b < {zero})) {{ return b; }} return a; }}\n"
                 + _fmod(t) +
                 f"  if (m != {zero} && ((m < {zero}) != (b < {zero}))) {{ m = m + b; }}\n"
+                f"  if (m == {zero}) {{ m = select(abs(m), -abs(m), b < {zero}); }}\n"
                 f"  return m; }}",
         "ffloordiv": f"fn ffloordiv_{t}(a: {t}, b: {t}) -> {t} {{\n"
                      f"  if (b == {zero}) {{ return a / b; }}\n"
@@ -78,16 +102,47 @@ def _float_helpers(t: str) -> dict[str, str]:
                  f"  if (!(x == x)) {{ return x; }}\n"
                  f"  return select(select({zero}, {one}, x > {zero}), -{one}, x < {zero}); }}",
         "log1p": f"fn log1p_{t}(x: {t}) -> {t} {{\n"
+                 + (f"  if (abs(x) < {t}(0.25)) {{\n"  # 2 atanh(s), s = x / (2 + x)
+                    f"    let s = x / ({t}(2) + x); let s2 = s * s;\n"
+                    f"    return {t}(2) * s * {_series('s2', _ATANH_C, t)};\n"
+                    f"  }}\n" if t != "f64" else "") +
                  f"  let u = {one} + x;\n"
                  f"  if (u == {one}) {{ return x; }}\n"
                  f"  if (!(abs(u) <= {mx})) {{ return LOG(u); }}\n"
                  f"  return LOG(u) * (x / (u - {one})); }}",
         "expm1": f"fn expm1_{t}(x: {t}) -> {t} {{\n"
+                 + (f"  if (abs(x) < {t}(0.25)) {{\n"  # Taylor series
+                    f"    return x * {_series('x', _EXPM1_C, t)};\n"
+                    f"  }}\n" if t != "f64" else "") +
                  f"  let u = EXP(x);\n"
                  f"  if (u == {one}) {{ return x; }}\n"
                  f"  let um = u - {one};\n"
                  f"  if (um == -{one} || !(abs(u) <= {mx})) {{ return um; }}\n"
                  f"  return um * (x / LOG(u)); }}",
+        "signbit": f"fn signbit_{t}(x: {t}) -> bool {{\n"
+                   f"  return (bitcast<u32>(f32(x)) & 0x80000000u) != 0u; }}",
+        "fatan2": f"fn fatan2_{t}(y: {t}, x: {t}) -> {t} {{\n"
+                  f"  if (!(x == x) || !(y == y)) {{ return x + y; }}\n"
+                  f"  let pi = {t}(3.141592653589793);\n"
+                  f"  let sy = select({one}, -{one}, signbit_{t}(y));\n"
+                  f"  if (y == {zero}) {{ return select(sy * pi, y, !signbit_{t}(x)); }}\n"
+                  f"  if (x == {zero}) {{ return sy * pi * {t}(0.5); }}\n"
+                  f"  let yi = !(abs(y) <= {mx}); let xi = !(abs(x) <= {mx});\n"
+                  f"  if (yi && xi) {{ return sy * select(pi * {t}(0.75), pi * {t}(0.25), "
+                  f"x > {zero}); }}\n"
+                  # y / x: a zero with y's sign (a constant 0 times sy may lose it)
+                  f"  if (xi) {{ return select(sy * pi, y / x, x > {zero}); }}\n"
+                  f"  if (yi) {{ return sy * pi * {t}(0.5); }}\n"
+                  f"  return ATAN2(y, x); }}",
+        "fhypot": f"fn fhypot_{t}(a: {t}, b: {t}) -> {t} {{\n"
+                  f"  let x = abs(a); let y = abs(b);\n"
+                  f"  if (x == x && !(x <= {mx}) || y == y && !(y <= {mx})) {{\n"
+                  f"    return {_inf(t)}; }}\n"
+                  f"  if (!(x == x) || !(y == y)) {{ return x + y; }}\n"
+                  f"  let m = max(x, y);\n"
+                  f"  if (m == {zero}) {{ return {zero}; }}\n"
+                  f"  let p = x / m; let q = y / m;\n"
+                  f"  return m * sqrt(p * p + q * q); }}",
         "log10": f"fn log10_{t}(x: {t}) -> {t} {{ return log2(x) * {t}(0.3010299956639812); }}",
         "asin": f"fn asin_{t}(x: {t}) -> {t} {{\n"
                 f"  if (abs(x) > {one}) {{ return {_nan(t)}; }}\n"
@@ -150,6 +205,9 @@ def helper(name: str, t: DType) -> str:
     if src is None:
         if t.kind == "f":
             table = _float_helpers(t.wgsl)
+            if t.wgsl == "f32":
+                from .trig_reduce import f32_helpers
+                table.update(f32_helpers())
         else:
             table = _int_helpers(t.wgsl, t.kind == "i")
         src = table[name]
@@ -158,7 +216,11 @@ def helper(name: str, t: DType) -> str:
             src = src.replace("POW(", F64_NAMES["pow"] + "(")
             src = src.replace("LOG(", F64_NAMES["log"] + "(")
             src = src.replace("EXP(", F64_NAMES["exp"] + "(")
+            src = src.replace("ATAN2(", F64_NAMES["atan2"] + "(")
         else:
             src = src.replace("POW(", "pow(").replace("LOG(", "log(").replace("EXP(", "exp(")
+            src = src.replace("ATAN2(", "atan2(")
+        if name in ("fatan2", "copysign"):  # they call signbit
+            src = helper("signbit", t) + "\n" + src
         _cache[key] = src
     return src

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import types as _types
+
 from .creation import (
     arange,
     asarray,
     empty,
     empty_like,
     eye,
+    from_dlpack,
     full,
     full_like,
     linspace,
@@ -38,6 +41,7 @@ from .elementwise import (
     bitwise_xor,
     ceil,
     clip,
+    conj,
     copysign,
     cos,
     cosh,
@@ -51,6 +55,7 @@ from .elementwise import (
     greater,
     greater_equal,
     hypot,
+    imag,
     isfinite,
     isinf,
     isnan,
@@ -60,6 +65,7 @@ from .elementwise import (
     log1p,
     log2,
     log10,
+    logaddexp,
     logical_and,
     logical_not,
     logical_or,
@@ -68,12 +74,16 @@ from .elementwise import (
     minimum,
     multiply,
     negative,
+    nextafter,
     not_equal,
     positive,
     pow,
+    real,
+    reciprocal,
     remainder,
     round,
     sign,
+    signbit,
     sin,
     sinh,
     sqrt,
@@ -88,8 +98,10 @@ from .indexing import count_nonzero, nonzero, take, take_along_axis
 from .linalg import matmul, outer, tensordot, vecdot, vector_norm
 from .manipulation import (
     broadcast_arrays,
+    broadcast_shapes,
     broadcast_to,
     concat,
+    diff,
     expand_dims,
     flip,
     matrix_transpose,
@@ -119,6 +131,10 @@ from .reduction import (
     sum,
     var,
 )
+from .sets import isin, searchsorted, unique_all, unique_counts, unique_inverse, unique_values
 from .sorting import argsort, sort
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+# the functions only: the topical submodules (``linalg`` among them) are not the
+# standard's names; ``volta_wgpu.linalg`` is the extension
+__all__ = [name for name, v in dict(globals()).items()
+           if not name.startswith("_") and callable(v) and not isinstance(v, type(_types))]

@@ -63,6 +63,12 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
                          "uploaded to the device)")
     if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
         obj = np.from_dlpack(obj)
+    if isinstance(obj, (list, tuple)) and _holds_arrays(obj):
+        # a (nested) sequence of arrays: stack on the host, keeping their dtype
+        host = _to_host(obj)
+        if dtype is None:
+            dtype = D.result_type(*[a for a in _flat_arrays(obj)])
+        obj = np.asarray(host)
     a = np.asarray(obj)
     if a.dtype == object:
         raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array")
@@ -70,12 +76,41 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     D.check_supported(t, "asarray")
     if t is D.bool:
         host = np.ascontiguousarray(a != 0 if a.dtype != bool else a, dtype=np.uint32)
+    elif t.narrow:
+        if a.dtype.kind in "iub":
+            D.check_narrow_range(a, "asarray")
+            host = np.ascontiguousarray(a, dtype=np.int32)
+        else:  # floats: convert (truncating) to int64 first, then check the range
+            wide = a.astype(np.int64)
+            D.check_narrow_range(wide, "asarray")
+            host = np.ascontiguousarray(wide, dtype=np.int32)
     else:
         host = np.ascontiguousarray(a, dtype=t.np)
     eng = (dev or as_device(None)).engine
     st = eng.upload(host.reshape(-1).view(np.uint8) if host.size else b"",
                     max(host.nbytes, 4))
     return Array(st, tuple(a.shape), t)
+
+
+def _flat_arrays(obj: Any) -> list[Array]:
+    if isinstance(obj, Array):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [a for o in obj for a in _flat_arrays(o)]
+    return []
+
+
+def _holds_arrays(obj: Any) -> bool:
+    return bool(_flat_arrays(obj))
+
+
+def _to_host(obj: Any) -> Any:
+    if isinstance(obj, Array):
+        from ..array import to_numpy
+        return to_numpy(obj)
+    if isinstance(obj, (list, tuple)):
+        return [_to_host(o) for o in obj]
+    return obj
 
 
 def _astype(x: Array, t: DType) -> Array:
@@ -186,6 +221,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     out = new_array((n_rows, n_cols), t, as_device(device).engine)
     if n_rows * n_cols == 0:
         return out
+    k = max(-n_rows - 1, min(int(k), n_cols + 1))  # no diagonal at all past the edges
     expr = ("select({R}(0), {R}(1), i32(gi % u32({0})) == i32(gi / u32({0})) + {1})"
             if t is not D.bool else "(i32(gi % u32({0})) == i32(gi / u32({0})) + {1})")
     return launch_map(expr, [n_cols, k], [D.int32, D.int32], t, out=out, op="eye")
@@ -195,6 +231,7 @@ def _tri(x: Array, k: int, lower: bool) -> Array:
     if x.ndim < 2:
         raise ValueError("tril/triu: need an array of at least 2 dims")
     rows, cols = x.shape[-2:]
+    k = max(-rows - 1, min(int(k), cols + 1))  # past the edges: all or nothing
     cmp = "<=" if lower else ">="
     zero = "false" if x.dtype is D.bool else "{R}(0)"
     expr = (f"select({zero}, {{0}}, i32(gi % u32({{1}})) - i32((gi / u32({{1}})) % u32({{2}}))"
@@ -231,3 +268,13 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
         s[j] = a.shape[0]
         out.append(broadcast_to(reshape(a, tuple(s)), tuple(shape)))
     return out
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
+    """An Array from any object with ``__dlpack__`` (always a copy onto the device)."""
+    if copy is False:
+        raise BufferError("from_dlpack: wgpu arrays cannot alias host memory; pass "
+                          "copy=None or copy=True")
+    if isinstance(x, Array):
+        return asarray(x, device=device, copy=True)
+    return asarray(np.from_dlpack(x), device=device)

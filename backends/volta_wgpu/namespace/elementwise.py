@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from .. import codegen as cg
 from .. import dtypes as D
 from .._errors import DTypeError
 from ..array import Array
@@ -29,6 +32,8 @@ def _fn(name: str, t: DType) -> str:
     """The WGSL function (or helper) implementing float function ``name`` for ``t``."""
     if t is D.float64:
         return F64_NAMES.get(name, name)
+    if t is D.float32 and name in ("sin", "cos", "tan"):  # exact argument reduction
+        return f"f{name}_f32"
     return _F32_FN.get(name, name).replace("{T}", t.wgsl)
 
 
@@ -38,13 +43,29 @@ _FLOAT_UNARY = ("exp", "log", "exp2", "log2", "sqrt", "sin", "cos", "tan", "tanh
                 "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log10")
 
 
+# odd functions with f(0) = 0: the built-ins may lose the sign of a zero, so a zero
+# input is returned as it is (-0 stays -0, as IEEE 754 and the standard require)
+_KEEP_ZERO = ("sin", "tan", "tanh", "sinh", "asin", "atan", "asinh", "atanh")
+# where the result is NaN (tested on the argument {0})
+_DOMAIN = {"acosh": "{{0}} < {T}(1)", "atanh": "abs({{0}}) > {T}(1)", "log": "{{0}} < {T}(0)",
+           "log2": "{{0}} < {T}(0)", "log10": "{{0}} < {T}(0)", "sqrt": "{{0}} < {T}(0)"}
+
+
 def _float_unary(name: str):
     def fn(x: Array, /) -> Array:
         x = _check(x, name)
         t = x.dtype if x.dtype.kind == "f" else D.float32
         f = _fn(name, t)
-        helpers = (name,) if f.endswith("_" + t.wgsl) else ()
-        return launch_map(f"{f}({{0}})", [x], [t], t, helpers, op=name)
+        helpers = (f.rsplit("_", 1)[0],) if f.endswith("_" + t.wgsl) else ()
+        expr = f"{f}({{0}})"
+        if name in _KEEP_ZERO:
+            expr = f"select({expr}, {{0}}, {{0}} == {t.wgsl}(0))"
+        if t is not D.float64:  # OpenGL's built-ins may turn NaN (or a bad domain) to a number
+            nan = cg.const(t, float("nan"))
+            expr = f"select({expr}, {{0}}, !({{0}} == {{0}}))"
+            if name in _DOMAIN:
+                expr = f"select({expr}, {nan}, {_DOMAIN[name].format(T=t.wgsl)})"
+        return launch_map(expr, [x], [t], t, helpers, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (integer inputs give float32)."
     return fn
@@ -187,7 +208,7 @@ def _binary_types(x1: Any, x2: Any, op: str) -> DType:
 
 
 def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: tuple = (),
-           bool_ok: bool = False, to_float: bool = False):
+           bool_ok: bool = False, to_float: bool = False, bexpr: str | None = None):
     def fn(x1: Any, x2: Any, /) -> Array:
         t = _binary_types(x1, x2, name)
         if to_float and t.kind != "f":
@@ -195,9 +216,15 @@ def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: 
         if t is D.bool and not bool_ok:
             raise DTypeError(f"{name}: not defined for bool arrays; cast with astype first")
         if t.kind == "f":
-            expr, h = fexpr.replace("FN_ATAN2", _fn("atan2", t)), fh
+            expr, h = fexpr, fh
+        elif t is D.bool:
+            expr, h = bexpr or fexpr, ()
         else:
             expr, h = (iexpr or fexpr), ih
+            if ih:  # mixed integer widths: convert first (an inline i32 -> i64 cast
+                # feeding these helpers is miscompiled on some Vulkan drivers)
+                x1, x2 = (astype(v, t) if isinstance(v, Array) and v.dtype is not t else v
+                          for v in (x1, x2))
         return launch_map(expr, [x1, x2], [t, t], t, h, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting and Array-API type promotion."
@@ -206,7 +233,7 @@ def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: 
 
 add = _arith("add", "({0} + {1})", bool_ok=False)
 subtract = _arith("subtract", "({0} - {1})")
-multiply = _arith("multiply", "({0} * {1})")
+multiply = _arith("multiply", "({0} * {1})", bool_ok=True, bexpr="({0} && {1})")
 divide = _arith("divide", "({0} / {1})", to_float=True)
 pow = _arith("pow", "fpow_{T}({0}, {1})", "ipow_{T}({0}, {1})", ("fpow",), ("ipow",))  # noqa: A001
 maximum = _arith("maximum", "fmax_{T}({0}, {1})", "max({0}, {1})", ("fmax",))
@@ -215,10 +242,10 @@ remainder = _arith("remainder", "frem_{T}({0}, {1})", "irem_{T}({0}, {1})", ("fr
                    ("irem",))
 floor_divide = _arith("floor_divide", "ffloordiv_{T}({0}, {1})", "ifloordiv_{T}({0}, {1})",
                       ("ffloordiv",), ("ifloordiv",))
-atan2 = _arith("atan2", "FN_ATAN2({0}, {1})", to_float=True)
-hypot = _arith("hypot", "sqrt({0} * {0} + {1} * {1})", to_float=True)
-copysign = _arith("copysign", "select(abs({0}), -abs({0}), {1} < {T}(0) || (({1} == {T}(0)) "
-                  "&& bitcast<u32>(f32({1})) != 0u))", to_float=True)
+atan2 = _arith("atan2", "fatan2_{T}({0}, {1})", fh=("fatan2",), to_float=True)
+hypot = _arith("hypot", "fhypot_{T}({0}, {1})", fh=("fhypot",), to_float=True)
+copysign = _arith("copysign", "select(abs({0}), -abs({0}), signbit_{T}({1}))",
+                  fh=("signbit",), to_float=True)
 
 
 def _compare(name: str, sym: str):
@@ -258,9 +285,17 @@ def _bitwise(name: str, expr: str, bool_ok: bool = True):
         if t.kind == "f" or (t is D.bool and not bool_ok):
             raise DTypeError(f"{name}: needs integer{' or bool' if bool_ok else ''} arrays, "
                              f"got {t.name}")
+        if t.wgsl == "i64":  # an inline i32 -> i64 cast here is miscompiled: convert first
+            x1, x2 = (astype(v, t) if isinstance(v, Array) and v.dtype is not t else v
+                      for v in (x1, x2))
         e = expr
-        if "<<" in e or ">>" in e:
-            e = e.replace("{1}", "u32({1})")
+        bits = 32 if t.wgsl in ("i32", "u32") else 64  # as held on the device
+        if "<<" in e:  # a count of at least the bit width shifts every bit out
+            e = f"select({{0}} << u32({{1}}), {t.wgsl}(0), {{1}} >= {t.wgsl}({bits}))"
+        elif ">>" in e:  # ... and leaves only copies of the sign bit
+            e = f"({{0}} >> u32(min({{1}}, {t.wgsl}({bits - 1}))))"
+            if t.kind == "u":
+                e = f"select({e}, 0u, {{1}} >= 32u)"
         if t is D.bool and "^" in e:
             e = "({0} != {1})"
         return launch_map(e, [x1, x2], [t, t], t, op=name)
@@ -324,3 +359,66 @@ def copy_into(dst: Array, src: Any) -> Array:
 def contiguous_copy(x: Array) -> Array:
     """A fresh row-major copy of ``x``."""
     return launch_map("{0}", [x], [x.dtype], x.dtype, op="copy")
+
+
+# -- added for the Array API standard (2023.12 / 2024.12) ------------------------------------
+def signbit(x: Array, /) -> Array:
+    """Whether the sign bit is set (true for -0.0 and for NaNs with the sign bit)."""
+    x = _check(x, "signbit")
+    if x.dtype.kind != "f":
+        raise DTypeError(f"signbit: needs a real floating array, got {x.dtype.name}")
+    return launch_map("signbit_{T}({0})", [x], [x.dtype], D.bool, ("signbit",), op="signbit")
+
+
+def logaddexp(x1: Any, x2: Any, /) -> Array:
+    """``log(exp(x1) + exp(x2))`` without overflow."""
+    t = _binary_types(x1, x2, "logaddexp")
+    if t.kind != "f":
+        raise DTypeError(f"logaddexp: needs real floating arrays, got {t.name}")
+    ex = "exp_f64p" if t is D.float64 else "exp"
+    # equal infinities: inf - inf would be NaN
+    expr = (f"select(max({{0}}, {{1}}) + log1p_{{T}}({ex}(-abs({{0}} - {{1}}))), {{0}}, "
+            f"{{0}} == {{1}} && isinf_{{T}}({{0}}))")
+    return launch_map(expr, [x1, x2], [t, t], t, ("log1p", "isinf"), op="logaddexp")
+
+
+def reciprocal(x: Array, /) -> Array:
+    """Elementwise ``1 / x``."""
+    x = _check(x, "reciprocal")
+    t = x.dtype if x.dtype.kind == "f" else D.float32
+    return launch_map("({T}(1) / {0})", [x], [t], t, op="reciprocal")
+
+
+def nextafter(x1: Any, x2: Any, /) -> Array:
+    """The next representable float after ``x1`` in the direction of ``x2``."""
+    t = _binary_types(x1, x2, "nextafter")
+    if t.kind != "f":
+        raise DTypeError(f"nextafter: needs real floating arrays, got {t.name}")
+    if t is not D.float32:  # no 16/64-bit bitcasts in WGSL: step on the host
+        from ..array import to_numpy
+        from .creation import asarray
+        a1 = to_numpy(x1) if isinstance(x1, Array) else x1
+        a2 = to_numpy(x2) if isinstance(x2, Array) else x2
+        dev = (x1 if isinstance(x1, Array) else x2).device
+        return asarray(np.nextafter(np.asarray(a1, t.np), np.asarray(a2, t.np)), dtype=t,
+                       device=dev)
+    expr = ("select(select(select(bitcast<f32>(bitcast<u32>({0}) + select(0xffffffffu, 1u, "
+            "({0} < {1}) == ({0} > 0.0))), bitcast<f32>(select(1u, 0x80000001u, {1} < 0.0)), "
+            "{0} == 0.0), {1}, {0} == {1}), {0} + {1}, !({0} == {0}) || !({1} == {1}))")
+    return launch_map(expr, [x1, x2], [t, t], t, op="nextafter")
+
+
+def conj(x: Array, /) -> Array:
+    """Complex conjugate: a copy for the real dtypes this namespace has."""
+    return positive(x)
+
+
+def real(x: Array, /) -> Array:
+    """Real part: a copy for the real dtypes this namespace has."""
+    return positive(x)
+
+
+def imag(x: Array, /) -> Array:
+    """Imaginary part: zeros for the real dtypes this namespace has."""
+    t = _numeric(_check(x, "imag"), "imag")
+    return launch_map("{T}(0)", [x], [t], t, op="imag")

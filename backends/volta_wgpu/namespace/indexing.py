@@ -17,6 +17,8 @@ from ..array import Array, to_numpy
 from ..kernels import gather as G
 from ..layout import normalize_axis
 
+_EMPTY_AXIS = object()  # where a false 0-d mask puts a dim of size 0
+
 
 def _as_index_array(k: Any, x: Array) -> Array:
     from .creation import asarray
@@ -39,6 +41,11 @@ def _parse(x: Array, key: Any) -> tuple[Array, list[tuple[int, Array]], bool]:
         key = (key,)
     items = []
     for k in key:
+        if isinstance(k, (bool, np.bool_)) or (isinstance(k, Array) and k.ndim == 0
+                                               and k.dtype is D.bool):
+            # a 0-d mask adds a dim: of size 1 when true, else 0 (as in NumPy)
+            items.append(None if bool(k) else _EMPTY_AXIS)
+            continue
         if isinstance(k, (list, np.ndarray)) or (isinstance(k, Array) and k.ndim > 0) or \
                 (isinstance(k, Array) and k.dtype is D.bool):
             k = _as_index_array(k, x)
@@ -47,7 +54,8 @@ def _parse(x: Array, key: Any) -> tuple[Array, list[tuple[int, Array]], bool]:
                 items.extend(nz)
                 continue
         items.append(k)
-    n_used = sum(1 for k in items if k is not None and k is not Ellipsis)
+    n_used = sum(1 for k in items if k is not None and k is not Ellipsis
+                 and k is not _EMPTY_AXIS)
     if sum(1 for k in items if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if n_used > x.ndim:
@@ -63,12 +71,12 @@ def _parse(x: Array, key: Any) -> tuple[Array, list[tuple[int, Array]], bool]:
     front = False
     if any(isinstance(k, Array) for k in items):
         pos = [i for i, k in enumerate(items) if k is not None and k is not Ellipsis
-               and not isinstance(k, slice)]
+               and k is not _EMPTY_AXIS and not isinstance(k, slice)]
         front = pos[-1] - pos[0] + 1 != len(pos)
     d = 0
     for k in items:
-        if k is None:
-            shape.append(1)
+        if k is None or k is _EMPTY_AXIS:
+            shape.append(1 if k is None else 0)
             strides.append(0)
             continue
         n, st = x.shape[d], x.strides[d]

@@ -78,7 +78,23 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Dot product of vectors along ``axis`` (broadcasting the other dims)."""
     from .elementwise import multiply
     from .reduction import sum as _sum
-    return _sum(multiply(x1, x2), axis=axis)
+    if not (isinstance(x1, Array) and isinstance(x2, Array)):
+        raise TypeError("vecdot: expected two volta_wgpu Arrays")
+    n = max(x1.ndim, x2.ndim)
+    if not -n <= axis < n:
+        raise ValueError(f"vecdot: axis {axis} is out of range for shapes {x1.shape} and "
+                         f"{x2.shape}")
+    axis = axis - n if axis >= 0 else axis
+    if -axis > min(x1.ndim, x2.ndim):  # the contracted dim is never broadcast
+        raise ValueError(f"vecdot: both arrays need the contracted axis {axis} (shapes "
+                         f"{x1.shape} and {x2.shape})")
+    if x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(f"vecdot: the arrays' sizes along axis {axis} differ "
+                         f"({x1.shape} and {x2.shape})")
+    t = D.promote(x1.dtype, x2.dtype)
+    if t is D.bool:
+        raise TypeError("vecdot: not defined for bool arrays")
+    return _sum(multiply(x1, x2), axis=axis, dtype=t)
 
 
 def outer(x1: Array, x2: Array, /) -> Array:

@@ -8,7 +8,8 @@ from typing import Any
 from .. import dtypes as D
 from .._errors import ShapeError
 from ..array import Array, new_array
-from ..layout import broadcast_shapes, broadcast_strides, normalize_axes, normalize_axis, prod
+from ..layout import broadcast_shapes as broadcast_shapes_
+from ..layout import broadcast_strides, normalize_axes, normalize_axis, prod
 from .elementwise import contiguous_copy, copy_into
 
 
@@ -133,14 +134,14 @@ def moveaxis(x: Array, source: Any, destination: Any, /) -> Array:
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     """A view of ``x`` broadcast to ``shape`` (stride 0 on repeated dims)."""
     shape = tuple(shape)
-    if broadcast_shapes(x.shape, shape, op="broadcast_to") != shape:
+    if broadcast_shapes_(x.shape, shape, op="broadcast_to") != shape:
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     return _view(x, shape, broadcast_strides(x.shape, x.strides, shape), x.offset)
 
 
 def broadcast_arrays(*arrays: Array) -> list[Array]:
     """Views of the arrays broadcast to a common shape."""
-    shape = broadcast_shapes(*[a.shape for a in arrays], op="broadcast_arrays")
+    shape = broadcast_shapes_(*[a.shape for a in arrays], op="broadcast_arrays")
     return [broadcast_to(a, shape) for a in arrays]
 
 
@@ -284,3 +285,27 @@ def repeat(x: Array, repeats: Any, /, *, axis: int | None = None) -> Array:
     v = broadcast_to(expand_dims(x, axis=ax + 1), shape)
     n = x.shape[ax] * repeats
     return reshape(contiguous_copy(v), x.shape[:ax] + (n,) + x.shape[ax + 1:])
+
+
+def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
+         append: Array | None = None) -> Array:
+    """The ``n``-th forward difference along ``axis`` (``prepend``/``append`` first)."""
+    from .elementwise import not_equal, subtract
+    if x.ndim == 0:
+        raise ValueError("diff: not defined for 0-d arrays")
+    if n < 0:
+        raise ValueError(f"diff: n must be non-negative, got {n}")
+    ax = normalize_axis(axis, x.ndim, "diff")
+    parts = [p for p in (prepend, x, append) if p is not None]
+    out = concat(parts, axis=ax) if len(parts) > 1 else x
+    for _ in range(n):
+        m = out.shape[ax]
+        hi = tuple(slice(1, None) if d == ax else slice(None) for d in range(out.ndim))
+        lo = tuple(slice(0, max(m - 1, 0)) if d == ax else slice(None) for d in range(out.ndim))
+        out = (not_equal if out.dtype is D.bool else subtract)(out[hi], out[lo])
+    return out if n else contiguous_copy(out)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape that the given shapes broadcast to."""
+    return broadcast_shapes_(*[tuple(s) for s in shapes], op="broadcast_shapes")
