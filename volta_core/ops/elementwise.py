@@ -487,7 +487,8 @@ def _refuse_negative_int_power(name: str, a: Any, b: Any) -> None:
 
 def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = False,
             check: Any = None):
-    def op(a: Any, b: Any) -> Tensor:
+    def op(input: Any, other: Any) -> Tensor:  # PyTorch's names: ``other=`` works
+        a, b = input, other
         # fast path: same dtype and shape, or a float tensor with a Python float
         if type(a) is Tensor and not true_div and not int_divisor:
             tb = type(b)
@@ -640,8 +641,8 @@ _COMPARE = {
 def _comparison(name: str, dunder: str):
     cls = type(name.capitalize(), (_Compare,), {"symbol": name})
 
-    def op(a: Any, b: Any) -> Tensor:
-        b = python_scalar(b)
+    def op(input: Any, other: Any) -> Tensor:  # PyTorch's names: ``other=`` works
+        a, b = input, python_scalar(other)
         if not isinstance(b, (Tensor, *Scalar)):
             return NotImplemented
         a, b = promote_pair(a, b)

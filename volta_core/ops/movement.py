@@ -186,6 +186,9 @@ def expand(x: Tensor, *shape: int) -> Tensor:
     return make_view(Expand.apply(x, shape=shape), x, new, offset)
 
 
+broadcast_to = expand
+
+
 def sum_to(x: Tensor, shape: Sequence[int]) -> Tensor:
     """Sum ``x`` over broadcast dimensions so that it has ``shape`` (the reverse of expand)."""
     shape = tuple(shape)
@@ -573,8 +576,9 @@ from .joining import (  # noqa: E402
     unbind,
 )
 
-__all__ = ["reshape", "view", "permute", "transpose", "t", "expand", "sum_to", "unsqueeze",
-           "squeeze", "flatten", "unflatten", "movedim", "broadcast_tensors", "clone", "slice_view",
+__all__ = ["reshape", "view", "permute", "transpose", "t", "expand", "broadcast_to", "sum_to",
+           "unsqueeze", "squeeze", "flatten", "unflatten", "movedim", "broadcast_tensors", "clone",
+           "slice_view",
            "narrow", "select", "unfold", "as_strided", "shrink", "stride", "pad", "flip", "roll",
            "repeat", "tile",
            "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind"]

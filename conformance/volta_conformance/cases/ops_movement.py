@@ -37,7 +37,7 @@ CASES: list = [
     case("vector", "t", _a(3)),
     case("basic", "expand", _a(3, 1), fn=lambda x: x.expand(3, 4)),
     case("new_dims", "expand", _a(1, 4), fn=lambda x: x.expand(2, -1, 4),
-         covers=("Tensor.broadcast_to",)),
+         covers=("Tensor.broadcast_to", "broadcast_to")),
     case("basic", "sum_to", _a(2, 3, 4), fn=lambda x: vt.sum_to(x, (3, 1))),
     case("basic", "unsqueeze", _a(3, 4), fn=lambda x: x.unsqueeze(1)),
     case("neg", "unsqueeze", _a(3, 4), fn=lambda x: x.unsqueeze(-1)),
