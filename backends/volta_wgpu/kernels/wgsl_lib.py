@@ -53,12 +53,21 @@ def _series(var: str, coeffs: list[float], t: str) -> str:
     return expr
 
 
+def _is_num(t: str, v: str) -> str:
+    """WGSL for "``v`` is not NaN". For f32 it reads the bits: a driver that assumes no
+    NaNs (NVIDIA's Vulkan compiler does) folds ``v == v`` to true."""
+    if t == "f32":
+        return f"((bitcast<u32>({v}) & 0x7fffffffu) <= 0x7f800000u)"
+    return f"({v} == {v})"
+
+
 def _float_helpers(t: str) -> dict[str, str]:
     mx = f"{t}({_MAX[t]})"
     one, zero = f"{t}(1)", f"{t}(0)"
     return {
-        "isnan": f"fn isnan_{t}(x: {t}) -> bool {{ return !(x == x); }}",
-        "isinf": f"fn isinf_{t}(x: {t}) -> bool {{ return (x == x) && !(abs(x) <= {mx}); }}",
+        "isnan": f"fn isnan_{t}(x: {t}) -> bool {{ return !{_is_num(t, 'x')}; }}",
+        "isinf": f"fn isinf_{t}(x: {t}) -> bool {{ return {_is_num(t, 'x')} && "
+                 f"!(abs(x) <= {mx}); }}",
         "isfinite": f"fn isfinite_{t}(x: {t}) -> bool {{ return abs(x) <= {mx}; }}",
         "fmax": f"fn fmax_{t}(a: {t}, b: {t}) -> {t} {{\n"
                 f"  if (!(a == a) || !(b == b)) {{ return a + b; }} return max(a, b); }}",
@@ -136,9 +145,10 @@ def _float_helpers(t: str) -> dict[str, str]:
                   f"  return ATAN2(y, x); }}",
         "fhypot": f"fn fhypot_{t}(a: {t}, b: {t}) -> {t} {{\n"
                   f"  let x = abs(a); let y = abs(b);\n"
-                  f"  if (x == x && !(x <= {mx}) || y == y && !(y <= {mx})) {{\n"
+                  f"  let xn = {_is_num(t, 'x')}; let yn = {_is_num(t, 'y')};\n"
+                  f"  if (xn && !(x <= {mx}) || yn && !(y <= {mx})) {{\n"
                   f"    return {_inf(t)}; }}\n"
-                  f"  if (!(x == x) || !(y == y)) {{ return x + y; }}\n"
+                  f"  if (!xn || !yn) {{ return {_nan(t)}; }}\n"
                   f"  let m = max(x, y);\n"
                   f"  if (m == {zero}) {{ return {zero}; }}\n"
                   f"  let p = x / m; let q = y / m;\n"
