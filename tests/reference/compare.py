@@ -331,10 +331,10 @@ def _tie_diff(prog: Program, t_ns: dict, v_ns: dict) -> str | None:
     x = eval(x_expr, dict(t_ns)).detach()
     tv, vv = t_ns[out], v_ns[out]
     if isinstance(tv, torch.Tensor):  # argsort: gather both and compare
-        idx_t, idx_v = tv, torch.from_numpy(np.array(vv.numpy()))
+        idx_t, idx_v = tv, torch.from_numpy(np.array(vv.detach().numpy()))
     else:
         idx_t = tv[1]
-        idx_v = torch.from_numpy(np.array(vv[1].numpy())).long()
+        idx_v = torch.from_numpy(np.array(vv[1].detach().numpy())).long()
     d = 0 if dim is None else dim
     if x.ndim == 0:
         return None

@@ -48,7 +48,6 @@ KNOWN_OPEN: dict[str, str] = {
     'grad value: true_divide[kw] bfloat16': 'issue 14',
     'grad value: var[f] float': 'issue 14',
     'grad value: var[m] float': 'issue 14',
-    'harness error AutogradError: harness[-] ': 'issue 14',
     'invalid tie order: median[f] float': 'issue 14',
     'invalid tie order: median[m] float': 'issue 14',
     'silent acceptance: F.relu6[F] bool': 'issue 14',
