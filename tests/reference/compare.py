@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import torch
@@ -222,8 +223,9 @@ def check(prog: Program, device: str = "cpu") -> Mismatch | None:
     v = _exec(prog, vt, device)
     if t.raised_at != v.raised_at:
         if v.raised_at is not None and (t.raised_at is None or v.raised_at < t.raised_at):
-            return _mismatch(prog, v.raised_at, f"volta raised {_exc_name(v.exc)}",
-                             f"{_exc_name(v.exc)}: {str(v.exc)[:300]}")
+            kind = ("adapter lacks a dtype" if _adapter_gap(v.exc)
+                    else f"volta raised {_exc_name(v.exc)}")
+            return _mismatch(prog, v.raised_at, kind, f"{_exc_name(v.exc)}: {str(v.exc)[:300]}")
         kind = "beyond PyTorch's kernels" if _kernel_gap(t.exc) else "silent acceptance"
         return _mismatch(prog, t.raised_at, kind,
                          f"PyTorch raised {_exc_name(t.exc)}: {str(t.exc)[:300]}")
@@ -246,6 +248,11 @@ def check(prog: Program, device: str = "cpu") -> Mismatch | None:
     if upto is None and prog.leaves:
         return _check_grads(prog, device, t.ns, v.ns)
     return None
+
+
+def _adapter_gap(exc: BaseException | None) -> bool:
+    """Volta refused a dtype the device lacks (float64 on an OpenGL adapter, say)."""
+    return isinstance(exc, vt.DTypeError) and "is not supported on device" in str(exc)
 
 
 def _kernel_gap(exc: BaseException | None) -> bool:
@@ -353,12 +360,23 @@ def _tie_diff(prog: Program, t_ns: dict, v_ns: dict) -> str | None:
     return None
 
 
-def _loss_source(prog: Program, t_ns: dict) -> str | None:
+@cache
+def _loss_cast(device: str) -> str:
+    """The loss sums in float64 where ``device`` has it (an OpenGL adapter has not)."""
+    try:
+        vt.zeros(1, dtype=vt.float64, device=device)
+    except Exception:
+        return "float"
+    return "double"
+
+
+def _loss_source(prog: Program, t_ns: dict, device: str = "cpu") -> str | None:
     """``loss = ...``: weighted sum of every float tensor result that requires grad."""
     terms = []
+    cast = _loss_cast(device)
     for name, value in _tensors(t_ns, _names(prog)).items():
         if isinstance(value, torch.Tensor) and value.requires_grad and value.is_floating_point():
-            terms.append(f"({name}.double() * w({name})).sum()")
+            terms.append(f"({name}.{cast}() * w({name})).sum()")
     return "loss = " + " + ".join(terms) if terms else None
 
 
@@ -373,7 +391,7 @@ def _backward(prog: Program, lib, device: str, ns: dict, loss: str) -> BaseExcep
 
 
 def _check_grads(prog: Program, device: str, t_ns: dict, v_ns: dict) -> Mismatch | None:
-    loss = _loss_source(prog, t_ns)
+    loss = _loss_source(prog, t_ns, device)
     if loss is None or prog.tie_check is not None:
         return None
     te = _backward(prog, torch, "cpu", t_ns, loss)
@@ -420,7 +438,7 @@ def _grad_blame(prog: Program, device: str, kind: str, detail: str) -> Mismatch:
 
 
 def _check_grads_plain(prog: Program, device: str, t_ns: dict, v_ns: dict) -> bool:
-    loss = _loss_source(prog, t_ns)
+    loss = _loss_source(prog, t_ns, device)
     if loss is None:
         return False
     te = _backward(prog, torch, "cpu", t_ns, loss)
@@ -448,9 +466,9 @@ def repro(prog: Program, m: Mismatch, device: str = "cpu") -> str:
             "backward" in m.detail or m.kind.startswith("grad")):
         sub = prog.prefix(upto)
         t = _exec(sub, torch, "cpu")
-        loss = _loss_source(sub, t.ns)
+        loss = _loss_source(sub, t.ns, device)
         if loss:
-            lines.insert(3, "w = lambda t: (vt.arange(t.numel(), dtype=vt.float64, "
+            lines.insert(3, "w = lambda t: (vt.arange(t.numel(), dtype=vt.float32, "
                             "device=t.device) % 5 - 1.5).reshape(t.shape)")
             lines += [loss, "loss.backward()",
                       "print(" + ", ".join(f"{leaf}.grad" for leaf in prog.leaves) + ")"]

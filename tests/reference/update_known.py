@@ -10,6 +10,7 @@ the diff: a new signature is a bug to fix or to explain, not only a line to add.
 from __future__ import annotations
 
 import collections
+import os
 import re
 import sys
 import warnings
@@ -50,7 +51,20 @@ def _issue(sig: str, wgpu_only: bool) -> str:
 
 def main() -> int:
     cpu = signatures("cpu", BUDGET["cpu"])
-    wgpu = collections.Counter() if _unusable("wgpu") else signatures("wgpu", BUDGET["wgpu"])
+    wgpu: collections.Counter[str] = collections.Counter()
+    if not _unusable("wgpu"):
+        # wgpu programs run in child processes: each pass takes its adapter from the
+        # environment, so the list also holds for a machine without a Vulkan driver
+        for adapter in (None, "OpenGL"):
+            saved = os.environ.pop("WGPU_BACKEND_TYPE", None)
+            if adapter:
+                os.environ["WGPU_BACKEND_TYPE"] = adapter
+            try:
+                wgpu.update(signatures("wgpu", BUDGET["wgpu"]))
+            finally:
+                os.environ.pop("WGPU_BACKEND_TYPE", None)
+                if saved is not None:
+                    os.environ["WGPU_BACKEND_TYPE"] = saved
     by_issue: dict[str, list[str]] = collections.defaultdict(list)
     for sig in sorted(set(cpu) | set(wgpu)):
         by_issue[_issue(sig, sig not in cpu)].append(sig)

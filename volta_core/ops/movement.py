@@ -140,6 +140,8 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     if nd < 2 and (dim0, dim1) == (-2, -1):
         return x
     d0, d1 = normalize_dim("transpose", dim0, nd), normalize_dim("transpose", dim1, nd)
+    if nd == 0:  # dims 0 and -1 of a 0-d tensor name the tensor itself, as in PyTorch
+        return x
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return permute(x, tuple(dims))
@@ -222,7 +224,7 @@ def squeeze(x: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     else:
         dims = {normalize_dim("squeeze", d, x.ndim)
                 for d in ((dim,) if isinstance(dim, int) else dim)}
-        dims = {d for d in dims if shape[d] == 1}
+        dims = {d for d in dims if x.ndim and shape[d] == 1}
     return reshape(x, tuple(s for i, s in enumerate(shape) if i not in dims))
 
 
