@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..creation import empty
+from ..dtypes import get_default_dtype
 from ..errors import ShapeError
 from ..ops.activation import _floating, elu, hardtanh, softplus
 from ..ops.elementwise import abs as _abs
@@ -81,9 +82,16 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return elu(x * (1.0 / alpha), 1.0) * alpha
 
 
+def _int_to_float(op: str, x: Tensor) -> Tensor:
+    """Integer inputs become the default float, as PyTorch's composite ops make them."""
+    if type(x) is Tensor and x.dtype.kind in "iu":
+        return x.to(get_default_dtype())
+    return _floating(op, x)
+
+
 def softsign(input: Tensor) -> Tensor:
-    """``x / (1 + |x|)`` elementwise."""
-    x = _floating("softsign", input)
+    """``x / (1 + |x|)`` elementwise (integer inputs give the default float)."""
+    x = _int_to_float("softsign", input)
     return x / (_abs(x) + 1.0)
 
 
@@ -94,8 +102,8 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 
 def tanhshrink(input: Tensor) -> Tensor:
-    """``x - tanh(x)`` elementwise."""
-    x = _floating("tanhshrink", input)
+    """``x - tanh(x)`` elementwise (integer inputs give the default float)."""
+    x = _int_to_float("tanhshrink", input)
     return x - tanh(x)
 
 
