@@ -1,0 +1,81 @@
+"""The functions of ``vt.cuda`` and ``vt.wgpu``: queries, synchronisation and memory
+statistics of an accelerator's device type, as thin front-ends over the backend that
+serves it (so the core imports no accelerator library).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .device import Device
+from .registry import backends
+
+
+class Accelerator:
+    """``torch.cuda``-style functions for one device type (``"cuda"``, ``"wgpu"``).
+
+    A module binds them by name: ``memory_allocated = Accelerator("cuda").memory_allocated``.
+    A ``device`` argument is None (the first device), an index, or a device string.
+    """
+
+    def __init__(self, device_type: str) -> None:
+        self.device_type = device_type
+
+    def _backend(self) -> Any:
+        return Device(self.device_type).backend
+
+    def _index(self, device: Any) -> int:
+        if device is None:
+            return 0
+        if isinstance(device, int):
+            device = f"{self.device_type}:{device}"
+        return Device(device).index
+
+    def is_available(self) -> bool:
+        """Whether a backend for this device type is installed and finds a device."""
+        return any(b.device_type == self.device_type and b.available for b in backends())
+
+    def device_count(self) -> int:
+        """Number of devices (0 when unavailable)."""
+        return self._backend().device_count() if self.is_available() else 0
+
+    def get_device_name(self, device: Any = None) -> str:
+        """The device's name, e.g. ``NVIDIA H100 80GB HBM3``."""
+        return self._backend().device_name(self._index(device))
+
+    def synchronize(self, device: Any = None) -> None:
+        """Wait for all queued work on a device."""
+        self._backend().synchronize(self._index(device))
+
+    def memory_allocated(self, device: Any = None) -> int:
+        """Bytes currently held by tensors on a device."""
+        return self._backend().memory_allocated(self._index(device))
+
+    def max_memory_allocated(self, device: Any = None) -> int:
+        """Peak of :func:`memory_allocated` since start or the last reset."""
+        return self._backend().max_memory_allocated(self._index(device))
+
+    def memory_reserved(self, device: Any = None) -> int:
+        """Bytes held by the memory pool: allocated to tensors plus cached for reuse."""
+        return self._backend().memory_reserved(self._index(device))
+
+    def reset_peak_memory_stats(self, device: Any = None) -> None:
+        """Restart tracking of :func:`max_memory_allocated` from the current allocation."""
+        self._backend().reset_peak_memory_stats(self._index(device))
+
+    def empty_cache(self, device: Any = None) -> None:
+        """Give the pool's cached, unused memory back to the driver (tensors keep theirs)."""
+        backend = self._backend()
+        if device is None:
+            backend.empty_cache()
+        else:
+            backend.empty_cache(self._index(device))
+
+    def bind(self, namespace: dict) -> list[str]:
+        """Put these functions into a module's ``namespace``; returns their names."""
+        names = ["is_available", "device_count", "get_device_name", "synchronize",
+                 "memory_allocated", "max_memory_allocated", "memory_reserved",
+                 "reset_peak_memory_stats", "empty_cache"]
+        for name in names:
+            namespace[name] = getattr(self, name)
+        return names
