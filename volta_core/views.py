@@ -194,12 +194,9 @@ def refresh(t: Tensor) -> None:
 
     base, meta = t._base, t._view
     gen = base._gen
-    record = meta.grad and meta.records and base.requires_grad
-    if record and meta.multi:  # its values follow, its history can't (see StaleMultiView)
-        meta.grad = False
-        refresh(t)
-        t.grad_fn, t._view.grad = StaleMultiView(t.shape), True
-        return
+    follows = meta.grad and meta.records and base.requires_grad
+    # a split/chunk/unbind piece takes the new values but not the history (StaleMultiView)
+    record = follows and not meta.multi
     prev = _grad_state.enabled
     _grad_state.enabled = record
     try:
@@ -214,8 +211,9 @@ def refresh(t: Tensor) -> None:
     finally:
         _grad_state.enabled = prev
     t._data = fresh._data
-    if record:
-        t.grad_fn, t.requires_grad = fresh.grad_fn, True
+    if follows:
+        t.grad_fn = fresh.grad_fn if record else StaleMultiView(t.shape)
+        t.requires_grad = True
     t._seen = gen
 
 
