@@ -10,7 +10,8 @@ Usage::
     python benchmarks/train_step.py [--device cpu] [--steps 50] [--models mlp,lenet] [--json]
 
 Prints the median step time of each framework and the ratio Volta / PyTorch (PyTorch runs
-on its CPU unless ``--device cuda``, and only when it is importable).
+on the same GPU for ``--device cuda`` and ``--device wgpu`` when PyTorch has CUDA, else on
+its CPU; and only when it is importable).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 # the optimizer, the step and the alternating timer are shared with the CUDA models
-from train_step_models import optimizer, time_steps, training_step  # noqa: E402
+from train_step_models import optimizer, peer_device, time_steps, training_step  # noqa: E402
 
 import volta_core as vt  # noqa: E402
 from volta_core import nn  # noqa: E402
@@ -93,7 +94,7 @@ def torch_step(cfg: dict[str, Any], device: str) -> Callable[[], float] | None:
     except ImportError:
         return None
     torch.manual_seed(0)
-    dev = "cuda" if device.startswith("cuda") else "cpu"
+    dev = peer_device(device)
     model = build(torch.nn, cfg).to(dev)
     xs, ys = data(cfg)
     x, y = torch.from_numpy(xs).to(dev), torch.from_numpy(ys).to(dev)
@@ -132,10 +133,11 @@ def main(argv: list[str] | None = None) -> int:
             import torch
 
             steps["torch"] = ts
-            syncs["torch"] = (torch.cuda.synchronize if args.device.startswith("cuda")
+            syncs["torch"] = (torch.cuda.synchronize if peer_device(args.device) == "cuda"
                               else (lambda: None))
         med = time_steps(steps, syncs, args.steps, args.warmup)
         row: dict[str, Any] = {"model": name, "device": args.device,
+                               "torch_device": peer_device(args.device),
                                "volta_ms": med["volta"] * 1e3}
         if "torch" in med:
             row.update(torch_ms=med["torch"] * 1e3, ratio=med["volta"] / med["torch"],
@@ -147,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         for r in results:
             line = f"{r['model']:>8} on {r['device']}: volta {r['volta_ms']:8.3f} ms"
             if "torch_ms" in r:
-                line += f" | torch {r['torch_ms']:8.3f} ms | ratio {r['ratio']:.2f}x"
+                line += (f" | torch ({r['torch_device']}, {r['torch_threads']} threads) "
+                         f"{r['torch_ms']:8.3f} ms | ratio {r['ratio']:.2f}x")
             print(line)
     return 0
 

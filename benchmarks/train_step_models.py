@@ -197,6 +197,23 @@ def set_tf32(allow: bool) -> None:
     torch.backends.cudnn.allow_tf32 = allow
 
 
+def peer_device(device: str) -> str:
+    """PyTorch's device to compare a Volta device with: the same GPU where there is one.
+
+    A wgpu run on an NVIDIA GPU is compared with PyTorch CUDA on that GPU, not with
+    PyTorch on the CPU; everything else is compared on the CPU.
+    """
+    kind = device.split(":")[0]
+    if kind in ("cuda", "wgpu"):
+        try:
+            import torch
+        except ImportError:
+            return "cpu"
+        if torch.cuda.is_available():
+            return "cuda"
+    return "cpu"
+
+
 def time_steps(steps: dict[str, Callable[[], Any]], syncs: dict[str, Callable[[], None]],
                n: int, warmup: int) -> dict[str, float]:
     """Median seconds per step of each framework, alternating frameworks step by step.
