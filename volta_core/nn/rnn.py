@@ -16,7 +16,7 @@ from ..creation import rand
 from ..errors import DTypeError, ShapeError
 from ..ops.movement import cat, narrow, select, stack
 from ..tensor import Tensor
-from .functional_seq import _dropout
+from .dropout import _dropout
 from .module import Module
 from .parameter import Parameter
 

@@ -4,7 +4,7 @@ Every optimizer's update is one extension kernel per parameter (``sgd_step``,
 ``adam_step``, ...; see :mod:`volta_core.optim.kernels`) so a backend can fuse it.
 """
 
-from . import kernels, kernels_extra, lr_scheduler  # noqa: F401
+from . import kernels, lr_scheduler  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
