@@ -112,18 +112,18 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | Sequence[int],
         raise SequenceLengthError(f"{op}: expected {batch} lengths (the batch size of input "
                          f"{input.shape}), got {len(lens)}")
     if any(n <= 0 for n in lens):
-        raise SequenceLengthError(f"{op}: Length of all samples has to be greater than 0, but found "
-                         f"an element in 'lengths' that is <= 0 (lengths={lens})")
+        raise SequenceLengthError(f"{op}: Length of all samples has to be greater than 0, "
+                                  f"but found an element in 'lengths' that is <= 0 ({lens})")
     if max(lens) > steps:
         raise SequenceLengthError(f"{op}: a length {max(lens)} exceeds the {steps} steps of input "
                          f"{input.shape}")
     sorted_indices = None
     if enforce_sorted:
         if any(a < b for a, b in zip(lens, lens[1:])):
-            raise SequenceLengthError(f"{op}: `lengths` array must be sorted in decreasing order when "
-                             "`enforce_sorted` is True. You can pass `enforce_sorted=False` "
-                             "to pack_padded_sequence and/or pack_sequence to sidestep this "
-                             "requirement if you do not need ONNX exportability.")
+            raise SequenceLengthError(
+                f"{op}: `lengths` array must be sorted in decreasing order when "
+                "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
+                "pack_padded_sequence and/or pack_sequence to sidestep this requirement.")
     else:
         order = sorted(range(batch), key=lambda b: -lens[b])
         sorted_indices = _index(order, x)
