@@ -105,11 +105,14 @@ class OptimCase(Case):
         make: ``make(optim, params)`` builds the optimizer.
         shapes: shapes of the parameters.
         steps: how many steps (state such as momentum builds up after the first).
+        closure: step with a closure over a fixed quadratic loss (LBFGS) instead of
+            fixed gradients.
     """
 
     make: Callable | None = None
     shapes: tuple = ((3, 4), (4,))
     steps: int = 3
+    closure: bool = False
     kind: str = field(default="optimizer", init=False)
 
     def run(self, rt: Any) -> dict[str, Any]:
@@ -118,6 +121,22 @@ class OptimCase(Case):
                             requires_grad=True) for s in self.shapes]
         opt = self.make(optim, params)
         results: dict[str, Any] = {}
+        if self.closure:  # LBFGS: steps re-evaluate a fixed quadratic through a closure
+            targets = [rt.tensor(rt.rng.uniform(-1, 1, s).astype(host_dtype(rt.dtype)),
+                                 rt.dtype) for s in self.shapes]
+
+            def closure() -> Any:
+                opt.zero_grad()
+                loss = sum((((p - t) ** 2) * (i + 1)).sum()
+                           for i, (p, t) in enumerate(zip(params, targets)))
+                loss.backward()
+                return loss
+
+            for step in range(self.steps):
+                opt.step(closure)
+                for i, p in enumerate(params):
+                    results[f"step{step}.param{i}"] = p.detach().clone()
+            return results
         for step in range(self.steps):
             for p in params:
                 g = rt.rng.uniform(-1, 1, p.shape).astype(host_dtype(rt.dtype))

@@ -2,23 +2,22 @@
 
 from . import functional, init, parallel, utils  # noqa: F401
 from .activation import *  # noqa: F401,F403
-from .activation_extra import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
-from .dropout_extra import *  # noqa: F401,F403
 from .embedding import *  # noqa: F401,F403
 from .embedding_bag import *  # noqa: F401,F403
+from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
-from .loss_extra import *  # noqa: F401,F403
+from .margin_loss import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
-from .normalization_extra import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .parallel import DataParallel  # noqa: F401
 from .parameter import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
-from .pooling_extra import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403

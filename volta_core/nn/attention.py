@@ -1,9 +1,9 @@
-"""``MultiheadAttention``: attention over several heads with input and output projections.
+"""Attention: ``scaled_dot_product_attention`` and ``MultiheadAttention``.
 
-Parameter names and layouts follow PyTorch (``in_proj_weight`` ``(3E, E)`` holding the
-query, key and value projections stacked, ``in_proj_bias``, ``out_proj.weight``,
-``out_proj.bias``; ``q_proj_weight``/``k_proj_weight``/``v_proj_weight`` when ``kdim`` or
-``vdim`` differ from ``embed_dim``), so PyTorch state dicts load unchanged.
+``MultiheadAttention``'s parameter names and layouts follow PyTorch (``in_proj_weight``
+``(3E, E)`` holding the query, key and value projections stacked, ``in_proj_bias``,
+``out_proj.weight``, ``out_proj.bias``; ``q_proj_weight``/``k_proj_weight``/``v_proj_weight``
+when ``kdim`` or ``vdim`` differ from ``embed_dim``), so PyTorch state dicts load unchanged.
 """
 
 from __future__ import annotations
@@ -11,13 +11,214 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
+from ..backend.kernels import get_kernel
 from ..creation import rand, randn
+from ..dtypes import bfloat16
 from ..errors import DTypeError, ShapeError
-from ..ops.movement import cat, narrow
+from ..ops._util import broadcast_shapes
+from ..ops.elementwise import where
+from ..ops.indexing import triu
+from ..ops.movement import cat, narrow, sum_to
+from ..ops.softmax import softmax
 from ..tensor import Tensor
-from .functional_seq import _attention, _causal_mask, _dropout, _float_mask, _softmax
+from .dropout import _dropout
 from .module import Module
 from .parameter import Parameter
+
+# -- masks ----------------------------------------------------------------------------------
+
+
+def _float_mask(mask: Tensor, like: Tensor, allow_is_true: bool) -> Tensor:
+    """A float mask to add to scores: bool masks become 0 / -inf."""
+    if mask.dtype.name == "bool":
+        blocked = mask if not allow_is_true else mask == False  # noqa: E712
+        zeros = like.new_zeros(())
+        return where(blocked, float("-inf"), zeros)
+    if not mask.dtype.is_floating_point:
+        raise DTypeError(f"attention mask must be bool or floating point, got {mask.dtype.name}")
+    return mask if mask.dtype is like.dtype else mask.to(like.dtype)
+
+
+def _causal_mask(l: int, s: int, like: Tensor) -> Tensor:
+    """A float (l, s) mask that is -inf above the diagonal (top-left aligned)."""
+    above = triu(like.new_ones(l, s), 1) > 0
+    return where(above, float("-inf"), like.new_zeros(()))
+
+
+# -- attention ------------------------------------------------------------------------------
+class _Attention(Function):
+    """``dropout(softmax(q @ k^T * scale + mask)) @ v`` as one node.
+
+    ``q``/``k``/``v`` are ``(..., L|S, E)`` with equal batch dims; ``mask`` (a float
+    Tensor broadcastable to the scores, or None) is added; ``keep`` is a constant scaled
+    dropout mask of the scores' shape (a raw array) or None. The softmax runs on the
+    ``softmax`` kernel; a plain backward works on raw arrays (GEMMs, the
+    ``softmax_backward`` kernel), a ``create_graph`` one recomputes with Tensor ops.
+    """
+
+    def forward(ctx, q, k=None, v=None, mask=None, keep=None, scale=1.0):
+        xp = ctx.xp
+        ctx.scale = scale
+        ctx.packed = k is None  # q holds (q, k, v) stacked along a leading dim of 3
+        inputs = (q, k, v, mask)
+        if ctx.packed:
+            q, k, v = q[0, ...], q[1, ...], q[2, ...]
+        ctx.mask_shape = None if mask is None else tuple(mask.shape)
+        qs = q * scale
+        s = xp.matmul(qs, xp.matrix_transpose(k))
+        if mask is not None:
+            s = s + mask
+        p = get_kernel(ctx.device.backend, "softmax")(xp, s, -1)
+        if mask is not None:  # a fully masked row attends to nothing: 0, as in PyTorch
+            blocked = xp.max(s, axis=-1, keepdims=True) == -math.inf
+            p = xp.where(blocked, xp.zeros_like(p), p)
+        ctx.save_for_backward(*inputs, p, keep, qs, k, v)
+        return xp.matmul(p if keep is None else p * keep, v)
+
+    def backward(ctx, g):
+        qi, ki, vi, mask, p, keep, qs, k, v = ctx.saved_tensors
+        nq, nk, nv, nm = ctx.needs_input_grad[:4]
+        if ctx.packed:
+            nq = nk = nv = True
+        if not _grad_state.enabled:
+            xp, dev = ctx.xp, ctx.device
+            ga, pa = g.array, p.array
+            ka = None if keep is None else keep.array
+            pd = pa if ka is None else pa * ka
+            gv = xp.matmul(xp.matrix_transpose(pd), ga) if nv else None
+            gp = xp.matmul(ga, xp.matrix_transpose(v.array))
+            if ka is not None:
+                gp = gp * ka
+            gs = get_kernel(dev.backend, "softmax_backward")(xp, gp, pa, -1)
+            gq = xp.matmul(gs, k.array) * ctx.scale if nq else None
+            gk = xp.matmul(xp.matrix_transpose(gs), qs.array) if nk else None
+            gm = sum_to(Tensor._make(gs, dev), ctx.mask_shape) if nm else None
+            if ctx.packed:
+                return Tensor._make(xp.stack([gq, gk, gv]), dev), None, None, gm
+            gq, gk, gv = (None if a is None else Tensor._make(a, dev) for a in (gq, gk, gv))
+            return gq, gk, gv, gm
+        # create_graph: recompute the forward with Tensor ops, so the result is
+        # differentiable again
+        q, k, v = (qi[0], qi[1], qi[2]) if ctx.packed else (qi, ki, vi)
+        qs = q * ctx.scale
+        sc = qs @ k.mT
+        if mask is not None:
+            sc = sc + mask
+        p = softmax(sc, -1) if mask is None else _masked_softmax(sc)
+        pd = p if keep is None else p * keep
+        gv = pd.mT @ g if nv else None
+        gp = g @ v.mT
+        if keep is not None:
+            gp = gp * keep
+        gy = gp * p
+        gs = gy - p * gy.sum(-1, keepdim=True)
+        gq = (gs @ k) * ctx.scale if nq else None
+        gk = gs.mT @ qs if nk else None
+        gm = sum_to(gs, ctx.mask_shape) if nm else None
+        if ctx.packed:
+            from ..ops.joining import stack
+
+            return stack([gq, gk, gv]), None, None, gm
+        return gq, gk, gv, gm
+
+
+def _attention(q: Tensor, k: Tensor | None, v: Tensor | None, mask: Tensor | None,
+               dropout_p: float, scale: float) -> Tensor:
+    """Fused attention over equal batch dims (see :class:`_Attention`).
+
+    With ``k`` and ``v`` None, ``q`` is ``(3, ..., L, E)``: queries, keys and values
+    stacked (self-attention from one packed projection).
+    """
+    keep = None
+    if dropout_p > 0.0:
+        shape = (*q.shape[int(k is None):-1], (q if k is None else k).shape[-2])
+        if dropout_p >= 1.0:
+            keep = q.new_zeros(*shape).array
+        else:
+            from .dropout import _mask
+
+            keep = _mask(q, shape, dropout_p).array
+    return _Attention.apply(q, k, v, mask, keep, scale=scale)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None) -> Tensor:
+    """Attention ``softmax(q @ k^T * scale + mask) @ v`` over the last two dims.
+
+    Args:
+        query: queries of shape ``(..., L, E)``.
+        key: keys of shape ``(..., S, E)``.
+        value: values of shape ``(..., S, Ev)``.
+        attn_mask: a bool mask (True = may attend) or a float mask added to the scores,
+            broadcastable to ``(..., L, S)``.
+        dropout_p: dropout probability on the attention weights (always applied when > 0).
+        is_causal: mask out keys after each query (a top-left aligned lower triangle).
+        scale: the score scale; ``1 / sqrt(E)`` when None.
+
+    Shape:
+        - Output: ``(..., L, Ev)``.
+    """
+    op = "scaled_dot_product_attention"
+    if query.dtype is key.dtype is value.dtype is bfloat16:  # in float32, as PyTorch does
+        mask = attn_mask
+        if mask is not None and mask.dtype is bfloat16:
+            mask = mask.float()
+        return scaled_dot_product_attention(query.float(), key.float(), value.float(), mask,
+                                            dropout_p, is_causal, scale).to(bfloat16)
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t.ndim < 2:
+            raise ShapeError(f"{op}: {name} needs at least 2 dims (..., seq, features), "
+                             f"got shape {t.shape}")
+    if query.shape[-1] != key.shape[-1]:
+        raise ShapeError(f"{op}: query {query.shape} and key {key.shape} must have the same "
+                         "feature size (last dim)")
+    if key.shape[-2] != value.shape[-2]:
+        raise ShapeError(f"{op}: key {key.shape} and value {value.shape} must have the same "
+                         "sequence length (dim -2)")
+    if is_causal and attn_mask is not None:
+        raise ValueError(f"{op}: pass either attn_mask or is_causal=True, not both")
+    l, s = query.shape[-2], key.shape[-2]
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if (query.shape[:-2] == key.shape[:-2] == value.shape[:-2] and query.device is key.device
+            and key.device is value.device and query.dtype is key.dtype is value.dtype
+            and query.dtype.is_floating_point):
+        mask = None
+        if is_causal:
+            mask = _causal_mask(l, s, query)
+        elif attn_mask is not None:
+            mask = _float_mask(attn_mask, query, allow_is_true=True)
+            try:
+                broadcast_shapes(op, mask.shape, (*query.shape[:-1], s))
+            except ShapeError:
+                raise ShapeError(f"{op}: attn_mask of shape {attn_mask.shape} does not "
+                                 f"broadcast to the scores' shape {(*query.shape[:-1], s)} "
+                                 "(..., L, S)") from None
+        return _attention(query, key, value, mask, dropout_p, factor)
+    scores = (query @ key.transpose(-2, -1)) * factor
+    if is_causal:
+        scores = scores + _causal_mask(l, s, scores)
+    elif attn_mask is not None:
+        try:
+            scores = scores + _float_mask(attn_mask, scores, allow_is_true=True)
+        except ShapeError:
+            raise ShapeError(f"{op}: attn_mask of shape {attn_mask.shape} does not broadcast "
+                             f"to the scores' shape {scores.shape} (..., L, S)") from None
+    masked = is_causal or attn_mask is not None
+    weights = _masked_softmax(scores) if masked else softmax(scores, -1)
+    return _dropout(weights, dropout_p) @ value
+
+
+def _masked_softmax(scores: Tensor) -> Tensor:
+    """Softmax over the last dim with 0 (not NaN) for rows whose scores are all -inf
+    (fully masked), and a zero gradient there."""
+    blocked = scores.detach().amax(-1, keepdim=True) == -math.inf
+    return where(blocked, 0.0, softmax(where(blocked, 0.0, scores), -1))
+
+
+# -- MultiheadAttention ------------------------------------------------------------------
 
 _NAME = "MultiheadAttention"
 
@@ -285,7 +486,7 @@ class MultiheadAttention(Module):
         mask = self._mask(attn_mask, kpm, is_causal, tgt, src, bsz, scores, batched)
         if mask is not None:
             scores = scores + mask
-        weights = _softmax(scores, -1)
+        weights = softmax(scores, -1)
         if self.training and self.dropout > 0:
             weights = _dropout(weights, self.dropout)
         out = (weights @ v).permute(2, 0, 1, 3).reshape(tgt, bsz, e)
@@ -305,4 +506,4 @@ def _pad_masks(attn_mask: Tensor | None, kpm: Tensor | None) -> tuple:
     return pad(attn_mask), pad(kpm)
 
 
-__all__ = ["MultiheadAttention"]
+__all__ = ["MultiheadAttention", "scaled_dot_product_attention"]

@@ -1,4 +1,5 @@
-"""Containers: ``Sequential`` (and its builder), ``ModuleList``, ``ModuleDict``."""
+"""Containers: ``Sequential`` (and its builder), ``ModuleList``, ``ModuleDict``,
+``ParameterList``, ``ParameterDict``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ..tensor import Tensor
 from .module import Module
+from .parameter import Parameter, is_parameter
 
 
 def _index(op: str, idx: int, n: int) -> int:
@@ -267,4 +270,186 @@ class ModuleDict(Module):
         raise NotImplementedError("ModuleDict has no forward; index it and call the modules")
 
 
-__all__ = ["Sequential", "SequentialBuilder", "ModuleList", "ModuleDict"]
+def _as_parameter(value: Any) -> Any:
+    """Tensors become Parameters (as PyTorch's containers do); other values stay as they are."""
+    if isinstance(value, Tensor) and not is_parameter(value):
+        return Parameter(value)
+    return value
+
+
+class ParameterList(Module):
+    """A list of parameters, registered so ``parameters()`` and ``state_dict()`` find them.
+
+    Plain tensors appended are wrapped in :class:`Parameter`; other objects are kept as
+    plain attributes (as PyTorch does).
+
+    Args:
+        values: an iterable of parameters (or tensors).
+    """
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        object.__setattr__(self, "_size", 0)
+        if values is not None:
+            self.extend(values)
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(len(self))[idx]])
+        return getattr(self, str(_index("ParameterList", idx, len(self))))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        setattr(self, str(_index("ParameterList", idx, len(self))), _as_parameter(param))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self)))
+
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
+
+    def __dir__(self) -> list[str]:
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, value: Any) -> ParameterList:
+        """Add ``value`` at the end; returns self."""
+        object.__setattr__(self, "_size", self._size + 1)
+        setattr(self, str(self._size - 1), _as_parameter(value))
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        """Append every value of ``values``; returns self."""
+        if isinstance(values, Tensor) or not isinstance(values, Iterable):
+            raise TypeError("ParameterList.extend should be called with an iterable, but "
+                            f"got {type(values).__name__}")
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self) -> str:
+        lines = []
+        for i, p in enumerate(self):
+            if isinstance(p, Tensor):
+                size = "x".join(str(n) for n in p.shape)
+                lines.append(f"({i}): Parameter containing: [{p.dtype.name} of size {size}]")
+            else:
+                lines.append(f"({i}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("ParameterList has no forward; use its parameters in the "
+                                  "owning module's forward")
+
+
+class ParameterDict(Module):
+    """A dict of parameters by name, registered so ``parameters()`` finds them.
+
+    Plain tensors stored are wrapped in :class:`Parameter`; keys keep insertion order.
+
+    Args:
+        parameters: a mapping or an iterable of ``(name, value)`` pairs.
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        object.__setattr__(self, "_keys", {})
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(list(self.items()))
+
+    def keys(self) -> Iterable[str]:
+        return self._keys.keys()
+
+    def values(self) -> Iterable[Any]:
+        return [self[k] for k in self._keys]
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return [(k, self[k]) for k in self._keys]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: str) -> Any:
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self) -> tuple[str, Any]:
+        key = list(self._keys)[-1]
+        return key, self.pop(key)
+
+    def clear(self) -> None:
+        for k in list(self._keys):
+            del self[k]
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        return ParameterDict((k, default) for k in keys)
+
+    def update(self, parameters: Any) -> None:
+        """Add or replace entries from a mapping or ``(name, value)`` pairs."""
+        if isinstance(parameters, (OrderedDict, ParameterDict)) or not isinstance(
+                parameters, Mapping):
+            pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        else:
+            pairs = sorted(parameters.items())  # a plain dict is sorted, as in PyTorch
+        for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError("ParameterDict.update: expected (name, value) pairs, got "
+                                 f"{pair!r}")
+            self[pair[0]] = pair[1]
+
+    def extra_repr(self) -> str:
+        lines = []
+        for k, p in self.items():
+            if isinstance(p, Tensor):
+                size = "x".join(str(n) for n in p.shape)
+                lines.append(f"({k}): Parameter containing: [{p.dtype.name} of size {size}]")
+            else:
+                lines.append(f"({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("ParameterDict has no forward; use its parameters in the "
+                                  "owning module's forward")
+
+
+__all__ = ["ParameterList", "ParameterDict", "Sequential", "SequentialBuilder", "ModuleList",
+           "ModuleDict"]

@@ -19,7 +19,7 @@ from ..dtypes import bfloat16
 from ..errors import ShapeError
 from ..tensor import Tensor
 from . import init
-from .functional_core import _check_rank, _check_same, _check_tensor, _ntuple, _pair
+from ._checks import _check_rank, _check_same, _check_tensor, _ntuple, _pair
 from .module import Module
 from .parameter import Parameter
 

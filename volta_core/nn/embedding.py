@@ -11,7 +11,7 @@ from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..tensor import Tensor
 from . import init
-from .functional_core import _check_tensor
+from ._checks import _check_tensor
 from .module import Module
 from .parameter import Parameter
 

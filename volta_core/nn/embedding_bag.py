@@ -10,8 +10,8 @@ from ..ops.elementwise import where
 from ..ops.joining import cat
 from ..tensor import Tensor
 from . import init
+from ._checks import _check_tensor
 from .embedding import _check_indices, embedding
-from .functional_core import _check_tensor
 from .module import Module
 from .parameter import Parameter
 

@@ -1,8 +1,84 @@
-"""``volta_core.nn.functional``: the functional form of every layer and loss."""
+"""``volta_core.nn.functional``: the functional form of every layer and loss.
 
-from ..ops.elementwise import relu, sigmoid, tanh  # noqa: F401
-from ..ops.threshold import threshold, threshold_  # noqa: F401
-from .distance import cosine_similarity, normalize  # noqa: F401
-from .functional_core import *  # noqa: F401,F403
-from .functional_extra import *  # noqa: F401,F403
-from .functional_seq import *  # noqa: F401,F403
+Each layer module holds its functional form next to its module class; this module gathers
+them so users find them in one place (``import volta_core.nn.functional as F``).
+"""
+
+from ..ops.activation import elu, gelu, hardtanh, leaky_relu, silu, softplus
+from ..ops.elementwise import relu, sigmoid, tanh
+from ..ops.movement import pad
+from ..ops.softmax import log_softmax, softmax
+from ..ops.threshold import threshold, threshold_
+from .activation import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+)
+from .attention import scaled_dot_product_attention
+from .conv import conv1d, conv2d, conv_transpose2d
+from .distance import cosine_similarity, normalize
+from .dropout import alpha_dropout, dropout, dropout1d, dropout2d
+from .embedding import embedding, one_hot
+from .embedding_bag import embedding_bag
+from .instancenorm import instance_norm
+from .linear import bilinear, linear
+from .loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    gaussian_nll_loss,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+)
+from .margin_loss import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
+from .normalization import batch_norm, group_norm, layer_norm, local_response_norm, rms_norm
+from .pooling import (
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+from .upsampling import interpolate, pixel_shuffle, pixel_unshuffle
+
+__all__ = [
+    "linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d",
+    "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "group_norm", "rms_norm",
+    "dropout", "dropout2d", "embedding", "one_hot", "relu", "sigmoid", "tanh", "gelu", "silu",
+    "leaky_relu", "elu", "softplus", "hardtanh", "softmax", "log_softmax", "pad",
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "cosine_embedding_loss", "threshold", "threshold_", "cosine_similarity", "normalize",
+    "relu6", "hardsigmoid", "hardswish", "mish", "selu", "celu", "softsign", "logsigmoid",
+    "tanhshrink", "softshrink", "hardshrink", "glu", "prelu", "softmin", "dropout1d",
+    "alpha_dropout", "embedding_bag", "instance_norm", "local_response_norm",
+    "adaptive_max_pool2d", "avg_pool1d", "soft_margin_loss", "hinge_embedding_loss",
+    "gaussian_nll_loss", "poisson_nll_loss", "multi_margin_loss",
+    "multilabel_soft_margin_loss", "margin_ranking_loss", "triplet_margin_loss",
+    "scaled_dot_product_attention", "pixel_shuffle", "pixel_unshuffle", "interpolate",
+]

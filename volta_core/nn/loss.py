@@ -13,11 +13,11 @@ from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallback
 from ..ops._util import broadcast_shapes
 from ..ops.activation import softplus
 from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import exp, log, relu, sqrt, where
+from ..ops.elementwise import exp, log, where
 from ..ops.math import clamp_min
 from ..ops.softmax import log_softmax, softmax
 from ..tensor import Tensor
-from .functional_core import _REDUCTIONS, _check_floating, _check_same, _check_tensor, _reduce
+from ._checks import _REDUCTIONS, _check_floating, _check_same, _check_tensor, _reduce
 from .module import Module
 
 
@@ -44,6 +44,24 @@ def _pair_check(op: str, input: Tensor, target: Tensor, broadcast: str = "") -> 
                          "differ (mismatched batch sizes?); they must be the same")
     _check_floating(op, input)
     _check_same(op, input, target)
+
+
+def _legacy(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """PyTorch's mapping of the deprecated ``size_average``/``reduce`` to ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _floats(op: str, *tensors: Tensor) -> None:
+    for i, t in enumerate(tensors):
+        _check_tensor(op, t, "input" if i == 0 else f"argument {i + 1}")
+    _check_floating(op, tensors[0])
+    _check_same(op, *tensors)
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -342,25 +360,67 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(op, loss, reduction)
 
 
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: str = "mean") -> Tensor:
-    """``1 - cos(x1, x2)`` for ``y = 1``, ``max(0, cos(x1, x2) - margin)`` for ``y = -1``.
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """Gaussian negative log likelihood ``(log var + (input - target)^2 / var) / 2``.
 
-    Shape:
-        input1, input2 ``(N, D)`` or ``(D,)``; target ``(N,)`` or ``()``.
+    ``var`` is clamped below at ``eps`` for stability; as in PyTorch, the clamp passes
+    gradients through unchanged.
+
+    Args:
+        input: the predicted means.
+        target: samples from the Gaussian.
+        var: the predicted variances: ``input``'s shape, that shape without its last
+            dim (one variance per sample), with a last dim of 1, or a number.
+        full: add the constant ``log(2 pi) / 2``.
+        eps: the smallest variance used.
     """
-    op = "cosine_embedding_loss"
+    op = "gaussian_nll_loss"
     _check_reduction(op, reduction)
-    _pair_check(op, input1, input2)
+    _check_tensor(op, input)
     _check_tensor(op, target, "target")
-    if input1.ndim not in (1, 2) or target.shape != input1.shape[:-1]:
-        raise ShapeError(f"{op}: expected inputs (N, D) with target (N,) or (D,) with a 0-d "
-                         f"target, got {input1.shape} and target {target.shape}")
-    eps = 1e-12
-    dot = (input1 * input2).sum(-1)
-    cos = dot / sqrt(((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps))
-    zero = cos * 0.0
-    loss = where(target == 1, 1.0 - cos, where(target == -1, relu(cos - margin), zero))
+    if not isinstance(var, Tensor):
+        var = input.new_full((), float(var))
+    _floats(op, input, target, var)
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.ndim and var.shape[-1] == 1
+                  or var.ndim == 0):
+            raise ShapeError(f"{op}: var of shape {var.shape} fits neither the input's shape "
+                             f"{input.shape} nor that shape without its last dim")
+    if var.device.type == "cpu" and var.numel() and float(var.min().item()) < 0:
+        raise ValueError(f"{op}: var has negative entries; variances must be >= 0")
+    var = var + (clamp_min(var, eps) - var).detach()  # clamp, gradient passed through
+    d = input - target
+    loss = (log(var) + d * d / var) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(op, loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Poisson negative log likelihood of ``target`` counts.
+
+    ``exp(input) - target * input`` when ``log_input`` (the input is the log rate), else
+    ``input - target * log(input + eps)``; ``full`` adds Stirling's approximation of
+    ``log(target!)`` where ``target > 1``.
+    """
+    op = "poisson_nll_loss"
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(op, reduction)
+    _pair_check(op, input, target)
+    if log_input:
+        loss = exp(input) - target * input
+    else:
+        loss = input - target * log(input + eps)
+    if full:
+        big = target > 1
+        t = where(big, target, target.new_ones(()))
+        stirling = t * log(t) - t + 0.5 * log(t * (2 * math.pi))
+        loss = loss + where(big, stirling, stirling.new_zeros(()))
     return _reduce(op, loss, reduction)
 
 
@@ -374,6 +434,12 @@ class _Loss(Module):
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}" if self.reduction != "mean" else ""
+
+
+class _LegacyLoss(_Loss):
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(_legacy(size_average, reduce, reduction))
 
 
 class MSELoss(_Loss):
@@ -520,22 +586,45 @@ class KLDivLoss(_Loss):
         return kl_div(input, target, self.reduction, self.log_target)
 
 
-class CosineEmbeddingLoss(_Loss):
-    """Cosine embedding loss; see :func:`cosine_embedding_loss`.
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log likelihood; see :func:`gaussian_nll_loss`.
 
     Args:
-        margin: for dissimilar pairs, cosines below this cost nothing.
-        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        full: add the constant ``log(2 pi) / 2``.
+        eps: the smallest variance used.
+
+    Shape:
+        ``forward(input, target, var)``; var like input, or without its last dim.
     """
 
-    def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
+    def __init__(self, *, full: bool = False, eps: float = 1e-6,
+                 reduction: str = "mean") -> None:
         super().__init__(reduction)
-        self.margin = margin
+        self.full, self.eps = full, eps
 
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        return gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 
-__all__: list[str] = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss",
-                      "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
-                      "CosineEmbeddingLoss"]
+class PoissonNLLLoss(_LegacyLoss):
+    """Poisson negative log likelihood; see :func:`poisson_nll_loss`.
+
+    Args:
+        log_input: the input is the log of the rate.
+        full: add Stirling's term.
+        eps: added inside the log when ``log_input`` is False.
+    """
+
+    def __init__(self, log_input: bool = True, full: bool = False,
+                 size_average: bool | None = None, eps: float = 1e-8,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
+                                reduction=self.reduction)
+
+
+__all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
+           "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "GaussianNLLLoss", "PoissonNLLLoss"]

@@ -10,7 +10,7 @@ from typing import Any
 from ..autograd.grad_mode import no_grad
 from ..errors import VoltaError
 from ..tensor import Tensor
-from .parameter import buffer_persistence, is_parameter
+from .parameter import _mark, buffer_persistence, is_parameter
 
 
 class StateDictError(VoltaError, RuntimeError):
@@ -193,6 +193,14 @@ class Module:
             bufs[name] = value
             return
         object.__setattr__(self, name, value)
+
+    def __setstate__(self, state: dict) -> None:
+        # deepcopy and pickle rebuild the parameters as new tensors: mark them as
+        # parameters again (ties survive: both copy the shared tensor once)
+        self.__dict__.update(state)
+        for p in self._parameters.values():
+            if p is not None:
+                _mark(p)
 
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__

@@ -13,9 +13,10 @@ from ..creation import empty, ones, tensor, zeros
 from ..errors import ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..ops.math import rsqrt
+from ..ops.movement import narrow, pad
 from ..tensor import Tensor
 from . import init
-from .functional_core import _check_floating, _check_same, _check_tensor
+from ._checks import _check_floating, _check_same, _check_tensor
 from .module import Module
 from .parameter import Parameter
 
@@ -277,6 +278,34 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
     return y * weight if weight is not None else y
 
 
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """Normalise each element by the energy of its ``size`` neighbouring channels.
+
+    ``b_c = a_c / (k + alpha / size * sum_{c'} a_{c'}^2) ^ beta``, the sum over the
+    channels ``c - size // 2 .. c + (size - 1) // 2`` (missing ones count as zero).
+
+    Shape:
+        Input ``(N, C, *)``; output the same.
+    """
+    op = "local_response_norm"
+    _check_tensor(op, input)
+    _check_floating(op, input)
+    if input.ndim < 3:
+        raise ShapeError(f"{op}: expected an input of at least 3 dims (N, C, *), got shape "
+                         f"{input.shape}")
+    if size < 1:
+        raise ValueError(f"{op}: size must be positive, got {size}")
+    c = input.shape[1]
+    sq = (input * input).movedim(1, -1)
+    sq = pad(sq, (size // 2, (size - 1) // 2))
+    total = narrow(sq, -1, 0, c)
+    for i in range(1, size):
+        total = total + narrow(sq, -1, i, c)
+    div = (total.movedim(-1, 1) * (alpha / size) + k) ** beta
+    return input / div
+
+
 class _BatchNorm(Module):
     _ranks: tuple[int, ...] = ()
     _layout = ""
@@ -500,4 +529,29 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"]
+class LocalResponseNorm(Module):
+    """Local response normalisation across channels; see :func:`local_response_norm`.
+
+    Args:
+        size: how many neighbouring channels to sum over.
+        alpha: multiplicative factor.
+        beta: exponent.
+        k: additive factor.
+
+    Shape:
+        Input ``(N, C, *)``; output the same.
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]

@@ -282,6 +282,43 @@ class DistributedDataParallel(Module):
                 f"engine={self.process_group.engine!r}, buckets={len(self._buckets)}")
 
 
+class DataParallel(Module):
+    """Run ``module`` in this process, on its own device (PyTorch's ``nn.DataParallel``).
+
+    PyTorch's DataParallel splits each batch over several GPUs from one process. Volta keeps
+    the interface (``.module``, ``module.``-prefixed ``state_dict`` keys, ``device_ids``,
+    ``output_device``, ``dim``) but runs the wrapped module once, on the device where its
+    parameters are: results and gradients are those of the plain module. For several GPUs
+    use :class:`DistributedDataParallel` (one process per GPU), which PyTorch also
+    recommends over DataParallel.
+
+    Args:
+        module: the module to run.
+        device_ids: accepted for compatibility; more than one device only warns.
+        output_device: accepted for compatibility.
+        dim: accepted for compatibility (the batch dim PyTorch would scatter).
+    """
+
+    def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,
+                 dim: int = 0) -> None:
+        super().__init__()
+        if not isinstance(module, Module):
+            raise TypeError(f"DataParallel: expected a Module, got {type(module).__name__}")
+        if device_ids is not None and len(list(device_ids)) > 1:
+            import warnings
+
+            warnings.warn("DataParallel runs the module on one device in Volta; for several "
+                          "GPUs use nn.parallel.DistributedDataParallel (one process per "
+                          "GPU)", stacklevel=2)
+        self.module = module
+        self.device_ids = list(device_ids) if device_ids is not None else []
+        self.output_device = output_device
+        self.dim = dim
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        return self.module(*inputs, **kwargs)
+
+
 def _reached_leaves(out: Any) -> set[int]:
     """ids of the leaf tensors the autograd graph of ``out`` reaches."""
     from ..autograd.function import Function
@@ -310,4 +347,4 @@ def _reached_leaves(out: Any) -> set[int]:
     return leaves
 
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DistributedDataParallel", "DataParallel"]

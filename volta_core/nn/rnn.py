@@ -16,7 +16,7 @@ from ..creation import rand
 from ..errors import DTypeError, ShapeError
 from ..ops.movement import cat, narrow, select, stack
 from ..tensor import Tensor
-from .functional_seq import _dropout
+from .dropout import _dropout
 from .module import Module
 from .parameter import Parameter
 
@@ -170,8 +170,8 @@ class RNNBase(Module):
     def _check_input(self, input: Tensor) -> bool:
         name = type(self).__name__
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}: expected a Tensor input, got {type(input).__name__} "
-                            "(PackedSequence is not supported)")
+            raise TypeError(f"{name}: expected a Tensor or a PackedSequence input, got "
+                            f"{type(input).__name__}")
         if input.ndim not in (2, 3):
             raise ShapeError(f"{name}: expected a 2-D (unbatched) or 3-D input, got shape "
                              f"{input.shape}; layout is (L, N, H_in), or (N, L, H_in) with "
@@ -191,31 +191,37 @@ class RNNBase(Module):
                              f"(num_layers * num_directions, batch, size), got {h.shape}")
         return h if batched else h.unsqueeze(1)
 
-    def _run(self, input: Tensor, hx: Any) -> tuple[Tensor, Any]:
-        batched = self._check_input(input)
-        x = input
-        if not batched:
-            x = x.unsqueeze(1)
-        elif self.batch_first:
-            x = x.transpose(0, 1)
-        steps, batch = x.shape[0], x.shape[1]
-        directions = self._directions
-        n_states = self.num_layers * directions
+    def flatten_parameters(self) -> None:
+        """A no-op kept for PyTorch compatibility: cuDNN's packed weight buffer does not
+        exist here (every backend reads the parameters as they are)."""
+
+    def _initial_state(self, x: Tensor, hx: Any, batched: bool, batch: int) -> Any:
+        n_states = self.num_layers * self._directions
         real_hidden = self.proj_size or self.hidden_size
-        lstm = self.mode == "LSTM"
         if hx is None:
             zeros_h = x.new_zeros(n_states, batch, real_hidden)
-            hx = (zeros_h, x.new_zeros(n_states, batch, self.hidden_size)) if lstm else zeros_h
-        elif lstm:
+            if self.mode == "LSTM":
+                return zeros_h, x.new_zeros(n_states, batch, self.hidden_size)
+            return zeros_h
+        if self.mode == "LSTM":
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise TypeError("LSTM: hx must be a tuple (h_0, c_0) of tensors")
-            hx = (self._check_state("h_0", hx[0], (n_states, batch, real_hidden), batched),
-                  self._check_state("c_0", hx[1], (n_states, batch, self.hidden_size),
-                                    batched))
-        else:
-            hx = self._check_state("h_0", hx, (n_states, batch, real_hidden), batched)
+            return (self._check_state("h_0", hx[0], (n_states, batch, real_hidden), batched),
+                    self._check_state("c_0", hx[1], (n_states, batch, self.hidden_size),
+                                      batched))
+        return self._check_state("h_0", hx, (n_states, batch, real_hidden), batched)
 
-        seq = [select(x, 0, t) for t in range(steps)]
+    def _layers(self, seq: list[Tensor], sizes: list[int], hx: Any) -> tuple[list, list]:
+        """Run every layer and direction over the steps ``seq``.
+
+        Step ``t`` holds the first ``sizes[t]`` rows of the batch (all of them unless the
+        input was packed): only those rows step, the others keep their state, so each
+        sequence's final state is the one at its own last step, and a reversed pass
+        starts every sequence from ``h_0`` at its own last step.
+        """
+        lstm = self.mode == "LSTM"
+        directions = self._directions
+        batch = hx[0].shape[1] if lstm else hx.shape[1]
         finals = []
         for layer in range(self.num_layers):
             outs = []
@@ -224,30 +230,88 @@ class RNNBase(Module):
                 state = ((select(hx[0], 0, k), select(hx[1], 0, k)) if lstm
                          else select(hx, 0, k))
                 w = self._weights(layer, d)
-                out_d = [None] * steps
-                for t in (range(steps - 1, -1, -1) if d else range(steps)):
-                    state = _rnn_step(self.mode, seq[t], state, *w)
-                    out_d[t] = state[0] if lstm else state
+                out_d = [None] * len(seq)
+                for t in (range(len(seq) - 1, -1, -1) if d else range(len(seq))):
+                    bs = sizes[t]
+                    if bs == batch:
+                        state = _rnn_step(self.mode, seq[t], state, *w)
+                        out_d[t] = state[0] if lstm else state
+                        continue
+                    parts = state if lstm else (state,)
+                    new = _rnn_step(self.mode, seq[t],
+                                    tuple(narrow(s, 0, 0, bs) for s in parts) if lstm
+                                    else narrow(state, 0, 0, bs), *w)
+                    news = new if lstm else (new,)
+                    merged = tuple(cat([n, narrow(s, 0, bs, batch - bs)], 0)
+                                   for n, s in zip(news, parts))
+                    state = merged if lstm else merged[0]
+                    out_d[t] = news[0]
                 outs.append(out_d)
                 finals.append(state)
             seq = outs[0] if directions == 1 else [cat(p, -1) for p in zip(*outs)]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 seq = [_dropout(s, self.dropout) for s in seq]
+        return seq, finals
 
+    def _final(self, finals: list) -> Any:
+        if self.mode == "LSTM":
+            return stack([s[0] for s in finals], 0), stack([s[1] for s in finals], 0)
+        return stack(finals, 0)
+
+    def _run(self, input: Any, hx: Any) -> tuple[Any, Any]:
+        from .utils.rnn import PackedSequence
+
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx)
+        batched = self._check_input(input)
+        x = input
+        if not batched:
+            x = x.unsqueeze(1)
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        steps, batch = x.shape[0], x.shape[1]
+        lstm = self.mode == "LSTM"
+        hx = self._initial_state(x, hx, batched, batch)
+        seq, finals = self._layers([select(x, 0, t) for t in range(steps)], [batch] * steps, hx)
         if steps:
             output = stack(seq, 0)
         else:
-            output = x.new_zeros(0, batch, real_hidden * directions)
-        if lstm:
-            h_n = (stack([s[0] for s in finals], 0), stack([s[1] for s in finals], 0))
-        else:
-            h_n = stack(finals, 0)
+            real_hidden = self.proj_size or self.hidden_size
+            output = x.new_zeros(0, batch, real_hidden * self._directions)
+        h_n = self._final(finals)
         if not batched:
             output = output.squeeze(1)
             h_n = (h_n[0].squeeze(1), h_n[1].squeeze(1)) if lstm else h_n.squeeze(1)
         elif self.batch_first:
             output = output.transpose(0, 1)
         return output, h_n
+
+    def _run_packed(self, packed: Any, hx: Any) -> tuple[Any, Any]:
+        """Run over a PackedSequence; returns a PackedSequence output and ``h_n`` in the
+        caller's batch order (as PyTorch: ``hx`` is taken in that order too)."""
+        from ..ops.indexing import index_select
+        from .utils.rnn import PackedSequence
+
+        data = packed.data
+        self._check_input(data.unsqueeze(0))
+        sizes = [int(v) for v in packed.batch_sizes.tolist()]
+        batch = sizes[0]
+        if hx is not None and packed.sorted_indices is not None:
+            order = packed.sorted_indices
+            hx = (tuple(index_select(h, 1, order) for h in hx) if self.mode == "LSTM"
+                  else index_select(hx, 1, order))
+        hx = self._initial_state(data, hx, True, batch)
+        offsets = [sum(sizes[:t]) for t in range(len(sizes))]
+        seq = [narrow(data, 0, o, n) for o, n in zip(offsets, sizes)]
+        seq, finals = self._layers(seq, sizes, hx)
+        h_n = self._final(finals)
+        if packed.unsorted_indices is not None:
+            undo = packed.unsorted_indices
+            h_n = (tuple(index_select(h, 1, undo) for h in h_n) if self.mode == "LSTM"
+                   else index_select(h_n, 1, undo))
+        out = PackedSequence(cat(seq, 0), packed.batch_sizes, packed.sorted_indices,
+                             packed.unsorted_indices)
+        return out, h_n
 
 
 class RNN(RNNBase):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..errors import ShapeError
 from ..tensor import Tensor
-from .functional_core import _check_tensor
+from ._checks import _check_tensor
 from .module import Module
 
 

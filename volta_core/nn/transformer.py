@@ -14,10 +14,10 @@ from typing import Any
 
 from ..creation import rand
 from ..errors import ShapeError
+from ..ops.activation import gelu
 from ..ops.elementwise import relu
 from ..tensor import Tensor
-from .attention import MultiheadAttention
-from .functional_seq import _causal_mask, _gelu
+from .attention import MultiheadAttention, _causal_mask
 from .module import Module
 from .parameter import Buffer, Parameter
 
@@ -25,7 +25,7 @@ from .parameter import Buffer, Parameter
 def _activation(name: str, activation: str | Callable[[Tensor], Tensor]) -> Callable:
     if callable(activation):
         return activation
-    table = {"relu": relu, "gelu": _gelu}
+    table = {"relu": relu, "gelu": gelu}
     if activation not in table:
         raise ValueError(f"{name}: activation should be 'relu', 'gelu' or a callable, not "
                          f"{activation!r}")

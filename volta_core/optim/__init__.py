@@ -4,11 +4,12 @@ Every optimizer's update is one extension kernel per parameter (``sgd_step``,
 ``adam_step``, ...; see :mod:`volta_core.optim.kernels`) so a backend can fuse it.
 """
 
-from . import kernels, kernels_extra, lr_scheduler  # noqa: F401
+from . import kernels, lr_scheduler  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .lbfgs import LBFGS
 from .lion import Lion
 from .muon import Muon
 from .nadam import NAdam
@@ -18,4 +19,4 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon", "lr_scheduler"]
-__all__ += ["Adadelta", "Adamax", "NAdam", "RAdam", "Lion"]
+__all__ += ["Adadelta", "Adamax", "NAdam", "RAdam", "Lion", "LBFGS"]

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .cyclic_lr import CosineAnnealingWarmRestarts, CyclicLR
 from .optimizer import Optimizer
 from .plateau import ReduceLROnPlateau
 from .scheduler import LRScheduler
@@ -175,6 +176,73 @@ class LambdaLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         return [b * fn(self.last_epoch) for b, fn in zip(self.base_lrs, self.lr_lambdas)]
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply the rate by ``lr_lambda(epoch)`` at every epoch after the first.
+
+    The functions are not part of ``state_dict()``; pass the same ones when re-creating it.
+    """
+
+    _not_saved = ("optimizer", "lr_lambdas")
+
+    def __init__(self, optimizer: Optimizer,
+                 lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        n = len(optimizer.param_groups)
+        self.lr_lambdas = [lr_lambda] * n if callable(lr_lambda) else list(lr_lambda)
+        if len(self.lr_lambdas) != n:
+            raise ValueError(f"MultiplicativeLR: expected {n} lr_lambdas (one per param "
+                             f"group), got {len(self.lr_lambdas)}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch > 0:
+            return [lr * fn(self.last_epoch) for lr, fn in zip(self._lrs(), self.lr_lambdas)]
+        return self._lrs()
+
+
+class ConstantLR(LRScheduler):
+    """Scale the rate by ``factor`` until epoch ``total_iters``, then restore it."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if not 0 <= factor <= 1:
+            raise ValueError("ConstantLR: Constant multiplicative factor expected to be "
+                             f"between 0 and 1, got {factor}")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._lrs()
+        return [lr * (1.0 / self.factor) for lr in self._lrs()]
+
+    def _closed_form(self) -> list[float]:
+        f = self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)
+        return [b * f for b in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the rate as ``base_lr * (1 - min(epoch, total_iters) / total_iters) ** power``."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        t, n = self.last_epoch, self.total_iters
+        if t == 0 or t > n:
+            return self._lrs()
+        decay = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
+        return [lr * decay for lr in self._lrs()]
+
+    def _closed_form(self) -> list[float]:
+        n = self.total_iters
+        return [b * (1.0 - min(n, self.last_epoch) / n) ** self.power for b in self.base_lrs]
 
 
 class OneCycleLR(LRScheduler):
@@ -350,5 +418,53 @@ class SequentialLR(LRScheduler):
                 s.load_state_dict(sd)
 
 
+class ChainedScheduler(LRScheduler):
+    """Step several chainable schedulers together on every :meth:`step`, so their
+    effects multiply (e.g. a constant warm-up factor and an exponential decay).
+
+    Args:
+        schedulers: the schedulers, all on the same optimizer.
+        optimizer: that optimizer (the first scheduler's when None).
+    """
+
+    _not_saved = ("optimizer", "_schedulers")
+
+    def __init__(self, schedulers: Sequence[LRScheduler],
+                 optimizer: Optimizer | None = None) -> None:
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, "
+                             "but got no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        others = [i for i, s in enumerate(schedulers) if s.optimizer is not optimizer]
+        if others:
+            raise ValueError(f"ChainedScheduler: schedulers {others} act on another "
+                             "optimizer; build them all on the same optimizer")
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = self._lrs()
+
+    def step(self, epoch: int | None = None) -> None:
+        """Step every scheduler once."""
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = self._lrs()
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        subs = state.pop("_schedulers", None)
+        super().load_state_dict(state)
+        if subs is not None:
+            for s, sd in zip(self._schedulers, subs):
+                s.load_state_dict(sd)
+
+
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "LinearLR", "LambdaLR", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau"]
+           "LinearLR", "LambdaLR", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau",
+           "MultiplicativeLR", "ConstantLR", "PolynomialLR", "ChainedScheduler",
+           "CosineAnnealingWarmRestarts", "CyclicLR"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..tensor import Tensor
-from . import kernels_extra  # noqa: F401 - registers the kernel's fallback
+from . import kernels  # noqa: F401 - registers the kernel's fallback
 from .optimizer import Optimizer, check_betas, check_range
 
 

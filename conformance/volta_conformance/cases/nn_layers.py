@@ -103,6 +103,16 @@ CASES += layer("PixelUnshuffle", "basic", lambda nn: nn.PixelUnshuffle(2), X(2, 
                modes=("train",))
 CASES += layer("ZeroPad2d", "basic", lambda nn: nn.ZeroPad2d((1, 2, 0, 1)), X(2, 3, 4, 4),
                modes=("train",))
+_PAD_INPUTS = {1: X(2, 3, 5), 2: X(2, 3, 4, 5), 3: X(1, 2, 3, 4, 5)}
+for _kind in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad", "CircularPad"):
+    for _n, _x in _PAD_INPUTS.items():
+        _pads = (1, 2, 2, 1, 0, 2)[: 2 * _n]
+        _args = (_pads, 0.5) if _kind == "ConstantPad" else (_pads,)
+        CASES += layer(f"{_kind}{_n}d", "asym",
+                       lambda nn, c=f"{_kind}{_n}d", a=_args: getattr(nn, c)(*a), _x,
+                       modes=("train",))
+CASES += layer("DataParallel", "linear", lambda nn: nn.DataParallel(nn.Linear(5, 3)), X(4, 5),
+               modes=("train",))
 CASES += layer("MultiheadAttention", "self",
                lambda nn: nn.MultiheadAttention(8, 2, batch_first=True),
                X(2, 5, 8), X(2, 5, 8), X(2, 5, 8), tol=4.0)

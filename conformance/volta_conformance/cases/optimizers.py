@@ -31,4 +31,9 @@ CASES: list = [
     opt("RAdam", "default", lr=0.01),
     opt("Adadelta", "default", lr=1.0),
     opt("Lion", "default", lr=0.01),
+    OptimCase("optim.LBFGS/default", "optim.LBFGS", FLOAT, closure=True, steps=2,
+              make=lambda optim, params: optim.LBFGS(params, max_iter=4)),
+    OptimCase("optim.LBFGS/strong_wolfe", "optim.LBFGS", FLOAT, closure=True, steps=2,
+              make=lambda optim, params: optim.LBFGS(params, max_iter=4, history_size=3,
+                                                     line_search_fn="strong_wolfe")),
 ]

@@ -1,4 +1,4 @@
-"""Instance normalisation and local response normalisation (functional and modules)."""
+"""Instance normalisation (functional and modules): per sample and channel, over space."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ from typing import Any
 from ..autograd.grad_mode import no_grad
 from ..errors import ShapeError
 from ..ops.math import rsqrt
-from ..ops.movement import narrow, pad
 from ..tensor import Tensor
-from .functional_core import _check_floating, _check_tensor
-from .module import Module
+from ._checks import _check_tensor
 from .normalization import _assign, _BatchNorm, _check_per_channel, _scale_shift
 
 
@@ -55,34 +53,6 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     return _scale_shift(y, weight, bias, shape)
 
 
-def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
-                        k: float = 1.0) -> Tensor:
-    """Normalise each element by the energy of its ``size`` neighbouring channels.
-
-    ``b_c = a_c / (k + alpha / size * sum_{c'} a_{c'}^2) ^ beta``, the sum over the
-    channels ``c - size // 2 .. c + (size - 1) // 2`` (missing ones count as zero).
-
-    Shape:
-        Input ``(N, C, *)``; output the same.
-    """
-    op = "local_response_norm"
-    _check_tensor(op, input)
-    _check_floating(op, input)
-    if input.ndim < 3:
-        raise ShapeError(f"{op}: expected an input of at least 3 dims (N, C, *), got shape "
-                         f"{input.shape}")
-    if size < 1:
-        raise ValueError(f"{op}: size must be positive, got {size}")
-    c = input.shape[1]
-    sq = (input * input).movedim(1, -1)
-    sq = pad(sq, (size // 2, (size - 1) // 2))
-    total = narrow(sq, -1, 0, c)
-    for i in range(1, size):
-        total = total + narrow(sq, -1, i, c)
-    div = (total.movedim(-1, 1) * (alpha / size) + k) ** beta
-    return input / div
-
-
 class InstanceNorm2d(_BatchNorm):
     """Instance normalisation over ``(N, C, H, W)`` inputs; see :func:`instance_norm`.
 
@@ -124,29 +94,4 @@ class InstanceNorm2d(_BatchNorm):
         return y.squeeze(0) if unbatched else y
 
 
-class LocalResponseNorm(Module):
-    """Local response normalisation across channels; see :func:`local_response_norm`.
-
-    Args:
-        size: how many neighbouring channels to sum over.
-        alpha: multiplicative factor.
-        beta: exponent.
-        k: additive factor.
-
-    Shape:
-        Input ``(N, C, *)``; output the same.
-    """
-
-    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
-                 k: float = 1.0) -> None:
-        super().__init__()
-        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
-
-    def forward(self, input: Tensor) -> Tensor:
-        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self) -> str:
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
-
-
-__all__ = ["InstanceNorm2d", "LocalResponseNorm"]
+__all__ = ["InstanceNorm2d"]

@@ -11,9 +11,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from ..autograd.function import Function
-from ..errors import DeviceError, ShapeError, VoltaError
-from ..tensor import Tensor
+from ...autograd.function import Function
+from ...errors import DeviceError, ShapeError, VoltaError
+from ...tensor import Tensor
 
 TensorOrTensors = Tensor | Iterable[Tensor]
 
@@ -80,7 +80,7 @@ def clip_grad_norm_(parameters: TensorOrTensors, max_norm: float, norm_type: flo
     grads = [p.grad for p in params if p.grad is not None]
     norm_type = float(norm_type)
     if not grads:
-        from ..creation import tensor
+        from ...creation import tensor
 
         return tensor(0.0)
     dev = _one_device("clip_grad_norm_", grads)

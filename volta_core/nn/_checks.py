@@ -1,8 +1,7 @@
-"""The functional form of every layer and loss (``volta_core.nn.functional``).
+"""Argument checks and the loss reduction shared by the layers' functional forms.
 
-The helpers at the top check arguments for the layer files; each layer file
-(``conv.py``, ``pooling.py``, ...) holds its functional form next to its module, and this
-module gathers them (the imports at the bottom) so users find them in one place.
+Each layer file (``conv.py``, ``pooling.py``, ...) holds its functional form next to its
+module; :mod:`volta_core.nn.functional` gathers them so users find them in one place.
 """
 
 from __future__ import annotations
@@ -75,37 +74,3 @@ def _reduce(op: str, loss: Tensor, reduction: str) -> Tensor:
     if reduction == "none":
         return loss
     raise ValueError(f"{op}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-
-
-from ..ops.activation import elu, gelu, hardtanh, leaky_relu, silu, softplus  # noqa: E402
-from ..ops.elementwise import relu, sigmoid, tanh  # noqa: E402
-from ..ops.movement import pad  # noqa: E402
-from ..ops.softmax import log_softmax, softmax  # noqa: E402
-from .conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
-from .dropout import dropout, dropout2d  # noqa: E402
-from .embedding import embedding, one_hot  # noqa: E402
-from .linear import bilinear, linear  # noqa: E402
-from .loss import (  # noqa: E402
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
-    cosine_embedding_loss,
-    cross_entropy,
-    huber_loss,
-    kl_div,
-    l1_loss,
-    mse_loss,
-    nll_loss,
-    smooth_l1_loss,
-)
-from .normalization import batch_norm, group_norm, layer_norm, rms_norm  # noqa: E402
-from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool1d, max_pool2d  # noqa: E402
-
-__all__ = [
-    "linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d",
-    "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "group_norm", "rms_norm",
-    "dropout", "dropout2d", "embedding", "one_hot", "relu", "sigmoid", "tanh", "gelu", "silu",
-    "leaky_relu", "elu", "softplus", "hardtanh", "softmax", "log_softmax", "pad",
-    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
-    "cosine_embedding_loss",
-]
