@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     nan_reduce,
     order_stats,
     reduce,
+    sampling,
     scans,
     special,
     stacking,
@@ -34,6 +35,7 @@ from .movement import *  # noqa: F401,F403
 from .nan_reduce import *  # noqa: F401,F403
 from .order_stats import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
+from .sampling import *  # noqa: F401,F403
 from .scans import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .stacking import *  # noqa: F401,F403
