@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     division,
     elementwise,
     float_parts,
+    gamma_functions,
     grids,
     index_update,
     indexing,
@@ -37,6 +38,7 @@ from .differences import *  # noqa: F401,F403
 from .division import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .float_parts import *  # noqa: F401,F403
+from .gamma_functions import *  # noqa: F401,F403
 from .grids import *  # noqa: F401,F403
 from .index_update import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
