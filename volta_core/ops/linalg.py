@@ -224,6 +224,7 @@ def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
     return vector_norm(x, 2 if ord in (None, "fro") else ord, dim, keepdim, dtype=dtype)
 
 
+from .decompositions import cholesky, solve, solve_triangular  # noqa: E402, F401
 from .einsum import einsum  # noqa: E402 - einsum is built on matmul above
 from .reduce import vector_norm  # noqa: E402
 
