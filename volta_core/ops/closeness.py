@@ -34,10 +34,11 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         from .elementwise import where
 
         finite = a.isfinite() & b.isfinite()
+        both_nan = a.isnan() & b.isnan()
         a, b = where(finite, a, 0.0), where(finite, b, 0.0)  # no inf - inf warnings
         close = same | (finite & ((a - b).abs() <= atol + rtol * b.abs()))
         if equal_nan:
-            close = close | (a.isnan() & b.isnan())
+            close = close | both_nan
         return close
 
 
