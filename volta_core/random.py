@@ -53,14 +53,13 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         """Reset the stream to the one of ``seed``; returns ``self``."""
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            if not (hasattr(seed, "__index__") and not isinstance(seed, bool)):
-                raise TypeError(f"manual_seed expected an int seed, got "
-                                f"{type(seed).__name__}")
-            seed = int(seed)
+        if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+            raise RuntimeError(f"manual_seed expected a long, but got "
+                               f"{type(seed).__name__}")
+        seed = int(seed)
         if not -(2 ** 63) <= seed < 2 ** 64:
-            raise RuntimeError(f"Overflow when unpacking long: seed {seed} must be in "
-                               "[-2**63, 2**64)")
+            raise ValueError(f"Overflow when unpacking long long: seed {seed} must be in "
+                             "[-2**63, 2**64)")
         seed %= 2 ** 64  # PyTorch keeps negative seeds as their unsigned 64-bit value
         self._initial = seed
         self._native.manual_seed(seed)
@@ -89,7 +88,7 @@ class Generator:
         from .tensor import Tensor
 
         if not isinstance(new_state, Tensor) or new_state.dtype.name != "uint8":
-            raise TypeError(f"set_state expected a torch.ByteTensor (a uint8 tensor from "
+            raise TypeError(f"RNG state must be a torch.ByteTensor (a uint8 tensor from "
                             f"get_state()), got {type(new_state).__name__}")
         try:
             blob = json.loads(bytes(new_state.tolist()).decode())

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from torch_ref import torch
 
 import volta_core as vt
-from torch_ref import torch
 
 TD = torch.distributions
 VD = vt.distributions

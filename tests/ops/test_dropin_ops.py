@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from torch_ref import compare, raises_like_torch, torch
 
 import volta_core as vt
-from torch_ref import compare, raises_like_torch, torch
 
 R = np.random.default_rng(0)
 X = R.normal(size=(3, 4))
@@ -166,7 +166,7 @@ def test_linalg_cholesky_solve():
     compare(lambda mod, a: mod.linalg.cholesky(a, upper=True), spd, dtype="float64")
     compare(lambda mod, a, y: mod.linalg.solve(a, y), spd, b, dtype="float64")
     for upper in (False, True):
-        compare(lambda mod, a, y: mod.linalg.solve_triangular(a, y, upper=upper), spd, b,
+        compare(lambda mod, a, y, u=upper: mod.linalg.solve_triangular(a, y, upper=u), spd, b,
                 dtype="float64")
     compare(lambda mod, a, y: mod.linalg.solve_triangular(
         a, y, upper=False, unitriangular=True), spd, b, dtype="float64")
