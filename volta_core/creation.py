@@ -261,7 +261,9 @@ def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any 
     dt = get_dtype(dtype) if dtype is not None else int64
     s = _size("randint", (size,) if isinstance(size, int) else tuple(size))
     gen = _generator(dev, generator, "randint")
-    return Tensor._make(gen.integers(int(low), int(high), s, dev.native_dtype(dt)), dev)
+    draw_dt = dt if dt.kind in "iu" else int64  # a float dtype: integers drawn, then cast
+    out = Tensor._make(gen.integers(int(low), int(high), s, dev.native_dtype(draw_dt)), dev)
+    return out if draw_dt is dt else out.to(dt)
 
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: DeviceLike = None,
