@@ -212,6 +212,9 @@ def test_compile_passthrough():
 
 
 def test_utils_data_is_vt_data():
+    from volta_core.utils.data.distributed import DistributedSampler
+    from volta_core.utils.data.sampler import Sampler
+
     from volta_core.utils.data import (
         BatchSampler,
         ConcatDataset,
@@ -228,8 +231,6 @@ def test_utils_data_is_vt_data():
         get_worker_info,
         random_split,
     )
-    from volta_core.utils.data.distributed import DistributedSampler
-    from volta_core.utils.data.sampler import Sampler
 
     assert DataLoader is vt.data.DataLoader and Sampler is vt.data.Sampler
     assert DistributedSampler is vt.data.DistributedSampler
