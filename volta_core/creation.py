@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -301,7 +302,11 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     _check_weights(input)
     with no_grad():
         dt = input.dtype if input.dtype.is_floating_point else get_default_dtype()
-        logp = input.detach().to(dt).log()
+        from .ops.elementwise import where
+
+        w = input.detach().to(dt)
+        positive = w > 0  # a zero weight is log 0 = -inf, without the warning of log(0)
+        logp = where(positive, where(positive, w, 1.0).log(), -math.inf)
         shape = (*input.shape[:-1], num_samples, n) if replacement else input.shape
         u = rand(*shape, dtype=dt, device=input.device, generator=generator)
         gumbel = -(-u.clamp(1e-12, 1.0 - 1e-7).log()).log()
