@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     cross_product,
     diagonals,
     differences,
+    dims,
     division,
     elementwise,
     float_parts,
@@ -17,15 +18,18 @@ from . import (  # noqa: F401
     linalg,
     math,
     math_inplace,
+    matrix_builders,
     movement,
     nan_reduce,
     order_stats,
     pairwise,
+    queries,
     reduce,
     sampling,
     scans,
     special,
     stacking,
+    statistics,
     threshold,
     transfer,
     unique,
@@ -35,6 +39,7 @@ from .closeness import *  # noqa: F401,F403
 from .cross_product import *  # noqa: F401,F403
 from .diagonals import *  # noqa: F401,F403
 from .differences import *  # noqa: F401,F403
+from .dims import *  # noqa: F401,F403
 from .division import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .float_parts import *  # noqa: F401,F403
@@ -45,14 +50,17 @@ from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
+from .matrix_builders import *  # noqa: F401,F403
 from .movement import *  # noqa: F401,F403
 from .nan_reduce import *  # noqa: F401,F403
 from .order_stats import *  # noqa: F401,F403
 from .pairwise import *  # noqa: F401,F403
+from .queries import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
 from .scans import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .stacking import *  # noqa: F401,F403
+from .statistics import *  # noqa: F401,F403
 from .threshold import *  # noqa: F401,F403
 from .unique import *  # noqa: F401,F403

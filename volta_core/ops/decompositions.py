@@ -95,4 +95,52 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     return solve(t, B, left=left)
 
 
-__all__: list[str] = []
+class Det(Function):
+    def forward(ctx, a):
+        out = ctx.xp.linalg.det(a)
+        ctx.save_for_backward(a, out)
+        return out
+
+    def backward(ctx, g):
+        a, d = ctx.saved_tensors
+        # d det(A) / dA = det(A) A^-T (singular matrices get a NaN-free zero only via inv)
+        return (g * d).unsqueeze(-1).unsqueeze(-1) * _mT(inv(a))
+
+
+class Inv(Function):
+    def forward(ctx, a):
+        out = ctx.xp.linalg.inv(a)
+        ctx.save_for_backward(out)
+        return out
+
+    def backward(ctx, g):
+        (ainv,) = ctx.saved_tensors
+        return -(_mT(ainv) @ g @ _mT(ainv))
+
+
+def det(A: Tensor) -> Tensor:
+    """The determinant of square matrices ``A`` (batched), differentiable."""
+    _square("linalg.det", A)
+    return Det.apply(A)
+
+
+def inv(A: Tensor) -> Tensor:
+    """The inverse of square matrices ``A`` (batched), differentiable."""
+    _square("linalg.inv", A)
+    return Inv.apply(A)
+
+
+def slogdet(A: Tensor) -> tuple[Tensor, Tensor]:
+    """``(sign, log|det A|)``, differentiable in the log-magnitude."""
+    d = det(A)
+    return d.sign().detach(), d.abs().log()
+
+
+def logdet(A: Tensor) -> Tensor:
+    """``log det A`` (NaN for a negative determinant, as PyTorch)."""
+    return det(A).log()
+
+
+inverse = inv  # ``vt.inverse`` as ``torch.inverse``
+
+__all__ = ["det", "inverse", "logdet", "slogdet"]

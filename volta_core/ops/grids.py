@@ -1,7 +1,8 @@
-"""Coordinate grids and products: ``meshgrid``, ``cartesian_prod``."""
+"""Coordinate grids and products: ``meshgrid``, ``cartesian_prod``, ``logspace``."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ..errors import DTypeError, ShapeError
@@ -57,4 +58,17 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return stack([g.reshape(-1) for g in meshgrid(*ts, indexing="ij")], dim=1)
 
 
-__all__ = ["meshgrid", "cartesian_prod"]
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype=None,
+             device=None, requires_grad: bool = False) -> Tensor:
+    """``steps`` values ``base ** x`` for ``x`` evenly spaced from ``start`` to ``end``."""
+    from ..creation import linspace
+
+    exps = linspace(start, end, steps, dtype="float64", device=device)
+    out = (exps * math.log(base)).exp() if base > 0 else exps.new_full((), base) ** exps
+    from ..dtypes import get_default_dtype
+
+    out = out.to(dtype or get_default_dtype())
+    return out.requires_grad_(True) if requires_grad else out
+
+
+__all__ = ["meshgrid", "cartesian_prod", "logspace"]

@@ -1,4 +1,4 @@
-"""Pairwise distances between two sets of row vectors: ``cdist``."""
+"""Distances: ``cdist`` between two sets of row vectors, ``dist`` between two tensors."""
 
 from __future__ import annotations
 
@@ -48,4 +48,14 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     return where(zero, total.new_zeros(()), safe.pow(1.0 / p))
 
 
-__all__ = ["cdist"]
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The p-norm of ``input - other`` (broadcast), over all elements."""
+    d = (input - other).reshape(-1).abs()
+    if p == 0:
+        return (d != 0).to(d.dtype).sum()
+    if math.isinf(p):
+        return d.amax() if p > 0 else d.amin()
+    return d.pow(p).sum().pow(1.0 / p)
+
+
+__all__ = ["cdist", "dist"]
