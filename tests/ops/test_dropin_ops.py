@@ -172,3 +172,85 @@ def test_linalg_cholesky_solve():
         a, y, upper=False, unitriangular=True), spd, b, dtype="float64")
     with pytest.raises(ValueError):
         vt.linalg.cholesky(-vt.eye(3))
+
+
+def test_queries_and_dims():
+    x = R.normal(size=(2, 3, 4))
+    for m in (vt, torch):
+        t = m.tensor(x)
+        assert m.is_tensor(t) and not m.is_tensor([1])
+        assert m.is_floating_point(t) and not m.is_complex(t) and m.numel(t) == 24
+        assert m.is_nonzero(m.tensor([2]))
+        with pytest.raises(RuntimeError):
+            m.is_nonzero(m.tensor([1, 2]))
+    compare(lambda m, a: m.swapaxes(a, 0, 2), x)
+    compare(lambda m, a: m.swapdims(a, 1, 2), x)
+    compare(lambda m, a: a.swapaxes(0, 1), x)
+    compare(lambda m, a: m.moveaxis(a, 0, -1), x)
+    compare(lambda m, a: m.ravel(a), x)
+    compare(lambda m, a: m.fliplr(a), x)
+    compare(lambda m, a: m.flipud(a), x)
+    compare(lambda m, a: m.absolute(a), x)
+    for f in ("atleast_1d", "atleast_2d", "atleast_3d"):
+        for a in (np.array(1.5), R.normal(size=3), R.normal(size=(2, 3)), x):
+            compare(lambda m, t, f=f: getattr(m, f)(t), a)
+        compare(lambda m, a, b, f=f: getattr(m, f)(a, b), np.array(1.0), R.normal(size=2))
+
+
+def test_matrix_builders():
+    v, mat = R.normal(size=3), R.normal(size=(3, 4))
+    for off in (-1, 0, 2):
+        compare(lambda m, a, o=off: m.diag(a, o), v)
+        compare(lambda m, a, o=off: m.diag(a, o), mat)
+        compare(lambda m, a, o=off: m.diagflat(a, o), mat[:2, :2])
+        compare(lambda m, a, o=off: m.diag_embed(a, o), mat)
+    compare(lambda m, a: m.diag_embed(a, 0, 0, 2), mat)
+    compare(lambda m, a, b, c: m.block_diag(a, b, c), mat[:2], v, np.array(2.0))
+    compare(lambda m, a, b: m.kron(a, b), mat[:2, :2], mat[:3, :2])
+    compare(lambda m, a, b: m.kron(a, b), v, mat)
+    compare(lambda m, a, b: m.inner(a, b), mat, R.normal(size=(2, 4)))
+    for args in ((3, 3), (3, 4, 1), (4, 3, -2), (2, 5, 10)):
+        for f in ("tril_indices", "triu_indices"):
+            np.testing.assert_array_equal(getattr(vt, f)(*args).numpy(),
+                                          getattr(torch, f)(*args).numpy())
+
+
+def test_statistics():
+    idx = np.array([0, 2, 2, 5, 1])
+    w = R.normal(size=5)
+    for kw in ({}, {"minlength": 9}):
+        np.testing.assert_array_equal(vt.bincount(vt.tensor(idx), **kw).numpy(),
+                                      torch.bincount(torch.tensor(idx), **kw).numpy())
+    compare(lambda m, i, ww: m.bincount(i, ww), idx, w, grad=False)
+    raises_like_torch(lambda m, i: m.bincount(i), np.array([1, -1]))
+    compare(lambda m, a, b: m.isin(a, b), np.array([[1, 2], [3, 4]]), np.array([2, 4, 9]),
+            grad=False)
+    compare(lambda m, a, b: m.isin(a, b, invert=True), np.array([1, 2, 3]), np.array([2]),
+            grad=False)
+    data = R.normal(size=(3, 6))
+    compare(lambda m, a: m.cov(a), data)
+    compare(lambda m, a: m.cov(a, correction=0), data)
+    compare(lambda m, a: m.cov(a[0]), data)
+    fw, aw = np.array([1, 2, 1, 3, 1, 1]), R.uniform(0.5, 1.0, size=6)
+    compare(lambda m, a, f, ww: m.cov(a, fweights=f, aweights=ww), data, fw, aw,
+            dtype=None)
+    compare(lambda m, a: m.corrcoef(a), data)
+
+
+def test_logspace_dist_det():
+    for kw in ({}, {"base": 2.0}, {"dtype": "float64"}):
+        tkw = {k: (getattr(torch, v) if k == "dtype" else v) for k, v in kw.items()}
+        got, want = vt.logspace(-1, 2, 5, **kw), torch.logspace(-1, 2, 5, **tkw)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        assert got.dtype.name == str(want.dtype).replace("torch.", "")
+    a, b = R.normal(size=(3, 4)), R.normal(size=(4,))
+    for p in (0, 1, 2, 3.5, math.inf, -math.inf):
+        compare(lambda m, x, y, p=p: m.dist(x, y, p), a, b, grad=p != 0)
+    sq = R.normal(size=(2, 3, 3))
+    compare(lambda m, x: m.det(x), sq, dtype="float64")
+    compare(lambda m, x: m.linalg.det(x), sq, dtype="float64")
+    compare(lambda m, x: m.inverse(x), sq, dtype="float64")
+    compare(lambda m, x: m.linalg.inv(x), sq, dtype="float64")
+    compare(lambda m, x: m.slogdet(x), sq, dtype="float64")
+    spd = sq @ sq.transpose(0, 2, 1) + np.eye(3)
+    compare(lambda m, x: m.logdet(x), spd, dtype="float64")

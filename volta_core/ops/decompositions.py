@@ -133,7 +133,7 @@ def inv(A: Tensor) -> Tensor:
 def slogdet(A: Tensor) -> tuple[Tensor, Tensor]:
     """``(sign, log|det A|)``, differentiable in the log-magnitude."""
     d = det(A)
-    return d.sign().detach(), d.abs().log()
+    return d.sign(), d.abs().log()
 
 
 def logdet(A: Tensor) -> Tensor:
