@@ -36,6 +36,7 @@ from .dtypes import (
 )
 from .errors import *  # noqa: F401,F403
 from .io import load, save
+from .limits import finfo, iinfo
 from .ops import *  # noqa: F401,F403
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Tensor

@@ -71,6 +71,21 @@ ByteTensor = _make("ByteTensor")
 BoolTensor = _make("BoolTensor")
 
 
+class Size(tuple):
+    """``torch.Size``: a tuple of dimension sizes. Volta's ``Tensor.shape`` is a plain
+    tuple, which compares equal to a ``Size`` of the same sizes."""
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"volta_core.Size({list(self)})"
+
+
 def type_name(t: Tensor) -> str:
     """``Tensor.type()``: ``"torch.FloatTensor"``, ``"torch.cuda.LongTensor"``, ..."""
     name = _BY_DTYPE.get(t.dtype.name, f"{t.dtype.name}Tensor")
@@ -92,4 +107,4 @@ def tensor_type(spec: Any) -> DType:
                          f"as vt.LongTensor, or a name such as 'torch.LongTensor'") from None
 
 
-__all__ = list(_NAMES)
+__all__ = [*_NAMES, "Size"]

@@ -271,3 +271,21 @@ def test_lazy_samplers():
     s2 = RandomSampler(range(4), num_samples=10)
     s2.load_state_dict(state)
     assert list(s2) == rest
+
+
+def test_finfo_iinfo_size():
+    for dt in ("float16", "bfloat16", "float32", "float64"):
+        v, t = vt.finfo(getattr(vt, dt)), torch.finfo(getattr(torch, dt))
+        for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+            assert getattr(v, attr) == getattr(t, attr), (dt, attr)
+    assert vt.finfo().eps == torch.finfo().eps
+    for dt in ("uint8", "int8", "int16", "int32", "int64"):
+        v, t = vt.iinfo(getattr(vt, dt)), torch.iinfo(getattr(torch, dt))
+        assert (v.bits, v.min, v.max) == (t.bits, t.min, t.max)
+    for m in (vt, torch):
+        with pytest.raises(TypeError):
+            m.finfo(m.int32)
+        with pytest.raises(TypeError):
+            m.iinfo(m.float32)
+    assert vt.zeros(2, 3).shape == vt.Size([2, 3]) == torch.Size([2, 3])
+    assert vt.Size([2, 3]).numel() == 6
