@@ -4,7 +4,9 @@ Trains on the default device (``VOLTA_DEVICE``, or ``--device``), shows a progre
 loss and accuracy, then saves a checkpoint and a PNG of the training curves and prints
 where they are. Reaches >= 97% test accuracy in well under two minutes on a 2-core CPU.
 
-Usage: python examples/train_digits.py [--device cpu|cuda|wgpu|auto] [--epochs 15]
+Usage: python examples/train_digits.py [--device cpu|cuda|wgpu|auto] [--epochs 15] [--smoke]
+
+``--smoke`` is the fast mode every example has: two epochs, passing at 50% test accuracy.
 """
 
 from __future__ import annotations
@@ -75,7 +77,12 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--out", default="runs/digits", help="where to save checkpoint + plot")
     parser.add_argument("--target", type=float, default=None,
                         help="exit with an error if the test accuracy ends below this")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a fast run (2 epochs) with a looser success criterion (50%%)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.epochs = min(args.epochs, 2)
+        args.target = 0.5 if args.target is None else args.target
     from tqdm import tqdm
 
     device = vt.device(args.device)
@@ -124,8 +131,11 @@ def main(argv: list[str] | None = None) -> float:
     print(f"test accuracy {acc:.2%} after {args.epochs} epochs in {elapsed:.1f} s on {device}")
     print(f"checkpoint: {ckpt.resolve()}")
     print(f"plot:       {plot.resolve()}")
-    if args.target is not None and acc < args.target:
-        raise SystemExit(f"test accuracy {acc:.2%} is below the target {args.target:.2%}")
+    if args.target is not None:
+        criterion = f"test accuracy {acc:.2%} >= target {args.target:.2%}"
+        if acc < args.target:
+            raise SystemExit(f"FAIL: {criterion}")
+        print(f"PASS: {criterion}")
     return acc
 
 

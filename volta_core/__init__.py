@@ -15,6 +15,7 @@ from .autograd import (
 )
 from .backend import Device, device, get_default_device, set_default_device
 from .backend.settings import backends
+from .compiler import compile  # noqa: A004 - ``vt.compile`` as ``torch.compile``
 from .creation import *  # noqa: F401,F403
 from .dtypes import (
     DType,
@@ -35,8 +36,11 @@ from .dtypes import (
 )
 from .errors import *  # noqa: F401,F403
 from .io import load, save
+from .limits import finfo, iinfo
 from .ops import *  # noqa: F401,F403
+from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Tensor
+from .typed_tensors import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 
@@ -45,10 +49,15 @@ half, double, long, short = float16, float64, int64, int16
 float, int = float32, int32  # noqa: A001
 
 # names resolved on first use, so ``import volta_core`` stays cheap
-_LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu"}
+_LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu", "utils", "distributions",
+         "accelerator", "compiler"}
 
 
 def __getattr__(name: str):
+    if name == "default_generator":
+        from .random import default_generator
+
+        return default_generator()
     if name in _LAZY:
         import importlib
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -200,80 +201,85 @@ def eye(n: int, m: int | None = None, dtype: Any = None, device: DeviceLike = No
 
 # -- random -------------------------------------------------------------------------------
 
-_seed = 0
+def _generator(dev: Device, generator: Any = None, op: str = "random"):
+    """The backend generator to draw from on ``dev`` (see :mod:`volta_core.random`)."""
+    from .random import draw_from
 
-
-def manual_seed(seed: int) -> None:
-    """Seed the random generators of every device (those created later too).
-
-    Args:
-        seed: a non-negative int.
-    """
-    global _seed
-    _seed = int(seed)
-    for dev in set(Device._interned.values()):
-        dev.backend.generator(dev.index).manual_seed(_seed + dev.index)
-
-
-def seed() -> int:
-    """Return the seed last given to :func:`manual_seed` (0 by default)."""
-    return _seed
-
-
-def _generator(dev: Device):
-    gen = dev.backend.generator(dev.index)
-    if not getattr(gen, "_volta_seeded", False):
-        gen.manual_seed(_seed + dev.index)
-        gen._volta_seeded = True
-    return gen
+    return draw_from(op, generator, dev)
 
 
 def _random(op: str, size: tuple, dtype: Any, device: DeviceLike, requires_grad: bool,
-            draw) -> Tensor:
+            draw, generator: Any = None) -> Tensor:
     s = _size(op, size)
     dt = get_dtype(dtype) if dtype is not None else get_default_dtype()
     if not dt.is_floating_point:
         raise DTypeError(f"{op}: expected a floating dtype, got {dt.name}")
     dev = _device(device)
-    t = Tensor._make(draw(_generator(dev), s, dev.native_dtype(dt)), dev)
+    t = Tensor._make(draw(_generator(dev, generator, op), s, dev.native_dtype(dt)), dev)
     return t.requires_grad_(True) if requires_grad else t
 
 
-def rand(*size: int, dtype: Any = None, device: DeviceLike = None,
+def rand(*size: int, generator: Any = None, dtype: Any = None, device: DeviceLike = None,
          requires_grad: bool = False) -> Tensor:
-    """Samples from the uniform distribution on [0, 1)."""
+    """Samples from the uniform distribution on [0, 1).
+
+    Args:
+        size: the shape, as ints or one sequence.
+        generator: a :class:`vt.Generator` to draw from (the device's default when None).
+    """
     return _random("rand", size, dtype, device, requires_grad,
-                   lambda g, s, dt: g.uniform(s, dt, 0.0, 1.0))
+                   lambda g, s, dt: g.uniform(s, dt, 0.0, 1.0), generator)
 
 
-def randn(*size: int, dtype: Any = None, device: DeviceLike = None,
+def randn(*size: int, generator: Any = None, dtype: Any = None, device: DeviceLike = None,
           requires_grad: bool = False) -> Tensor:
-    """Samples from the standard normal distribution."""
+    """Samples from the standard normal distribution (``generator`` as in :func:`rand`)."""
     return _random("randn", size, dtype, device, requires_grad,
-                   lambda g, s, dt: g.normal(s, dt, 0.0, 1.0))
+                   lambda g, s, dt: g.normal(s, dt, 0.0, 1.0), generator)
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), dtype: Any = None,
-            device: DeviceLike = None) -> Tensor:
-    """Integers drawn uniformly from ``[low, high)`` (``randint(high, size)`` from 0)."""
+def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any = None,
+            dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False
+            ) -> Tensor:
+    """Integers drawn uniformly from ``[low, high)``.
+
+    Both PyTorch forms: ``randint(high, size)`` (from 0) and ``randint(low, high, size)``.
+    """
+    if size is None:
+        if isinstance(high, (tuple, list)) or (high is not None and hasattr(high, "__len__")):
+            low, high, size = 0, low, high
+        else:
+            raise TypeError("randint() missing the required argument 'size' (a tuple of "
+                            "ints): call randint(high, size) or randint(low, high, size)")
     if high is None:
         low, high = 0, low
     if high <= low:
         raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
+    if requires_grad:
+        raise RuntimeError("randint: only tensors of floating point dtype can require "
+                           "gradients")
     dev = _device(device)
     dt = get_dtype(dtype) if dtype is not None else int64
-    s = _size("randint", tuple(size))
-    return Tensor._make(_generator(dev).integers(low, high, s, dev.native_dtype(dt)), dev)
+    s = _size("randint", (size,) if isinstance(size, int) else tuple(size))
+    gen = _generator(dev, generator, "randint")
+    draw_dt = dt if dt.kind in "iu" else int64  # a float dtype: integers drawn, then cast
+    out = Tensor._make(gen.integers(int(low), int(high), s, dev.native_dtype(draw_dt)), dev)
+    return out if draw_dt is dt else out.to(dt)
 
 
-def randperm(n: int, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: DeviceLike = None,
+             requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1``."""
+    if not isinstance(n, int) or n < 0:
+        raise RuntimeError(f"randperm: n must be a non-negative int, got {n!r}")
     dev = _device(device)
     dt = dev.native_dtype(get_dtype(dtype) if dtype is not None else int64)
-    return Tensor._make(_generator(dev).permutation(n, dt), dev)
+    t = Tensor._make(_generator(dev, generator, "randperm").permutation(n, dt), dev)
+    return t.requires_grad_(True) if requires_grad else t
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> Tensor:
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Any = None) -> Tensor:
     """Draw category indices with probabilities proportional to the rows of ``input``.
 
     Sampling runs on ``input``'s device with the Gumbel-max trick (no host round trip).
@@ -282,6 +288,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> T
         input: non-negative weights of shape ``(n,)`` or ``(batch, n)``.
         num_samples: how many indices to draw per row.
         replacement: draw with replacement; without it, ``num_samples <= n``.
+        generator: a :class:`vt.Generator` to draw from.
     """
     from .autograd.grad_mode import no_grad
 
@@ -295,10 +302,14 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> T
     _check_weights(input)
     with no_grad():
         dt = input.dtype if input.dtype.is_floating_point else get_default_dtype()
-        logp = input.detach().to(dt).log()
+        from .ops.elementwise import where
+
+        w = input.detach().to(dt)
+        positive = w > 0  # a zero weight is log 0 = -inf, without the warning of log(0)
+        logp = where(positive, where(positive, w, 1.0).log(), -math.inf)
         shape = (*input.shape[:-1], num_samples, n) if replacement else input.shape
-        u = rand(*shape, dtype=dt, device=input.device).clamp(1e-12, 1.0 - 1e-7)
-        gumbel = -(-u.log()).log()
+        u = rand(*shape, dtype=dt, device=input.device, generator=generator)
+        gumbel = -(-u.clamp(1e-12, 1.0 - 1e-7).log()).log()
         if replacement:
             return (logp.unsqueeze(-2) + gumbel).argmax(dim=-1)
         return (logp + gumbel).topk(num_samples, dim=-1).indices
@@ -316,8 +327,7 @@ def _check_weights(input: Tensor) -> None:
 
 def generator_states() -> dict[str, dict]:
     """The state of every created device generator, by device string (for checkpoints)."""
-    return {str(d): d.backend.generator(d.index).get_state()
-            for d in set(Device._interned.values())}
+    return {str(d): _generator(d).get_state() for d in set(Device._interned.values())}
 
 
 def set_generator_states(states: dict[str, dict]) -> None:
@@ -344,8 +354,20 @@ def _like(fn, name: str):
 zeros_like = _like(zeros, "zeros_like")
 ones_like = _like(ones, "ones_like")
 empty_like = _like(empty, "empty_like")
-rand_like = _like(rand, "rand_like")
-randn_like = _like(randn, "randn_like")
+
+
+def rand_like(input: Tensor, *, generator: Any = None, dtype: Any = None,
+              device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
+    """``rand`` with the shape, dtype and device of ``input``."""
+    return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                device=device or input.device, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, generator: Any = None, dtype: Any = None,
+               device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
+    """``randn`` with the shape, dtype and device of ``input``."""
+    return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                 device=device or input.device, requires_grad=requires_grad)
 
 
 def full_like(input: Tensor, fill_value: Any, dtype: Any = None, device: DeviceLike = None,
@@ -355,9 +377,13 @@ def full_like(input: Tensor, fill_value: Any, dtype: Any = None, device: DeviceL
                 device=device or input.device, requires_grad=requires_grad)
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, dtype: Any = None) -> Tensor:
+def randint_like(input: Tensor, low: int, high: int | None = None, *, generator: Any = None,
+                 dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """``randint`` with the shape, dtype and device of ``input``."""
-    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=input.device)
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
+                   device=device or input.device)
 
 
 @tensor_method()
@@ -394,7 +420,7 @@ def clone(self: Tensor, memory_format: Any = None) -> Tensor:
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full",
-    "arange", "linspace", "eye", "rand", "randn", "randint", "randperm", "manual_seed",
+    "arange", "linspace", "eye", "rand", "randn", "randint", "randperm",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "multinomial", "generator_states", "set_generator_states",
 ]

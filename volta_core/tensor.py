@@ -233,6 +233,37 @@ class Tensor:
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)
 
+    @property
+    def is_cuda(self) -> bool:
+        """True if the tensor is on a ``cuda`` device."""
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        """True if the tensor is on the CPU."""
+        return self.device.type == "cpu"
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """With no argument, the type's name (``"torch.FloatTensor"``, as PyTorch spells
+        it, so code comparing names keeps working); else a copy cast to ``dtype`` (a
+        dtype, a typed-tensor class such as ``vt.LongTensor``, or its name)."""
+        from .typed_tensors import tensor_type, type_name
+
+        if dtype is None:
+            return type_name(self)
+        return self.to(tensor_type(dtype))
+
+    def __format__(self, spec: str) -> str:
+        # as PyTorch: a 0-d tensor formats like its Python number; others only with ""
+        if self.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        # np.asarray(t): the CPU values (refused with requires_grad, as numpy() is)
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
     # -- autograd ----------------------------------------------------------------------
     def detach(self) -> Tensor:
         """Return a tensor sharing the values but cut off from the graph."""

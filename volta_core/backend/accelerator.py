@@ -71,11 +71,49 @@ class Accelerator:
         else:
             backend.empty_cache(self._index(device))
 
+    def _devices(self, device: Any = None) -> list[Device]:
+        if not self.is_available():
+            return []  # as PyTorch: seeding an absent accelerator is a silent no-op
+        if device == "all":
+            return [Device(f"{self.device_type}:{i}") for i in range(self.device_count())]
+        return [Device(f"{self.device_type}:{self._index(device)}")]
+
+    def manual_seed(self, seed: int) -> None:
+        """Seed the default generator of the first device (a no-op when unavailable)."""
+        from ..random import _default
+
+        for dev in self._devices():
+            _default(dev).manual_seed(seed)
+
+    def manual_seed_all(self, seed: int) -> None:
+        """Seed the default generators of every device of this type."""
+        from ..random import _default
+
+        for dev in self._devices("all"):
+            _default(dev).manual_seed(seed)
+
+    def seed_all(self) -> None:
+        """Seed every device's default generator from the OS's entropy."""
+        import os
+
+        self.manual_seed_all(int.from_bytes(os.urandom(8), "little") >> 1)
+
+    def initial_seed(self) -> int:
+        """The seed of the first device's default generator."""
+        from ..random import _default
+
+        return _default(Device(self.device_type)).initial_seed()
+
+    def current_device(self) -> int:
+        """The index of the current device (Volta's devices are explicit: always 0)."""
+        return 0
+
     def bind(self, namespace: dict) -> list[str]:
         """Put these functions into a module's ``namespace``; returns their names."""
         names = ["is_available", "device_count", "get_device_name", "synchronize",
                  "memory_allocated", "max_memory_allocated", "memory_reserved",
-                 "reset_peak_memory_stats", "empty_cache"]
+                 "reset_peak_memory_stats", "empty_cache", "manual_seed", "manual_seed_all",
+                 "seed_all", "initial_seed", "current_device"]
         for name in names:
             namespace[name] = getattr(self, name)
         return names

@@ -130,6 +130,13 @@ class Backend:
         """The random generator of device ``index`` (one per device, created once)."""
         raise NotImplementedError
 
+    def new_generator(self, index: int) -> Generator:
+        """A fresh generator on device ``index``, independent of :meth:`generator`'s
+        (backs ``vt.Generator(device)``). The default makes another instance of the
+        device generator's class, called with the index (the in-tree generators take it
+        or a seed, which ``manual_seed`` replaces); override when yours differs."""
+        return type(self.generator(index))(index)
+
     def synchronize(self, index: int) -> None:
         """Wait until all work queued on device ``index`` is done."""
 

@@ -12,6 +12,7 @@ current epoch got; ``load_state_dict()`` resumes exactly there.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import random
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,9 +24,9 @@ T_co = TypeVar("T_co", covariant=True)
 def _seed_of(generator: Any) -> int:
     """The int seed for ``generator``: an int, ``x.initial_seed()``, or vt.manual_seed's."""
     if generator is None:
-        from ..creation import seed
+        from ..random import initial_seed
 
-        return seed()
+        return initial_seed()
     if isinstance(generator, bool):
         raise TypeError("generator must be an int seed or have initial_seed(), got a bool")
     if isinstance(generator, int):
@@ -97,7 +98,8 @@ class _SeededSampler(Sampler[int]):
         self._seed: int | None = None
         self._progress: list[int] | None = None  # [epoch, yielded] while iterating
 
-    def _order(self, seed: int, epoch: int) -> list[int]:
+    def _order(self, seed: int, epoch: int) -> Iterable[int]:
+        """The epoch's indices: a list, or an iterator drawn lazily."""
         raise NotImplementedError
 
     @property
@@ -116,11 +118,11 @@ class _SeededSampler(Sampler[int]):
         self.epoch, self._offset = epoch + 1, 0
         return self._run(self._order(seed, epoch), epoch, start)
 
-    def _run(self, order: list[int], epoch: int, start: int) -> Iterator[int]:
+    def _run(self, order: Iterable[int], epoch: int, start: int) -> Iterator[int]:
         progress = self._progress = [epoch, start]
-        for i in range(start, len(order)):
-            progress[1] = i + 1
-            yield order[i]
+        for i, index in enumerate(itertools.islice(order, start, None), start + 1):
+            progress[1] = i
+            yield index
         self._progress = None
 
     def state_dict(self) -> dict:
@@ -147,8 +149,8 @@ class RandomSampler(_SeededSampler):
         replacement: draw with replacement (indices may repeat).
         num_samples: how many indices per epoch; ``len(data_source)`` by default. Without
             replacement a larger value concatenates several permutations.
-        generator: an int seed or an object with ``initial_seed()``; the seed last given
-            to ``vt.manual_seed`` when None (read at each epoch).
+        generator: a :class:`vt.Generator` (its ``initial_seed()`` is used), an int seed,
+            or None for the seed last given to ``vt.manual_seed`` (read at each epoch).
     """
 
     def __init__(self, data_source: Any, replacement: bool = False,
@@ -168,20 +170,24 @@ class RandomSampler(_SeededSampler):
     def num_samples(self) -> int:
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
-    def _order(self, seed: int, epoch: int) -> list[int]:
+    def _order(self, seed: int, epoch: int) -> Iterator[int]:
+        # drawn lazily, as PyTorch does: num_samples may be far larger than memory allows
         n, k = len(self.data_source), self.num_samples
         rng = _rng(seed, epoch, "RandomSampler")
         if self.replacement:
-            return [int(n * rng.random()) for _ in range(k)]
-        order: list[int] = []
-        while len(order) < k:
-            perm = list(range(n))
-            rng.shuffle(perm)
-            order.extend(perm[:k - len(order)])
-        return order
+            return (int(n * rng.random()) for _ in range(k))
+        return itertools.islice(_permutations(rng, n), k)
 
     def __len__(self) -> int:
         return self.num_samples
+
+
+def _permutations(rng: random.Random, n: int) -> Iterator[int]:
+    """Fresh permutations of ``range(n)``, one after another, forever."""
+    while True:
+        perm = list(range(n))
+        rng.shuffle(perm)
+        yield from perm
 
 
 class SubsetRandomSampler(_SeededSampler):
@@ -245,11 +251,13 @@ class WeightedRandomSampler(_SeededSampler):
             total += x
             self._cum[i] = total
 
-    def _order(self, seed: int, epoch: int) -> list[int]:
+    def _order(self, seed: int, epoch: int) -> Iterable[int]:
         rng = _rng(seed, epoch, "WeightedRandomSampler")
         n = len(self.weights)
-        if self.replacement:
-            return rng.choices(range(n), cum_weights=self._cum, k=self.num_samples)
+        if self.replacement:  # drawn lazily, in blocks
+            return itertools.chain.from_iterable(
+                rng.choices(range(n), cum_weights=self._cum, k=min(4096, self.num_samples - i))
+                for i in range(0, self.num_samples, 4096))
         # exponential race: the k smallest E_i / w_i are a weighted draw without replacement
         keys = ((rng.expovariate(1.0) / w, i) for i, w in enumerate(self.weights) if w > 0)
         return [i for _, i in heapq.nsmallest(self.num_samples, keys)]

@@ -1,40 +1,66 @@
 """Differentiable ops, grouped by kind. Importing this package attaches Tensor methods."""
 
 from . import (  # noqa: F401
+    bucketing,
+    closeness,
+    cross_product,
+    diagonals,
+    differences,
+    dims,
     division,
     elementwise,
-    extra,
     float_parts,
+    gamma_functions,
+    grids,
     index_update,
     indexing,
     inplace,
     linalg,
     math,
     math_inplace,
+    matrix_builders,
     movement,
     nan_reduce,
     order_stats,
+    pairwise,
+    queries,
     reduce,
+    sampling,
     scans,
     special,
     stacking,
+    statistics,
     threshold,
     transfer,
+    unique,
 )
+from .bucketing import *  # noqa: F401,F403
+from .closeness import *  # noqa: F401,F403
+from .cross_product import *  # noqa: F401,F403
+from .diagonals import *  # noqa: F401,F403
+from .differences import *  # noqa: F401,F403
+from .dims import *  # noqa: F401,F403
 from .division import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
-from .extra import *  # noqa: F401,F403
 from .float_parts import *  # noqa: F401,F403
+from .gamma_functions import *  # noqa: F401,F403
+from .grids import *  # noqa: F401,F403
 from .index_update import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
+from .matrix_builders import *  # noqa: F401,F403
 from .movement import *  # noqa: F401,F403
 from .nan_reduce import *  # noqa: F401,F403
 from .order_stats import *  # noqa: F401,F403
+from .pairwise import *  # noqa: F401,F403
+from .queries import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
+from .sampling import *  # noqa: F401,F403
 from .scans import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .stacking import *  # noqa: F401,F403
+from .statistics import *  # noqa: F401,F403
 from .threshold import *  # noqa: F401,F403
+from .unique import *  # noqa: F401,F403

@@ -244,20 +244,22 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return inplace(self, "scatter_add_", lambda s: s.scatter_add(dim, index, src), src)
 
 
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    """Fill ``self`` with samples from U[a, b)."""
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None
+             ) -> Tensor:
+    """Fill ``self`` with samples from U[a, b) (drawn from ``generator`` if given)."""
     from ..creation import rand
 
-    return inplace(self, "uniform_", lambda s: rand(*s.shape, dtype=s.dtype,
-                                                    device=s.device) * (b - a) + a)
+    return inplace(self, "uniform_", lambda s: rand(
+        *s.shape, dtype=s.dtype, device=s.device, generator=generator) * (b - a) + a)
 
 
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    """Fill ``self`` with samples from N(mean, std^2)."""
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None
+            ) -> Tensor:
+    """Fill ``self`` with samples from N(mean, std^2) (drawn from ``generator`` if given)."""
     from ..creation import randn
 
-    return inplace(self, "normal_", lambda s: randn(*s.shape, dtype=s.dtype,
-                                                    device=s.device) * std + mean)
+    return inplace(self, "normal_", lambda s: randn(
+        *s.shape, dtype=s.dtype, device=s.device, generator=generator) * std + mean)
 
 
 for _f in (fill_, zero_, copy_, clamp_, masked_fill_, index_add_, scatter_, scatter_add_,

@@ -224,8 +224,18 @@ def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
     return vector_norm(x, 2 if ord in (None, "fro") else ord, dim, keepdim, dtype=dtype)
 
 
+from .decompositions import (  # noqa: E402, F401
+    cholesky,
+    det,
+    inv,
+    inverse,
+    logdet,
+    slogdet,
+    solve,
+    solve_triangular,
+)
 from .einsum import einsum  # noqa: E402 - einsum is built on matmul above
 from .reduce import vector_norm  # noqa: E402
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm",
-           "tensordot", "einsum"]
+           "tensordot", "einsum", "det", "inverse", "logdet", "slogdet"]

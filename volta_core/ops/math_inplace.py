@@ -1,5 +1,5 @@
 """In-place forms of the math composites: ``lerp_``, ``addcmul_``, ``addcdiv_``,
-``clamp_min_`` and ``clamp_max_``.
+``clamp_min_``, ``clamp_max_`` and ``maximum_``.
 
 Each computes the out-of-place op and puts the result into ``self`` through
 :func:`~volta_core.ops.inplace.inplace` (same dtype and shape rules as ``add_``).
@@ -41,7 +41,15 @@ def clamp_max_(self: Tensor, max: Any) -> Tensor:  # noqa: A002
     return inplace(self, "clamp_max_", lambda s: clamp(s, None, max), max)
 
 
-for _f in (lerp_, addcmul_, addcdiv_, clamp_min_, clamp_max_):
+def maximum_(self: Tensor, other: Any) -> Tensor:
+    """``self = maximum(self, other)`` in place (``other`` broadcasts to ``self``).
+
+    A Volta convenience: PyTorch has only the out-of-place ``maximum``.
+    """
+    return inplace(self, "maximum_", lambda s: s.maximum(other), other)
+
+
+for _f in (lerp_, addcmul_, addcdiv_, clamp_min_, clamp_max_, maximum_):
     setattr(Tensor, _f.__name__, _f)
 
 __all__: list[str] = []

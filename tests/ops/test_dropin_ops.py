@@ -1,0 +1,256 @@
+"""The ops of issue 18 against PyTorch CPU (values, dtypes, grads, errors), on cpu, and
+the same results on wgpu where an adapter is present."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from torch_ref import compare, raises_like_torch, torch
+
+import volta_core as vt
+
+R = np.random.default_rng(0)
+X = R.normal(size=(3, 4))
+
+
+def _wgpu() -> bool:
+    try:
+        vt.zeros(1, device="wgpu")
+        return True
+    except Exception:
+        return False
+
+
+DEVICES = ["cpu"] + (["wgpu"] if _wgpu() else [])
+
+
+@pytest.mark.parametrize("rtol,atol,equal_nan", [(1e-5, 1e-8, False), (0.1, 0.0, True),
+                                                 (0.0, 0.5, False)])
+def test_isclose_allclose_equal(rtol, atol, equal_nan):
+    a = np.array([1.0, 1.05, math.nan, math.inf, -math.inf, 0.0, 2.0])
+    b = np.array([1.0, 1.0, math.nan, math.inf, math.inf, 1e-9, 2.4])
+    compare(lambda m, x, y: m.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan),
+            a, b, grad=False)
+    for dt in ("float32", "int64"):
+        ta, tb = torch.tensor(a[:2]).to(getattr(torch, dt)), torch.tensor(b[:2]).to(
+            getattr(torch, dt))
+        va, vb = vt.tensor(a[:2]).to(dt), vt.tensor(b[:2]).to(dt)
+        assert vt.allclose(va, vb, rtol, atol, equal_nan) == torch.allclose(
+            ta, tb, rtol, atol, equal_nan)
+        assert vt.equal(va, vb) == torch.equal(ta, tb)
+    assert vt.equal(vt.ones(2), vt.ones(2)) and not vt.equal(vt.ones(2), vt.ones(3))
+    raises_like_torch(lambda m, x, y: m.isclose(x, y.long()), a, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unique(device):
+    x = np.array([3, 1, 2, 3, 1, 5, 5, 0])
+    for kw in ({}, {"return_inverse": True}, {"return_counts": True},
+               {"return_inverse": True, "return_counts": True}):
+        got = vt.unique(vt.tensor(x, device=device), **kw)
+        want = torch.unique(torch.tensor(x), **kw)
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_array_equal(g.cpu().numpy(), w.numpy())
+    rows = np.array([[1, 2], [1, 2], [0, 5], [1, 0]])
+    for dim in (0, 1):
+        got = vt.unique(vt.tensor(rows, device=device), dim=dim, return_inverse=True,
+                        return_counts=True)
+        want = torch.unique(torch.tensor(rows), dim=dim, return_inverse=True,
+                            return_counts=True)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.cpu().numpy(), w.numpy())
+    f = vt.unique(vt.tensor([2.5, -1.0, 2.5], device=device))
+    assert f.dtype is vt.float32 and f.cpu().tolist() == [-1.0, 2.5]
+
+
+def test_unique_consecutive():
+    x = np.array([1, 1, 2, 2, 3, 1, 1, 2])
+    got = vt.unique_consecutive(vt.tensor(x), return_inverse=True, return_counts=True)
+    want = torch.unique_consecutive(torch.tensor(x), return_inverse=True, return_counts=True)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    m = np.array([[1, 1, 2], [1, 1, 3]])
+    np.testing.assert_array_equal(
+        vt.unique_consecutive(vt.tensor(m), dim=1).numpy(),
+        torch.unique_consecutive(torch.tensor(m), dim=1).numpy())
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_cartesian_prod(indexing):
+    a, b, c = R.normal(size=3), R.normal(size=4), R.normal(size=2)
+    compare(lambda m, x, y, z: m.meshgrid(x, y, z, indexing=indexing), a, b, c)
+    compare(lambda m, x, y: m.meshgrid([x, y], indexing=indexing), a, b)
+    compare(lambda m, x, y: m.cartesian_prod(x, y), a, b)
+    compare(lambda m, x: m.cartesian_prod(x), a)
+    raises_like_torch(lambda m, x: m.meshgrid(x, indexing="ji"), a)
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, math.inf])
+def test_cdist(p):
+    x1, x2 = R.normal(size=(2, 5, 3)), R.normal(size=(2, 4, 3))
+    x2[0, 0] = x1[0, 0]  # a zero distance: PyTorch's gradient there is zero
+    compare(lambda m, a, b: m.cdist(a, b, p=p), x1, x2, dtype="float64",
+            grad=p != 0.0)
+    compare(lambda m, a, b: m.cdist(a, b, p=p), x1[0], x2[0], dtype="float32",
+            grad=False)
+    raises_like_torch(lambda m, a, b: m.cdist(a, b), x1, x2[..., :2])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_searchsorted_bucketize(device):
+    seq = np.array([1, 3, 5, 7, 9])
+    vals = np.array([[0, 3, 6], [9, 10, 5]])
+    for right in (False, True):
+        got = vt.searchsorted(vt.tensor(seq, device=device), vt.tensor(vals, device=device),
+                              right=right)
+        want = torch.searchsorted(torch.tensor(seq), torch.tensor(vals), right=right)
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+        assert got.dtype is vt.int64
+        got = vt.bucketize(vt.tensor(vals, device=device), vt.tensor(seq, device=device),
+                           right=right, out_int32=True)
+        want = torch.bucketize(torch.tensor(vals), torch.tensor(seq), right=right,
+                               out_int32=True)
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+        assert got.dtype is vt.int32
+    nd = np.sort(R.normal(size=(2, 6)), axis=1)
+    v = R.normal(size=(2, 3))
+    compare(lambda m, s, x: m.searchsorted(s, x, side="right"), nd, v, grad=False)
+    perm = np.argsort(R.normal(size=5))
+    unsorted = seq[np.argsort(perm)]
+    sorter = np.argsort(unsorted)
+    np.testing.assert_array_equal(
+        vt.searchsorted(vt.tensor(unsorted), vt.tensor([4, 8]), sorter=vt.tensor(sorter))
+        .numpy(),
+        torch.searchsorted(torch.tensor(unsorted), torch.tensor([4, 8]),
+                           sorter=torch.tensor(sorter)).numpy())
+    assert int(vt.searchsorted(vt.tensor(seq), 4)) == int(torch.searchsorted(
+        torch.tensor(seq), 4))
+    with pytest.raises(ValueError):
+        vt.searchsorted(vt.tensor(seq), vt.tensor([1]), right=True, side="left")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_histc(device):
+    x = np.array([1.0, 2.0, 1.0, 4.0, -1.0, 2.999, 3.0])
+    for kw in ({"bins": 4, "min": 0, "max": 3}, {"bins": 5}, {"bins": 3, "min": 1, "max": 2}):
+        got = vt.histc(vt.tensor(x, dtype="float32", device=device), **kw)
+        want = torch.histc(torch.tensor(x, dtype=torch.float32), **kw)
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+        assert got.dtype is vt.float32
+    with pytest.raises(ValueError):
+        vt.histc(vt.tensor(x), bins=0)
+
+
+def test_gamma_functions():
+    x = np.array([0.1, 0.5, 1.0, 2.5, 7.0, 30.0, -0.5, -2.3, 1e-3, 200.0])
+    compare(lambda m, a: m.lgamma(a), x, dtype="float64", tol=(1e-12, 1e-12))
+    compare(lambda m, a: m.digamma(a), x, dtype="float64", tol=(1e-10, 1e-10),
+            grad_tol=(1e-8, 1e-8))
+    compare(lambda m, a: m.polygamma(1, a), x, dtype="float64", tol=(1e-8, 1e-8),
+            grad=False)
+    compare(lambda m, a: m.lgamma(a), x, dtype="float32", tol=(1e-5, 1e-5))
+    compare(lambda m, a: m.mvlgamma(a, 3), x[x > 1.5], dtype="float64", tol=(1e-12, 1e-12))
+    assert vt.lgamma(vt.tensor([0.0, -1.0])).tolist() == [math.inf, math.inf]
+    assert vt.digamma(vt.tensor([0.0])).tolist() == [-math.inf]
+
+
+def test_linalg_cholesky_solve():
+    m = R.normal(size=(2, 3, 3))
+    spd = m @ m.transpose(0, 2, 1) + 3 * np.eye(3)
+    b = R.normal(size=(2, 3, 2))
+    compare(lambda mod, a: mod.linalg.cholesky(a), spd, dtype="float64",
+            grad_tol=(1e-9, 1e-9))
+    compare(lambda mod, a: mod.linalg.cholesky(a, upper=True), spd, dtype="float64")
+    compare(lambda mod, a, y: mod.linalg.solve(a, y), spd, b, dtype="float64")
+    for upper in (False, True):
+        compare(lambda mod, a, y, u=upper: mod.linalg.solve_triangular(a, y, upper=u), spd, b,
+                dtype="float64")
+    compare(lambda mod, a, y: mod.linalg.solve_triangular(
+        a, y, upper=False, unitriangular=True), spd, b, dtype="float64")
+    with pytest.raises(ValueError):
+        vt.linalg.cholesky(-vt.eye(3))
+
+
+def test_queries_and_dims():
+    x = R.normal(size=(2, 3, 4))
+    for m in (vt, torch):
+        t = m.tensor(x)
+        assert m.is_tensor(t) and not m.is_tensor([1])
+        assert m.is_floating_point(t) and not m.is_complex(t) and m.numel(t) == 24
+        assert m.is_nonzero(m.tensor([2]))
+        with pytest.raises(RuntimeError):
+            m.is_nonzero(m.tensor([1, 2]))
+    compare(lambda m, a: m.swapaxes(a, 0, 2), x)
+    compare(lambda m, a: m.swapdims(a, 1, 2), x)
+    compare(lambda m, a: a.swapaxes(0, 1), x)
+    compare(lambda m, a: m.moveaxis(a, 0, -1), x)
+    compare(lambda m, a: m.ravel(a), x)
+    compare(lambda m, a: m.fliplr(a), x)
+    compare(lambda m, a: m.flipud(a), x)
+    compare(lambda m, a: m.absolute(a), x)
+    for f in ("atleast_1d", "atleast_2d", "atleast_3d"):
+        for a in (np.array(1.5), R.normal(size=3), R.normal(size=(2, 3)), x):
+            compare(lambda m, t, f=f: getattr(m, f)(t), a)
+        compare(lambda m, a, b, f=f: getattr(m, f)(a, b), np.array(1.0), R.normal(size=2))
+
+
+def test_matrix_builders():
+    v, mat = R.normal(size=3), R.normal(size=(3, 4))
+    for off in (-1, 0, 2):
+        compare(lambda m, a, o=off: m.diag(a, o), v)
+        compare(lambda m, a, o=off: m.diag(a, o), mat)
+        compare(lambda m, a, o=off: m.diagflat(a, o), mat[:2, :2])
+        compare(lambda m, a, o=off: m.diag_embed(a, o), mat)
+    compare(lambda m, a: m.diag_embed(a, 0, 0, 2), mat)
+    compare(lambda m, a, b, c: m.block_diag(a, b, c), mat[:2], v, np.array(2.0))
+    compare(lambda m, a, b: m.kron(a, b), mat[:2, :2], mat[:3, :2])
+    compare(lambda m, a, b: m.kron(a, b), v, mat)
+    compare(lambda m, a, b: m.inner(a, b), mat, R.normal(size=(2, 4)))
+    for args in ((3, 3), (3, 4, 1), (4, 3, -2), (2, 5, 10)):
+        for f in ("tril_indices", "triu_indices"):
+            np.testing.assert_array_equal(getattr(vt, f)(*args).numpy(),
+                                          getattr(torch, f)(*args).numpy())
+
+
+def test_statistics():
+    idx = np.array([0, 2, 2, 5, 1])
+    w = R.normal(size=5)
+    for kw in ({}, {"minlength": 9}):
+        np.testing.assert_array_equal(vt.bincount(vt.tensor(idx), **kw).numpy(),
+                                      torch.bincount(torch.tensor(idx), **kw).numpy())
+    compare(lambda m, i, ww: m.bincount(i, ww), idx, w, grad=False)
+    raises_like_torch(lambda m, i: m.bincount(i), np.array([1, -1]))
+    compare(lambda m, a, b: m.isin(a, b), np.array([[1, 2], [3, 4]]), np.array([2, 4, 9]),
+            grad=False)
+    compare(lambda m, a, b: m.isin(a, b, invert=True), np.array([1, 2, 3]), np.array([2]),
+            grad=False)
+    data = R.normal(size=(3, 6))
+    compare(lambda m, a: m.cov(a), data)
+    compare(lambda m, a: m.cov(a, correction=0), data)
+    compare(lambda m, a: m.cov(a[0]), data)
+    fw, aw = np.array([1, 2, 1, 3, 1, 1]), R.uniform(0.5, 1.0, size=6)
+    compare(lambda m, a, f, ww: m.cov(a, fweights=f, aweights=ww), data, fw, aw,
+            dtype=None)
+    compare(lambda m, a: m.corrcoef(a), data)
+
+
+def test_logspace_dist_det():
+    for kw in ({}, {"base": 2.0}, {"dtype": "float64"}):
+        tkw = {k: (getattr(torch, v) if k == "dtype" else v) for k, v in kw.items()}
+        got, want = vt.logspace(-1, 2, 5, **kw), torch.logspace(-1, 2, 5, **tkw)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        assert got.dtype.name == str(want.dtype).replace("torch.", "")
+    a, b = R.normal(size=(3, 4)), R.normal(size=(4,))
+    for p in (0, 1, 2, 3.5, math.inf, -math.inf):
+        compare(lambda m, x, y, p=p: m.dist(x, y, p), a, b, grad=p != 0)
+    sq = R.normal(size=(2, 3, 3))
+    compare(lambda m, x: m.det(x), sq, dtype="float64")
+    compare(lambda m, x: m.linalg.det(x), sq, dtype="float64")
+    compare(lambda m, x: m.inverse(x), sq, dtype="float64")
+    compare(lambda m, x: m.linalg.inv(x), sq, dtype="float64")
+    compare(lambda m, x: m.slogdet(x), sq, dtype="float64")
+    spd = sq @ sq.transpose(0, 2, 1) + np.eye(3)
+    compare(lambda m, x: m.logdet(x), spd, dtype="float64")

@@ -1,0 +1,105 @@
+"""Binning values: ``searchsorted``, ``bucketize``, ``histc``.
+
+Composed of comparisons and sums, so they run on every backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.grad_mode import no_grad
+from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor, tensor_method
+
+
+def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False,
+                 right: bool = False, side: str | None = None,
+                 sorter: Tensor | None = None) -> Tensor:
+    """Where each value of ``input`` would be inserted into ``sorted_sequence`` (sorted
+    along its last dimension) to keep it sorted.
+
+    Args:
+        sorted_sequence: 1-d, or with leading dimensions matching ``input``'s.
+        input: the values (a tensor or a Python number).
+        out_int32: return int32 instead of int64.
+        right: insert after equal values (the index of the first larger one).
+        side: ``"left"`` or ``"right"``, the same as ``right`` (they must agree).
+        sorter: indices that sort ``sorted_sequence`` along its last dimension.
+    """
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"searchsorted: side can only be 'left' or 'right' but got "
+                             f"{side!r}")
+        if right and side == "left":
+            raise ValueError("searchsorted: side and right can't be set to opposites, got "
+                             "side of left while right was True")
+        right = side == "right"
+    scalar = not isinstance(input, Tensor)
+    with no_grad():
+        seq = sorted_sequence.detach()
+        if sorter is not None:
+            if sorter.shape != seq.shape:
+                raise ShapeError(f"searchsorted: sorter {sorter.shape} must have the shape "
+                                 f"of sorted_sequence {seq.shape}")
+            seq = seq.gather(-1, sorter)
+        values = seq.new_tensor(input) if scalar else input.detach()
+        if seq.ndim > 1 and (values.ndim != seq.ndim or
+                             values.shape[:-1] != seq.shape[:-1]):
+            raise ShapeError(f"searchsorted: boundaries {sorted_sequence.shape} and input "
+                             f"{values.shape} must have the same leading dimensions (or "
+                             "boundaries must be 1-d)")
+        if values.dtype is not seq.dtype:
+            from ..dtypes import promote_types
+
+            common = promote_types(values.dtype, seq.dtype)
+            values, seq = values.to(common), seq.to(common)
+        if seq.ndim == 1:
+            below = seq <= values.unsqueeze(-1) if right else seq < values.unsqueeze(-1)
+        else:
+            s = seq.unsqueeze(-2)
+            v = values.unsqueeze(-1)
+            below = s <= v if right else s < v
+        out = below.to("int64").sum(-1)
+        return out.to("int32") if out_int32 else out
+
+
+@tensor_method()
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False,
+              right: bool = False) -> Tensor:
+    """The bucket of each value of ``input`` given 1-d sorted ``boundaries``.
+
+    ``right=False``: ``boundaries[i-1] < x <= boundaries[i]``; ``right=True``:
+    ``boundaries[i-1] <= x < boundaries[i]``.
+    """
+    if boundaries.ndim != 1:
+        raise ShapeError(f"bucketize: boundaries must be 1-d, got shape {boundaries.shape}")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+@tensor_method()
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+    """A histogram of ``input`` with ``bins`` equal-width bins over ``[min, max]``.
+
+    With ``min == max`` (the default), the data's own minimum and maximum are used.
+    Values outside the range are ignored. The result has ``input``'s dtype.
+    """
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"histc: expected a floating-point input, got {input.dtype.name}")
+    if bins <= 0:
+        raise ValueError(f"histc: bins must be > 0, but got {bins}")
+    if min > max:
+        raise ValueError(f"histc: max must be larger than min, got min={min}, max={max}")
+    with no_grad():
+        x = input.detach().reshape(-1)
+        lo, hi = float(min), float(max)
+        if lo == hi and x.numel():
+            lo, hi = float(x.min()), float(x.max())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        keep = (x >= lo) & (x <= hi)
+        x = x[keep]
+        idx = ((x - lo) * (bins / (hi - lo))).floor().to("int64").clamp(0, bins - 1)
+        return x.new_zeros((bins,)).scatter_add(0, idx, x.new_ones(x.shape))
+
+
+__all__ = ["searchsorted", "bucketize", "histc"]
