@@ -331,9 +331,22 @@ def generator_states() -> dict[str, dict]:
 
 
 def set_generator_states(states: dict[str, dict]) -> None:
-    """Restore states returned by :func:`generator_states`."""
+    """Restore states returned by :func:`generator_states`.
+
+    The state of a device that is not usable here (a checkpoint saved after touching
+    wgpu, loaded where wgpu is absent) is skipped with a warning.
+    """
+    import warnings
+
+    from .errors import BackendUnavailableError, DeviceError
+
     for name, state in states.items():
-        dev = Device(name)
+        try:
+            dev = Device(name)
+        except (BackendUnavailableError, DeviceError) as e:
+            warnings.warn(f"set_generator_states: skipped the generator state of {name}, "
+                          f"which is not usable here ({e})", stacklevel=2)
+            continue
         gen = _generator(dev)
         gen.set_state(state)
 

@@ -56,7 +56,13 @@ class MpiEngine(CommEngine):
 
 
 class MpiProcessGroup(ProcessGroup):
-    """A process group over an MPI communicator; arrays are NumPy arrays on the host."""
+    """A process group over an MPI communicator; arrays are NumPy arrays on the host.
+
+    Collectives are MPI's non-blocking ones, polled through :meth:`ProcessGroup.wait`,
+    so a collective whose peer is gone raises instead of waiting forever.
+    """
+
+    interruptible = True
 
     def __init__(self, comm: Any, engine: str = "mpi") -> None:
         super().__init__(comm.Get_rank(), comm.Get_size(), engine)
@@ -85,13 +91,14 @@ class MpiProcessGroup(ProcessGroup):
 
     def all_reduce(self, array: Any, op: ReduceOp) -> None:
         buf, copied = self._buffer(array)
-        self.comm.Allreduce(_mpi().IN_PLACE, buf, op=self._op(op))
+        self.wait(self.comm.Iallreduce(_mpi().IN_PLACE, buf, op=self._op(op)).Test,
+                  "all_reduce")
         if copied:
             array[...] = buf
 
     def broadcast(self, array: Any, src: int) -> None:
         buf, copied = self._buffer(array)
-        self.comm.Bcast(buf, root=src)
+        self.wait(self.comm.Ibcast(buf, root=src).Test, "broadcast")
         if copied:
             array[...] = buf
 
@@ -99,7 +106,7 @@ class MpiProcessGroup(ProcessGroup):
         import numpy as np
 
         buf, copied = self._buffer(out)
-        self.comm.Allgather(np.ascontiguousarray(array), buf)
+        self.wait(self.comm.Iallgather(np.ascontiguousarray(array), buf).Test, "all_gather")
         if copied:
             out[...] = buf
 
@@ -107,12 +114,25 @@ class MpiProcessGroup(ProcessGroup):
         import numpy as np
 
         buf, copied = self._buffer(out)
-        self.comm.Reduce_scatter_block(np.ascontiguousarray(array), buf, op=self._op(op))
+        req = self.comm.Ireduce_scatter_block(np.ascontiguousarray(array), buf,
+                                              op=self._op(op))
+        self.wait(req.Test, "reduce_scatter")
         if copied:
             out[...] = buf
 
     def barrier(self) -> None:
-        self.comm.Barrier()
+        self.wait(self.comm.Ibarrier().Test, "barrier")
+
+    def broadcast_bytes(self, data: bytes | None, src: int = 0) -> bytes:
+        import numpy as np
+
+        buf = np.zeros(1026, np.uint8)  # 2 bytes of length, then the data
+        if self.rank == src:
+            buf[:2] = divmod(len(data), 256)
+            buf[2:2 + len(data)] = np.frombuffer(data, np.uint8)
+        self.comm.Bcast(buf, root=src)
+        n = 256 * int(buf[0]) + int(buf[1])
+        return bytes(buf[2:2 + n])
 
     def abort(self) -> None:
         self.comm.Abort(1)

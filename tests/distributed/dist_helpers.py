@@ -53,14 +53,15 @@ def mpi_skip_reason() -> str | None:
     return None
 
 
-def run_mpi(script: str, *args: str, n: int = 2, timeout: float = 60
+def run_mpi(script: str, *args: str, n: int = 2, timeout: float = 60,
+            mpi_options: tuple[str, ...] = (), env: dict[str, str] | None = None
             ) -> subprocess.CompletedProcess:
     """Run ``workers/script`` on ``n`` ranks with mpirun; fail the test if it hangs."""
-    cmd = [find_mpirun(), "-n", str(n), "--oversubscribe", sys.executable,
+    cmd = [find_mpirun(), "-n", str(n), "--oversubscribe", *mpi_options, sys.executable,
            str(WORKERS / script), *args]
     try:
-        return subprocess.run(cmd, env=job_env(), capture_output=True, text=True,
-                              timeout=timeout, cwd=ROOT)
+        return subprocess.run(cmd, env={**job_env(), **(env or {})}, capture_output=True,
+                              text=True, timeout=timeout, cwd=ROOT)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"mpirun {script} hung for {timeout} s:\n{exc.stdout}\n{exc.stderr}")
 

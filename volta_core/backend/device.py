@@ -7,8 +7,8 @@ import os
 from typing import Any
 
 from ..dtypes import DType, get_dtype
-from ..errors import DeviceError, DTypeError
-from .registry import backend_for_type, backends
+from ..errors import DeviceError, DTypeError, VoltaError
+from .registry import backend_for_type, backends, device_count
 
 log = logging.getLogger("volta")
 
@@ -44,7 +44,7 @@ class Device:
 
     def _init(self, type_: str, index: int) -> None:
         backend = backend_for_type(type_)
-        count = backend.device_count()
+        count = device_count(backend)
         if index >= count:
             raise DeviceError(f"device {type_}:{index} does not exist: backend "
                               f"{backend.name!r} sees {count} {type_} device(s)")
@@ -146,7 +146,15 @@ def get_default_device() -> Device:
     """Return the default device: ``set_default_device``'s, else ``$VOLTA_DEVICE``, else cpu."""
     global _default
     if _default is None:
-        _default = Device(os.environ.get("VOLTA_DEVICE", "cpu"))
+        env = os.environ.get("VOLTA_DEVICE")
+        try:
+            _default = Device(env or "cpu")
+        except VoltaError as exc:
+            if not env:
+                raise
+            raise type(exc)(f"the default device comes from the environment variable "
+                            f"VOLTA_DEVICE={env!r}, which cannot be used: {exc}. Unset it or "
+                            "set it to a usable device (see volta_core.backends())") from None
     return _default
 
 

@@ -6,6 +6,7 @@ import importlib
 import os
 from importlib.metadata import entry_points
 from types import ModuleType
+from typing import Any
 
 import pluggy
 
@@ -38,20 +39,52 @@ def load_plugins(group: str, specs: ModuleType, blocked: set[str],
             continue
         try:
             module = load()
-        except Exception as exc:  # a broken third-party plugin must not break Volta
+            if not pm.is_registered(module):
+                pm.register(module, name=name)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # even SystemExit: a broken plugin must not end Volta
             broken[name] = f"plugin {value!r} failed to load: {exc!r}"
-            continue
-        if not pm.is_registered(module):
-            pm.register(module, name=name)
     return pm, broken
+
+
+def call_each(hook: Any, cache: dict[str, Any] | None = None
+              ) -> tuple[list[tuple[str, Any]], dict[str, str]]:
+    """Call every implementation of the argument-less ``hook`` on its own.
+
+    Returns ``([(plugin name, result), ...], {plugin name: why it failed})``: a plugin
+    whose hook raises (anything but ``KeyboardInterrupt``) is reported, not raised, so
+    one bad plugin cannot break the others. Results found in ``cache`` (by plugin name)
+    are reused and new ones added, so a plugin's objects keep their identity when the
+    hook is collected again (after another plugin registers).
+    """
+    cache = {} if cache is None else cache
+    results, broken = [], {}
+    for impl in hook.get_hookimpls():  # in registration order
+        name = impl.plugin_name
+        if name not in cache:
+            try:
+                cache[name] = impl.function()
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
+                broken[name] = f"its hook {hook.name} raised {exc!r}"
+                continue
+        results.append((name, cache[name]))
+    return results, broken
 
 
 def checked_reason(plugin) -> str | None:
     """``plugin.unavailable_reason()``, turning a failing check into a reason of its own."""
     try:
-        return plugin.unavailable_reason()
-    except Exception as exc:  # availability checks must never break a listing
-        return f"availability check failed: {exc!r}"
+        reason = plugin.unavailable_reason()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # availability checks must never break a listing
+        return f"its availability check unavailable_reason() raised {exc!r}"
+    if reason is not None and not isinstance(reason, str):
+        return f"its unavailable_reason() returned {reason!r}, not a str or None"
+    return reason
 
 
 def install_hint(extra: str | None) -> str:

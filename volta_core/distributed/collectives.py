@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
-from .engine import ProcessGroup, ReduceOp
+from .engine import DistributedError, ProcessGroup, ReduceOp
 from .process_group import _group
 
 
@@ -54,6 +54,70 @@ def _check(pg: ProcessGroup, name: str, tensors: Sequence[Tensor]) -> None:
             f"{name}: engine {pg.engine!r} works on {', '.join(allowed)} tensors, got a tensor "
             f"on {first.device}; move it with .to('{allowed[0]}') or pick another backend "
             "in init_process_group")
+
+
+_CALLS = ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
+          "reduce_scatter_tensor", "reduce_scatter", "barrier")
+_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "uint32", "float16",
+           "bfloat16", "float32", "float64")
+_MAX_DIMS = 8
+
+
+def _begin(pg: ProcessGroup, name: str, t: Tensor | None = None, extra: int = -1) -> None:
+    """In debug mode (``VOLTA_DISTRIBUTED_DEBUG=DETAIL``), check every rank makes the
+    same call. (Lost ranks are checked by the group itself: see ``process_group``.)"""
+    if getattr(pg, "debug", False):
+        _same_call_everywhere(pg, name, t, extra)
+
+
+def _signature(name: str, t: Tensor | None, extra: int) -> list[int]:
+    shape = t.shape if t is not None else ()
+    dims = list(shape[:_MAX_DIMS]) + [-1] * (_MAX_DIMS - len(shape[:_MAX_DIMS]))
+    dtype = _DTYPES.index(t.dtype.name) if t is not None and t.dtype.name in _DTYPES else -1
+    return [_CALLS.index(name), dtype, len(shape), t.numel() if t is not None else 0, extra,
+            *dims]
+
+
+def _describe(sig: list[int]) -> str:
+    call, dtype, ndim, numel, extra, *dims = sig
+    what = _CALLS[call] if 0 <= call < len(_CALLS) else f"collective #{call}"
+    if what == "barrier":
+        return "barrier()"
+    shape = tuple(dims[:ndim]) if ndim <= _MAX_DIMS else f"{ndim}-d, {numel} elements"
+    kind = _DTYPES[dtype] if 0 <= dtype < len(_DTYPES) else "?"
+    arg = ""
+    if what == "broadcast":
+        arg = f", src={extra}"
+    elif extra >= 0:
+        arg = f", op={list(ReduceOp)[extra].name}"
+    return f"{what}({kind}{list(shape) if isinstance(shape, tuple) else shape}{arg})"
+
+
+def _same_call_everywhere(pg: ProcessGroup, name: str, t: Tensor | None, extra: int) -> None:
+    """All-gather each rank's (collective, dtype, shape) and compare (debug mode)."""
+    from ..backend.device import Device
+    from .process_group import _state
+
+    if t is not None:
+        dev = t.device
+    elif "cpu" in pg.device_types or not pg.device_types:
+        dev = Device("cpu")
+    else:
+        dev = Device(f"{pg.device_types[0]}:{_state.device_index}")
+    xp = dev.xp
+    mine = _signature(name, t, extra)
+    n = len(mine)
+    arr = xp.asarray(mine, dtype=xp.int64, device=dev.native)
+    out = xp.empty((pg.world_size * n,), dtype=xp.int64, device=dev.native)
+    pg.all_gather(out, arr)
+    flat = [int(v) for v in dev.backend.to_host(out).tolist()]
+    sigs = [flat[i * n:(i + 1) * n] for i in range(pg.world_size)]
+    if any(s != sigs[0] for s in sigs):
+        calls = "; ".join(f"rank {r}: {_describe(s)}" for r, s in enumerate(sigs))
+        raise DistributedError(
+            f"{name}: the ranks do not make the same collective call (checked because "
+            f"VOLTA_DISTRIBUTED_DEBUG=DETAIL): {calls}. Every rank must call the same "
+            "collectives in the same order with tensors of the same shape and dtype")
 
 
 def _op(op: Any) -> ReduceOp:
@@ -125,6 +189,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup 
     _check(pg, "all_reduce", [tensor])
     avg = op is ReduceOp.AVG and not pg.native_avg
     arr = _private(tensor)
+    _begin(pg, "all_reduce", tensor, list(ReduceOp).index(op))
     pg.all_reduce(arr, ReduceOp.SUM if avg else op)
     if avg:
         _scale_avg(pg, tensor, arr, "all_reduce")
@@ -140,6 +205,7 @@ def broadcast(tensor: Tensor, src: int, group: ProcessGroup | None = None,
     if not 0 <= src < pg.world_size:
         raise ValueError(f"broadcast: src {src} is outside world size {pg.world_size}")
     arr = _private(tensor)
+    _begin(pg, "broadcast", tensor, src)
     pg.broadcast(arr, src)
     _write(tensor, arr)
     return _done(async_op)
@@ -164,6 +230,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
                              f"{tensor.shape}")
     xp, n = tensor.device.xp, tensor.numel()
     out = xp.empty((pg.world_size * n,), dtype=tensor.array.dtype, device=tensor.device.native)
+    _begin(pg, "all_gather", tensor)
     pg.all_gather(out, _flat(xp, tensor.array))
     for i, t in enumerate(tensor_list):
         _write(t, out[i * n:(i + 1) * n])
@@ -186,6 +253,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor,
                          f"= {pg.world_size * input_tensor.numel()}")
     xp = input_tensor.device.xp
     out = _empty_like(output_tensor)
+    _begin(pg, "all_gather_into_tensor", input_tensor)
     pg.all_gather(out, _flat(xp, input_tensor.array))
     _write(output_tensor, out)
     return _done(async_op)
@@ -203,7 +271,8 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
     if input.numel() != pg.world_size * output.numel():
         raise ShapeError(f"reduce_scatter_tensor: input has {input.numel()} elements, "
                          f"expected world_size * {output.numel()}")
-    _reduce_scatter(pg, output, _flat(input.device.xp, input.array), op)
+    _reduce_scatter(pg, output, _flat(input.device.xp, input.array), op,
+                    "reduce_scatter_tensor", input)
     return _done(async_op)
 
 
@@ -226,13 +295,15 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = Redu
                              f"expected {output.shape}")
     xp = output.device.xp
     flat = xp.concat([xp.reshape(t.array, (-1,)) for t in input_list])
-    _reduce_scatter(pg, output, flat, op)
+    _reduce_scatter(pg, output, flat, op, "reduce_scatter", output)
     return _done(async_op)
 
 
-def _reduce_scatter(pg: ProcessGroup, output: Tensor, flat: Any, op: ReduceOp) -> None:
+def _reduce_scatter(pg: ProcessGroup, output: Tensor, flat: Any, op: ReduceOp, name: str,
+                    shown: Tensor) -> None:
     avg = op is ReduceOp.AVG and not pg.native_avg
     out = _empty_like(output)
+    _begin(pg, name, shown, list(ReduceOp).index(op))
     pg.reduce_scatter(out, flat, ReduceOp.SUM if avg else op)
     if avg:
         _scale_avg(pg, output, out, "reduce_scatter")
@@ -241,5 +312,7 @@ def _reduce_scatter(pg: ProcessGroup, output: Tensor, flat: Any, op: ReduceOp) -
 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
     """Block until every rank of ``group`` has reached the barrier."""
-    _group(group).barrier()
+    pg = _group(group)
+    _begin(pg, "barrier")
+    pg.barrier()
     return _done(async_op)

@@ -10,6 +10,7 @@ versions and builds the flat buffers, so an engine stays a thin wrapper.
 from __future__ import annotations
 
 import enum
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -49,6 +50,10 @@ class ProcessGroup:
 
     native_avg = False
     device_types: tuple[str, ...] = ()  # set from the engine by init_process_group
+    # True when collectives poll :meth:`wait` (they can then raise on a lost rank);
+    # otherwise the watchdog tears the process down when a rank is lost
+    interruptible = False
+    watchdog: Any = None  # the group's Watchdog, set by init_process_group
 
     def __init__(self, rank: int, world_size: int, engine: str) -> None:
         self.rank = rank
@@ -74,6 +79,25 @@ class ProcessGroup:
     def barrier(self) -> None:
         """Return once every rank has called ``barrier``."""
         raise NotImplementedError(f"engine {self.engine!r} does not implement barrier")
+
+    def broadcast_bytes(self, data: bytes | None, src: int = 0) -> bytes:
+        """Return rank ``src``'s ``data`` (at most 1 KiB) on every rank (for start-up).
+
+        Only engines without a rendezvous store (``needs_store = False``) need it.
+        """
+        raise NotImplementedError(f"engine {self.engine!r} does not implement broadcast_bytes")
+
+    def wait(self, test: Any, op: str) -> None:
+        """Poll ``test()`` until true, raising ``DistributedError`` on a lost rank or timeout.
+
+        Engines with non-blocking requests call it as ``self.wait(request.Test, op)``
+        (and set ``interruptible = True``), so a collective never waits forever.
+        """
+        if self.watchdog is not None:
+            self.watchdog.wait(test, op)
+            return
+        while not test():
+            time.sleep(1e-4)
 
     def abort(self) -> None:
         """Tear the job down after an error so no rank waits forever (best effort)."""

@@ -10,7 +10,9 @@ Each process gets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``
 ``MASTER_ADDR`` and ``MASTER_PORT``; ``init_process_group()`` reads them. Output lines
 are prefixed with ``[rank N]``. If any process fails, the launcher terminates the
 others (SIGTERM, then SIGKILL after ``--kill-timeout`` seconds) and exits with the
-failed process's code, so a crash never leaves peers hanging in a collective.
+failed process's code, so a crash never leaves peers hanging in a collective. On
+Linux each rank also dies with the launcher (``PR_SET_PDEATHSIG``), so killing
+``volta-run`` itself, even with SIGKILL, never leaves ranks running.
 """
 
 from __future__ import annotations
@@ -55,6 +57,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("script", help="the training script (or module with -m)")
     p.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments of the script")
     return p
+
+
+def _die_with_parent(parent: int):
+    """A ``preexec_fn`` asking Linux to SIGKILL the child when the launcher dies (or None)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    pr_set_pdeathsig = 1
+
+    def arm() -> None:
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the launcher died before prctl took effect
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return arm
 
 
 def _pump(stream: IO[bytes], out: IO[str], prefix: str, lock: threading.Lock) -> None:
@@ -109,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
                    MASTER_ADDR=args.master_addr, MASTER_PORT=str(port), PYTHONUNBUFFERED="1")
         proc = subprocess.Popen([sys.executable, "-u", *target, *args.script_args], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=_die_with_parent(os.getpid()))
         procs.append(proc)
         prefix = "" if args.no_prefix else f"[rank {rank}] "
         for stream, out in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):

@@ -10,6 +10,7 @@ its ranks). Engines that need a rendezvous (NCCL) meet through a :class:`TCPStor
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
@@ -20,6 +21,7 @@ from urllib.parse import urlparse
 from .engine import DistributedError, ProcessGroup
 from .registry import get_engine
 from .store import FileStore, Store, TCPStore
+from .watchdog import Watchdog
 
 log = logging.getLogger("volta.distributed")
 
@@ -37,6 +39,8 @@ class _State:
     local_rank: int = 0
     device_index: int = 0
     excepthook: Any = None
+    broken: bool = False  # this rank raised because a peer was lost: skip MPI's finalize
+    atexit_set: bool = False
 
 
 _state = _State()
@@ -84,7 +88,11 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             ``"nccl"`` when a CUDA device is the default device, else ``"mpi"``.
         init_method: how ranks meet: ``"env://"`` (the default: ``MASTER_ADDR`` and
             ``MASTER_PORT``), ``"tcp://host:port"`` or ``"file:///shared/dir"``.
-        timeout: how long rendezvous and store waits may block (30 minutes).
+        timeout: how long rendezvous, store waits and each collective may block, and how
+            long a rank may stay silent before the others count it as lost (30
+            minutes); a ``timedelta`` or seconds. A watchdog beside the engine makes the
+            other ranks raise :class:`DistributedError` naming a rank that dies, exits
+            or leaves early, instead of waiting forever.
         world_size: the number of processes (default: from the environment).
         rank: this process's rank (default: from the environment).
         store: a ready :class:`Store` (excludes ``init_method``).
@@ -103,6 +111,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if store is not None and init_method is not None:
         raise DistributedError("init_process_group: pass either store or init_method")
     timeout = default_pg_timeout if timeout is None else timeout
+    if not isinstance(timeout, timedelta):
+        timeout = timedelta(seconds=float(timeout))
+    if timeout.total_seconds() <= 0:
+        raise DistributedError(f"init_process_group: timeout must be positive, got {timeout}")
     engine = get_engine(backend or _default_backend())
     rank = _env_int(_RANK_VARS) if rank is None else rank
     world_size = _env_int(_SIZE_VARS) if world_size is None else world_size
@@ -133,14 +145,98 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         store = _make_store(init_method or "env://", rank, world_size, timeout)
     try:
         group = engine.new_group(rank, world_size, store, _state.device_index, timeout)
+        group.device_types = tuple(engine.device_types)
+        group.debug = debug_mode() == "DETAIL"
+        group.watchdog = Watchdog(rank, world_size, timeout.total_seconds())
+        group.watchdog.start(_sharer(group, store))
+        _guard(group)
     except BaseException:
         if store is not None:
             store.close()
         raise
-    group.device_types = tuple(engine.device_types)
-    _state.group, _state.store = group, store
+    if not group.interruptible:
+        group.watchdog.on_lost = lambda why: _tear_down(group, why)
+    _state.group, _state.store, _state.broken = group, store, False
     _install_excepthook()
+    if not _state.atexit_set:  # registered after the engine's own (MPI finalize): runs first
+        atexit.register(_at_exit)
+        _state.atexit_set = True
     log.info("rank %d/%d joined process group (engine %s)", rank, world_size, engine.name)
+
+
+def debug_mode() -> str:
+    """``VOLTA_DISTRIBUTED_DEBUG`` (``OFF``, ``INFO`` or ``DETAIL``, as PyTorch's).
+
+    ``DETAIL`` makes every collective first check, across ranks, that all ranks call
+    the same collective with the same shapes and dtypes (one small extra all_gather).
+    """
+    value = os.environ.get("VOLTA_DISTRIBUTED_DEBUG", "OFF").strip().upper() or "OFF"
+    if value not in ("OFF", "INFO", "DETAIL"):
+        raise DistributedError(f"VOLTA_DISTRIBUTED_DEBUG={value!r}: expected OFF, INFO or "
+                               "DETAIL")
+    return value
+
+
+_COLLECTIVES = ("all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier")
+
+
+def _guard(group: ProcessGroup) -> None:
+    """Make every collective of ``group`` (from the front-end, DDP or user code) first
+    check that no rank is lost, and count it, so a leaving rank's count is comparable."""
+    wd = group.watchdog
+    for name in _COLLECTIVES:
+        run = getattr(group, name)
+
+        def guarded(*args, _run=run, _name=name, **kwargs):
+            wd.check(_name)
+            out = _run(*args, **kwargs)
+            wd.done += 1
+            return out
+
+        guarded.__doc__ = run.__doc__
+        setattr(group, name, guarded)
+
+
+def _sharer(group: ProcessGroup, store: Store | None):
+    """How rank 0 hands the watchdog's address to the others: the store, else the engine."""
+    def share(value: bytes | None) -> bytes:
+        if store is None:
+            return group.broadcast_bytes(value, 0)
+        if value is not None:
+            store.set("volta/watchdog", value)
+            return value
+        return store.get("volta/watchdog")
+
+    return share
+
+
+def _tear_down(group: ProcessGroup, why: str) -> None:
+    """For engines that cannot interrupt a waiting collective (NCCL): end this process."""
+    sys.stderr.write(f"[volta.distributed] rank {group.rank}: DistributedError: {why}; "
+                     f"engine {group.engine!r} cannot interrupt a waiting collective, so this "
+                     "process exits\n")
+    sys.stderr.flush()
+    try:
+        group.abort()
+    finally:
+        os._exit(1)
+
+
+def _at_exit() -> None:
+    """Leave the group when the interpreter exits without destroy_process_group.
+
+    The other ranks then raise at their next collective instead of waiting forever. A
+    rank that raised because a peer was lost exits here, skipping the engine's
+    finalisation (MPI_Finalize waits for the lost peer).
+    """
+    group = _state.group
+    if group is not None and group.watchdog is not None:
+        group.watchdog.leave()
+        _state.broken = _state.broken or group.watchdog.raised
+    if _state.broken:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
 
 
 def _default_backend() -> str:
@@ -173,12 +269,18 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         return
     if pg is _state.group:
         store = _state.store
-        if store is not None:
+        wd = pg.watchdog
+        broken = wd is not None and (wd.raised or wd.failure is not None)
+        if wd is not None:
+            wd.leave()  # the others now know this rank will join no more collectives
+        _state.broken = _state.broken or (wd is not None and wd.raised)
+        if store is not None and not broken:
             try:  # rank 0 serves the store: keep it up until every rank is done with it
                 store.barrier("destroy", pg.world_size)
             except DistributedError as exc:
                 log.warning("destroy_process_group: %s", exc)
-        pg.destroy()
+        if not broken:  # freeing a communicator with a lost peer can block
+            pg.destroy()
         if store is not None:
             store.close()
         if _state.excepthook is not None:

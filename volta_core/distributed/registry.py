@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pluggy
 
-from ..backend.plugins import checked_reason, env_list, install_hint, load_plugins
+from ..backend.plugins import call_each, checked_reason, env_list, install_hint, load_plugins
 from ..errors import BackendUnavailableError
 from . import hookspecs
 from .engine import CommEngine
@@ -23,6 +23,7 @@ ENTRY_POINT_GROUP = "volta.comm"
 _pm: pluggy.PluginManager | None = None
 _engines: dict[str, CommEngine] = {}
 _broken: dict[str, str] = {}
+_found: dict[str, object] = {}  # plugin name -> what its volta_comm_engines hook returned
 
 
 class _BrokenEngine(CommEngine):
@@ -54,9 +55,17 @@ def _collect() -> None:
     blocked = set(env_list("VOLTA_BLOCK_COMM"))
     for name, reason in _broken.items():
         _engines[name] = _BrokenEngine(name, reason)
-    for found in _pm.hook.volta_comm_engines():
-        for engine in found or ():
-            if engine.name not in blocked:
+    results, failed = call_each(_pm.hook.volta_comm_engines, _found)
+    for name, reason in failed.items():
+        _engines[name] = _BrokenEngine(name, f"plugin {name!r} failed: {reason}")
+    for plugin, found in results:
+        items = found if isinstance(found, (list, tuple)) else [found]
+        for engine in items if found is not None else ():
+            if not isinstance(engine, CommEngine) or not isinstance(engine.name, str):
+                _engines[plugin] = _BrokenEngine(
+                    plugin, f"plugin {plugin!r} is broken: its hook volta_comm_engines "
+                    f"returned {found!r}, not a list of CommEngines")
+            elif engine.name not in blocked:
                 _engines[engine.name] = engine
 
 
@@ -74,6 +83,7 @@ def register_engine_plugin(plugin: object, name: str | None = None) -> None:
 def unregister_engine_plugin(name: str) -> None:
     """Remove a plugin registered by :func:`register_engine_plugin`."""
     plugin_manager().unregister(name=name)
+    _found.pop(name, None)
     _collect()
 
 
@@ -90,7 +100,7 @@ def get_engine(name: str) -> CommEngine:
             f"no communication engine named {name!r}; discovered: {sorted(_engines)}. "
             "Engines are plugins of the entry-point group 'volta.comm' (see "
             "volta_core.distributed.engines())")
-    reason = engine.unavailable_reason()
+    reason = checked_reason(engine)
     if reason is not None:
         hint = install_hint(engine.extra)
         raise BackendUnavailableError(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from typing import IO, Any
 
 from .mapper import StateDictMapper
 
@@ -22,24 +22,28 @@ _LAZY = {"save_state_dict": "safetensors_io", "load_state_dict": "safetensors_io
          "safetensors_io": None, "checkpoint": None}
 
 
-def save(obj: Any, path: str | os.PathLike) -> None:
+def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
     """Save a checkpoint: nested dicts/lists/tuples of tensors and plain values.
 
-    See :func:`volta_core.io.checkpoint.save`. Atomic, checksummed, no pickle.
+    See :func:`volta_core.io.checkpoint.save`. Atomic, checksummed, no pickle; ``f``
+    is a path or a binary file object.
     """
     from .checkpoint import save as _save
 
-    _save(obj, path)
+    _save(obj, f)
 
 
-def load(path: str | os.PathLike, map_location: Any = None) -> Any:
+def load(f: str | os.PathLike | IO[bytes], map_location: Any = None, *,
+         weights_only: bool | None = None) -> Any:
     """Load a checkpoint written by :func:`save` (or a safetensors file, as a dict).
 
-    See :func:`volta_core.io.checkpoint.load`; ``map_location`` moves tensors.
+    See :func:`volta_core.io.checkpoint.load`; ``map_location`` moves tensors (a device,
+    a dict, or a function as in PyTorch); ``weights_only`` is accepted and always
+    safe (nothing is unpickled).
     """
     from .checkpoint import load as _load
 
-    return _load(path, map_location)
+    return _load(f, map_location, weights_only=weights_only)
 
 
 def __getattr__(name: str) -> Any:

@@ -16,11 +16,16 @@ This module may use NumPy: only for host-side byte buffers, as the rules allow.
 
 from __future__ import annotations
 
+import errno
+import glob
 import hashlib
 import json
 import os
-import tempfile
-from typing import Any
+import secrets
+import socket
+import time
+import warnings
+from typing import IO, Any
 
 import numpy as np
 
@@ -39,7 +44,13 @@ _CHUNK = 1 << 24
 
 _DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
            "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U64": "uint64",
-           "U32": "uint32", "U16": "uint16", "U8": "uint8", "BOOL": "bool"}
+           "U32": "uint32", "U16": "uint16", "U8": "uint8", "BOOL": "bool",
+           "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "C64": "complex64",
+           "C128": "complex128"}
+# dtypes safetensors files hold that Volta has no tensor dtype for: widened losslessly
+_WIDEN = {"uint16": "int32", "uint64": "int64", "float8_e4m3fn": "float32",
+          "float8_e5m2": "float32"}
+_STALE_AGE = 24 * 3600  # a temp file this old is stale whoever wrote it
 
 
 # -- atomic writes -------------------------------------------------------------------------
@@ -54,22 +65,34 @@ def _write_chunks(f: Any, data: bytes) -> None:
 def atomic_write(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` so that the file is either the old one or the new one.
 
-    The bytes go to a temporary file next to ``path``, which is flushed, fsynced and
-    renamed over ``path``; the directory is then fsynced so the rename survives a
-    power loss. On any error the temporary file is removed and ``path`` is untouched.
+    The bytes go to a temporary file next to the target, which is flushed, fsynced and
+    renamed over it; the directory is then fsynced so the rename survives a power
+    loss. On any error the temporary file is removed and the target is untouched.
+    As ``open(path, "wb")`` would: a symlink is written through (its target is
+    replaced, the link stays), a read-only file raises ``PermissionError``, and a
+    missing folder raises ``FileNotFoundError`` naming ``path``. Temporary files left
+    by earlier saves that crashed are removed.
     """
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                               dir=folder)
+    target = os.path.realpath(path)  # write through symlinks, as open() does
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory (the folder "
+                                f"{os.path.dirname(os.path.abspath(path))!r} does not exist)",
+                                path)
+    if os.path.exists(target):  # the permission check open(path, "wb") makes
+        os.close(os.open(target, os.O_WRONLY))
+    tmp = os.path.join(folder, f".{os.path.basename(target)}.{_owner()}"
+                               f".{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        if hasattr(os, "fchmod"):  # mkstemp makes 0600 files; give the usual permissions
-            os.fchmod(fd, _file_mode(path))
+        if hasattr(os, "fchmod"):  # the permissions a plainly created file would get
+            os.fchmod(fd, _file_mode(target))
         with os.fdopen(fd, "wb") as f:
             _write_chunks(f, data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -77,6 +100,48 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
             pass
         raise
     _fsync_dir(folder)
+    remove_stale_temps(target)
+
+
+def _owner() -> str:
+    """``host-pid``: lets a later save tell whether a temp file's writer still runs."""
+    return f"{socket.gethostname().replace('.', '_')}-{os.getpid()}"
+
+
+def remove_stale_temps(path: str | os.PathLike) -> list[str]:
+    """Remove the temporary files of earlier saves of ``path`` that crashed.
+
+    A temp file is stale when the process that wrote it (on this host) is gone, or when
+    it is older than a day (written elsewhere, or by an older Volta). Returns the
+    removed paths.
+    """
+    target = os.path.realpath(os.fspath(path))
+    folder, base = os.path.split(target)
+    host = socket.gethostname().replace(".", "_")
+    removed = []
+    for tmp in glob.glob(os.path.join(glob.escape(folder), f".{glob.escape(base)}.*.tmp")):
+        owner = os.path.basename(tmp)[len(base) + 2:].split(".")[0]
+        who, _, pid = owner.rpartition("-")
+        try:
+            stale = time.time() - os.stat(tmp).st_mtime > _STALE_AGE
+            if not stale and who == host and pid.isdigit():
+                stale = int(pid) != os.getpid() and not _alive(int(pid))
+            if stale:
+                os.unlink(tmp)
+                removed.append(tmp)
+        except OSError:  # removed meanwhile by another saver
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
 
 
 _umask: int | None = None
@@ -210,8 +275,12 @@ def decode(data: bytes, path: str = "<bytes>") -> tuple[dict[str, np.ndarray], d
         if code not in _DTYPES:
             raise CheckpointError(f"{path}: tensor {name!r} has dtype {code}, which Volta does "
                                   f"not read; supported: {sorted(_DTYPES)}")
-        arrays[name] = np.frombuffer(info["data"], dtype=_np_dtype(_DTYPES[code], path)
-                                     ).reshape(tuple(info["shape"]))
+        try:
+            arrays[name] = np.frombuffer(info["data"], dtype=_np_dtype(_DTYPES[code], path)
+                                         ).reshape(tuple(info["shape"]))
+        except (ValueError, TypeError) as e:
+            raise CheckpointError(f"{path}: tensor {name!r} ({code}, shape {info['shape']}) "
+                                  f"cannot be read: {e}") from None
     expected = meta.get(SHA_KEY)
     if expected is None and any(k.startswith(RESERVED_PREFIX) for k in meta):
         # Volta writes two volta.* keys, so one damaged key still leaves the other
@@ -222,24 +291,35 @@ def decode(data: bytes, path: str = "<bytes>") -> tuple[dict[str, np.ndarray], d
         raise CheckpointError(f"{path}: checksum mismatch, the file is corrupt (a byte was "
                               "changed or the file was cut short); restore it from a backup "
                               "or re-save it")
-    for name in json.loads(meta.get(BF16_KEY, "[]")):
-        arrays[name] = arrays[name].view(_np_dtype("bfloat16", path))
+    try:
+        for name in json.loads(meta.get(BF16_KEY, "[]")):
+            arrays[name] = arrays[name].view(_np_dtype("bfloat16", path))
+    except (ValueError, TypeError, KeyError) as e:
+        raise CheckpointError(f"{path}: entry {BF16_KEY!r} of the header is malformed "
+                              f"({e!r})") from None
     return arrays, meta
 
 
 def _np_dtype(name: str, path: str) -> np.dtype:
-    if name != "bfloat16":
+    if name not in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         return np.dtype(name)
     try:
         import ml_dtypes
     except ImportError:
-        raise CheckpointError(f"{path}: holds bfloat16 tensors; install ml_dtypes to read "
+        raise CheckpointError(f"{path}: holds {name} tensors; install ml_dtypes to read "
                               "them (pip install ml_dtypes)") from None
-    return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(getattr(ml_dtypes, name))
 
 
-def read_file(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Read and verify a safetensors file: ``(arrays, metadata)``."""
+def read_file(path: str | os.PathLike | IO[bytes]
+              ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Read and verify a safetensors file (a path or a binary file object)."""
+    if hasattr(path, "read"):
+        data = path.read()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"expected a binary file object (opened with 'rb'), got one "
+                            f"whose read() returns {type(data).__name__}")
+        return decode(data, file_name(path))
     path = os.fspath(path)
     try:
         with open(path, "rb") as f:
@@ -249,8 +329,34 @@ def read_file(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str,
     return decode(data, path)
 
 
-def to_tensor(array: np.ndarray, dev: Device) -> Tensor:
-    """Put a host array on ``dev`` as a Tensor (no copy on the CPU)."""
+def file_name(f: Any) -> str:
+    """How errors name a path or a file object."""
+    if hasattr(f, "read") or hasattr(f, "write"):
+        name = getattr(f, "name", None)
+        return name if isinstance(name, str) else f"<{type(f).__name__} object>"
+    return os.fspath(f)
+
+
+def to_tensor(array: np.ndarray, dev: Device, name: str = "tensor",
+              path: str = "<bytes>") -> Tensor:
+    """Put a host array on ``dev`` as a Tensor (no copy on the CPU).
+
+    Dtypes Volta has no tensor dtype for are widened without loss (uint16 to int32,
+    uint64 to int64 when every value fits, float8 to float32), with a warning.
+    """
+    kind = array.dtype.name
+    if kind in _WIDEN:
+        wide = _WIDEN[kind]
+        if kind == "uint64" and array.size and int(array.max()) >= 2 ** 63:
+            raise CheckpointError(f"{path}: tensor {name!r} is uint64 with values of 2**63 or "
+                                  "more, which no Volta dtype holds; read it with "
+                                  "safetensors.numpy.load_file")
+        warnings.warn(f"{path}: tensor {name!r} is {kind}, which Volta has no dtype for; "
+                      f"loaded as {wide} (same values)", stacklevel=3)
+        array = array.astype(wide)
+    elif kind.startswith("complex"):
+        raise CheckpointError(f"{path}: tensor {name!r} is {kind}; Volta has no complex "
+                              "dtype (read it with safetensors.numpy.load_file)")
     dt = get_dtype(array.dtype.name)
     native = dev.native_dtype(dt)
     if not array.flags.writeable:
@@ -302,10 +408,9 @@ def load_state_dict(path: str | os.PathLike, device: Any = None) -> dict[str, Te
     Raises:
         CheckpointError: if the file is missing, truncated or corrupt.
     """
-    path = os.fspath(path)
     arrays, _ = read_file(path)
     dev = _device("cpu" if device is None else device)
-    return {k: to_tensor(a, dev) for k, a in arrays.items()}
+    return {k: to_tensor(a, dev, k, file_name(path)) for k, a in arrays.items()}
 
 
 def load_metadata(path: str | os.PathLike) -> dict[str, str]:

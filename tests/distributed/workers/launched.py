@@ -14,6 +14,9 @@ assert os.environ["LOCAL_RANK"] == str(rank), os.environ["LOCAL_RANK"]
 mode = sys.argv[1]
 if mode == "hang":
     time.sleep(120)
+if mode == "pids":  # for the test that kills volta-run itself
+    print(f"pid={os.getpid()}", flush=True)
+    time.sleep(120)
 if mode == "crash":
     if rank == world - 1:
         raise SystemExit(f"rank {rank} fails on purpose")
