@@ -15,14 +15,24 @@ from .collectives import (
     Work,
     all_gather,
     all_gather_into_tensor,
+    all_gather_object,
     all_reduce,
     barrier,
     broadcast,
+    broadcast_object_list,
     reduce_scatter,
     reduce_scatter_tensor,
 )
 from .engine import CommEngine, DistributedError, ProcessGroup, ReduceOp
+from .groups import (
+    GroupMember,
+    get_global_rank,
+    get_group_rank,
+    get_process_group_ranks,
+    new_group,
+)
 from .hookspecs import hookimpl
+from .p2p import irecv, isend, recv, send
 from .process_group import (
     default_pg_timeout,
     destroy_process_group,
@@ -64,4 +74,7 @@ __all__ = [
     "DistributedError", "hookimpl", "engines", "EngineInfo", "get_engine",
     "is_engine_available", "is_nccl_available", "is_mpi_available", "register_engine_plugin",
     "unregister_engine_plugin", "Store", "TCPStore", "FileStore", "default_pg_timeout",
+    "all_gather_object", "broadcast_object_list", "new_group", "GroupMember",
+    "get_group_rank", "get_global_rank", "get_process_group_ranks", "send", "recv", "isend",
+    "irecv",
 ]
