@@ -78,3 +78,12 @@ __all__ = [
     "get_group_rank", "get_global_rank", "get_process_group_ranks", "send", "recv", "isend",
     "irecv",
 ]
+
+
+def __getattr__(name: str):
+    # submodules loaded on first use: vt.distributed.fsdp.FSDP, .optim, .checkpoint
+    if name in ("fsdp", "optim", "checkpoint"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
