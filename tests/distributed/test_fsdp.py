@@ -200,3 +200,24 @@ def test_queue_callback_needs_a_running_backward():
     y.register_hook(lambda g: queue_callback(lambda: ran.append(x.grad is not None)))
     y.sum().backward()
     assert ran == [True]  # ran once, after the leaf's gradient was accumulated
+
+
+def test_mixed_precision_bf16_parameters_float32_shards(solo):
+    pytest.importorskip("ml_dtypes")
+    from volta_core.distributed.fsdp import MixedPrecision
+
+    mp = MixedPrecision(param_dtype=vt.bfloat16, reduce_dtype=vt.float32,
+                        buffer_dtype=vt.bfloat16)
+    ref, model = _net(), FSDP(_net(), auto_wrap_policy=ModuleWrapPolicy({Block}),
+                              mixed_precision=mp)
+    seen = []
+    model.blocks[0].module.fc.register_forward_hook(lambda m, a, o: seen.append(o.dtype))
+    out = model(vt.ones(4, 3))
+    assert seen == [vt.bfloat16] and out.dtype == vt.bfloat16
+    out.float().square().mean().backward()
+    ref(vt.ones(4, 3)).square().mean().backward()
+    assert all(p.dtype == vt.float32 and p.grad.dtype == vt.float32
+               for p in model.parameters())
+    e = next(e for e in model._entries if e.fqn == "out.weight")
+    got = model.flat_param.grad.numpy()[e.offset:e.offset + e.numel].reshape(e.shape)
+    np.testing.assert_allclose(got, ref.out.weight.grad.numpy(), rtol=0.05, atol=0.02)

@@ -379,6 +379,9 @@ class FullyShardedDataParallel(Module):
         if root._recording and self not in root._order:
             root._order.append(self)
         self._unshard()
+        pdt = _as_dtype(self.mixed_precision.param_dtype)
+        if pdt is not None:  # floating inputs follow the parameters' dtype, as in PyTorch
+            args, kwargs = _cast_inputs(args, pdt), _cast_inputs(kwargs, pdt)
         out = self._fsdp_wrapped_module(*args, **kwargs)
         if self._is_root:
             object.__setattr__(self, "_recording", False)
@@ -655,6 +658,16 @@ def _wrap_children(module: Module, policy: Callable, kwargs: dict) -> int:
         else:
             total += rest
     return total
+
+
+def _cast_inputs(obj: Any, dtype: DType) -> Any:
+    if isinstance(obj, Tensor):
+        return obj.to(dtype) if obj.dtype.is_floating_point and obj.dtype != dtype else obj
+    if isinstance(obj, dict):
+        return {k: _cast_inputs(v, dtype) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_cast_inputs(v, dtype) for v in obj)
+    return obj
 
 
 def _tensors(obj: Any) -> Iterator[Tensor]:
