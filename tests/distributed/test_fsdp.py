@@ -221,3 +221,29 @@ def test_mixed_precision_bf16_parameters_float32_shards(solo):
     e = next(e for e in model._entries if e.fqn == "out.weight")
     got = model.flat_param.grad.numpy()[e.offset:e.offset + e.numel].reshape(e.shape)
     np.testing.assert_allclose(got, ref.out.weight.grad.numpy(), rtol=0.05, atol=0.02)
+
+
+@pytest.mark.parametrize("layer", ["block", "transformer"])
+def test_autograd_graph_does_not_keep_gathered_parameters_alive(solo, layer):
+    """After forward, a unit's gathered parameters are freed although backward needs them:
+    the graph saves the parameter tensors, whose values are swapped out and back in."""
+    import gc
+    import weakref
+
+    vt.manual_seed(0)
+    if layer == "block":
+        net, cls = nn.Sequential(nn.Linear(3, 4), Block(), Block()), Block
+    else:
+        enc = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        net, cls = nn.Sequential(nn.Linear(3, 8), enc, nn.TransformerEncoderLayer(
+            8, 2, 16, dropout=0.0, batch_first=True)), nn.TransformerEncoderLayer
+    model = FSDP(net, auto_wrap_policy=ModuleWrapPolicy({cls}))
+    refs = []
+    for unit in (model.module[1], model.module[2]):
+        unit.module.register_forward_hook(lambda m, a, o, u=unit: refs.append(weakref.ref(u._full)))
+    x = vt.ones(2, 5, 3) if layer == "transformer" else vt.ones(2, 3)
+    out = model(x)
+    gc.collect()
+    assert len(refs) == 2 and all(r() is None for r in refs)  # freed, graph still alive
+    out.square().sum().backward()
+    assert all(p.grad is not None and bool((p.grad != 0).any()) for p in model.parameters())
