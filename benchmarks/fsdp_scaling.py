@@ -82,6 +82,95 @@ def _median_step(step: Any, sync: Any, steps: int, warmup: int) -> float:
     return time_steps({"x": step}, {"x": sync}, steps, warmup)["x"]
 
 
+def check_engine(vt: Any, dist: Any, dev: str, rank: int, world: int) -> str:
+    """Correctness on this engine before timing: the collectives FSDP uses, subgroups,
+    send/recv, objects, FSDP vs one process, a sharded checkpoint round trip.
+
+    Returns "ok" or what failed; every rank returns the same verdict.
+    """
+    import numpy as np
+    from train_step_models import build, data
+
+    from volta_core.distributed import checkpoint
+    from volta_core.distributed.fsdp import FullyShardedDataParallel, ModuleWrapPolicy
+
+    problems = []
+
+    def expect(ok: bool, what: str) -> None:
+        if not ok:
+            problems.append(what)
+
+    out = vt.zeros(4, device=dev)
+    dist.reduce_scatter_tensor(out, vt.arange(4 * world, dtype=vt.float32, device=dev))
+    expect(np.allclose(out.cpu().numpy(), np.arange(4 * rank, 4 * rank + 4) * world),
+           "reduce_scatter_tensor")
+    big = vt.zeros(3 * world, device=dev)
+    dist.all_gather_into_tensor(big, vt.full((3,), float(rank), device=dev))
+    expect(np.allclose(big.cpu().numpy(), np.repeat(np.arange(world), 3)),
+           "all_gather_into_tensor")
+    got = vt.zeros(5, device=dev)
+    nxt, prv = (rank + 1) % world, (rank - 1) % world
+    if rank % 2 == 0:
+        dist.send(vt.full((5,), float(rank), device=dev), nxt)
+        dist.recv(got, prv)
+    else:
+        dist.recv(got, prv)
+        dist.send(vt.full((5,), float(rank), device=dev), nxt)
+    expect(np.allclose(got.cpu().numpy(), prv), "send/recv ring")
+    evens = dist.new_group(list(range(0, world, 2)))
+    if rank % 2 == 0:
+        t = vt.ones(2, device=dev)
+        dist.all_reduce(t, group=evens)
+        expect(np.allclose(t.cpu().numpy(), len(range(0, world, 2))), "new_group all_reduce")
+    objs: list[Any] = [None] * world
+    dist.all_gather_object(objs, {"rank": rank})
+    expect(objs == [{"rank": r} for r in range(world)], "all_gather_object")
+
+    cfg = dict(SMOKE["transformer"], dropout=0.0, batch=2 * world)
+    vt.manual_seed(0)
+    model = build(vt.nn, cfg).to(dev)
+    vt.manual_seed(0)
+    ref = build(vt.nn, cfg).to(dev)
+    fsdp = FullyShardedDataParallel(
+        model, auto_wrap_policy=ModuleWrapPolicy({type(model.encoder.layers[0])}))
+    opt = vt.optim.SGD(fsdp.parameters(), lr=0.1, momentum=0.9)
+    ref_opt = vt.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    loss_fn = vt.nn.CrossEntropyLoss()
+    seq = cfg["seq"]
+    for step in range(3):
+        xs, ys = data(cfg, seed=100 + step)
+        x, y = vt.tensor(xs, device=dev), vt.tensor(ys, device=dev)
+        opt.zero_grad()
+        loss_fn(fsdp(x[2 * rank:2 * rank + 2]), y[2 * rank * seq:(2 * rank + 2) * seq]).backward()
+        opt.step()
+        ref_opt.zero_grad()
+        loss_fn(ref(x), y).backward()
+        ref_opt.step()
+    full = fsdp.state_dict()
+    worst = max(float(np.abs(full[k].cpu().numpy() - v.cpu().numpy()).max())
+                for k, v in ref.state_dict().items())
+    expect(worst < 1e-4, f"FSDP differs from one process by {worst:.2e}")
+    objs = [tempfile.mkdtemp(prefix="fsdp-check-") if rank == 0 else None]
+    dist.broadcast_object_list(objs, src=0)
+    checkpoint.save(objs[0], fsdp, opt)
+    before = {k: v.cpu().numpy() for k, v in full.items()}
+    for p in fsdp.parameters():
+        p.array = p.array * 0
+        p._version[0] += 1
+    checkpoint.load(objs[0], fsdp, opt)
+    after = fsdp.state_dict()
+    expect(all(np.array_equal(after[k].cpu().numpy(), v) for k, v in before.items()),
+           "sharded checkpoint round trip")
+    dist.barrier()
+    if rank == 0:
+        shutil.rmtree(objs[0], ignore_errors=True)
+    flag = vt.tensor([0.0 if problems else 1.0], device=dev)
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    if problems:
+        return "; ".join(problems)
+    return "ok" if float(flag.item()) == 1.0 else "failed on another rank"
+
+
 def volta_worker(args: argparse.Namespace) -> dict[str, Any]:
     from train_step_models import build, data, optimizer, training_step
 
@@ -103,6 +192,8 @@ def volta_worker(args: argparse.Namespace) -> dict[str, Any]:
     mem = _VoltaMemory(vt, dev) if cuda else None
     cfgs = configs(args)
     out: dict[str, Any] = {"world": world}
+    if world > 1:
+        out["check"] = check_engine(vt, dist, dev, rank, world)
 
     def batch(cfg: dict) -> tuple[Any, Any]:
         xs, ys = data(cfg, seed=rank)
@@ -294,6 +385,9 @@ def report(args: argparse.Namespace, one: dict | None, many: dict | None,
     """Compute the figures from the three jobs' results and print them."""
     fig: dict[str, Any] = {"gpus": n, "device": args.device}
     lines = [f"== fsdp_scaling: {n} x {args.device}{' (smoke)' if args.smoke else ''} =="]
+    fig["check"] = many.get("check", "n/a") if many else "n/a (job failed)"
+    lines.append(f"engine check (collectives, subgroups, send/recv, FSDP == 1 process, "
+                 f"checkpoint): {fig['check']}")
     for name in args.models.split(","):
         if one and many and f"throughput/{name}" in one and f"throughput/{name}" in many:
             eff = many[f"throughput/{name}"] / (n * one[f"throughput/{name}"])

@@ -247,3 +247,22 @@ def test_autograd_graph_does_not_keep_gathered_parameters_alive(solo, layer):
     assert len(refs) == 2 and all(r() is None for r in refs)  # freed, graph still alive
     out.square().sum().backward()
     assert all(p.grad is not None and bool((p.grad != 0).any()) for p in model.parameters())
+
+
+@needs_mpi
+def test_fsdp_scaling_benchmark_runs_on_the_cpu():
+    """benchmarks/fsdp_scaling.py --device cpu --smoke: the GPU script's logic, end to end."""
+    import subprocess
+    import sys
+
+    from dist_helpers import ROOT, job_env
+
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "fsdp_scaling.py"), "--device", "cpu",
+           "--smoke", "--gpus", "2", "--steps", "1", "--warmup", "1", "--no-torch",
+           "--timeout", "100"]
+    out = subprocess.run(cmd, env=job_env(), capture_output=True, text=True, timeout=150,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "engine check (collectives, subgroups, send/recv, FSDP == 1 process, " \
+           "checkpoint): ok" in out.stdout, out.stdout + out.stderr
+    assert "DDP transformer : 1 GPU" in out.stdout and "FSDP step" in out.stdout
