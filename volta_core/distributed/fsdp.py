@@ -438,7 +438,7 @@ class FullyShardedDataParallel(Module):
             if g is None:
                 parts.append(xp.zeros((e.numel,), dtype=dtype, device=dev.native))
             else:
-                parts.append(xp.astype(xp.reshape(g.array, (-1,)), dtype))
+                parts.append(xp.astype(xp.reshape(g.array, (-1,)), dtype, copy=False))
                 v.grad = None
         world, shard = pg.world_size, self._shard_numel
         pad = shard * world - self._numel
@@ -457,7 +457,7 @@ class FullyShardedDataParallel(Module):
                 out = out * (1.0 / world)
         else:
             out = flat
-        out = xp.astype(out, fp.array.dtype)
+        out = xp.astype(out, fp.array.dtype, copy=False)
         new = Tensor._make(out, dev)
         fp.grad = new if fp.grad is None else fp.grad + new
         self._got.clear()
