@@ -266,3 +266,22 @@ def test_fsdp_scaling_benchmark_runs_on_the_cpu():
     assert "engine check (collectives, subgroups, send/recv, FSDP == 1 process, " \
            "checkpoint): ok" in out.stdout, out.stdout + out.stderr
     assert "DDP transformer : 1 GPU" in out.stdout and "FSDP step" in out.stdout
+
+
+def test_no_sync_accumulates_then_reduces_the_sum(solo):
+    ref, model = _net(), FSDP(_net(), auto_wrap_policy=ModuleWrapPolicy({Block}))
+    x = vt.tensor(np.random.default_rng(1).standard_normal((6, 3)).astype(np.float32))
+    with model.no_sync():
+        model(x[:3]).square().sum().backward()
+    assert all(p.grad is None for p in model.parameters())  # nothing reduced yet
+    model(x[3:]).square().sum().backward()
+    ref(x).square().sum().backward()
+    want = {n: np.zeros(p.shape, np.float32) if p.grad is None else p.grad.numpy()
+            for n, p in ref.named_parameters()}  # 'unused' gets no gradient
+    for unit in model._units:
+        prefix = next(clean for clean, u in model._unit_prefixes() if u is unit)
+        g = unit.flat_param.grad.numpy()
+        for e in unit._entries:
+            name = f"{prefix}.{e.fqn}" if prefix else e.fqn
+            np.testing.assert_allclose(g[e.offset:e.offset + e.numel].reshape(e.shape),
+                                       want[name], rtol=1e-5, atol=1e-6, err_msg=name)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -209,6 +210,7 @@ class FullyShardedDataParallel(Module):
         sa(self, "_order", [])
         sa(self, "_recording", False)
         sa(self, "_queued", False)
+        sa(self, "_sync_grads", True)
 
     # -- construction --------------------------------------------------------------------
     def _build_flat_param(self, sync: bool) -> None:
@@ -415,8 +417,26 @@ class FullyShardedDataParallel(Module):
                 root._order[i - 1]._unshard()
         return None
 
+    @contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Accumulate gradients locally, unsharded, for backward passes run inside.
+
+        Each unit keeps the full gradients of its parameters (memory of an unsharded
+        model's gradients); the first backward after the block reduce-scatters the sum.
+        Call it on the root (the outermost) FSDP module.
+        """
+        root = self._root if self._root is not None else self
+        old = root._sync_grads
+        object.__setattr__(root, "_sync_grads", False)
+        try:
+            yield
+        finally:
+            object.__setattr__(root, "_sync_grads", old)
+
     def _make_grad_hook(self, index: int) -> Callable[[Tensor], None]:
         def hook(view: Tensor) -> None:
+            if not self._root._sync_grads:
+                return  # no_sync: the gradient stays in view.grad, unsharded
             got = self._got
             got.add(index)
             if len(got) == self._n_grads():
