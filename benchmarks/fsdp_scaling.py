@@ -252,6 +252,9 @@ class _VoltaMemory:
         self.vt, self.dev = vt, dev
 
     def clear(self) -> None:
+        import gc
+
+        gc.collect()  # modules with hooks form reference cycles
         self.vt.cuda.synchronize(self.dev)
         self.vt.cuda.empty_cache(self.dev)
 
