@@ -81,8 +81,8 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # submodules loaded on first use: vt.distributed.fsdp.FSDP, .optim, .checkpoint
-    if name in ("fsdp", "optim", "checkpoint"):
+    # submodules loaded on first use: vt.distributed.fsdp.FSDP, .optim, .checkpoint, .wrap
+    if name in ("fsdp", "optim", "checkpoint", "wrap"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -38,6 +38,12 @@ from ..nn.module import Module
 from ..nn.parameter import Parameter
 from ..tensor import Tensor
 from .engine import DistributedError, ProcessGroup, ReduceOp
+from .wrap import (
+    ModuleWrapPolicy,
+    _wrap_children,
+    size_based_auto_wrap_policy,
+    transformer_auto_wrap_policy,
+)
 
 _WRAPPED = "_fsdp_wrapped_module"
 
@@ -73,34 +79,6 @@ class MixedPrecision:
     param_dtype: Any = None
     reduce_dtype: Any = None
     buffer_dtype: Any = None
-
-
-# -- auto-wrap policies ---------------------------------------------------------------------
-
-class ModuleWrapPolicy:
-    """Wrap every submodule that is an instance of one of ``module_classes``.
-
-    Example:
-        >>> FullyShardedDataParallel(model, auto_wrap_policy=ModuleWrapPolicy({Block}))
-    """
-
-    def __init__(self, module_classes: Any) -> None:
-        self.module_classes = tuple(module_classes)
-
-    def __call__(self, module: Module, recurse: bool, nonwrapped_numel: int) -> bool:
-        return True if recurse else isinstance(module, self.module_classes)
-
-
-def transformer_auto_wrap_policy(module: Module, recurse: bool, nonwrapped_numel: int,
-                                 transformer_layer_cls: Any = ()) -> bool:
-    """Wrap the transformer layers (``functools.partial(..., transformer_layer_cls={L})``)."""
-    return ModuleWrapPolicy(transformer_layer_cls)(module, recurse, nonwrapped_numel)
-
-
-def size_based_auto_wrap_policy(module: Module, recurse: bool, nonwrapped_numel: int,
-                                min_num_params: int = 100_000_000) -> bool:
-    """Wrap a submodule once its not-yet-wrapped parameters reach ``min_num_params``."""
-    return True if recurse else nonwrapped_numel >= min_num_params
 
 
 # -- the unit -------------------------------------------------------------------------------
@@ -658,26 +636,6 @@ def _check_uniform(params: list[Tensor], names: list[str]) -> None:
         raise DistributedError(f"FullyShardedDataParallel: a unit mixes frozen parameters "
                                f"{frozen} with trainable ones; wrap the frozen submodules as "
                                "units of their own")
-
-
-def _wrap_children(module: Module, policy: Callable, kwargs: dict) -> int:
-    """Wrap, bottom-up, the descendants of ``module`` that ``policy`` picks.
-
-    Returns the number of parameters of ``module`` not inside a wrapped unit.
-    """
-    total = sum(p.numel() for p in module._parameters.values() if p is not None)
-    for name, child in list(module._modules.items()):
-        if child is None or isinstance(child, FullyShardedDataParallel):
-            continue
-        if not policy(module=child, recurse=True, nonwrapped_numel=0):
-            total += sum(p.numel() for p in child.parameters())
-            continue
-        rest = _wrap_children(child, policy, kwargs)
-        if policy(module=child, recurse=False, nonwrapped_numel=rest):
-            module._modules[name] = FullyShardedDataParallel(child, **kwargs)
-        else:
-            total += rest
-    return total
 
 
 def _cast_inputs(obj: Any, dtype: DType) -> Any:
