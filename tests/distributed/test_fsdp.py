@@ -285,3 +285,25 @@ def test_no_sync_accumulates_then_reduces_the_sum(solo):
             name = f"{prefix}.{e.fqn}" if prefix else e.fqn
             np.testing.assert_allclose(g[e.offset:e.offset + e.numel].reshape(e.shape),
                                        want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_manual_wrapping_and_a_frozen_unit_in_the_middle(solo):
+    """A frozen unit is gathered again for backward (its inputs' gradients need it)."""
+    vt.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4), Block(), nn.Linear(4, 2))
+    vt.manual_seed(0)
+    ref = nn.Sequential(nn.Linear(3, 4), Block(), nn.Linear(4, 2))
+    net[1].requires_grad_(False)
+    ref[1].requires_grad_(False)
+    net[1] = FSDP(net[1])  # wrapped by hand before the parent
+    model = FSDP(net)
+    units = [m for m in model.modules() if isinstance(m, FullyShardedDataParallel)]
+    assert [u.flat_param.requires_grad for u in units] == [True, False]
+    x = vt.ones(2, 3)
+    model(x).square().sum().backward()
+    ref(x).square().sum().backward()
+    g = model.flat_param.grad.numpy()
+    e = next(e for e in model._entries if e.fqn == "0.weight")
+    np.testing.assert_allclose(g[e.offset:e.offset + e.numel].reshape(e.shape),
+                               ref[0].weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert net[1].flat_param.grad is None

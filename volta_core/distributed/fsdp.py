@@ -365,7 +365,7 @@ class FullyShardedDataParallel(Module):
         out = self._fsdp_wrapped_module(*args, **kwargs)
         if self._is_root:
             object.__setattr__(self, "_recording", False)
-        if grad and self.flat_param is not None and self.flat_param.requires_grad:
+        if grad and self.flat_param is not None:  # frozen units too: backward reads them
             for t in _tensors(out):
                 if t.requires_grad and t.grad_fn is not None:
                     t.register_hook(self._pre_backward)
