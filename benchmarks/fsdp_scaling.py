@@ -364,8 +364,10 @@ def run_job(args: argparse.Namespace, worker: str, n: int) -> tuple[dict | None,
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "backends"),
                                                           env.get("PYTHONPATH")]))
+        # the engines load by module name also where Volta is not pip-installed
+        env.setdefault("VOLTA_COMM_PLUGINS",
+                       "volta_cupy.nccl" if args.device == "cuda" else "volta_mpi.plugin")
         if args.device == "cpu":
-            env.setdefault("VOLTA_COMM_PLUGINS", "volta_mpi.plugin")
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         start = time.monotonic()
@@ -470,7 +472,9 @@ def main(argv: list[str] | None = None) -> int:
     if n is None:
         n = 2 if args.device == "cpu" else _gpu_count()
     if n < 2:
-        print(f"fsdp_scaling: needs at least 2 GPUs, found {n}", file=sys.stderr)
+        print(f"fsdp_scaling: needs at least 2 GPUs, found {n}. Volta's backends: "
+              f"{_backends()} (the cuda backend needs `pip install -e '.[cupy]'`; on the "
+              "offline GPU machine see ../shared/tools/device-prep)", file=sys.stderr)
         return 2
     one, err1 = run_job(args, "volta", 1)
     many, errn = run_job(args, "volta", n)
@@ -490,6 +494,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(fig, indent=1))
     return 0 if one and many else 1
+
+
+def _backends() -> str:
+    try:
+        import volta_core as vt
+
+        return "; ".join(str(b) for b in vt.backends())
+    except Exception as exc:
+        return f"volta_core failed to import: {exc!r}"
 
 
 def _gpu_count() -> int:
