@@ -307,3 +307,35 @@ def test_manual_wrapping_and_a_frozen_unit_in_the_middle(solo):
     np.testing.assert_allclose(g[e.offset:e.offset + e.numel].reshape(e.shape),
                                ref[0].weight.grad.numpy(), rtol=1e-5, atol=1e-6)
     assert net[1].flat_param.grad is None
+
+
+def test_sharded_checkpoint_errors(solo, tmp_path):
+    from volta_core.distributed import checkpoint
+    from volta_core.errors import CheckpointError
+
+    model = FSDP(_net(), auto_wrap_policy=ModuleWrapPolicy({Block}))
+    opt = vt.optim.Adam(model.parameters(), lr=0.1)
+    model(vt.ones(2, 3)).sum().backward()
+    opt.step()
+    checkpoint.save(tmp_path / "ok", model, opt)
+    index = (tmp_path / "ok" / "index.json").read_text()
+    assert '"world_size": 1' in index and '"blocks.1.norm.weight"' in index
+    fresh = FSDP(_net(), auto_wrap_policy=ModuleWrapPolicy({Block}))
+    fresh_opt = vt.optim.Adam(fresh.parameters(), lr=0.5)
+    checkpoint.load(tmp_path / "ok", fresh, fresh_opt)
+    assert fresh_opt.param_groups[0]["lr"] == 0.1
+    for p, q in zip(fresh.parameters(), model.parameters()):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+        np.testing.assert_array_equal(fresh_opt.state[p]["exp_avg"].numpy(),
+                                      opt.state[q]["exp_avg"].numpy())
+    (tmp_path / "ok" / "index.json").unlink()  # as if the save had been interrupted
+    with pytest.raises(CheckpointError, match="no index.json"):
+        checkpoint.load(tmp_path / "ok", fresh)
+    other = FSDP(nn.Sequential(nn.Linear(3, 4)))
+    checkpoint.save(tmp_path / "other", other)
+    with pytest.raises(CheckpointError, match="does not match the model"):
+        checkpoint.load(tmp_path / "other", fresh)
+    with pytest.raises(TypeError, match="FullyShardedDataParallel"):
+        checkpoint.save(tmp_path / "plain", _net())
+    full = checkpoint.full_state_dict(model)
+    assert set(full) == set(_net().state_dict())
