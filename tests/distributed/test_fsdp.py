@@ -339,3 +339,29 @@ def test_sharded_checkpoint_errors(solo, tmp_path):
         checkpoint.save(tmp_path / "plain", _net())
     full = checkpoint.full_state_dict(model)
     assert set(full) == set(_net().state_dict())
+
+
+def test_full_optimizer_state_dict_matches_a_plain_optimizer(solo):
+    from volta_core.distributed import checkpoint
+
+    ref, model = _net(), FSDP(_net(), auto_wrap_policy=ModuleWrapPolicy({Block}))
+    opt = vt.optim.Adam(model.parameters(), lr=0.1)
+    ref_opt = vt.optim.Adam(ref.parameters(), lr=0.1)
+    for m, o in ((model, opt), (ref, ref_opt)):
+        m(vt.ones(2, 3)).square().sum().backward()
+        o.step()
+    full = checkpoint.full_optim_state_dict(model, opt)
+    plain = ref_opt.state_dict()
+    # FSDP steps the flat parameter as a whole: 'unused' (no gradient) has state too
+    assert set(plain["state"]) < set(full["state"])
+    for i, s in plain["state"].items():
+        assert full["state"][i]["step"] == s["step"]
+        np.testing.assert_allclose(full["state"][i]["exp_avg"].numpy(), s["exp_avg"].numpy(),
+                                   rtol=1e-6, atol=1e-8)
+    fresh = FSDP(_net(), auto_wrap_policy=ModuleWrapPolicy({Block}))
+    fresh_opt = vt.optim.Adam(fresh.parameters(), lr=0.3)
+    checkpoint.load_full_optim_state_dict(fresh, fresh_opt, plain)  # a plain model's state
+    assert fresh_opt.param_groups[0]["lr"] == 0.1
+    for p, q in zip(fresh.parameters(), model.parameters()):
+        np.testing.assert_allclose(fresh_opt.state[p]["exp_avg_sq"].numpy(),
+                                   opt.state[q]["exp_avg_sq"].numpy(), rtol=1e-6, atol=1e-10)

@@ -11,7 +11,9 @@ written atomically and checksummed (see :mod:`volta_core.io`); ``index.json`` is
 last, so a checkpoint interrupted mid-save is refused on load rather than half-read.
 
 :func:`full_state_dict` gathers the unsharded model state (by default onto rank 0 only),
-for a checkpoint that a plain, unwrapped model loads.
+for a checkpoint that a plain, unwrapped model loads; :func:`full_optim_state_dict` does
+the same for the optimizer (a plain optimizer's state dict) and
+:func:`load_full_optim_state_dict` shards such a state back into an FSDP optimizer.
 
 Spelling: PyTorch reaches the same through ``FSDP.state_dict_type(model,
 StateDictType.SHARDED_STATE_DICT)`` plus ``torch.distributed.checkpoint.save``, and more
@@ -301,4 +303,128 @@ def full_state_dict(model: FullyShardedDataParallel, rank0_only: bool = True,
     return {k: v.cpu() for k, v in sd.items()} if offload_to_cpu else sd
 
 
-__all__ = ["save", "load", "full_state_dict"]
+def _original_order(model: FullyShardedDataParallel) -> list[tuple[Any, Any]]:
+    """``(unit, entry)`` of every original parameter, in the unwrapped model's
+    ``parameters()`` order (the views sit where the parameters were)."""
+    owner = {}
+    for _, unit in _units(model):
+        for e, v in zip(unit._entries, unit._views):
+            owner[id(v)] = (unit, e)
+    order, seen = [], set()
+    for _, m in model.named_modules():
+        for name, p in m._parameters.items():
+            if p is None or name == "_flat_param" or id(p) in seen or id(p) not in owner:
+                continue
+            seen.add(id(p))
+            order.append(owner[id(p)])
+    return order
+
+
+def full_optim_state_dict(model: FullyShardedDataParallel, optimizer: Any,
+                          rank0_only: bool = True) -> dict[str, Any]:
+    """The optimizer state unsharded, as a plain optimizer of the unwrapped model has it.
+
+    A collective (every rank calls it). Parameters are numbered in the unwrapped model's
+    ``parameters()`` order, so ``plain_optimizer.load_state_dict(result)`` works; with
+    ``rank0_only`` the other ranks get ``{}``. The reverse is
+    :func:`load_full_optim_state_dict`. Every parameter of a unit has state once the unit
+    was stepped (the flat parameter is stepped as a whole, a gradient-less parameter with
+    zero gradients), where a plain optimizer skips parameters that got no gradient.
+    """
+    order = _original_order(model)
+    full: dict[int, dict[str, Any]] = {}  # id(unit) -> {key: unpadded flat array or scalar}
+    for _, unit in _units(model):
+        fp, pg = unit.flat_param, unit.process_group
+        xp = unit._dev.xp
+        gathered: dict[str, Any] = {}
+        for k, v in sorted(optimizer.state.get(fp, {}).items()):
+            if isinstance(v, Tensor) and v.shape == (unit._shard_numel,):
+                out = xp.empty((unit._shard_numel * pg.world_size,), dtype=v.array.dtype,
+                               device=unit._dev.native)
+                if pg.world_size > 1:
+                    pg.all_gather(out, v.array)
+                else:
+                    out = xp.asarray(v.array, copy=True)
+                gathered[k] = out
+            else:
+                gathered[k] = v
+        full[id(unit)] = gathered
+    if rank0_only and model.process_group.rank != 0:
+        return {}
+    state: dict[int, dict[str, Any]] = {}
+    for i, (unit, e) in enumerate(order):
+        entry = {}
+        for k, v in full[id(unit)].items():
+            if hasattr(v, "shape") and not isinstance(v, Tensor):
+                xp = unit._dev.xp
+                piece = xp.reshape(v[e.offset:e.offset + e.numel], e.shape)
+                entry[k] = Tensor._make(xp.asarray(piece, copy=True), unit._dev)
+            else:
+                entry[k] = v
+        if entry:
+            state[i] = entry
+    groups = []
+    for group in optimizer.param_groups:
+        members = {id(p) for p in group["params"]}
+        packed = {k: v for k, v in group.items() if k != "params"}
+        packed["params"] = [i for i, (unit, _) in enumerate(order)
+                            if id(unit.flat_param) in members]
+        groups.append(packed)
+    return {"state": state, "param_groups": groups}
+
+
+def load_full_optim_state_dict(model: FullyShardedDataParallel, optimizer: Any,
+                               state_dict: dict[str, Any]) -> None:
+    """Load an unsharded optimizer state (from :func:`full_optim_state_dict` or a plain
+    optimizer of the unwrapped model) into ``optimizer``, keeping this rank's shards.
+
+    Every rank passes the whole state dict (load it on every rank, or broadcast it).
+    Parameters without state in it (never stepped) get zero state in the flat shards.
+    """
+    order = _original_order(model)
+    saved = state_dict["state"]
+    for _, unit in _units(model):
+        fp, dev = unit.flat_param, unit._dev
+        xp = dev.xp
+        shard, rank = unit._shard_numel, unit.process_group.rank
+        lo, hi = rank * shard, (rank + 1) * shard
+        entries = {id(e): i for i, (u, e) in enumerate(order) if u is unit}
+        keys: dict[str, list[Any]] = {}
+        scalars: dict[str, Any] = {}
+        for e in unit._entries:
+            for k, v in saved.get(entries[id(e)], {}).items():
+                if isinstance(v, Tensor) and tuple(v.shape) == e.shape:
+                    keys.setdefault(k, [])
+                else:
+                    scalars[k] = v
+        state = dict(scalars)
+        for k in keys:
+            parts = []
+            for e in unit._entries:
+                start, stop = max(lo, e.offset), min(hi, e.offset + e.numel)
+                if start >= stop:
+                    continue
+                v = saved.get(entries[id(e)], {}).get(k)
+                if v is None:  # a parameter the optimizer never stepped: zero state
+                    parts.append(xp.zeros((stop - start,), dtype=fp.array.dtype,
+                                          device=dev.native))
+                    continue
+                flat = xp.reshape(v.detach().to(dev).array, (-1,))
+                parts.append(xp.astype(flat[start - e.offset:stop - e.offset],
+                                       fp.array.dtype, copy=False))
+            used = sum(p.shape[0] for p in parts)
+            if used < shard:
+                parts.append(xp.zeros((shard - used,), dtype=fp.array.dtype,
+                                      device=dev.native))
+            state[k] = Tensor._make(xp.concat(parts) if len(parts) > 1 else
+                                    xp.asarray(parts[0], copy=True), dev)
+        if state:
+            optimizer.state[fp] = state
+    for group, hyper in zip(optimizer.param_groups, state_dict.get("param_groups", [])):
+        for k, v in hyper.items():
+            if k != "params":
+                group[k] = tuple(v) if isinstance(group.get(k), tuple) else v
+
+
+__all__ = ["save", "load", "full_state_dict", "full_optim_state_dict",
+           "load_full_optim_state_dict"]

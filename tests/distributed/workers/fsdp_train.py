@@ -105,7 +105,18 @@ def main() -> None:
         assert len(units) == 3, len(units)  # root + 2 encoder layers
         opt = vt.optim.Adam(fsdp.parameters(), **ADAM)
         train(fsdp, opt, steps, 0, rank, world)
-        worst = compare(fsdp.state_dict(), reference(steps), "fsdp")
+        want, ref_model, ref_opt = reference(steps, with_optimizer=True)
+        worst = compare(fsdp.state_dict(), want, "fsdp")
+        from volta_core.distributed import checkpoint
+
+        full = checkpoint.full_optim_state_dict(fsdp, opt)  # a collective
+        if rank == 0:
+            plain = ref_opt.state_dict()["state"]
+            for i, s in plain.items():
+                np.testing.assert_allclose(full["state"][i]["exp_avg"].numpy(),
+                                           s["exp_avg"].numpy(), rtol=1e-4, atol=1e-7)
+        else:
+            assert full == {}
         n_local = sum(p.numel() for p in fsdp.parameters())
         n_full = sum(v.size for v in reference(0).values())
         assert n_local <= -(-n_full // world) + 3 * world, (n_local, n_full)
