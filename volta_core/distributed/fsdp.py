@@ -385,9 +385,13 @@ class FullyShardedDataParallel(Module):
         root = self._root
         if not root._queued:
             from ..autograd.engine import queue_callback
+            from ..errors import AutogradError
 
-            queue_callback(root._finish_backward)
-            object.__setattr__(root, "_queued", True)
+            try:
+                queue_callback(root._finish_backward)
+                object.__setattr__(root, "_queued", True)
+            except AutogradError:  # vt.autograd.grad: no .grad, nothing to reduce at the end
+                pass
         self._unshard()
         if self.backward_prefetch is not None and self in root._order:
             i = root._order.index(self)
