@@ -9,6 +9,10 @@ Engines (``"nccl"`` through CuPy, ``"mpi"`` through mpi4py, or any third-party o
 are plugins of the entry-point group ``volta.comm``; :func:`engines` lists them.
 Launch jobs with ``volta-run --nproc N script.py``, ``mpirun`` or ``srun``
 (see docs/distributed.md).
+
+Submodules: :mod:`.fsdp` (``FullyShardedDataParallel``), :mod:`.optim`
+(``ZeroRedundancyOptimizer``), :mod:`.checkpoint` (sharded checkpoints), :mod:`.wrap`
+(auto-wrap policies); ``vt.distributed.fsdp`` etc. load on first use.
 """
 
 from .collectives import (
