@@ -9,10 +9,11 @@ all the optimizer sees, so its state is sharded too (ZeRO stage 3).
 For forward, a unit all-gathers its flat parameter and points its modules' original
 parameter names at views of the gathered array; after its forward the gathered array is
 freed (``reshard_after_forward``; the root unit keeps it for the backward that follows).
-Before the unit's backward, a hook on its outputs all-gathers it again (and prefetches the
-unit that ran before it in forward); as soon as every parameter of the unit has its
-gradient, the gradients are flattened and *reduce-scattered* (averaged) into
-``flat_param.grad``, and the gathered parameters are freed. A callback at the end of
+Before the unit's backward, a hook on its outputs all-gathers it again (and, with
+``backward_prefetch``, the unit that ran before it in forward); each parameter's gradient is
+copied into the unit's flat gradient buffer as soon as it is final, and once all have come
+the buffer is *reduce-scattered* (averaged) into ``flat_param.grad`` and the gathered
+parameters are freed. A callback at the end of
 backward handles units some of whose parameters got no gradient.
 
 The gathered parameters are leaf tensors that keep their identity from step to step (they
@@ -122,8 +123,10 @@ class FullyShardedDataParallel(Module):
         auto_wrap_policy: a callable ``policy(module, recurse, nonwrapped_numel)``, a
             :class:`ModuleWrapPolicy`, or a set of module classes; the submodules it picks
             become units of their own (wrapped bottom-up, before this one).
-        backward_prefetch: gather the next unit's parameters early in backward
-            (``BACKWARD_PRE``, the default) or not (None).
+        backward_prefetch: ``BACKWARD_PRE`` also gathers, when a unit's backward starts,
+            the unit whose backward comes next. Off (None) by default, unlike PyTorch:
+            Volta's collectives run on the compute stream, so gathering early overlaps
+            nothing and only holds one more unit's parameters.
         mixed_precision: a :class:`MixedPrecision` (parameter / reduction dtypes).
         device_id: the device to move ``module`` to before sharding.
         sync_module_states: broadcast rank 0's parameters and buffers first (use it when
@@ -148,7 +151,7 @@ class FullyShardedDataParallel(Module):
     def __init__(self, module: Module, process_group: ProcessGroup | None = None,
                  sharding_strategy: ShardingStrategy | None = None,
                  auto_wrap_policy: Any = None,
-                 backward_prefetch: BackwardPrefetch | None = BackwardPrefetch.BACKWARD_PRE,
+                 backward_prefetch: BackwardPrefetch | None = None,
                  mixed_precision: MixedPrecision | None = None, device_id: Any = None,
                  sync_module_states: bool = False, forward_prefetch: bool = False,
                  limit_all_gathers: bool = True, use_orig_params: bool = False,
@@ -268,6 +271,7 @@ class FullyShardedDataParallel(Module):
         sa(self, "_full", None)
         sa(self, "_full_src", None)
         sa(self, "_got", set())
+        sa(self, "_gflat", None)
         sa(self, "_pre_backward_done", False)
 
     def _compute_dtype(self, dev: Any, dtype: Any) -> Any:
@@ -419,12 +423,32 @@ class FullyShardedDataParallel(Module):
         def hook(view: Tensor) -> None:
             if not self._root._sync_grads:
                 return  # no_sync: the gradient stays in view.grad, unsharded
+            self._stash(index)
             got = self._got
             got.add(index)
             if len(got) == self._n_grads():
                 self._reduce_grads()
 
         return hook
+
+    def _stash(self, index: int) -> None:
+        """Copy parameter ``index``'s gradient into the unit's flat gradient buffer and
+        drop it, so a unit's unsharded gradients take one buffer, not two."""
+        v, e = self._views[index], self._entries[index]
+        xp, buf = self._dev.xp, self._grad_buffer()
+        g = xp.reshape(v.grad.array, (-1,))
+        if g.dtype != buf.dtype:
+            g = xp.astype(g, buf.dtype)
+        buf[e.offset:e.offset + e.numel] = g
+        v.grad = None
+
+    def _grad_buffer(self) -> Any:
+        """The unit's padded flat gradient (zeros where no gradient came, and padding)."""
+        if self._gflat is None:
+            object.__setattr__(self, "_gflat", self._dev.xp.zeros(
+                (self._shard_numel * self.process_group.world_size,), dtype=self._empty.dtype,
+                device=self._dev.native))
+        return self._gflat
 
     def _n_grads(self) -> int:
         return sum(1 for e in self._entries if e.requires_grad)
@@ -433,20 +457,12 @@ class FullyShardedDataParallel(Module):
         """Reduce-scatter (average) the unit's gradients into ``flat_param.grad``."""
         dev, pg, fp = self._dev, self.process_group, self.flat_param
         xp = dev.xp
-        dtype = self._empty.dtype
-        parts = []
-        for e, v in zip(self._entries, self._views):
-            g = v.grad
-            if g is None:
-                parts.append(xp.zeros((e.numel,), dtype=dtype, device=dev.native))
-            else:
-                parts.append(xp.astype(xp.reshape(g.array, (-1,)), dtype, copy=False))
-                v.grad = None
+        for i, v in enumerate(self._views):
+            if v.grad is not None:  # accumulated under no_sync and not stashed in this pass
+                self._stash(i)
+        flat = self._grad_buffer()
+        object.__setattr__(self, "_gflat", None)
         world, shard = pg.world_size, self._shard_numel
-        pad = shard * world - self._numel
-        if pad:
-            parts.append(xp.zeros((pad,), dtype=dtype, device=dev.native))
-        flat = xp.concat(parts)
         rdt = _as_dtype(self.mixed_precision.reduce_dtype)
         if rdt is not None:
             flat = xp.astype(flat, dev.native_dtype(rdt))
