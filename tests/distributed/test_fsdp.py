@@ -19,6 +19,7 @@ from volta_core import nn
 from volta_core.distributed import CommEngine, ProcessGroup
 from volta_core.distributed.fsdp import (
     FSDP,
+    BackwardPrefetch,
     FullyShardedDataParallel,
     ModuleWrapPolicy,
     size_based_auto_wrap_policy,
@@ -131,8 +132,10 @@ def _net():
     return Net()
 
 
-def test_fsdp_one_rank_trains_like_the_plain_model(solo):
-    ref, model = _net(), FSDP(_net(), auto_wrap_policy=ModuleWrapPolicy({Block}))
+@pytest.mark.parametrize("prefetch", [None, BackwardPrefetch.BACKWARD_PRE])
+def test_fsdp_one_rank_trains_like_the_plain_model(solo, prefetch):
+    ref = _net()
+    model = FSDP(_net(), auto_wrap_policy=ModuleWrapPolicy({Block}), backward_prefetch=prefetch)
     units = [m for m in model.modules() if isinstance(m, FullyShardedDataParallel)]
     assert len(units) == 3
     assert all(isinstance(model.blocks[i], FullyShardedDataParallel) for i in range(2))
