@@ -160,6 +160,41 @@ class NcclProcessGroup(ProcessGroup):
         if copied:
             out[...] = buf
 
+    def send(self, array: Any, dst: int) -> None:
+        src, _ = self._buffer(array)
+        self.comm.send(src.data.ptr, src.size, self._dtype(src), dst, self._stream())
+
+    def recv(self, array: Any, src: int) -> None:
+        buf, copied = self._buffer(array)
+        self.comm.recv(buf.data.ptr, buf.size, self._dtype(buf), src, self._stream())
+        if copied:
+            array[...] = buf
+
+    # isend/irecv: the base class's (enqueued on the current stream, ordered like every
+    # other collective; a later kernel that reads the received tensor runs after it)
+
+    def new_subgroup(self, ranks: list[int], store: Any, tag: int,
+                     timeout: timedelta) -> NcclProcessGroup | None:
+        if self.rank not in ranks:
+            return None
+        if store is None:
+            raise DistributedError("nccl: new_group needs the default group's rendezvous "
+                                   "store (init_process_group made one); got None")
+        from cupy.cuda import nccl
+
+        key = f"nccl/subgroup/{tag}/unique_id"
+        me = ranks.index(self.rank)
+        if me == 0:
+            uid = nccl.get_unique_id()
+            store.set(key, pickle.dumps(uid))
+        else:
+            uid = pickle.loads(store.get(key))
+        import cupy
+
+        with cupy.cuda.Device(self.device_index):
+            comm = nccl.NcclCommunicator(len(ranks), uid, me)
+        return NcclProcessGroup(comm, me, len(ranks), self.device_index, self.engine)
+
     def barrier(self) -> None:
         import cupy
 

@@ -55,6 +55,21 @@ class MpiEngine(CommEngine):
         return MpiProcessGroup(_mpi().COMM_WORLD.Dup(), self.name)
 
 
+# dtypes MPI has no reduction for: reduced in float32 and cast back (bfloat16 via ml_dtypes)
+_REDUCE_UPCAST = ("bfloat16", "float16")
+
+
+def _bits(array: Any) -> Any:
+    """``array`` as unsigned integers of the same width when MPI lacks its dtype.
+
+    Moving bytes (broadcast, gather, send) does not care about the meaning of the bits;
+    mpi4py does not know ml_dtypes' bfloat16.
+    """
+    if array.dtype.name in _REDUCE_UPCAST:
+        return array.view(f"uint{8 * array.dtype.itemsize}")
+    return array
+
+
 class MpiProcessGroup(ProcessGroup):
     """A process group over an MPI communicator; arrays are NumPy arrays on the host.
 
@@ -91,14 +106,20 @@ class MpiProcessGroup(ProcessGroup):
 
     def all_reduce(self, array: Any, op: ReduceOp) -> None:
         buf, copied = self._buffer(array)
-        self.wait(self.comm.Iallreduce(_mpi().IN_PLACE, buf, op=self._op(op)).Test,
-                  "all_reduce")
+        if buf.dtype.name in _REDUCE_UPCAST:
+            wide = buf.astype("float32")
+            self.wait(self.comm.Iallreduce(_mpi().IN_PLACE, wide, op=self._op(op)).Test,
+                      "all_reduce")
+            buf[...] = wide.astype(buf.dtype)
+        else:
+            self.wait(self.comm.Iallreduce(_mpi().IN_PLACE, buf, op=self._op(op)).Test,
+                      "all_reduce")
         if copied:
             array[...] = buf
 
     def broadcast(self, array: Any, src: int) -> None:
         buf, copied = self._buffer(array)
-        self.wait(self.comm.Ibcast(buf, root=src).Test, "broadcast")
+        self.wait(self.comm.Ibcast(_bits(buf), root=src).Test, "broadcast")
         if copied:
             array[...] = buf
 
@@ -106,7 +127,8 @@ class MpiProcessGroup(ProcessGroup):
         import numpy as np
 
         buf, copied = self._buffer(out)
-        self.wait(self.comm.Iallgather(np.ascontiguousarray(array), buf).Test, "all_gather")
+        self.wait(self.comm.Iallgather(_bits(np.ascontiguousarray(array)), _bits(buf)).Test,
+                  "all_gather")
         if copied:
             out[...] = buf
 
@@ -114,11 +136,50 @@ class MpiProcessGroup(ProcessGroup):
         import numpy as np
 
         buf, copied = self._buffer(out)
-        req = self.comm.Ireduce_scatter_block(np.ascontiguousarray(array), buf,
-                                              op=self._op(op))
-        self.wait(req.Test, "reduce_scatter")
+        src = np.ascontiguousarray(array)
+        if buf.dtype.name in _REDUCE_UPCAST:
+            wide = np.empty(buf.shape, dtype="float32")
+            req = self.comm.Ireduce_scatter_block(src.astype("float32"), wide,
+                                                  op=self._op(op))
+            self.wait(req.Test, "reduce_scatter")
+            buf[...] = wide.astype(buf.dtype)
+        else:
+            req = self.comm.Ireduce_scatter_block(src, buf, op=self._op(op))
+            self.wait(req.Test, "reduce_scatter")
         if copied:
             out[...] = buf
+
+    def send(self, array: Any, dst: int) -> None:
+        import numpy as np
+
+        self.wait(self.comm.Isend(_bits(np.ascontiguousarray(array)), dest=dst).Test, "send")
+
+    def recv(self, array: Any, src: int) -> None:
+        buf, copied = self._buffer(array)
+        self.wait(self.comm.Irecv(_bits(buf), source=src).Test, "recv")
+        if copied:
+            array[...] = buf
+
+    def isend(self, array: Any, dst: int) -> Any:
+        import numpy as np
+
+        buf = np.ascontiguousarray(array)  # kept alive by the request until wait()
+        return _Request(self.comm.Isend(_bits(buf), dest=dst), buf)
+
+    def irecv(self, array: Any, src: int) -> Any:
+        buf, copied = self._buffer(array)
+        req = self.comm.Irecv(_bits(buf), source=src)
+        return _Request(req, buf, array if copied else None)
+
+    def new_subgroup(self, ranks: list[int], store: Any, tag: int,
+                     timeout: timedelta) -> MpiProcessGroup | None:
+        MPI = _mpi()
+        member = self.rank in ranks
+        comm = self.comm.Split(0 if member else MPI.UNDEFINED,
+                               ranks.index(self.rank) if member else 0)
+        if comm == MPI.COMM_NULL:
+            return None
+        return MpiProcessGroup(comm, self.engine)
 
     def barrier(self) -> None:
         self.wait(self.comm.Ibarrier().Test, "barrier")
@@ -141,3 +202,15 @@ class MpiProcessGroup(ProcessGroup):
         if self.comm is not None:
             self.comm.Free()
             self.comm = None
+
+
+class _Request:
+    """A pending MPI request; ``wait()`` completes it and copies a staged receive back."""
+
+    def __init__(self, request: Any, buf: Any, target: Any = None) -> None:
+        self.request, self.buf, self.target = request, buf, target
+
+    def wait(self) -> None:
+        self.request.Wait()
+        if self.target is not None:
+            self.target[...] = self.buf

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -9,6 +10,25 @@ from ..errors import AutogradError, ShapeError
 from ..tensor import Tensor
 from .function import _FREED, Function
 from .grad_mode import set_grad_enabled
+
+_queued = threading.local()  # per thread: one list of callbacks per running backward()
+
+
+def queue_callback(callback: Callable[[], None]) -> None:
+    """Run ``callback()`` once the backward() that is running now has finished.
+
+    Called from a hook during backward (as PyTorch's
+    ``Variable._execution_engine.queue_callback``): FullyShardedDataParallel uses it to
+    reduce the gradients of parameters that got none when the whole pass is done.
+
+    Raises:
+        AutogradError: if no backward() is running in this thread.
+    """
+    stack = getattr(_queued, "stack", None)
+    if not stack:
+        raise AutogradError("queue_callback: no backward() is running in this thread; "
+                            "call it from a hook that runs during backward")
+    stack[-1].append(callback)
 
 
 def _ones_like(t: Tensor) -> Tensor:
@@ -184,9 +204,16 @@ def backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None = None,
             for hook in leaf._post_hooks:
                 hook(leaf)
 
-    rest = run_backward(outputs, grads, retain_graph, create_graph, on_leaf=accumulate)
-    for leaf, g in rest.values():  # leaves that were themselves outputs
-        accumulate(leaf, g)
+    stack = _queued.__dict__.setdefault("stack", [])
+    stack.append([])
+    try:
+        rest = run_backward(outputs, grads, retain_graph, create_graph, on_leaf=accumulate)
+        for leaf, g in rest.values():  # leaves that were themselves outputs
+            accumulate(leaf, g)
+    finally:
+        callbacks = stack.pop()
+    for callback in callbacks:  # queued by hooks (see queue_callback)
+        callback()
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],

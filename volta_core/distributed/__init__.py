@@ -9,20 +9,34 @@ Engines (``"nccl"`` through CuPy, ``"mpi"`` through mpi4py, or any third-party o
 are plugins of the entry-point group ``volta.comm``; :func:`engines` lists them.
 Launch jobs with ``volta-run --nproc N script.py``, ``mpirun`` or ``srun``
 (see docs/distributed.md).
+
+Submodules: :mod:`.fsdp` (``FullyShardedDataParallel``), :mod:`.optim`
+(``ZeroRedundancyOptimizer``), :mod:`.checkpoint` (sharded checkpoints), :mod:`.wrap`
+(auto-wrap policies); ``vt.distributed.fsdp`` etc. load on first use.
 """
 
 from .collectives import (
     Work,
     all_gather,
     all_gather_into_tensor,
+    all_gather_object,
     all_reduce,
     barrier,
     broadcast,
+    broadcast_object_list,
     reduce_scatter,
     reduce_scatter_tensor,
 )
 from .engine import CommEngine, DistributedError, ProcessGroup, ReduceOp
+from .groups import (
+    GroupMember,
+    get_global_rank,
+    get_group_rank,
+    get_process_group_ranks,
+    new_group,
+)
 from .hookspecs import hookimpl
+from .p2p import irecv, isend, recv, send
 from .process_group import (
     default_pg_timeout,
     destroy_process_group,
@@ -64,4 +78,16 @@ __all__ = [
     "DistributedError", "hookimpl", "engines", "EngineInfo", "get_engine",
     "is_engine_available", "is_nccl_available", "is_mpi_available", "register_engine_plugin",
     "unregister_engine_plugin", "Store", "TCPStore", "FileStore", "default_pg_timeout",
+    "all_gather_object", "broadcast_object_list", "new_group", "GroupMember",
+    "get_group_rank", "get_global_rank", "get_process_group_ranks", "send", "recv", "isend",
+    "irecv",
 ]
+
+
+def __getattr__(name: str):
+    # submodules loaded on first use: vt.distributed.fsdp.FSDP, .optim, .checkpoint, .wrap
+    if name in ("fsdp", "optim", "checkpoint", "wrap"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -199,9 +199,16 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup 
 
 def broadcast(tensor: Tensor, src: int, group: ProcessGroup | None = None,
               async_op: bool = False) -> Work | None:
-    """Copy rank ``src``'s ``tensor`` into ``tensor`` on every other rank, in place."""
+    """Copy rank ``src``'s ``tensor`` into ``tensor`` on every other rank, in place.
+
+    ``src`` is a global rank (a rank of the default group), also with a subgroup.
+    """
     pg = _group(group)
     _check(pg, "broadcast", [tensor])
+    if pg.ranks is not None:  # src is a global rank, as in PyTorch
+        from .groups import get_group_rank
+
+        src = get_group_rank(pg, src)
     if not 0 <= src < pg.world_size:
         raise ValueError(f"broadcast: src {src} is outside world size {pg.world_size}")
     arr = _private(tensor)
@@ -316,3 +323,95 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False) -> Work |
     _begin(pg, "barrier")
     pg.barrier()
     return _done(async_op)
+
+
+# -- Python objects (pickled into uint8 tensors) ------------------------------------------
+
+def _object_device(pg: ProcessGroup) -> Any:
+    from ..backend.device import device
+    from .process_group import _state
+
+    return device(f"cuda:{_state.device_index}" if "cuda" in pg.device_types else "cpu")
+
+
+def _to_bytes_tensor(obj: Any, dev: Any) -> Tensor:
+    import pickle
+
+    from ..backend.device import device
+
+    cpu = device("cpu")
+    data = memoryview(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+    t = Tensor._make(cpu.backend.from_host(data, cpu.index), cpu)
+    return t if dev is cpu else t.to(dev)
+
+
+def _from_bytes_tensor(t: Tensor, n: int) -> Any:
+    import pickle
+
+    host = t.device.backend.to_host(t[:n].array)
+    return pickle.loads(host.tobytes())
+
+
+def all_gather_object(object_list: list[Any], obj: Any,
+                      group: ProcessGroup | None = None) -> None:
+    """Gather a picklable ``obj`` from every rank into ``object_list`` (in place).
+
+    Args:
+        object_list: a list of ``world_size`` entries, overwritten with each rank's object.
+        obj: this rank's object (pickled: only exchange objects from trusted ranks).
+    """
+    from ..dtypes import int64
+
+    pg = _group(group)
+    if len(object_list) != pg.world_size:
+        raise ShapeError(f"all_gather_object: object_list has {len(object_list)} entries, "
+                         f"expected world_size={pg.world_size}")
+    dev = _object_device(pg)
+    data = _to_bytes_tensor(obj, dev)
+    sizes = Tensor._make(dev.xp.asarray([data.numel()], dtype=dev.native_dtype(int64),
+                                        device=dev.native), dev)
+    all_sizes = Tensor._make(dev.xp.zeros((pg.world_size,), dtype=dev.native_dtype(int64),
+                                          device=dev.native), dev)
+    all_gather_into_tensor(all_sizes, sizes, group=pg)
+    counts = [int(c) for c in all_sizes.tolist()]
+    longest = max(counts)
+    padded = Tensor._make(dev.xp.zeros((longest,), dtype=data.array.dtype,
+                                       device=dev.native), dev)
+    padded.array[:data.numel()] = data.array
+    out = Tensor._make(dev.xp.zeros((pg.world_size * longest,), dtype=data.array.dtype,
+                                    device=dev.native), dev)
+    all_gather_into_tensor(out, padded, group=pg)
+    for r, n in enumerate(counts):
+        object_list[r] = _from_bytes_tensor(out[r * longest:(r + 1) * longest], n)
+
+
+def broadcast_object_list(object_list: list[Any], src: int = 0,
+                          group: ProcessGroup | None = None, device: Any = None) -> None:
+    """Replace the entries of ``object_list`` with rank ``src``'s (picklable) entries.
+
+    Every rank passes a list of the same length; ``src`` is a global rank.
+    """
+    from ..dtypes import int64
+
+    pg = _group(group)
+    dev = _object_device(pg)
+    from .groups import get_group_rank
+
+    mine = get_group_rank(pg, src) == pg.rank
+    data = _to_bytes_tensor(list(object_list), dev) if mine else None
+    size = Tensor._make(dev.xp.asarray([data.numel() if mine else 0],
+                                       dtype=dev.native_dtype(int64), device=dev.native), dev)
+    broadcast(size, src, group=pg)
+    n = int(size.item())
+    if not mine:
+        from ..dtypes import uint8
+
+        data = Tensor._make(dev.xp.zeros((n,), dtype=dev.native_dtype(uint8),
+                                         device=dev.native), dev)
+    broadcast(data, src, group=pg)
+    if not mine:
+        got = _from_bytes_tensor(data, n)
+        if len(got) != len(object_list):
+            raise ShapeError(f"broadcast_object_list: rank {src} sent {len(got)} objects, "
+                             f"this rank's list has {len(object_list)}")
+        object_list[:] = got

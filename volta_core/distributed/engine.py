@@ -54,6 +54,7 @@ class ProcessGroup:
     # otherwise the watchdog tears the process down when a rank is lost
     interruptible = False
     watchdog: Any = None  # the group's Watchdog, set by init_process_group
+    ranks: list[int] | None = None  # a subgroup's members as ranks of the default group
 
     def __init__(self, rank: int, world_size: int, engine: str) -> None:
         self.rank = rank
@@ -98,6 +99,43 @@ class ProcessGroup:
             return
         while not test():
             time.sleep(1e-4)
+    def send(self, array: Any, dst: int) -> None:
+        """Send the flat ``array`` to group rank ``dst`` (which calls :meth:`recv`)."""
+        raise NotImplementedError(f"engine {self.engine!r} does not implement send")
+
+    def recv(self, array: Any, src: int) -> None:
+        """Overwrite the flat ``array`` with what group rank ``src`` sends."""
+        raise NotImplementedError(f"engine {self.engine!r} does not implement recv")
+
+    def isend(self, array: Any, dst: int) -> Any:
+        """Start :meth:`send`; return an object whose ``wait()`` completes it.
+
+        The default sends at once and returns None (fine for engines whose sends do not
+        block until the receiver arrives).
+        """
+        self.send(array, dst)
+        return None
+
+    def irecv(self, array: Any, src: int) -> Any:
+        """Start :meth:`recv`; return an object whose ``wait()`` completes it (or None)."""
+        self.recv(array, src)
+        return None
+
+    def new_subgroup(self, ranks: list[int], store: Any, tag: int,
+                     timeout: timedelta) -> ProcessGroup | None:
+        """Create a group of the ranks ``ranks`` (sorted ranks of this group).
+
+        Collective over this group: every rank calls it, members and others, in the same
+        order. Returns the new group on members, None elsewhere.
+
+        Args:
+            ranks: the members, as ranks of this group, sorted; the new group's rank
+                ``i`` is ``ranks[i]``.
+            store: the default group's rendezvous store (None for engines without one).
+            tag: a number unique to this call on every rank (names store keys).
+            timeout: how long a rendezvous may wait.
+        """
+        raise NotImplementedError(f"engine {self.engine!r} does not implement new_group")
 
     def abort(self) -> None:
         """Tear the job down after an error so no rank waits forever (best effort)."""
