@@ -45,7 +45,7 @@ half, double, long, short = float16, float64, int64, int16
 float, int = float32, int32  # noqa: A001
 
 # names resolved on first use, so ``import volta_core`` stays cheap
-_LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu"}
+_LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu", "onnx"}
 
 
 def __getattr__(name: str):

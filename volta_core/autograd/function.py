@@ -9,6 +9,7 @@ so that it runs on any device and can itself be differentiated (``create_graph``
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from ..errors import AutogradError, DeviceError
@@ -16,6 +17,15 @@ from ..tensor import Tensor
 from .grad_mode import state as _grad_state
 
 _FREED = ()  # the saved-values marker of a node whose graph was freed
+
+
+class _Tracing(threading.local):
+    """Per-thread op tracer (``vt.onnx.export`` sets ``hook``); None costs one lookup."""
+
+    hook = None
+
+
+tracing = _Tracing()
 
 
 class Function:
@@ -78,6 +88,9 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Tensor:
         """Run the op on Tensors (and Python values), recording it when needed."""
+        hook = tracing.hook
+        if hook is not None:  # an exporter is tracing this thread: it runs and records the op
+            return hook(cls, args, kwargs)
         ctx = cls.__new__(cls)
         dev = None
         requires = False

@@ -1,0 +1,3 @@
+"""placeholder"""
+def load(*a, **k): raise NotImplementedError
+class OnnxModule: pass
