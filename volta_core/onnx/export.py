@@ -110,6 +110,7 @@ def export(model: nn.Module, args: Any, f: str | os.PathLike | IO[bytes] | None,
                     simple = s is not None and len(s.dims) == 1 and s.coef == 1 and not s.offset
                     axes[d] = s.dims[0] if simple else f"{name}_dim{d}"
         graph_outputs.append(_value_info(name, t, axes))
+    _prune(g, out_names)
     if not export_params:
         graph_inputs += [_value_info(i.name, None, {}, i) for i in g.initializers]
     graph = helper.make_graph(g.nodes, "volta", graph_inputs, graph_outputs,
@@ -121,6 +122,18 @@ def export(model: nn.Module, args: Any, f: str | os.PathLike | IO[bytes] | None,
     if f is not None:
         onnx.save_model(proto, f)
     return proto
+
+
+def _prune(g: Graph, outputs: list[str]) -> None:
+    """Drop the nodes and initializers no output depends on."""
+    needed = set(outputs)
+    kept = []
+    for node in reversed(g.nodes):
+        if any(o in needed for o in node.output):
+            kept.append(node)
+            needed.update(node.input)
+    g.nodes[:] = kept[::-1]
+    g.initializers[:] = [i for i in g.initializers if i.name in needed]
 
 
 def _split_args(args: Any) -> tuple[tuple, dict]:
@@ -386,5 +399,52 @@ def _c_new_full(g: Graph, ev: Event, args: tuple, kw: dict) -> str:
     return _fill(g, ev.out, list(size), value)
 
 
+def _c_like(value: Any) -> Any:
+    def write(g: Graph, ev: Event, args: tuple, kw: dict) -> str:
+        from .export_ops import _one
+
+        shape = g.node("Shape", [g.tensor(args[0])])
+        return g.node("ConstantOfShape", [shape], value=_one(ev.out.dtype.name, value))
+
+    return write
+
+
+def _c_full_like(g: Graph, ev: Event, args: tuple, kw: dict) -> str:
+    value = args[1] if len(args) > 1 else kw["fill_value"]
+    return _c_like(value)(g, ev, args, kw)
+
+
+def _c_random_like(op: str) -> Any:
+    def write(g: Graph, ev: Event, args: tuple, kw: dict) -> str:
+        return g.node(op, [g.tensor(args[0])], dtype=ONNX_DTYPES[ev.out.dtype.name])
+
+    return write
+
+
+def _c_interpolate(g: Graph, ev: Event, args: tuple, kw: dict) -> str:
+    from .export_layers import resize
+
+    names = ("input", "size", "scale_factor", "mode", "align_corners",
+             "recompute_scale_factor", "antialias")
+    a = dict(zip(names, args))
+    a.update(kw)
+    if a.get("antialias"):
+        raise OnnxExportError("interpolate with antialias=True has no ONNX export here")
+    return resize(g, g.tensor(a["input"]), ev.out, a.get("size"), a.get("scale_factor"),
+                  a.get("mode", "nearest"), a.get("align_corners"),
+                  a.get("recompute_scale_factor"))
+
+
+def _c_pixel_shuffle(g: Graph, ev: Event, args: tuple, kw: dict) -> str:
+    r = args[1] if len(args) > 1 else kw["upscale_factor"]
+    if args[0].ndim != 4:
+        raise OnnxExportError("pixel_shuffle is exported for 4-D inputs (N, C, H, W)")
+    return g.node("DepthToSpace", [g.tensor(args[0])], blocksize=int(r), mode="CRD")
+
+
 _CREATE = {"arange": _c_arange, "zeros": _c_fill(0), "ones": _c_fill(1), "full": _c_full,
-           "new_zeros": _c_new_fill(0), "new_ones": _c_new_fill(1), "new_full": _c_new_full}
+           "new_zeros": _c_new_fill(0), "new_ones": _c_new_fill(1), "new_full": _c_new_full,
+           "zeros_like": _c_like(0), "ones_like": _c_like(1), "full_like": _c_full_like,
+           "randn_like": _c_random_like("RandomNormalLike"),
+           "rand_like": _c_random_like("RandomUniformLike"),
+           "interpolate": _c_interpolate, "pixel_shuffle": _c_pixel_shuffle}

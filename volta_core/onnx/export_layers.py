@@ -194,31 +194,35 @@ def _pixel_shuffle(g: Graph, c: Call) -> str:
 @layer(nn.Upsample)
 def _upsample(g: Graph, c: Call) -> str:
     m = c.target
-    nd = len(c.shape(0)) - 2
-    mode = m.mode
+    return resize(g, c.ins[0], c.out, m.size, m.scale_factor, m.mode, m.align_corners,
+                  m.recompute_scale_factor)
+
+
+def resize(g: Graph, x: str, out: Any, size: Any, scale_factor: Any, mode: str,
+           align_corners: bool | None, recompute: bool | None) -> str:
+    """A ``Resize`` node doing what ``interpolate`` does."""
+    nd = len(out.shape) - 2
     kind = {"nearest": "nearest", "nearest-exact": "nearest", "linear": "linear",
             "bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode)
     if kind is None:
-        raise OnnxExportError(f"Upsample mode {mode!r} has no ONNX export")
+        raise OnnxExportError(f"interpolate/Upsample mode {mode!r} has no ONNX export")
     if kind == "nearest":
         attrs = {"coordinate_transformation_mode": "asymmetric" if mode == "nearest"
                  else "half_pixel", "nearest_mode": "floor" if mode == "nearest"
                  else "round_prefer_ceil"}
     else:
-        attrs = {"coordinate_transformation_mode": "align_corners" if m.align_corners
+        attrs = {"coordinate_transformation_mode": "align_corners" if align_corners
                  else "pytorch_half_pixel"}
         if kind == "cubic":
             attrs["cubic_coeff_a"] = -0.75
-    if m.scale_factor is not None and not m.recompute_scale_factor:
-        sf = m.scale_factor
+    if scale_factor is not None and not recompute:
+        sf = scale_factor
         scales = [1.0, 1.0] + ([float(sf)] * nd if isinstance(sf, (int, float))
                                else [float(s) for s in sf])
-        return g.node("Resize", [c.ins[0], None, g.const(scales, "float32")], mode=kind,
-                      **attrs)
-    out = c.out.shape[2:]
-    lead = g.node("Shape", [c.ins[0]], start=0, end=2)
-    sizes = g.node("Concat", [lead, g.const(list(out), "int64")], axis=0)
-    return g.node("Resize", [c.ins[0], None, None, sizes], mode=kind, **attrs)
+        return g.node("Resize", [x, None, g.const(scales, "float32")], mode=kind, **attrs)
+    lead = g.node("Shape", [x], start=0, end=2)
+    sizes = g.node("Concat", [lead, g.const(list(out.shape[2:]), "int64")], axis=0)
+    return g.node("Resize", [x, None, None, sizes], mode=kind, **attrs)
 
 
 # -- recurrent layers ----------------------------------------------------------------------

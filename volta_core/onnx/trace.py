@@ -32,9 +32,12 @@ class Event:
         return f"Event({self.kind}, {self.name}, at {self.path or '<root>'})"
 
 
-# creation functions recorded as graph nodes: (owner, attribute, node name)
-_CREATION = ("arange", "zeros", "ones", "full")
+# functions recorded as one step (their sizes may follow dynamic axes, or they map to one
+# ONNX node): creation functions, Tensor.new_* methods, and nn.functional functions
+_CREATION = ("arange", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
+             "rand_like", "randn_like")
 _NEW = ("new_zeros", "new_ones", "new_full")
+_FUNCTIONAL = ("interpolate", "pixel_shuffle")
 
 
 def tensors_in(obj: Any) -> Iterator[Tensor]:
@@ -135,6 +138,10 @@ class Tracer:
             self._patch(creation, name, wrapped)
             if getattr(volta_core, name, None) is fn:
                 self._patch(volta_core, name, wrapped)
+        from ..nn import functional
+
+        for name in _FUNCTIONAL:
+            self._patch(functional, name, self._creator(getattr(functional, name), name, False))
         for name in _NEW:
             self._patch(Tensor, name, self._creator(getattr(Tensor, name), name, True))
         if tracing.hook is not None:
