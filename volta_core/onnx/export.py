@@ -89,7 +89,7 @@ def export(model: nn.Module, args: Any, f: str | os.PathLike | IO[bytes] | None,
     for name, t in zip(in_names, inputs):
         g.used.add(name)
         g.values[id(t)] = name
-        axes = {axis: s for s, (i, axis) in symbols.items() if in_names[i] == name}
+        axes = {axis % t.ndim: s for axis, s in dyn.get(name, {}).items()}
         graph_inputs.append(_value_info(name, t, axes))
     writer.write(events, events2)
 

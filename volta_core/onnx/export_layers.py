@@ -85,7 +85,7 @@ def _pair(v: Any, n: int) -> list[int]:
 @layer(nn.MaxPool2d, nn.MaxPool1d)
 def _maxpool(g: Graph, c: Call) -> str:
     m = c.target
-    if m.return_indices:
+    if getattr(m, "return_indices", False):
         raise OnnxExportError("MaxPool with return_indices=True has no ONNX export here")
     n = 2 if isinstance(m, nn.MaxPool2d) else 1
     pads = _pair(m.padding, n)

@@ -38,7 +38,11 @@ class Call:
         """Argument ``i`` as a value name (a Python number becomes a constant)."""
         if self.ins[i] is not None:
             return self.ins[i]
-        return g.const(self.args[i], dtype or self.dtype)
+        v, dt = self.args[i], dtype or self.dtype
+        if isinstance(v, Sym):  # a size that follows a dynamic axis (a mean's count)
+            s = g.scalar_int(v)
+            return s if dt == "int64" else g.node("Cast", [s], to=ONNX_DTYPES[dt])
+        return g.const(v, dt)
 
 
 def _tensor_of(out: Any) -> Tensor:
@@ -504,16 +508,17 @@ def _truth(g: Graph, c: Call) -> str:
 @writes("Var")
 def _var(g: Graph, c: Call) -> str:
     dims = _dims(c)
-    n = 1
-    for d in dims:
-        n *= c.shape(0)[d]
     x, dt = c.ins[0], c.dtype
     mean = _reduce(g, "ReduceMean", x, dims, True)
     diff = g.node("Sub", [x, mean])
     total = _reduce(g, "ReduceSum", g.node("Mul", [diff, diff]), dims,
                     bool(c.kw.get("keepdim", False)))
-    denom = max(n - float(c.kw.get("correction", 1)), 0.0)
-    return g.node("Div", [total, g.const(denom, dt)])
+    # the count from the input's shape, so that it follows dynamic axes
+    sizes = g.node("Gather", [g.node("Shape", [x]), g.const(dims, "int64")], axis=0)
+    n = g.node("Cast", [_reduce(g, "ReduceProd", sizes, [0], False)], to=ONNX_DTYPES[dt])
+    denom = g.node("Max", [g.node("Sub", [n, g.const(float(c.kw.get("correction", 1)), dt)]),
+                           g.const(0.0, dt)])
+    return g.node("Div", [total, denom])
 
 
 @writes("_StdRoot")
