@@ -30,6 +30,7 @@ SMOKE_RUNS = [
     ["super_resolution.py"],
     ["load_pytorch_weights.py"],
     ["gpu_training.py", "--device", "cpu"],
+    ["export_onnx.py"],
 ]
 
 
