@@ -20,12 +20,14 @@ _FREED = ()  # the saved-values marker of a node whose graph was freed
 
 
 class _Tracing(threading.local):
-    """Per-thread op tracer (``vt.onnx.export`` sets ``hook``); None costs one lookup."""
+    """Per-thread op tracer: ``vt.onnx.export`` sets ``hook`` (and counts itself in
+    ``TRACES``, so that ops check only a global int while no trace runs anywhere)."""
 
     hook = None
 
 
 tracing = _Tracing()
+TRACES = 0
 
 
 class Function:
@@ -88,9 +90,8 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Tensor:
         """Run the op on Tensors (and Python values), recording it when needed."""
-        hook = tracing.hook
-        if hook is not None:  # an exporter is tracing this thread: it runs and records the op
-            return hook(cls, args, kwargs)
+        if TRACES and tracing.hook is not None:  # an exporter traces this thread: it records
+            return tracing.hook(cls, args, kwargs)
         ctx = cls.__new__(cls)
         dev = None
         requires = False

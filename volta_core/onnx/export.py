@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import IO, Any
 
 import onnx
@@ -19,6 +20,8 @@ from .symbolic import Sym, resolve, solve
 from .trace import Event, Tracer, tensors_in
 
 DEFAULT_OPSET = 17
+# a trace swaps a few module attributes (creation functions) for its recorders: one at a time
+_TRACE_LOCK = threading.Lock()
 
 
 def export(model: nn.Module, args: Any, f: str | os.PathLike | IO[bytes] | None,
@@ -181,7 +184,7 @@ def _symbols(dyn: dict, in_names: list[str], inputs: list[Tensor]) -> dict[str, 
 
 
 def _trace(model: nn.Module, args: tuple, kwargs: dict) -> tuple[list[Event], Any]:
-    with no_grad(), Tracer(model, lambda m: type(m) in LAYERS) as tracer:
+    with _TRACE_LOCK, no_grad(), Tracer(model, lambda m: type(m) in LAYERS) as tracer:
         out = model(*args, **kwargs)
     tracer.keep.append(out)
     tracer.events.append(Event("output", "output", None, (), {}, out, ""))

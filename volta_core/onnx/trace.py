@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import creation
+from ..autograd import function as _function
 from ..autograd.function import tracing
 from ..tensor import Tensor
 
@@ -128,7 +129,21 @@ class Tracer:
             owner, attr, value)
 
     def __enter__(self) -> Tracer:
+        if tracing.hook is not None:
+            raise RuntimeError("vt.onnx.export: a trace is already running on this thread")
+        try:
+            self._install()
+        except BaseException:
+            self._restore()
+            raise
+        tracing.hook = self._hook
+        _function.TRACES += 1
+        return self
+
+    def _install(self) -> None:
         import volta_core
+
+        from ..nn import functional
 
         for name, mod in self.model.named_modules():
             self._patch(mod, "forward", self._wrap(mod, name))
@@ -138,19 +153,17 @@ class Tracer:
             self._patch(creation, name, wrapped)
             if getattr(volta_core, name, None) is fn:
                 self._patch(volta_core, name, wrapped)
-        from ..nn import functional
-
         for name in _FUNCTIONAL:
             self._patch(functional, name, self._creator(getattr(functional, name), name, False))
         for name in _NEW:
             self._patch(Tensor, name, self._creator(getattr(Tensor, name), name, True))
-        if tracing.hook is not None:
-            raise RuntimeError("vt.onnx.export: a trace is already running on this thread")
-        tracing.hook = self._hook
-        return self
 
     def __exit__(self, *exc: Any) -> None:
         tracing.hook = None
+        _function.TRACES -= 1
+        self._restore()
+
+    def _restore(self) -> None:
         for owner, attr, old in reversed(self._saved):
             if old is _MISSING:
                 if _is_module(owner):
