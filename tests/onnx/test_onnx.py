@@ -271,6 +271,37 @@ def test_size_that_is_frozen_into_a_constant_is_reported() -> None:
                        dynamic_axes={"x": {1: "seq"}})
 
 
+def test_in_place_ops_in_forward() -> None:
+    class InPlace(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.lin(x)
+            y += 1
+            y.mul_(2)
+            y[:, 0] = 0.5
+            y[:, 1:3].add_(10)  # through a view: written into y
+            z = y.clone()
+            z.clamp_(0, 15)
+            return y, z
+
+    vt.manual_seed(0)
+    model = InPlace().eval()
+    buf = io.BytesIO()
+    vt.onnx.export(model, (vt.randn(3, 4),), buf, input_names=["x"])
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    loaded = vt.onnx.load(buf.getvalue())
+    x = vt.randn(3, 4)
+    with vt.no_grad():
+        want = [t.numpy() for t in model(x)]
+        back = [t.numpy() for t in loaded(x)]
+    for got, b, w in zip(session.run(None, {"x": x.numpy()}), back, want):
+        _close(got, w, 1e-6)
+        _close(b, w, 1e-6)
+
+
 def test_unsupported_onnx_op_is_named_on_import() -> None:
     from onnx import TensorProto, helper
 

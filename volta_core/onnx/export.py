@@ -92,6 +92,7 @@ def export(model: nn.Module, args: Any, f: str | os.PathLike | IO[bytes] | None,
     for name, t in zip(in_names, inputs):
         g.used.add(name)
         g.values[id(t)] = name
+        writer.arrays[id(t._data)] = name
         axes = {axis % t.ndim: s for axis, s in dyn.get(name, {}).items()}
         graph_inputs.append(_value_info(name, t, axes))
     writer.write(events, events2)
@@ -100,6 +101,7 @@ def export(model: nn.Module, args: Any, f: str | os.PathLike | IO[bytes] | None,
     outs2 = list(tensors_in(out2)) if out2 is not None else None
     out_names = _names(output_names, len(outs), "output")
     graph_outputs = []
+    writer.cur = events[-1].arrays
     for k, (name, t) in enumerate(zip(out_names, outs)):
         src = writer.name_of(t)
         g.used.add(name)
@@ -251,10 +253,17 @@ class _Writer:
             self.params.setdefault(id(t), name)
         self.export_params = export_params
         self.second: dict[int, Tensor] = {}  # id(trace-1 constant) -> its trace-2 twin
+        self.arrays: dict[int, str] = {}  # id(backend array) -> value name
+        self.cur: dict[int, Any] = {}  # id(tensor) -> its array in the step being written
         g.tensor = self.name_of
 
     def name_of(self, t: Tensor) -> str:
         g = self.g
+        arr = self.cur.get(id(t))
+        if arr is not None:
+            name = self.arrays.get(id(arr))
+            if name is not None:
+                return name
         name = g.values.get(id(t))
         if name is not None:
             return name
@@ -267,6 +276,8 @@ class _Writer:
                 self._check_constant(t, twin)
             name = g.tensor_const(t)
         g.values[id(t)] = name
+        if arr is not None:
+            self.arrays[id(arr)] = name
         return name
 
     def _check_constant(self, t: Tensor, twin: Tensor) -> None:
@@ -275,8 +286,9 @@ class _Writer:
             raise OnnxExportError(
                 f"vt.onnx.export: {where} uses a tensor of shape {t.shape} made outside the "
                 f"ops the exporter records (shape {twin.shape} with the dynamic axes "
-                "resized); build it from the inputs with Volta ops, or export with static "
-                "axes")
+                "resized), such as vt.tensor(...) in forward or the positions of an in-place "
+                "write into a slice; build it from the inputs with Volta ops, or export with "
+                "static axes")
         a, b = host(t), host(twin)
         if a.tobytes() != b.tobytes():
             raise OnnxExportError(
@@ -295,6 +307,7 @@ class _Writer:
                 f"vs {events2[first] if first < len(events2) else 'end'}); its control "
                 "flow depends on the sizes of the dynamic axes")
         for i, ev in enumerate(events[:-1]):
+            self.cur = ev.arrays
             self.where = f"{_what(ev)} (module '{ev.path or '<root>'}')"
             g.path = ev.path
             args, kw = ev.args, ev.kwargs
@@ -330,8 +343,10 @@ class _Writer:
 
     def _bind(self, out: Any, result: Any) -> None:
         if type(out) is Tensor:
-            if id(out) not in self.g.values:
-                self.g.values[id(out)] = result
+            self.g.values[id(out)] = result
+            arr = self.cur.get(id(out))
+            if arr is not None:
+                self.arrays[id(arr)] = result
             return
         if isinstance(out, (tuple, list)):
             for o, r in zip(out, result):

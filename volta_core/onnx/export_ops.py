@@ -437,6 +437,22 @@ def _gather(g: Graph, c: Call) -> str:
     return g.node("GatherElements", [c.ins[0], c.ins[1]], axis=int(c.kw.get("dim", 0)))
 
 
+@writes("IndexPut")
+def _index_put(g: Graph, c: Call) -> str:
+    """``x`` with ``v`` (broadcast to ``pos``) written at the flat positions ``pos``."""
+    flat = g.const([-1], "int64")
+    pos = g.node("Reshape", [c.ins[2], flat])
+    vals = g.node("Reshape", [g.node("Expand", [c.ins[1], g.node("Shape", [c.ins[2]])]),
+                              flat])
+    out = g.node("ScatterElements", [g.node("Reshape", [c.ins[0], flat]), pos, vals], axis=0)
+    return g.node("Reshape", [out, g.node("Shape", [c.ins[0]])])
+
+
+@writes("_Overwrite")
+def _overwrite(g: Graph, c: Call) -> str:
+    return g.node("Identity", [c.ins[1]])
+
+
 @writes("Cumsum")
 def _cumsum(g: Graph, c: Call) -> str:
     return g.node("CumSum", [c.ins[0], g.const(int(c.kw.get("dim", 0)), "int64")])

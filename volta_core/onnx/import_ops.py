@@ -575,6 +575,17 @@ def _gather_elements(m: Any, n: Node, x: list) -> Tensor:
     return ops.gather(data, axis, idx)
 
 
+@runs("ScatterElements")
+def _scatter_elements(m: Any, n: Node, x: list) -> Tensor:
+    if n.get("reduction", "none") != "none":
+        raise OnnxImportError(f"ScatterElements node {n.name}: reduction="
+                              f"{n.get('reduction')!r} is not supported")
+    data, idx, upd = x
+    axis = n.get("axis", 0) % data.ndim
+    idx = ops.where(idx < 0, idx + data.shape[axis], idx)
+    return ops.scatter(data, axis, idx, upd)
+
+
 @runs("Tile")
 def _tile(m: Any, n: Node, x: list) -> Tensor:
     return ops.tile(x[0], tuple(ints(x[1])))

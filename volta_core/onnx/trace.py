@@ -22,12 +22,15 @@ class Event:
     """One recorded step: an op (``kind="op"``), a whole layer (``"module"``) or a creation
     function (``"create"``); ``target`` is the Function class, the module or the name."""
 
-    __slots__ = ("kind", "name", "target", "args", "kwargs", "out", "path")
+    __slots__ = ("kind", "name", "target", "args", "kwargs", "out", "path", "arrays")
 
     def __init__(self, kind: str, name: str, target: Any, args: tuple, kwargs: dict,
                  out: Any, path: str) -> None:
         self.kind, self.name, self.target = kind, name, target
         self.args, self.kwargs, self.out, self.path = args, kwargs, out, path
+        # each tensor's array when the step ran: arrays are never written into, so an
+        # array is one value, even after an in-place op gave its tensor a new array
+        self.arrays = {id(t): t._data for t in tensors_in((args, kwargs, out))}
 
     def __repr__(self) -> str:
         return f"Event({self.kind}, {self.name}, at {self.path or '<root>'})"
@@ -82,7 +85,7 @@ class Tracer:
 
     def _add(self, ev: Event) -> None:
         self.events.append(ev)
-        self.keep.append((ev.args, ev.kwargs, ev.out))
+        self.keep.append((ev.args, ev.kwargs, ev.out, ev.arrays))
 
     # -- module wrappers ---------------------------------------------------------------------
     def _wrap(self, mod: Any, name: str) -> Callable:
