@@ -120,6 +120,49 @@ def test_round_trip_outputs_and_gradients(name: str) -> None:
             _close(b.numpy(), a.numpy(), 1e-6)
 
 
+def test_vae_with_its_sampling_step() -> None:
+    """The full VAE forward: randn_like becomes RandomNormalLike (Volta's generator on
+    import, so a seeded run of the imported model repeats the original's)."""
+    import vae_digits
+
+    vt.manual_seed(0)
+    model = vae_digits.VAE(64).eval()
+    buf = io.BytesIO()
+    vt.onnx.export(model, (vt.rand(2, 1, 8, 8),), buf, input_names=["x"],
+                   dynamic_axes={"x": {0: "batch"}})
+    ops = {n.op_type for n in onnx.load_from_string(buf.getvalue()).graph.node}
+    assert "RandomNormalLike" in ops
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    x = vt.rand(5, 1, 8, 8)
+    recon, mu, logvar = session.run(None, {"x": x.numpy()})
+    with vt.no_grad():
+        want = model(x)
+    assert recon.shape == tuple(want[0].shape) and np.isfinite(recon).all()
+    _close(mu, want[1].numpy(), 1e-5)
+    _close(logvar, want[2].numpy(), 1e-5)
+    loaded = vt.onnx.load(buf.getvalue())
+    with vt.no_grad():
+        vt.manual_seed(3)
+        a = model(x)
+        vt.manual_seed(3)
+        b = loaded(x)
+    for got, w in zip(b, a):
+        _close(got.numpy(), w.numpy(), 1e-6)
+
+
+@pytest.mark.skipif(_wgpu_reason() is not None, reason=str(_wgpu_reason()))
+def test_import_onto_wgpu() -> None:
+    model, case = make("gpt")
+    data = _export(model, case.inputs(*case.sizes[0]), case)
+    loaded = vt.onnx.load(data, device="wgpu")
+    assert all(p.device.type == "wgpu" for p in loaded.parameters())
+    idx = case.inputs(*case.sizes[1])[0]
+    with vt.no_grad():
+        want = model(idx).numpy()
+        got = loaded(idx.to("wgpu")).cpu().numpy()
+    _close(got, want, 1e-5)
+
+
 def test_imported_cnn_trains_like_the_original() -> None:
     import train_digits
 
