@@ -66,6 +66,18 @@ def test_export_runs_in_onnxruntime(name: str) -> None:
     assert tracing.hook is None
 
 
+@pytest.mark.parametrize("opset", [18, 21])
+@pytest.mark.parametrize("name", ["gpt", "char_lstm", "dcgan_generator"])
+def test_newer_opsets(name: str, opset: int) -> None:
+    model, case = make(name)
+    buf = io.BytesIO()
+    with vt.no_grad():
+        proto = vt.onnx.export(model, case.inputs(*case.sizes[0]), buf, input_names=case.names,
+                               dynamic_axes=case.dynamic, opset_version=opset)
+        assert proto.opset_import[0].version == opset
+        _ort_matches(buf.getvalue(), model, case, "cpu")
+
+
 def _wgpu_reason() -> str | None:
     try:
         import wgpu  # noqa: F401

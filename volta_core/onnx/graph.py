@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import onnx
@@ -39,6 +40,7 @@ class Graph:
         self._dim_cache: dict[Any, str] = {}
         self._const_cache: dict[Any, str] = {}
         self.path = ""  # the module path of the event being written (node names)
+        self.tensor: Callable[[Tensor], str] = _unbound  # a tensor's value name (the writer)
 
     def fresh(self, base: str) -> str:
         base = base or "v"
@@ -142,6 +144,10 @@ class Graph:
         if isinstance(v, Sym):
             return self.node("Squeeze", [self.sym(v), self.const([0], "int64")])
         return self.const(int(v), "int64")
+
+
+def _unbound(t: Tensor) -> str:
+    raise RuntimeError("Graph.tensor is set by the exporter's writer")
 
 
 def _key(v: Any) -> Any:

@@ -70,13 +70,12 @@ def resolve(a: Any, b: Any, sizes: dict[str, tuple[int, int]], where: str) -> An
 
     Tensors come back unchanged (the graph follows them separately).
     """
-    if type(a) is Tensor or a is None or type(a) is not type(b) and not (
-            isinstance(a, int) and isinstance(b, int)):
-        if type(a) is not Tensor and a is not None and a != b and type(a) is not type(b):
-            raise OnnxExportError(f"vt.onnx.export: {where} takes different kinds of values "
-                                  f"in the two traces ({a!r} and {b!r}); the model's code "
-                                  "depends on the sizes of the dynamic axes")
+    if type(a) is Tensor or a is None:
         return a
+    if type(a) is not type(b) and not (isinstance(a, int) and isinstance(b, int)):
+        raise OnnxExportError(f"vt.onnx.export: {where} takes different kinds of values in "
+                              f"the two traces ({a!r} and {b!r}); the model's code depends "
+                              "on the sizes of the dynamic axes")
     if type(a) is bool:
         if a != b:
             raise OnnxExportError(f"vt.onnx.export: {where} depends on the sizes of the "
