@@ -61,6 +61,8 @@ def ints(t: Tensor | None) -> list[int]:
 
 
 def _device(m: Any, ins: list) -> Any:
+    if getattr(m, "_device", None) is not None:
+        return m._device
     for t in ins:
         if isinstance(t, Tensor):
             return t.device

@@ -92,6 +92,10 @@ class OnnxModule(Module):
             owner = child
         return owner, parts[-1]
 
+    def extra_repr(self) -> str:
+        return (f"inputs={self.input_names}, outputs={self.output_names}, "
+                f"nodes={len(self._nodes)}, opset={self.opset}")
+
     def initializer(self, name: str) -> Tensor:
         """The parameter or buffer holding the ONNX initializer ``name``."""
         owner, attr = self._where[name]
@@ -103,6 +107,8 @@ class OnnxModule(Module):
                             f"{self.input_names}, got {len(args) + len(kwargs)}")
         env: dict[str, Any] = dict(zip(self.input_names, args))
         env.update(kwargs)
+        # constants are made where the inputs are (a graph may have no initializers)
+        self._device = next((v.device for v in env.values() if isinstance(v, Tensor)), None)
         for name in self._where:
             env[name] = self.initializer(name)
         for node in self._nodes:
