@@ -46,6 +46,8 @@ ZOO = {
     "f_conv2d": (lambda: Fn(lambda m, x: F.conv2d(x, m.c.weight, m.c.bias, 1, 1),
                             c=nn.Conv2d(2, 3, 3)), _x(2, 6, 6)),
     "pools": (lambda: nn.Sequential(nn.MaxPool2d(3, 2, 1), nn.AvgPool2d(2)), _x(2, 9, 9)),
+    "adaptive_avg_pool": (lambda: Fn(lambda m, x: (m.a(x), m.b(x)), a=nn.AdaptiveAvgPool2d(1),
+                                     b=nn.AdaptiveAvgPool2d((2, 3))), _x(3, 6, 7)),
     "maxpool1d": (lambda: nn.MaxPool1d(2), _x(3, 8)),
     "f_pools": (lambda: Fn(lambda m, x: F.avg_pool2d(F.max_pool2d(x, 2), 2, ceil_mode=True,
                                                       count_include_pad=False)), _x(2, 10, 10)),
