@@ -392,7 +392,7 @@ def _c_arange(g: Graph, ev: Event, args: tuple, kw: dict) -> str:
 
 def _c_fill(value: Any) -> Any:
     def write(g: Graph, ev: Event, args: tuple, kw: dict) -> str:
-        size = _size_args(args if not kw.get("size") else (kw["size"],))
+        size = _size_args(args)
         return _fill(g, ev.out, size, value)
 
     return write

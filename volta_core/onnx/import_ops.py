@@ -72,7 +72,7 @@ def _device(m: Any, ins: list) -> Any:
     return None if p is None else p.device
 
 
-def _array_tensor(m: Any, proto: onnx.TensorProto, device: Any) -> Tensor:
+def _array_tensor(proto: onnx.TensorProto, device: Any) -> Tensor:
     from ..creation import tensor
 
     return tensor(numpy_helper.to_array(proto).copy(), device=device)
@@ -121,7 +121,7 @@ def _constant(m: Any, n: Node, x: list) -> Tensor:
         from ..creation import tensor
 
         if "value" in n.attrs:
-            hit = _array_tensor(m, n.attrs["value"], dev)
+            hit = _array_tensor(n.attrs["value"], dev)
         elif "value_float" in n.attrs:
             hit = tensor(n.attrs["value_float"], dtype="float32", device=dev)
         elif "value_int" in n.attrs:

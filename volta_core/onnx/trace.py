@@ -111,7 +111,7 @@ class Tracer:
 
         return forward
 
-    def _creator(self, fn: Callable, name: str, method: bool) -> Callable:
+    def _creator(self, fn: Callable, name: str) -> Callable:
         def create(*args: Any, **kwargs: Any) -> Any:
             if tracing.hook is not self._hook:
                 return fn(*args, **kwargs)
@@ -152,14 +152,14 @@ class Tracer:
             self._patch(mod, "forward", self._wrap(mod, name))
         for name in _CREATION:
             fn = getattr(creation, name)
-            wrapped = self._creator(fn, name, False)
+            wrapped = self._creator(fn, name)
             self._patch(creation, name, wrapped)
             if getattr(volta_core, name, None) is fn:
                 self._patch(volta_core, name, wrapped)
         for name in _FUNCTIONAL:
-            self._patch(functional, name, self._creator(getattr(functional, name), name, False))
+            self._patch(functional, name, self._creator(getattr(functional, name), name))
         for name in _NEW:
-            self._patch(Tensor, name, self._creator(getattr(Tensor, name), name, True))
+            self._patch(Tensor, name, self._creator(getattr(Tensor, name), name))
 
     def __exit__(self, *exc: Any) -> None:
         tracing.hook = None
