@@ -50,7 +50,7 @@ float, int = float32, int32  # noqa: A001
 
 # names resolved on first use, so ``import volta_core`` stays cheap
 _LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu", "utils", "distributions",
-         "accelerator", "compiler"}
+         "accelerator", "compiler", "onnx"}
 
 
 def __getattr__(name: str):

@@ -31,6 +31,7 @@ SMOKE_RUNS = [
     ["load_pytorch_weights.py"],
     ["gpu_training.py", "--device", "cpu"],
     ["train_digits.py"],
+    ["export_onnx.py"],
 ]
 
 

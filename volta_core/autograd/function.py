@@ -9,6 +9,7 @@ so that it runs on any device and can itself be differentiated (``create_graph``
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from ..errors import AutogradError, DeviceError
@@ -16,6 +17,17 @@ from ..tensor import Tensor
 from .grad_mode import state as _grad_state
 
 _FREED = ()  # the saved-values marker of a node whose graph was freed
+
+
+class _Tracing(threading.local):
+    """Per-thread op tracer: ``vt.onnx.export`` sets ``hook`` (and counts itself in
+    ``TRACES``, so that ops check only a global int while no trace runs anywhere)."""
+
+    hook = None
+
+
+tracing = _Tracing()
+TRACES = 0
 
 
 class Function:
@@ -78,6 +90,8 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Tensor:
         """Run the op on Tensors (and Python values), recording it when needed."""
+        if TRACES and tracing.hook is not None:  # an exporter traces this thread: it records
+            return tracing.hook(cls, args, kwargs)
         ctx = cls.__new__(cls)
         dev = None
         requires = False
