@@ -132,7 +132,8 @@ class CupyBackend(Backend):
     def reset_peak_memory_stats(self, index: int) -> None:
         self._peak[index] = self.memory_allocated(index)
 
-    def empty_cache(self) -> None:
+    def empty_cache(self, index: int | None = None) -> None:
+        """Free the pool's cached blocks (``index`` names a GPU; the pool serves them all)."""
         if self._pool is not None:
             self._pool.free_all_blocks()
 
