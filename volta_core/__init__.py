@@ -5,6 +5,7 @@
 """
 
 from . import autograd, ops
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -45,7 +46,7 @@ half, double, long, short = float16, float64, int64, int16
 float, int = float32, int32  # noqa: A001
 
 # names resolved on first use, so ``import volta_core`` stays cheap
-_LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu"}
+_LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu", "amp", "cpu"}
 
 
 def __getattr__(name: str):

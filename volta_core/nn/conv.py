@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
@@ -147,6 +148,7 @@ def _check_conv(op: str, x: Tensor, weight: Tensor, bias: Tensor | None, groups:
         raise ShapeError(f"{op}: bias must have shape ({out},), got {bias.shape}")
 
 
+@autocast_op("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
            dilation: int | Sequence[int] = 1, groups: int = 1, algo: str = "auto") -> Tensor:
@@ -197,6 +199,7 @@ def _float(t: Tensor | None) -> Tensor | None:
     return None if t is None else t.float()
 
 
+@autocast_op("conv1d")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 1,
            padding: int | str = 0, dilation: int = 1, groups: int = 1) -> Tensor:
     """1-D convolution over an ``(N, C, L)`` input (runs as a 2-D one of height 1).
@@ -222,6 +225,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: in
     return y.squeeze(-2)
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
                      output_padding: int | Sequence[int] = 0, groups: int = 1,

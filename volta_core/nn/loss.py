@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..backend.kernels import get_kernel
 from ..dtypes import bfloat16
@@ -46,6 +47,7 @@ def _pair_check(op: str, input: Tensor, target: Tensor, broadcast: str = "") -> 
     _check_same(op, input, target)
 
 
+@autocast_op("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(input - target)^2``. Shape: input and target the same."""
     _check_reduction("mse_loss", reduction)
@@ -54,6 +56,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce("mse_loss", d * d, reduction)
 
 
+@autocast_op("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error ``|input - target|``. Shape: input and target the same."""
     _check_reduction("l1_loss", reduction)
@@ -61,6 +64,7 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce("l1_loss", _abs(input - target), reduction)
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``)."""
@@ -79,6 +83,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce("smooth_l1_loss", loss, reduction)
 
 
+@autocast_op("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                delta: float = 1.0) -> Tensor:
     """``0.5 d^2`` where ``|d| <= delta``, else ``delta (|d| - 0.5 delta)``."""
@@ -162,6 +167,7 @@ def _rows(input: Tensor) -> Tensor:
     return input.permute(perm).reshape(-1, input.shape[1])
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -225,6 +231,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return total / Tensor._make(input.device.xp.sum(box["row_w"]), input.device)
 
 
+@autocast_op("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices given log-probabilities.
@@ -276,6 +283,7 @@ def _weighted(op: str, loss: Tensor, weight: Tensor | None, reduction: str) -> T
     return _reduce(op, loss, reduction)
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          reduction: str = "mean") -> Tensor:
     """``-(t log p + (1 - t) log(1 - p))`` of probabilities ``p`` (logs clamped at -100).
@@ -297,6 +305,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _weighted(op, loss, weight, reduction)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
@@ -321,6 +330,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     return _weighted(op, loss, weight, reduction)
 
 
+@autocast_op("kl_div")
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """Kullback-Leibler divergence ``target * (log target - input)``, ``input`` in log space.
@@ -342,6 +352,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(op, loss, reduction)
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` for ``y = 1``, ``max(0, cos(x1, x2) - margin)`` for ``y = -1``.

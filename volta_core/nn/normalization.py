@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
@@ -29,6 +30,7 @@ def _assign(buf: Tensor, value: Tensor) -> None:
     buf._version[0] += 1
 
 
+@autocast_op("batch_norm")
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -206,6 +208,7 @@ def _normalized(op: str, x: Tensor, normalized_shape: Sequence[int]) -> tuple[in
     return ns
 
 
+@autocast_op("layer_norm")
 def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift.
@@ -226,6 +229,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     return _LayerNorm.apply(input, weight, bias, ndim=len(ns), eps=eps)
 
 
+@autocast_op("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise groups of channels per sample, then scale and shift per channel.
@@ -254,6 +258,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return _scale_shift(y, weight, bias, (1, c) + (1,) * (input.ndim - 2))
 
 
+@autocast_op("rms_norm")
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """Divide by the root mean square over the trailing dims, then scale.

@@ -8,6 +8,7 @@ from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
@@ -33,6 +34,7 @@ class Sum(Function):
 
 
 @tensor_method()
+@autocast_op("sum")
 def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tensor:  # noqa: A001
     """Sum of the elements of ``x``, over all of them or along ``dim``.
 
@@ -70,7 +72,8 @@ def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tens
     n = 1
     for d in dims:
         n *= x.shape[d]
-    return sum(x, dims, keepdim) / n if n else sum(x, dims, keepdim) * float("nan")
+    total = sum.__wrapped__(x, dims, keepdim)  # mean is not on autocast's float32 list
+    return total / n if n else total * float("nan")
 
 
 class _Extremum(Function):
@@ -275,6 +278,7 @@ def _prod_of_others(x: Tensor, d: int) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("prod")
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """Product of the elements of ``input``, over all of them or along ``dim``.
@@ -516,6 +520,7 @@ class VectorNorm(Function):
         return x.sign() * x.abs() ** (p - 1) * scale
 
 
+@autocast_op("vector_norm")
 def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
     """The ``ord``-norm of ``x`` seen as vectors along ``dim`` (all elements when None).
@@ -548,6 +553,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
 
 
 @tensor_method()
+@autocast_op("norm")
 def norm(input: Tensor, p: Any = "fro", dim: Dims = None, keepdim: bool = False,
          dtype: Any = None) -> Tensor:
     """Norm of ``input`` (``torch.norm``): a vector ``p``-norm over ``dim``.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
@@ -93,6 +94,7 @@ def _run(cls: type, x: Tensor, dim: int) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("softmax")
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, stable for large magnitudes.
 
@@ -106,6 +108,7 @@ def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("log_softmax")
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed without overflow or underflow.
 
@@ -140,6 +143,7 @@ class LogSumExp(Function):
 
 
 @tensor_method()
+@autocast_op("logsumexp")
 def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, stable for large magnitudes.
 
