@@ -15,7 +15,8 @@ from .autograd import (
     set_grad_enabled,
 )
 from .backend import Device, device, get_default_device, set_default_device
-from .backend.settings import backends
+from . import backends
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .creation import *  # noqa: F401,F403
 from .dtypes import (
     DType,
