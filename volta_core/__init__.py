@@ -4,7 +4,7 @@
 ``vt.data`` and ``vt.io`` hold the rest. Backends are plugins loaded on first device use.
 """
 
-from . import autograd, ops
+from . import autograd, backends, ops
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import (
     enable_grad,
@@ -15,7 +15,6 @@ from .autograd import (
     set_grad_enabled,
 )
 from .backend import Device, device, get_default_device, set_default_device
-from . import backends
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .creation import *  # noqa: F401,F403
 from .dtypes import (

@@ -56,4 +56,4 @@ class _CudnnModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _CudnnModule
 
-__all__ = ["is_available", "version", "enabled", "allow_tf32", "benchmark", "deterministic"]
+__all__ = ["is_available", "version"]  # and the flags, properties of this module
