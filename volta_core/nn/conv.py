@@ -188,7 +188,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                              f"smaller than the dilated kernel {kernel}; use a larger input "
                              "or more padding")
     params = ConvParams(stride_, pads, dilation_, groups, algo)
-    if x.dtype is bfloat16:  # NumPy multiplies bfloat16 in float32: so do we, then round
+    if x.dtype is bfloat16 and not getattr(x.device.backend, "native_bfloat16_conv", False):
+        # NumPy multiplies bfloat16 in float32: so do we, then round
         y = _Conv2d.apply(x.float(), weight.float(), _float(bias), p=params).to(bfloat16)
     else:
         y = _Conv2d.apply(x, weight, bias, p=params)
