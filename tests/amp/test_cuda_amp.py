@@ -22,7 +22,7 @@ torch = pytest.importorskip("torch")
 
 
 def _bf16_ok() -> bool:
-    return "bfloat16" in vt.device("cuda").backend.dtype_names(0)
+    return _rows["cupy"].available and "bfloat16" in vt.device("cuda").backend.dtype_names(0)
 
 
 needs_bf16 = pytest.mark.skipif("not _bf16_ok()",
