@@ -1,10 +1,16 @@
 """The autocast hook of the ops on PyTorch's lists (see ``policy``).
 
-An op opts in with ``@autocast_op("name")``. When no autocast block is active in the
-thread, the hook costs one thread-local read; ops off the lists have no hook at all.
-Under autocast it casts the op's tensor arguments by the op's policy for their device
-type, then runs the op with autocast suspended, so that the op is one unit as in
-PyTorch (``cross_entropy``'s inner ``log_softmax`` is not cast again).
+An op opts in with ``@autocast_op("name")``, or, for the hottest ops (matmul, linear,
+conv2d, the norms, softmax, the main losses, sum), inline::
+
+    if _autocast_state.active:
+        return autocast_call("linear", linear, input, weight, bias)
+
+Either way, when no autocast block is active in the thread the hook costs one
+thread-local read (plus a call frame for the decorator form); ops off the lists have no
+hook at all. Under autocast it casts the op's tensor arguments by the op's policy for
+their device type, then runs the op with autocast suspended, so that the op is one unit
+as in PyTorch (``cross_entropy``'s inner ``log_softmax`` is not cast again).
 """
 
 from __future__ import annotations
@@ -79,37 +85,36 @@ def _cast_to(t: Any, dtype: Any, device_type: str) -> Any:
 
 def _autocast(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
     first = next(_tensors((*args, *kwargs.values())), None)
-    if first is None:
-        return fn(*args, **kwargs)
-    device_type = first.device.type
-    low = state.active.get(device_type)
-    kind = POLICIES.get(device_type, POLICIES["cuda"]).get(name) if low is not None else None
-    if kind is None:
-        return fn(*args, **kwargs)
+    kind = None
+    if first is not None:
+        device_type = first.device.type
+        low = state.active.get(device_type)
+        if low is not None:
+            kind = POLICIES.get(device_type, POLICIES["cuda"]).get(name)
     if kind == BANNED:
         raise DTypeError(
             f"{name}: unsafe to autocast (its float16 gradient can overflow); use the "
             f"*_with_logits form, which is safe, or leave the autocast block for this op "
             f"(vt.autocast('{device_type}', enabled=False)) and pass float32 inputs")
-    if kind == LOWER:
-        target = low
-    elif kind == PROMOTE:
-        target = None
-        for t in _tensors((*args, *kwargs.values())):
-            dt = t.dtype
-            if dt.kind == "f":
-                target = dt if target is None else _wider(target, dt)
-        if target is None:
-            return fn(*args, **kwargs)
-    else:  # FP32 and KEEP compute in float32
-        from ..dtypes import float32 as target
+    if kind is not None:
+        if kind == LOWER:
+            target = low
+        elif kind == PROMOTE:
+            target = None
+            for t in _tensors((*args, *kwargs.values())):
+                dt = t.dtype
+                if dt.kind == "f":
+                    target = dt if target is None else _wider(target, dt)
+        else:  # FP32 and KEEP compute in float32
+            from ..dtypes import float32 as target
+        if target is not None:
+            def cast(t: Any) -> Any:
+                return _cast_to(t, target, device_type)
 
-    def cast(t: Any) -> Any:
-        return _cast_to(t, target, device_type)
-
-    args = _map(args, cast)
-    if kwargs:
-        kwargs = dict(zip(kwargs, _map(tuple(kwargs.values()), cast)))
+            args = _map(args, cast)
+            if kwargs:
+                kwargs = dict(zip(kwargs, _map(tuple(kwargs.values()), cast)))
+    # the op runs as one unit with autocast off (and the inline hooks do not recurse)
     prev = state.active
     state.active = _EMPTY
     try:
@@ -125,3 +130,13 @@ def _wider(a: Any, b: Any) -> Any:
     from ..dtypes import promote_types
 
     return promote_types(a, b)
+
+
+def autocast_call(name: str, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """Run ``fn`` under the autocast policy of ``name``: the inline form of the hook.
+
+    The hottest ops check ``state.active`` themselves (no extra call when autocast is
+    off) and, when it is on, return ``autocast_call("op", op, ...)``, which casts the
+    arguments and calls ``op`` again with autocast suspended.
+    """
+    return _autocast(name, fn, args, kwargs)

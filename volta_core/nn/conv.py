@@ -11,7 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ..amp.dispatch import autocast_op
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
@@ -148,7 +149,6 @@ def _check_conv(op: str, x: Tensor, weight: Tensor, bias: Tensor | None, groups:
         raise ShapeError(f"{op}: bias must have shape ({out},), got {bias.shape}")
 
 
-@autocast_op("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
            dilation: int | Sequence[int] = 1, groups: int = 1, algo: str = "auto") -> Tensor:
@@ -166,6 +166,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
         Output ``(N, C_out, H_out, W_out)`` with
         ``H_out = (H + 2 * pad - dilation * (kH - 1) - 1) // stride + 1``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call(
+            "conv2d", conv2d, input, weight, bias, stride, padding, dilation, groups, algo)
     _check_tensor("conv2d", input)
     _check_rank("conv2d", input, (3, 4), "(N, C, H, W)")
     if weight.ndim != 4:

@@ -12,7 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..amp.dispatch import autocast_op
+from ..amp.dispatch import autocast_call
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
@@ -244,7 +245,6 @@ def _flash_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool,
         return None
 
 
-@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None) -> Tensor:
@@ -263,6 +263,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     Shape:
         - Output: ``(..., L, Ev)``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call(
+            "scaled_dot_product_attention", scaled_dot_product_attention, query, key, value,
+            attn_mask, dropout_p, is_causal, scale)
     op = "scaled_dot_product_attention"
     if attn_mask is None and dropout_p == 0.0:
         out = _flash_attention(query, key, value, is_causal, scale)

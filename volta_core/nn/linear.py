@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..amp.dispatch import autocast_op
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
@@ -72,7 +73,6 @@ def _linear_backward(ctx: Function, g: Any, x: Any, w: Any) -> tuple:
     return gx, gw, gb
 
 
-@autocast_op("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Apply ``y = x W^T + b``.
 
@@ -84,6 +84,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     Shape:
         Output ``(*, out_features)``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("linear", linear, input, weight, bias)
     if type(input) is not Tensor:
         _check_tensor("linear", input)
     if weight.ndim != 2:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..amp.dispatch import autocast_op
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..backend.kernels import get_kernel
 from ..dtypes import bfloat16
@@ -47,9 +48,10 @@ def _pair_check(op: str, input: Tensor, target: Tensor, broadcast: str = "") -> 
     _check_same(op, input, target)
 
 
-@autocast_op("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(input - target)^2``. Shape: input and target the same."""
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("mse_loss", mse_loss, input, target, reduction)
     _check_reduction("mse_loss", reduction)
     _pair_check("mse_loss", input, target, "warn")
     d = input - target
@@ -167,7 +169,6 @@ def _rows(input: Tensor) -> Tensor:
     return input.permute(perm).reshape(-1, input.shape[1])
 
 
-@autocast_op("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -184,6 +185,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     Shape:
         Output scalar, or the target's shape with ``reduction='none'``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call(
+            "cross_entropy", cross_entropy, input, target, weight, ignore_index, reduction,
+            label_smoothing)
     op = "cross_entropy"
     if input.dtype is bfloat16:  # computed in float32 (as PyTorch), the loss in bfloat16
         w = None if weight is None else weight.float()

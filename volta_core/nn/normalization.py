@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..amp.dispatch import autocast_op
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
@@ -30,7 +31,6 @@ def _assign(buf: Tensor, value: Tensor) -> None:
     buf._version[0] += 1
 
 
-@autocast_op("batch_norm")
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -43,6 +43,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     Shape:
         Input ``(N, C, *)``; output the same.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call(
+            "batch_norm", batch_norm, input, running_mean, running_var, weight, bias, training,
+            momentum, eps)
     op = "batch_norm"
     c = _check_per_channel(op, input, 2, running_mean, running_var, weight, bias)
     shape = (1, c) + (1,) * (input.ndim - 2)
@@ -208,7 +212,6 @@ def _normalized(op: str, x: Tensor, normalized_shape: Sequence[int]) -> tuple[in
     return ns
 
 
-@autocast_op("layer_norm")
 def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift.
@@ -216,6 +219,8 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     Shape:
         Input ``(*, *normalized_shape)``; output the same.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("layer_norm", layer_norm, input, normalized_shape, weight, bias, eps)
     _check_tensor("layer_norm", input)
     _check_floating("layer_norm", input)
     ns = _normalized("layer_norm", input, normalized_shape)

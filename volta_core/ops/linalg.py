@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..amp.dispatch import autocast_op
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor, tensor_method
@@ -49,7 +50,6 @@ class Matmul(Function):
 
 
 @tensor_method("matmul", "__matmul__")
-@autocast_op("matmul")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product of ``a`` and ``b`` (vectors, matrices, or broadcast batches).
 
@@ -57,6 +57,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         a: tensor of shape ``(n,)``, ``(n, k)`` or ``(*batch, n, k)``.
         b: tensor of shape ``(k,)``, ``(k, m)`` or ``(*batch, k, m)``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("matmul", matmul, a, b)
     if type(a) is not Tensor or type(b) is not Tensor:
         raise TypeError("matmul: both operands must be tensors")
     sa, sb = a.shape, b.shape

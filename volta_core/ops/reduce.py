@@ -8,7 +8,8 @@ from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
-from ..amp.dispatch import autocast_op
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
@@ -34,7 +35,6 @@ class Sum(Function):
 
 
 @tensor_method()
-@autocast_op("sum")
 def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tensor:  # noqa: A001
     """Sum of the elements of ``x``, over all of them or along ``dim``.
 
@@ -44,6 +44,8 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tenso
         keepdim: keep reduced dims with size 1.
         dtype: cast ``x`` to this dtype first.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("sum", sum, x, dim, keepdim, dtype)
     if dtype is not None:
         x = x.to(dtype)
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
@@ -72,8 +74,7 @@ def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tens
     n = 1
     for d in dims:
         n *= x.shape[d]
-    total = sum.__wrapped__(x, dims, keepdim)  # mean is not on autocast's float32 list
-    return total / n if n else total * float("nan")
+    return sum(x, dims, keepdim) / n if n else sum(x, dims, keepdim) * float("nan")
 
 
 class _Extremum(Function):
