@@ -135,7 +135,8 @@ def _cached(key: tuple, build) -> Any:
 
 def _run(entry: Any, arrays: dict) -> None:
     graph, tensors = entry
-    workspace = cupy.empty(graph.get_workspace_size(), dtype=cupy.uint8)
+    # at least one byte: the frontend refuses an empty (stride-0) buffer
+    workspace = cupy.empty(max(graph.get_workspace_size(), 1), dtype=cupy.uint8)
     graph.execute({tensors[k]: v for k, v in arrays.items()}, workspace, handle=_handle())
 
 
