@@ -78,3 +78,35 @@ def test_unsupported_inputs_take_the_plain_path(fake_flash):
     assert fake_flash["forward"] == 0
     want = (q @ q.T / math.sqrt(8)).softmax(-1) @ q
     np.testing.assert_allclose(out.numpy(), want.numpy(), atol=1e-5)
+
+
+def test_multihead_attention_uses_the_flash_path_without_dropout(fake_flash):
+    mha = vt.nn.MultiheadAttention(16, 2, batch_first=True, dropout=0.0)
+    x = vt.randn(2, 5, 16, requires_grad=True)
+    out, _ = mha(x, x, x, need_weights=False)
+    assert fake_flash["forward"] == 1
+    out.sum().backward()
+    ref_x = vt.tensor(x.detach().numpy(), requires_grad=True)
+    vt.backend.kernels.clear_cache()
+    mha2 = vt.nn.MultiheadAttention(16, 2, batch_first=True, dropout=0.0)
+    mha2.load_state_dict(mha.state_dict())
+    out2, _ = mha2(ref_x, ref_x, ref_x, need_weights=False,
+                   attn_mask=vt.zeros(5, 5))  # a mask: the plain path
+    out2.sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), out2.detach().numpy(), atol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), ref_x.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_double_backward_through_the_flash_path(fake_flash):
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal((1, 2, 4, 8)).astype(np.float32) for _ in range(3)]
+    fast = [vt.tensor(a, requires_grad=True) for a in arrays]
+    plain = [vt.tensor(a, requires_grad=True) for a in arrays]
+    results = []
+    for ts, mask in ((fast, None), (plain, vt.zeros(4, 4))):
+        out = F.scaled_dot_product_attention(*ts, attn_mask=mask)
+        (gq,) = vt.autograd.grad([(out * out).sum()], [ts[0]], create_graph=True)
+        gq.sum().backward()
+        results.append([t.grad.numpy() for t in ts])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

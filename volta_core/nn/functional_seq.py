@@ -157,6 +157,12 @@ def _attention(q: Tensor, k: Tensor | None, v: Tensor | None, mask: Tensor | Non
     stacked (self-attention from one packed projection).
     """
     keep = None
+    if mask is None and dropout_p == 0.0 and q.ndim == 4 + int(k is None):
+        # the backend's fused attention (cuDNN flash on CUDA) where it takes the inputs
+        qq, kk, vv = (q[0], q[1], q[2]) if k is None else (q, k, v)
+        out = _flash_attention(qq, kk, vv, False, scale)
+        if out is not None:
+            return out
     if dropout_p > 0.0:
         shape = (*q.shape[int(k is None):-1], (q if k is None else k).shape[-2])
         if dropout_p >= 1.0:
@@ -183,6 +189,8 @@ class _FlashAttention(Function):
 
     def backward(ctx, g):
         q, k, v, o, stats = ctx.saved_tensors
+        if _grad_state.enabled:  # create_graph: differentiable Tensor ops, in float32
+            return _attention_grads_graph(q, k, v, g, ctx.scale, ctx.causal)
         xp, dev = ctx.xp, ctx.device
         grads = ctx.kernels.backward(q.array, k.array, v.array, o.array, g.array,
                                      stats.array, scale=ctx.scale, causal=ctx.causal)
@@ -205,6 +213,22 @@ class _NoFlash:
 
 
 fallback("sdpa_flash")(_NoFlash)
+
+
+def _attention_grads_graph(q: Tensor, k: Tensor, v: Tensor, g: Tensor, scale: float,
+                           causal: bool) -> tuple:
+    """``(dq, dk, dv)`` as :func:`_attention_grads`, with Tensor ops (double backward)."""
+    qf, kf, vf, gf = q.float(), k.float(), v.float(), g.float()
+    s = (qf @ kf.transpose(-2, -1)) * scale
+    if causal:
+        s = s + _causal_mask(s.shape[-2], s.shape[-1], s)
+    p = _softmax(s, -1)
+    dp = gf @ vf.transpose(-2, -1)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    dq = (ds @ kf) * scale
+    dk = (ds.transpose(-2, -1) @ qf) * scale
+    dv = p.transpose(-2, -1) @ gf
+    return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype)
 
 
 def _attention_grads(xp: Any, q: Any, k: Any, v: Any, g: Any, scale: float,
