@@ -25,6 +25,7 @@ Usage::
     python benchmarks/amp_step.py [--device cuda] [--models mlp,cnn] [--precisions fp32,bf16]
         [--steps 30] [--warmup 5] [--json]
     python benchmarks/amp_step.py --curve [--curve-steps 500]
+    python benchmarks/amp_step.py --memory-steps 2000 --models transformer,cnn
     python benchmarks/amp_step.py --device cpu --smoke      # tiny sizes, a few steps
 """
 
@@ -283,6 +284,28 @@ def loss_curve(cfg: dict, device: str, steps: int, window: int = 50) -> dict[str
             "last": {k: float(np.mean(v[-window:])) for k, v in losses.items()}}
 
 
+def memory_check(cfg: dict, device: str, steps: int, warmup: int = 20) -> dict[str, Any]:
+    """``steps`` bf16-autocast Volta steps: the peak allocation must not grow after warm-up
+    (within 1 % or 1 MiB)."""
+    set_precision("bf16")
+    step = volta_step(cfg, device, "bf16")
+    for _ in range(warmup):
+        step()
+    vt.cuda.synchronize()
+    vt.cuda.reset_peak_memory_stats()
+    for _ in range(3):
+        step()
+    vt.cuda.synchronize()
+    base = vt.cuda.max_memory_allocated()
+    for _ in range(steps):
+        step()
+    vt.cuda.synchronize()
+    end = vt.cuda.max_memory_allocated()
+    set_precision("fp32")
+    return {"steps": steps, "base_mib": base / 2**20, "end_mib": end / 2**20,
+            "flat": end <= base + max(base // 100, 2**20)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
@@ -295,6 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--curve", action="store_true",
                         help="check the bf16 transformer loss curve against PyTorch")
     parser.add_argument("--curve-steps", type=int, default=500)
+    parser.add_argument("--memory-steps", type=int, default=0,
+                        help="instead run N bf16-autocast Volta steps per model (cuda), "
+                             "checking that peak memory stays flat")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     args = parser.parse_args(argv)
     configs = {k: {**v, **(SMOKE[k] if args.smoke else {})} for k, v in MODELS.items()}
@@ -304,6 +330,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.device.startswith("cuda") and not vt.cuda.is_available():
         print("CUDA is not available:", vt.backends(), file=sys.stderr)
         return 1
+    if args.memory_steps:
+        flat = True
+        for name in args.models.split(","):
+            m = memory_check(configs[name], args.device, args.memory_steps)
+            flat &= m["flat"]
+            print(f"{name:>12}: peak {m['base_mib']:.1f} MiB after warm-up, "
+                  f"{m['end_mib']:.1f} MiB after {m['steps']} bf16 steps -> "
+                  f"{'flat' if m['flat'] else 'GROWING'}")
+        return 0 if flat else 2
     if args.curve:
         result = loss_curve(configs["transformer"], args.device, args.curve_steps,
                             window=10 if args.smoke else 50)
