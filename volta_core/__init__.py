@@ -4,7 +4,8 @@
 ``vt.data`` and ``vt.io`` hold the rest. Backends are plugins loaded on first device use.
 """
 
-from . import autograd, ops
+from . import autograd, backends, ops
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -14,7 +15,7 @@ from .autograd import (
     set_grad_enabled,
 )
 from .backend import Device, device, get_default_device, set_default_device
-from .backend.settings import backends
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .compiler import compile  # noqa: A004 - ``vt.compile`` as ``torch.compile``
 from .creation import *  # noqa: F401,F403
 from .dtypes import (
@@ -50,7 +51,7 @@ float, int = float32, int32  # noqa: A001
 
 # names resolved on first use, so ``import volta_core`` stays cheap
 _LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu", "utils", "distributions",
-         "accelerator", "compiler", "onnx"}
+         "accelerator", "compiler", "onnx", "amp", "cpu"}
 
 
 def __getattr__(name: str):

@@ -11,3 +11,7 @@ from __future__ import annotations
 from .backend.accelerator import Accelerator
 
 __all__ = Accelerator("cuda").bind(globals())
+
+from .amp import cuda_amp as amp  # noqa: E402 - ``vt.cuda.amp.autocast`` as in PyTorch
+
+__all__ = [*__all__, "amp"]

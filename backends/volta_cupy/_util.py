@@ -15,6 +15,13 @@ import numpy as np
 FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
 """dtypes the fused kernels serve; anything else goes to the generic fallback."""
 
+try:  # bfloat16 (CuPy >= 14 holds ml_dtypes' bfloat16): the kernels compute in float (A)
+    import ml_dtypes
+
+    BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+    FLOATS = (*FLOATS, BFLOAT16)
+except ImportError:
+    BFLOAT16 = None
 
 def is_float(*arrays) -> bool:
     """Whether every array (None is skipped) has the first one's floating dtype."""

@@ -139,11 +139,26 @@ class CupyBackend(Backend):
 
     def set_allow_tf32(self, allow: bool) -> None:
         """Let float32 matmuls use TF32 tensor cores (CuPy's compute type setting)."""
-        import cupy
-        from cupy._core import _routines_linalg as linalg
+        from . import cudnn_ops
 
-        mode = linalg.COMPUTE_TYPE_TF32 if allow else linalg.COMPUTE_TYPE_DEFAULT
-        linalg.set_compute_type(cupy.float32, mode)
+        cudnn_ops.FLAGS["matmul_tf32"] = bool(allow)
+        cudnn_ops.set_matmul_tf32(bool(allow))
+
+    def apply_flags(self, flags: dict) -> None:
+        """Take ``vt.backends.cuda.matmul`` and ``vt.backends.cudnn`` flags (TF32, cuDNN)."""
+        from . import cudnn_ops
+
+        cudnn_ops.set_flags(flags)
+        self.set_allow_tf32(flags["matmul_tf32"])
+
+    def cudnn_version(self) -> int | None:
+        """cuDNN's version through ``nvidia-cudnn-frontend``, or None when absent."""
+        from . import cudnn_ops
+
+        return cudnn_ops.version()
+
+    #: convolutions take bfloat16 directly (cuDNN, or CuPy's bfloat16 GEMMs)
+    native_bfloat16_conv = True
 
     def unavailable_reason(self) -> str | None:
         if not self._checked:
@@ -179,6 +194,9 @@ class CupyBackend(Backend):
 
         if self._pool is None:
             self._install_allocator()
+            from volta_core.backends._notify import flags
+
+            self.apply_flags(flags())  # flags set before the first CUDA use
         return xp
 
     def native_device(self, index: int) -> Any:
@@ -187,12 +205,15 @@ class CupyBackend(Backend):
         return cupy.cuda.Device(index)
 
     def dtype_names(self, index: int) -> tuple[str, ...]:
-        return ("bool", "uint8", "int8", "int16", "int32", "int64", "uint32", "float16",
-                "float32", "float64")
+        names = ("bool", "uint8", "int8", "int16", "int32", "int64", "uint32", "float16",
+                 "float32", "float64")
+        return names + ("bfloat16",) if _bfloat16() is not None else names
 
     def native_dtype(self, index: int, name: str) -> Any:
         import cupy
 
+        if name == "bfloat16":
+            return cupy.dtype(_bfloat16())
         return cupy.dtype(name)
 
     def dtype_name(self, native_dtype: Any) -> str:
@@ -233,3 +254,14 @@ class CupyBackend(Backend):
 
 def _mib(n: int) -> str:
     return f"{n / 2**20:.1f} MiB"
+
+
+def _bfloat16() -> Any:
+    """``ml_dtypes.bfloat16`` when CuPy can hold it (CuPy >= 14), else None."""
+    try:
+        import cupy
+        import ml_dtypes
+    except ImportError:
+        return None
+    major = int(cupy.__version__.split(".")[0])
+    return ml_dtypes.bfloat16 if major >= 14 else None

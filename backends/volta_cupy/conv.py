@@ -16,7 +16,8 @@ import cupy
 
 from volta_core.ops import nn as generic
 
-from ._util import acc_type, contiguous, elementwise, is_float
+from . import cudnn_ops
+from ._util import BFLOAT16, acc_type, contiguous, elementwise, is_float
 
 COLS_BYTES = 1 << 30
 """Largest im2col buffer (bytes) before the batch is split into chunks."""
@@ -131,7 +132,29 @@ def im2col(x: Any, geom: tuple) -> Any:
 
 def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
            dilation=(1, 1), groups: int = 1, algo: str = "auto") -> Any:
-    """Same contract as ``volta_core.ops.nn.conv2d``; ``algo`` is ignored on CUDA."""
+    """Same contract as ``volta_core.ops.nn.conv2d``; ``algo`` is ignored on CUDA.
+
+    cuDNN serves it when available (see ``cudnn_ops``), the CuPy kernels otherwise.
+    """
+    if x.ndim == 4 and w.ndim == 4 and 0 not in x.shape and 0 not in w.shape:
+        out_hw = generic.conv_out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
+        y = cudnn_ops.conv_fprop(contiguous(x), contiguous(w), stride=stride, pads=pads,
+                                 dilation=dilation, groups=groups, out_hw=out_hw)
+        if y is not None:
+            if bias is not None:
+                y += bias.reshape(1, -1, 1, 1)
+            return y
+    with cudnn_ops.conv_math(x.dtype):
+        return _conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
+                       groups=groups, algo=algo)
+
+
+def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
+            dilation=(1, 1), groups: int = 1, algo: str = "auto") -> Any:
+    if BFLOAT16 is not None and x.dtype == BFLOAT16:  # im2col in float32, rounded once
+        y = _conv2d(xp, *_f32(x, w, bias), stride=stride, pads=pads, dilation=dilation,
+                    groups=groups, algo=algo)
+        return y.astype(BFLOAT16)
     if not is_float(x, w, bias) or x.ndim != 4 or 0 in x.shape or 0 in w.shape:
         return generic.conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
                               groups=groups, algo=algo)
@@ -163,6 +186,10 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
             y2 = cupy.matmul(w2.reshape(groups, og, ck), cols.reshape(groups, ck, nb * length))
         to_nchw(y2, nb, o, length, *extra, y[n0:n0 + nb])
     return y
+
+
+def _f32(*arrays: Any) -> tuple:
+    return tuple(None if a is None else a.astype(cupy.float32) for a in arrays)
 
 
 def _input_grad(w: Any, g2: Any, groups: int) -> Any:
@@ -206,7 +233,32 @@ def _weight_grad(g2: Any, cols: Any, groups: int, out: Any, accumulate: bool) ->
 def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
                     w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
                     pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1) -> tuple:
-    """Same contract as ``volta_core.ops.nn.conv2d_backward``."""
+    """Same contract as ``volta_core.ops.nn.conv2d_backward`` (cuDNN first, as conv2d)."""
+    if grad.ndim == 4 and 0 not in grad.shape and 0 not in x_shape:
+        w_shape = tuple(w_shape or w.shape)
+        geom = dict(stride=stride, pads=pads, dilation=dilation, groups=groups)
+        g = contiguous(grad)
+        gx = cudnn_ops.conv_dgrad(g, contiguous(w), x_shape=x_shape, **geom) \
+            if needs[0] else None
+        gw = cudnn_ops.conv_wgrad(g, contiguous(x), w_shape=w_shape, **geom) \
+            if needs[1] else None
+        if (gx is not None or not needs[0]) and (gw is not None or not needs[1]):
+            return gx, gw
+    with cudnn_ops.conv_math(grad.dtype):
+        return _conv2d_backward(xp, grad, x, w, x_shape=x_shape, w_shape=w_shape,
+                                needs=needs, stride=stride, pads=pads, dilation=dilation,
+                                groups=groups)
+
+
+def _conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
+                     w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
+                     pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1) -> tuple:
+    if BFLOAT16 is not None and grad.dtype == BFLOAT16:  # in float32, as the forward
+        g32, x32, w32 = _f32(grad, x, w)
+        out = _conv2d_backward(xp, g32, x32, w32, x_shape=x_shape, w_shape=w_shape,
+                               needs=needs, stride=stride, pads=pads, dilation=dilation,
+                               groups=groups)
+        return tuple(None if a is None else a.astype(BFLOAT16) for a in out)
     if not is_float(grad, x, w) or grad.ndim != 4 or 0 in grad.shape or 0 in x_shape:
         return generic.conv2d_backward(xp, grad, x, w, x_shape=x_shape, w_shape=w_shape,
                                        needs=needs, stride=stride, pads=pads,

@@ -9,7 +9,9 @@ matmuls and a sort, already on the GPU).
 
 from __future__ import annotations
 
-from . import conv, fused, norms, pool, rows, scatter
+from types import SimpleNamespace
+
+from . import conv, cudnn_ops, fused, norms, pool, rows, scatter
 
 KERNELS: dict = {
     "conv2d": conv.conv2d,
@@ -38,4 +40,8 @@ KERNELS: dict = {
     "adam_step": fused.adam_step,
     "rmsprop_step": fused.rmsprop_step,
     "adagrad_step": fused.adagrad_step,
+    # cuDNN's fused (flash) attention; ``supported`` is False without cuDNN
+    "sdpa_flash": SimpleNamespace(supported=cudnn_ops.sdpa_supported,
+                                  forward=cudnn_ops.sdpa_forward,
+                                  backward=cudnn_ops.sdpa_backward),
 }

@@ -23,6 +23,9 @@ NON_OPS = frozenset({
     "backends", "device", "get_default_device", "set_default_device", "synchronize",
     "enable_grad", "no_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "is_inference_mode_enabled",
+    # mixed precision: autocast state and the float32 matmul precision (tests/amp)
+    "autocast", "is_autocast_enabled", "get_autocast_dtype", "get_float32_matmul_precision",
+    "set_float32_matmul_precision",
     "get_dtype", "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
     "is_tensor", "is_floating_point", "is_contiguous", "numel", "save", "load",
     "set_printoptions", "compile",

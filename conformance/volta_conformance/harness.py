@@ -305,9 +305,16 @@ def run_suite(backend: str, device: str | None = None, dtypes: Iterable[str] | N
         raise RuntimeError(f"backend {backend!r} is unavailable: {reason}")
     device = device or b.device_type
     results = []
-    for case, dt in select(all_cases(), dtypes, pattern, large):
-        r = run_case(case, dt, device)
-        results.append(r)
-        if progress is not None:
-            progress(r)
+    import volta_core as vt
+
+    # the suite checks IEEE float32: no TF32 convolutions (cuDNN's default, as in PyTorch)
+    tf32, vt.backends.cudnn.allow_tf32 = vt.backends.cudnn.allow_tf32, False
+    try:
+        for case, dt in select(all_cases(), dtypes, pattern, large):
+            r = run_case(case, dt, device)
+            results.append(r)
+            if progress is not None:
+                progress(r)
+    finally:
+        vt.backends.cudnn.allow_tf32 = tf32
     return results

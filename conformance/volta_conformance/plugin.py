@@ -33,9 +33,16 @@ class ConformanceItem(pytest.Item):
         self.result = None
 
     def runtest(self) -> None:
+        import volta_core as vt
+
         from .harness import run_case
 
-        self.result = r = run_case(self.case, self.dtype, self.device)
+        # IEEE float32, as run_suite: no TF32 convolutions (cuDNN's default is on)
+        tf32, vt.backends.cudnn.allow_tf32 = vt.backends.cudnn.allow_tf32, False
+        try:
+            self.result = r = run_case(self.case, self.dtype, self.device)
+        finally:
+            vt.backends.cudnn.allow_tf32 = tf32
         self.user_properties.append(("status", r.status))
         if r.status == "unsupported":
             pytest.skip(f"unsupported: {r.detail}")

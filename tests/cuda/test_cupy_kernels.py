@@ -65,6 +65,15 @@ def close(got, want, dtype, scale=1.0):
     np.testing.assert_allclose(g, w, rtol=rtol, atol=atol * scale, equal_nan=True)
 
 
+@pytest.fixture(autouse=True)
+def _ieee_float32():
+    """Compare float32 kernels at float32 precision: TF32 convolutions off (cuDNN's default
+    is on, as in PyTorch)."""
+    vt.backends.cudnn.allow_tf32 = False
+    yield
+    vt.backends.cudnn.allow_tf32 = True
+
+
 def test_every_kernel_is_registered_and_resolved(K):
     from volta_core.backend.kernels import get_kernel, kernel_names
 

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..amp.state import suspended as _autocast_suspended
 from ..errors import AutogradError, ShapeError
 from ..tensor import Tensor
 from .function import _FREED, Function
@@ -99,7 +100,8 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
         ``{leaf tensor: total gradient}`` for every leaf reached (``capture`` if given).
     """
     initial = _initial_grads(outputs, grads)
-    with set_grad_enabled(create_graph):
+    # backward ops run in their forward's dtypes: never autocast (as in PyTorch)
+    with set_grad_enabled(create_graph), _autocast_suspended():
         node_grads: dict[Function, Tensor] = {}
         leaf_grads: dict[int, list] = {}
         roots = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..creation import empty
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
@@ -324,6 +325,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * sigmoid(b)
 
 
+@autocast_op("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where positive, else ``weight * x``, with one learnt slope per channel.
 
@@ -350,6 +352,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return where(x > 0, x, weight * x)
 
 
+@autocast_op("softmin")
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
     """``softmax(-x)`` along ``dim`` (None picks PyTorch's legacy choice)."""

@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..amp.dispatch import autocast_call
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
-from ..backend.kernels import get_kernel
+from ..backend.kernels import fallback, get_kernel
 from ..creation import rand, randn
 from ..dtypes import bfloat16
 from ..errors import DTypeError, ShapeError
@@ -132,6 +134,12 @@ def _attention(q: Tensor, k: Tensor | None, v: Tensor | None, mask: Tensor | Non
     stacked (self-attention from one packed projection).
     """
     keep = None
+    if mask is None and dropout_p == 0.0 and q.ndim == 4 + int(k is None):
+        # the backend's fused attention (cuDNN flash on CUDA) where it takes the inputs
+        qq, kk, vv = (q[0], q[1], q[2]) if k is None else (q, k, v)
+        out = _flash_attention(qq, kk, vv, False, scale)
+        if out is not None:
+            return out
     if dropout_p > 0.0:
         shape = (*q.shape[int(k is None):-1], (q if k is None else k).shape[-2])
         if dropout_p >= 1.0:
@@ -141,6 +149,101 @@ def _attention(q: Tensor, k: Tensor | None, v: Tensor | None, mask: Tensor | Non
 
             keep = _mask(q, shape, dropout_p).array
     return _Attention.apply(q, k, v, mask, keep, scale=scale)
+
+
+class _FlashAttention(Function):
+    """Fused attention of a backend's ``sdpa_flash`` kernels (cuDNN on CUDA): the scores
+    never reach memory; backward recomputes them from the saved log-sum-exp ``stats``."""
+
+    def forward(ctx, q, k, v, kernels=None, causal=False, scale=1.0):
+        out = kernels.forward(q, k, v, scale=scale, causal=causal)
+        if out is None:
+            raise _FlashRefused
+        o, stats = out
+        ctx.kernels, ctx.causal, ctx.scale = kernels, causal, scale
+        ctx.save_for_backward(q, k, v, o, stats)
+        return o
+
+    def backward(ctx, g):
+        q, k, v, o, stats = ctx.saved_tensors
+        if _grad_state.enabled:  # create_graph: differentiable Tensor ops, in float32
+            return _attention_grads_graph(q, k, v, g, ctx.scale, ctx.causal)
+        xp, dev = ctx.xp, ctx.device
+        grads = ctx.kernels.backward(q.array, k.array, v.array, o.array, g.array,
+                                     stats.array, scale=ctx.scale, causal=ctx.causal)
+        if grads is None:  # the kernel refused the backward: the plain math, in float32
+            grads = _attention_grads(xp, q.array, k.array, v.array, g.array, ctx.scale,
+                                     ctx.causal)
+        return tuple(Tensor._make(a, dev) for a in grads)
+
+
+class _FlashRefused(Exception):
+    """Raised inside ``_FlashAttention.forward`` when the kernel declines the case."""
+
+
+class _NoFlash:
+    """The generic ``sdpa_flash`` kernels: none (``supported`` is always False)."""
+
+    @staticmethod
+    def supported(q: Any, k: Any, v: Any) -> bool:
+        return False
+
+
+fallback("sdpa_flash")(_NoFlash)
+
+
+def _attention_grads_graph(q: Tensor, k: Tensor, v: Tensor, g: Tensor, scale: float,
+                           causal: bool) -> tuple:
+    """``(dq, dk, dv)`` as :func:`_attention_grads`, with Tensor ops (double backward)."""
+    qf, kf, vf, gf = q.float(), k.float(), v.float(), g.float()
+    s = (qf @ kf.transpose(-2, -1)) * scale
+    if causal:
+        s = s + _causal_mask(s.shape[-2], s.shape[-1], s)
+    p = softmax(s, -1)
+    dp = gf @ vf.transpose(-2, -1)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    dq = (ds @ kf) * scale
+    dk = (ds.transpose(-2, -1) @ qf) * scale
+    dv = p.transpose(-2, -1) @ gf
+    return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype)
+
+
+def _attention_grads(xp: Any, q: Any, k: Any, v: Any, g: Any, scale: float,
+                     causal: bool) -> tuple:
+    """``(dq, dk, dv)`` of ``softmax(q k^T scale) v`` on raw arrays, computed in float32."""
+    dt = q.dtype
+    q, k, v, g = (xp.astype(a, xp.float32) for a in (q, k, v, g))
+    s = xp.matmul(q, xp.matrix_transpose(k)) * scale
+    if causal:
+        rows = xp.arange(s.shape[-2])[:, None]
+        cols = xp.arange(s.shape[-1])[None, :]
+        s = xp.where(cols > rows, xp.full_like(s, -math.inf), s)
+    s = s - xp.max(s, axis=-1, keepdims=True)
+    p = xp.exp(s)
+    p = p / xp.sum(p, axis=-1, keepdims=True)
+    dv = xp.matmul(xp.matrix_transpose(p), g)
+    dp = xp.matmul(g, xp.matrix_transpose(v))
+    ds = p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))
+    dq = xp.matmul(ds, k) * scale
+    dk = xp.matmul(xp.matrix_transpose(ds), q) * scale
+    return tuple(xp.astype(a, dt) for a in (dq, dk, dv))
+
+
+def _flash_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool,
+                     scale: float | None) -> Tensor | None:
+    """The backend's fused attention when it has one for these inputs, else None."""
+    kernels = get_kernel(q.device.backend, "sdpa_flash")
+    if (type(k) is not Tensor or type(v) is not Tensor
+            or not (q.device is k.device is v.device)
+            or not kernels.supported(q.array, k.array, v.array)):
+        return None
+    if causal and q.shape[-2] != k.shape[-2]:
+        return None  # square causal masks only: both alignments agree there
+    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    try:
+        return _FlashAttention.apply(q, k, v, kernels=kernels, causal=causal, scale=factor)
+    except _FlashRefused:
+        return None
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
@@ -161,7 +264,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     Shape:
         - Output: ``(..., L, Ev)``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call(
+            "scaled_dot_product_attention", scaled_dot_product_attention, query, key, value,
+            attn_mask, dropout_p, is_causal, scale)
     op = "scaled_dot_product_attention"
+    if attn_mask is None and dropout_p == 0.0:
+        out = _flash_attention(query, key, value, is_causal, scale)
+        if out is not None:
+            return out
     if query.dtype is key.dtype is value.dtype is bfloat16:  # in float32, as PyTorch does
         mask = attn_mask
         if mask is not None and mask.dtype is bfloat16:

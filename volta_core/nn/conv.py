@@ -11,6 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
@@ -164,6 +166,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
         Output ``(N, C_out, H_out, W_out)`` with
         ``H_out = (H + 2 * pad - dilation * (kH - 1) - 1) // stride + 1``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call(
+            "conv2d", conv2d, input, weight, bias, stride, padding, dilation, groups, algo)
     _check_tensor("conv2d", input)
     _check_rank("conv2d", input, (3, 4), "(N, C, H, W)")
     if weight.ndim != 4:
@@ -186,7 +191,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                              f"smaller than the dilated kernel {kernel}; use a larger input "
                              "or more padding")
     params = ConvParams(stride_, pads, dilation_, groups, algo)
-    if x.dtype is bfloat16:  # NumPy multiplies bfloat16 in float32: so do we, then round
+    if x.dtype is bfloat16 and not getattr(x.device.backend, "native_bfloat16_conv", False):
+        # NumPy multiplies bfloat16 in float32: so do we, then round
         y = _Conv2d.apply(x.float(), weight.float(), _float(bias), p=params).to(bfloat16)
     else:
         y = _Conv2d.apply(x, weight, bias, p=params)
@@ -197,6 +203,7 @@ def _float(t: Tensor | None) -> Tensor | None:
     return None if t is None else t.float()
 
 
+@autocast_op("conv1d")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 1,
            padding: int | str = 0, dilation: int = 1, groups: int = 1) -> Tensor:
     """1-D convolution over an ``(N, C, L)`` input (runs as a 2-D one of height 1).
@@ -222,6 +229,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: in
     return y.squeeze(-2)
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
                      output_padding: int | Sequence[int] = 0, groups: int = 1,

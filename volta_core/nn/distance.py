@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..amp.dispatch import autocast_op
 from ..dtypes import promote_types
 from ..errors import ShapeError
 from ..ops._util import broadcast_shapes, normalize_dim
@@ -31,6 +32,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     return x / vector_norm(x, p, d, keepdim=True).clamp_min(eps)
 
 
+@autocast_op("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """Cosine of the angle between ``x1`` and ``x2`` seen as vectors along ``dim``.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..autograd.grad_mode import no_grad
 from ..errors import ShapeError
 from ..ops.math import rsqrt
@@ -12,6 +13,7 @@ from ._checks import _check_tensor
 from .normalization import _assign, _BatchNorm, _check_per_channel, _scale_shift
 
 
+@autocast_op("instance_norm")
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
                   running_var: Tensor | None = None, weight: Tensor | None = None,
                   bias: Tensor | None = None, use_input_stats: bool = True,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
@@ -82,6 +84,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     Shape:
         Output ``(*, out_features)``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("linear", linear, input, weight, bias)
     if type(input) is not Tensor:
         _check_tensor("linear", input)
     if weight.ndim != 2:
@@ -100,6 +104,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
+@autocast_op("bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """Apply ``y_k = x1^T A_k x2 + b_k``.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..backend.kernels import get_kernel
 from ..dtypes import bfloat16
@@ -66,12 +68,15 @@ def _floats(op: str, *tensors: Tensor) -> None:
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(input - target)^2``. Shape: input and target the same."""
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("mse_loss", mse_loss, input, target, reduction)
     _check_reduction("mse_loss", reduction)
     _pair_check("mse_loss", input, target, "warn")
     d = input - target
     return _reduce("mse_loss", d * d, reduction)
 
 
+@autocast_op("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error ``|input - target|``. Shape: input and target the same."""
     _check_reduction("l1_loss", reduction)
@@ -79,6 +84,7 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce("l1_loss", _abs(input - target), reduction)
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``)."""
@@ -97,6 +103,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce("smooth_l1_loss", loss, reduction)
 
 
+@autocast_op("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                delta: float = 1.0) -> Tensor:
     """``0.5 d^2`` where ``|d| <= delta``, else ``delta (|d| - 0.5 delta)``."""
@@ -196,6 +203,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     Shape:
         Output scalar, or the target's shape with ``reduction='none'``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call(
+            "cross_entropy", cross_entropy, input, target, weight, ignore_index, reduction,
+            label_smoothing)
     op = "cross_entropy"
     if input.dtype is bfloat16:  # computed in float32 (as PyTorch), the loss in bfloat16
         w = None if weight is None else weight.float()
@@ -243,6 +254,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return total / Tensor._make(input.device.xp.sum(box["row_w"]), input.device)
 
 
+@autocast_op("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices given log-probabilities.
@@ -294,6 +306,7 @@ def _weighted(op: str, loss: Tensor, weight: Tensor | None, reduction: str) -> T
     return _reduce(op, loss, reduction)
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          reduction: str = "mean") -> Tensor:
     """``-(t log p + (1 - t) log(1 - p))`` of probabilities ``p`` (logs clamped at -100).
@@ -315,6 +328,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _weighted(op, loss, weight, reduction)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
@@ -339,6 +353,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     return _weighted(op, loss, weight, reduction)
 
 
+@autocast_op("kl_div")
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """Kullback-Leibler divergence ``target * (log target - input)``, ``input`` in log space.
@@ -399,6 +414,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     return _reduce(op, loss, reduction)
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average: bool | None = None, eps: float = 1e-8,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:

@@ -8,6 +8,7 @@ PyTorch). All are composed of differentiable ops, so autograd derives their back
 
 from __future__ import annotations
 
+from ..amp.dispatch import autocast_op
 from ..creation import arange
 from ..errors import ShapeError
 from ..ops.activation import softplus
@@ -21,6 +22,7 @@ from .activation import logsigmoid
 from .loss import _check_reduction, _class_target, _floats, _legacy, _LegacyLoss, _Loss, _pair_check
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` for ``y = 1``, ``max(0, cos(x1, x2) - margin)`` for ``y = -1``.
@@ -43,6 +45,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(op, loss, reduction)
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Two-class logistic loss ``log(1 + exp(-y x))`` for targets ``y`` in {1, -1}.
@@ -57,6 +60,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     return _reduce(op, softplus(-(target * input)), reduction)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
@@ -77,6 +81,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce(op, loss, reduction)
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: bool | None = None,
                       reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -138,6 +143,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(op, loss.sum(-1) / input.shape[-1], reduction)
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         size_average: bool | None = None, reduce: bool | None = None,
                         reduction: str = "mean") -> Tensor:
@@ -160,6 +166,7 @@ def _distance(a: Tensor, b: Tensor, p: float, eps: float) -> Tensor:
     return vector_norm(a - b + eps, p, -1)
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average: bool | None = None,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
@@ -42,6 +44,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     Shape:
         Input ``(N, C, *)``; output the same.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call(
+            "batch_norm", batch_norm, input, running_mean, running_var, weight, bias, training,
+            momentum, eps)
     op = "batch_norm"
     c = _check_per_channel(op, input, 2, running_mean, running_var, weight, bias)
     shape = (1, c) + (1,) * (input.ndim - 2)
@@ -214,6 +220,8 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     Shape:
         Input ``(*, *normalized_shape)``; output the same.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("layer_norm", layer_norm, input, normalized_shape, weight, bias, eps)
     _check_tensor("layer_norm", input)
     _check_floating("layer_norm", input)
     ns = _normalized("layer_norm", input, normalized_shape)
@@ -227,6 +235,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     return _LayerNorm.apply(input, weight, bias, ndim=len(ns), eps=eps)
 
 
+@autocast_op("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise groups of channels per sample, then scale and shift per channel.
@@ -255,6 +264,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return _scale_shift(y, weight, bias, (1, c) + (1,) * (input.ndim - 2))
 
 
+@autocast_op("rms_norm")
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """Divide by the root mean square over the trailing dims, then scale.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..dtypes import bfloat16
 from ..errors import DTypeError
@@ -50,6 +51,7 @@ class Softplus(Function):
         return where(bx > ctx.threshold, g, g * sigmoid(bx))
 
 
+@autocast_op("softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
 

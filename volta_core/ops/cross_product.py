@@ -5,6 +5,7 @@ Composed of ``select`` and ``stack``, so the backward needs no code of its own.
 
 from __future__ import annotations
 
+from ..amp.dispatch import autocast_op
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor_method
 from ._util import normalize_dim
@@ -13,6 +14,7 @@ from .movement import broadcast_tensors, select
 
 
 @tensor_method()
+@autocast_op("cross")
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The cross product of 3-vectors along ``dim`` (the inputs broadcast).
 

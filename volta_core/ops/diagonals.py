@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor_method
 from ..views import layout, make_view
@@ -61,6 +62,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 
 @tensor_method()
+@autocast_op("trace")
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a 2-D tensor."""
     _check("trace", input)

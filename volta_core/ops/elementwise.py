@@ -9,6 +9,8 @@ import builtins
 import math
 from typing import Any
 
+from ..amp.dispatch import autocast_op
+from ..amp.policy import HOOKED as AUTOCAST_HOOKED
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
@@ -239,7 +241,12 @@ def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True):
 
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}`` of ``x``."
-    return tensor_method()(op)
+    return tensor_method()(_autocast_hook(name, op))
+
+
+def _autocast_hook(name: str, op: Any) -> Any:
+    """``op`` with the autocast hook when ``name`` is on an autocast list."""
+    return autocast_op(name)(op) if name in AUTOCAST_HOOKED else op
 
 
 def _default_float() -> DType:
@@ -531,7 +538,7 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
 
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}`` of ``a`` and ``b``, with broadcasting."
-    return op
+    return _autocast_hook(name, op)
 
 
 _add = tensor_method("__add__")(_binary(Add, "add"))

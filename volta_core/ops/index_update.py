@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..backend.kernels import get_kernel
 from ..errors import DTypeError, ShapeError
@@ -103,6 +104,7 @@ def _along(op: str, x: Tensor, dim: int, index: Any, negative: bool) -> tuple[in
 
 
 @tensor_method()
+@autocast_op("index_copy")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``input`` with slice ``i`` of ``source`` along ``dim`` copied to slice ``index[i]``.
 
@@ -161,6 +163,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("index_put")
 def index_put(input: Tensor, indices: Sequence[Tensor], values: Any,
               accumulate: bool = False) -> Tensor:
     """``input`` with ``values`` written at ``input[indices]`` (a copy).

@@ -11,6 +11,7 @@ import math
 import operator
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..backend.kernels import get_kernel
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
@@ -213,6 +214,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("scatter_add")
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """``input`` with ``src[i][j]`` added at ``[index[i][j]][j]`` (dim 0; duplicates sum)."""
     if input.ndim == 0:

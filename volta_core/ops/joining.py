@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..dtypes import promote_types
 from ..errors import ShapeError
@@ -123,6 +124,7 @@ def _common(op: str, tensors: Sequence[Tensor]) -> list[Tensor]:
     return [t if t.dtype is dt else t.to(dt) for t in tensors]
 
 
+@autocast_op("cat")
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim``.
 
@@ -161,6 +163,7 @@ class Stack(Function):
                      for i, need in enumerate(ctx.needs_input_grad))
 
 
+@autocast_op("stack")
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors of equal shape along a new dimension ``dim``."""
     tensors = _common("stack", tensors)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor, tensor_method
@@ -55,6 +57,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         a: tensor of shape ``(n,)``, ``(n, k)`` or ``(*batch, n, k)``.
         b: tensor of shape ``(k,)``, ``(k, m)`` or ``(*batch, k, m)``.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("matmul", matmul, a, b)
     if type(a) is not Tensor or type(b) is not Tensor:
         raise TypeError("matmul: both operands must be tensors")
     sa, sb = a.shape, b.shape
@@ -88,6 +92,7 @@ def _check_ranks(op: str, want: tuple[int, ...], *tensors: Tensor) -> None:
 
 
 @tensor_method()
+@autocast_op("mm")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Matrix product of two 2-D tensors ``(n, k) @ (k, m)``."""
     _check_ranks("mm", (2, 2), input, mat2)
@@ -95,6 +100,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("bmm")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product ``(b, n, k) @ (b, k, m)`` (no broadcasting)."""
     _check_ranks("bmm", (3, 3), input, mat2)
@@ -104,6 +110,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("mv")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product ``(n, m) @ (m,)``."""
     _check_ranks("mv", (2, 1), input, vec)
@@ -111,6 +118,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("dot")
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Dot product of two 1-D tensors of the same size (a 0-d tensor)."""
     _check_ranks("dot", (1, 1), input, other)
@@ -131,6 +139,7 @@ ger = outer
 
 
 @tensor_method()
+@autocast_op("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
           alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product.
@@ -146,6 +155,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
 
 
 @tensor_method()
+@autocast_op("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
             alpha: float = 1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``.
@@ -168,6 +178,7 @@ def _add_scaled(input: Tensor, prod: Tensor, beta: float, alpha: float, op: str)
     return out + (input if beta == 1 else input * beta)
 
 
+@autocast_op("tensordot")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract the last ``dims`` dims of ``a`` with the first ``dims`` of ``b``.
 
@@ -204,6 +215,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return einsum("".join(la) + "," + "".join(lb) + "->" + "".join(out), a, b)
 
 
+@autocast_op("norm")
 def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """``torch.linalg.norm`` for vectors: the 2-norm (``ord=None``) or ``ord``-norm.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..backend.kernels import fallback, get_kernel
 from ..dtypes import bfloat16, checked_scalar
@@ -322,6 +323,7 @@ _atan2 = _binary(Atan2, "atan2", true_div=True)
 
 
 @tensor_method("atan2", "arctan2")
+@autocast_op("atan2")
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise angle of the point ``(other, input)``, i.e. ``atan(input / other)``.
 
@@ -442,6 +444,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("addcmul")
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2`` (broadcasting).
 
@@ -456,6 +459,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 
 @tensor_method()
+@autocast_op("addcdiv")
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` (broadcasting).
 

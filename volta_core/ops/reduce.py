@@ -8,6 +8,8 @@ from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
@@ -42,6 +44,8 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tenso
         keepdim: keep reduced dims with size 1.
         dtype: cast ``x`` to this dtype first.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("sum", sum, x, dim, keepdim, dtype)
     if dtype is not None:
         x = x.to(dtype)
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
@@ -275,6 +279,7 @@ def _prod_of_others(x: Tensor, d: int) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("prod")
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """Product of the elements of ``input``, over all of them or along ``dim``.
@@ -516,6 +521,7 @@ class VectorNorm(Function):
         return x.sign() * x.abs() ** (p - 1) * scale
 
 
+@autocast_op("vector_norm")
 def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
     """The ``ord``-norm of ``x`` seen as vectors along ``dim`` (all elements when None).
@@ -548,6 +554,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
 
 
 @tensor_method()
+@autocast_op("norm")
 def norm(input: Tensor, p: Any = "fro", dim: Dims = None, keepdim: bool = False,
          dtype: Any = None) -> Tensor:
     """Norm of ``input`` (``torch.norm``): a vector ``p``-norm over ``dim``.

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..amp.dispatch import autocast_call, autocast_op
+from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
@@ -101,6 +103,8 @@ def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
         dim: the dimension along which the result sums to one.
         dtype: cast ``input`` to this dtype first.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("softmax", softmax, input, dim, dtype)
     x, d = _prepare("softmax", input, dim, dtype)
     return _run(Softmax, x, d)
 
@@ -114,6 +118,8 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
         dim: the dimension to normalise over.
         dtype: cast ``input`` to this dtype first.
     """
+    if _autocast_state.active:  # the autocast hook: one thread-local read when off
+        return autocast_call("log_softmax", log_softmax, input, dim, dtype)
     x, d = _prepare("log_softmax", input, dim, dtype)
     return _run(LogSoftmax, x, d)
 
@@ -140,6 +146,7 @@ class LogSumExp(Function):
 
 
 @tensor_method()
+@autocast_op("logsumexp")
 def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, stable for large magnitudes.
 

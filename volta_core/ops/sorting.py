@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..dtypes import bfloat16
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
@@ -101,6 +102,7 @@ def _accumulated(op: str, x: Tensor, dtype: Any) -> Tensor:
 
 
 @tensor_method()
+@autocast_op("cumsum")
 def cumsum(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """Cumulative sum along ``dim`` (integer inputs accumulate in int64)."""
     x = _accumulated("cumsum", input, dtype)
@@ -141,6 +143,7 @@ class Cumprod(Function):
 
 
 @tensor_method()
+@autocast_op("cumprod")
 def cumprod(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """Cumulative product along ``dim`` (integer inputs accumulate in int64)."""
     x = _accumulated("cumprod", input, dtype)

@@ -145,8 +145,28 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    self._update(p, group)
+                    if p.dtype.itemsize == 2:  # float16 / bfloat16
+                        self._update_low_precision(p, group)
+                    else:
+                        self._update(p, group)
         return loss
+
+    def _update_low_precision(self, p: Tensor, group: dict) -> None:
+        """``_update`` for a float16/bfloat16 parameter, keeping it and its state in its dtype.
+
+        A kernel may compute in float32 (NumPy promotes ml_dtypes' bfloat16 with Python
+        floats); as PyTorch does, the parameter and its state stay in the parameter's
+        dtype, each step computed at higher precision and rounded once.
+        """
+        native = p.array.dtype
+        self._update(p, group)
+        xp = p.device.xp
+        if p.array.dtype != native:
+            p.array = xp.astype(p.array, native)
+        for value in self.state[p].values():
+            if isinstance(value, Tensor) and value.array.dtype != native \
+                    and value.dtype.is_floating_point:
+                value.array = xp.astype(value.array, native)
 
     def _update(self, p: Tensor, group: dict) -> None:
         """Update one parameter that has a gradient (subclasses implement)."""

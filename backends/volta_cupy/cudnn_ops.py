@@ -1,0 +1,318 @@
+"""cuDNN through NVIDIA's ``nvidia-cudnn-frontend`` (import name ``cudnn``).
+
+Convolution forward, data gradient and weight gradient, and fused (flash) attention
+forward and backward, each one cuDNN graph built once per shape, dtype and flag set and
+cached. Every entry returns None when cuDNN cannot take the case (package missing,
+``vt.backends.cudnn.enabled`` off, an unsupported dtype or layout, or a graph cuDNN
+refuses to build), and the caller runs the CuPy kernels instead.
+
+The flags of ``vt.backends.cudnn`` arrive through :func:`set_flags`: ``allow_tf32``
+(float32 convolutions may use TF32 tensor cores; when off, engines marked
+``TENSOR_CORE`` are removed for float32), ``deterministic`` (engines marked
+``NONDETERMINISTIC`` are removed); ``benchmark`` is accepted and not used yet (plans
+come from cuDNN's heuristics).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import cupy
+
+FLAGS = {"enabled": True, "cudnn_tf32": True, "deterministic": False, "benchmark": False,
+         "matmul_tf32": False}
+_graphs: dict[tuple, Any] = {}  # key -> (graph, tensors) or None when cuDNN refused it
+_handles: dict[int, Any] = {}
+_module: list = []  # [cudnn module or None], resolved once
+
+
+def set_flags(flags: dict) -> None:
+    """Take ``vt.backends.cudnn``'s flags (see the module doc)."""
+    FLAGS.update(enabled=flags["cudnn_enabled"], cudnn_tf32=flags["cudnn_tf32"],
+                 deterministic=flags["cudnn_deterministic"],
+                 benchmark=flags["cudnn_benchmark"], matmul_tf32=flags["matmul_tf32"])
+
+
+@contextlib.contextmanager
+def conv_math(dtype: Any):
+    """Run the CuPy convolution's GEMMs under ``vt.backends.cudnn.allow_tf32`` (float32)
+    instead of the matmul flag, as PyTorch's two flags mean."""
+    if dtype != cupy.float32 or FLAGS["cudnn_tf32"] == FLAGS["matmul_tf32"]:
+        yield
+        return
+    set_matmul_tf32(FLAGS["cudnn_tf32"])
+    try:
+        yield
+    finally:
+        set_matmul_tf32(FLAGS["matmul_tf32"])
+
+
+def set_matmul_tf32(allow: bool) -> None:
+    """CuPy's compute type of float32 GEMMs: TF32 tensor cores or full float32."""
+    from cupy._core import _routines_linalg as linalg
+
+    mode = linalg.COMPUTE_TYPE_TF32 if allow else linalg.COMPUTE_TYPE_DEFAULT
+    linalg.set_compute_type(cupy.float32, mode)
+
+
+def _cudnn() -> Any:
+    if not _module:
+        try:
+            import cudnn
+        except Exception:  # not installed, or its cuDNN library fails to load
+            cudnn = None
+        _module.append(cudnn)
+    return _module[0]
+
+
+def version() -> int | None:
+    """cuDNN's version number (``91900`` for 9.19.0), or None without the frontend."""
+    cudnn = _cudnn()
+    if cudnn is None:
+        return None
+    try:
+        return int(cudnn.backend_version())
+    except Exception:
+        return None
+
+
+def usable() -> bool:
+    """Whether cuDNN is installed and ``vt.backends.cudnn.enabled`` is on."""
+    return FLAGS["enabled"] and _cudnn() is not None
+
+
+def _data_type(dtype: Any) -> Any:
+    cudnn = _cudnn()
+    name = cupy.dtype(dtype).name
+    return {"float16": cudnn.data_type.HALF, "bfloat16": cudnn.data_type.BFLOAT16,
+            "float32": cudnn.data_type.FLOAT}.get(name)
+
+
+def _handle() -> Any:
+    cudnn = _cudnn()
+    dev = cupy.cuda.runtime.getDevice()
+    handle = _handles.get(dev)
+    if handle is None:
+        handle = _handles[dev] = cudnn.create_handle()
+    cudnn.set_stream(handle=handle, stream=cupy.cuda.get_current_stream().ptr)
+    return handle
+
+
+def _strides(a: Any) -> list[int]:
+    return [s // a.itemsize for s in a.strides]
+
+
+def _finish(graph: Any, float32: bool) -> None:
+    """Plans for ``graph``, filtered by the flags, built (raises when none is usable)."""
+    cudnn = _cudnn()
+    graph.validate()
+    graph.build_operation_graph()
+    graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    notes = []
+    if float32 and not FLAGS["cudnn_tf32"]:
+        notes.append(cudnn.numerical_note.TENSOR_CORE)
+    if FLAGS["deterministic"]:
+        notes.append(cudnn.numerical_note.NONDETERMINISTIC)
+    if notes:
+        graph.deselect_numeric_notes(notes)
+    graph.check_support()
+    graph.build_plans()
+
+
+def _cached(key: tuple, build) -> Any:
+    """The graph of ``key``, built by ``build()`` on first use; None if cuDNN refused."""
+    full = (*key, cupy.cuda.runtime.getDevice(), FLAGS["cudnn_tf32"], FLAGS["deterministic"])
+    if full in _graphs:
+        return _graphs[full]
+    try:
+        entry = build()
+    except Exception:  # an unsupported case: the CuPy kernels serve it from now on
+        entry = None
+    _graphs[full] = entry
+    return entry
+
+
+def _run(entry: Any, arrays: dict) -> None:
+    graph, tensors = entry
+    # at least one byte: the frontend refuses an empty (stride-0) buffer
+    workspace = cupy.empty(max(graph.get_workspace_size(), 1), dtype=cupy.uint8)
+    graph.execute({tensors[k]: v for k, v in arrays.items()}, workspace, handle=_handle())
+
+
+def _graph(io_dtype: Any) -> Any:
+    cudnn = _cudnn()
+    return cudnn.pygraph(io_data_type=_data_type(io_dtype),
+                         intermediate_data_type=cudnn.data_type.FLOAT,
+                         compute_data_type=cudnn.data_type.FLOAT, handle=_handle())
+
+
+def _conv_ok(x_dtype: Any, arrays: tuple, pads: tuple, groups: int) -> bool:
+    return (usable() and _data_type(x_dtype) is not None
+            and all(a.dtype == x_dtype and a.flags.c_contiguous and a.ndim == 4
+                    for a in arrays)
+            and pads[0] == pads[1] and pads[2] == pads[3] and groups >= 1)
+
+
+def _geometry(pads: tuple, stride: tuple, dilation: tuple) -> dict:
+    return dict(padding=[pads[0], pads[2]], stride=list(stride), dilation=list(dilation))
+
+
+def conv_fprop(x: Any, w: Any, *, stride: tuple, pads: tuple, dilation: tuple,
+               groups: int, out_hw: tuple) -> Any:
+    """``conv2d(x, w)`` (no bias) through cuDNN, or None when cuDNN cannot take it."""
+    if not _conv_ok(x.dtype, (x, w), pads, groups):
+        return None
+    y = cupy.empty((x.shape[0], w.shape[0], *out_hw), dtype=x.dtype)
+    geom = _geometry(pads, stride, dilation)
+
+    def build():
+        cudnn = _cudnn()
+        g = _graph(x.dtype)
+        tx = g.tensor(name="X", dim=list(x.shape), stride=_strides(x),
+                      data_type=_data_type(x.dtype))
+        tw = g.tensor(name="W", dim=list(w.shape), stride=_strides(w),
+                      data_type=_data_type(w.dtype))
+        ty = g.conv_fprop(image=tx, weight=tw, compute_data_type=cudnn.data_type.FLOAT,
+                          **geom)
+        ty.set_output(True).set_dim(list(y.shape)).set_stride(_strides(y)).set_data_type(
+            _data_type(y.dtype))
+        _finish(g, x.dtype == cupy.float32)
+        return g, {"x": tx, "w": tw, "y": ty}
+
+    entry = _cached(("fprop", x.shape, w.shape, x.dtype.str, tuple(stride), tuple(pads),
+                     tuple(dilation)), build)
+    if entry is None:
+        return None
+    _run(entry, {"x": x, "w": w, "y": y})
+    return y
+
+
+def conv_dgrad(grad: Any, w: Any, *, x_shape: tuple, stride: tuple, pads: tuple,
+               dilation: tuple, groups: int) -> Any:
+    """The input gradient of ``conv2d`` through cuDNN, or None."""
+    if not _conv_ok(grad.dtype, (grad, w), pads, groups):
+        return None
+    gx = cupy.empty(tuple(x_shape), dtype=grad.dtype)
+    geom = _geometry(pads, stride, dilation)
+
+    def build():
+        cudnn = _cudnn()
+        g = _graph(grad.dtype)
+        tdy = g.tensor(name="DY", dim=list(grad.shape), stride=_strides(grad),
+                       data_type=_data_type(grad.dtype))
+        tw = g.tensor(name="W", dim=list(w.shape), stride=_strides(w),
+                      data_type=_data_type(w.dtype))
+        tdx = g.conv_dgrad(loss=tdy, filter=tw, compute_data_type=cudnn.data_type.FLOAT,
+                           **geom)
+        tdx.set_output(True).set_dim(list(gx.shape)).set_stride(_strides(gx)).set_data_type(
+            _data_type(gx.dtype))
+        _finish(g, grad.dtype == cupy.float32)
+        return g, {"dy": tdy, "w": tw, "dx": tdx}
+
+    entry = _cached(("dgrad", grad.shape, w.shape, tuple(x_shape), grad.dtype.str,
+                     tuple(stride), tuple(pads), tuple(dilation)), build)
+    if entry is None:
+        return None
+    _run(entry, {"dy": grad, "w": w, "dx": gx})
+    return gx
+
+
+def conv_wgrad(grad: Any, x: Any, *, w_shape: tuple, stride: tuple, pads: tuple,
+               dilation: tuple, groups: int) -> Any:
+    """The weight gradient of ``conv2d`` through cuDNN, or None."""
+    if not _conv_ok(grad.dtype, (grad, x), pads, groups):
+        return None
+    gw = cupy.empty(tuple(w_shape), dtype=grad.dtype)
+    geom = _geometry(pads, stride, dilation)
+
+    def build():
+        cudnn = _cudnn()
+        g = _graph(grad.dtype)
+        tdy = g.tensor(name="DY", dim=list(grad.shape), stride=_strides(grad),
+                       data_type=_data_type(grad.dtype))
+        tx = g.tensor(name="X", dim=list(x.shape), stride=_strides(x),
+                      data_type=_data_type(x.dtype))
+        tdw = g.conv_wgrad(image=tx, loss=tdy, compute_data_type=cudnn.data_type.FLOAT,
+                           **geom)
+        tdw.set_output(True).set_dim(list(gw.shape)).set_stride(_strides(gw)).set_data_type(
+            _data_type(gw.dtype))
+        _finish(g, grad.dtype == cupy.float32)
+        return g, {"dy": tdy, "x": tx, "dw": tdw}
+
+    entry = _cached(("wgrad", grad.shape, x.shape, tuple(w_shape), grad.dtype.str,
+                     tuple(stride), tuple(pads), tuple(dilation)), build)
+    if entry is None:
+        return None
+    _run(entry, {"dy": grad, "x": x, "dw": gw})
+    return gw
+
+
+# -- fused attention ----------------------------------------------------------------------
+
+def sdpa_supported(q: Any, k: Any, v: Any) -> bool:
+    """Whether cuDNN's flash attention takes ``(B, H, L, E)`` q, k, v of one low dtype."""
+    return (usable() and q.ndim == 4 and k.ndim == 4 and v.ndim == 4
+            and q.dtype == k.dtype == v.dtype and q.dtype.name in ("float16", "bfloat16")
+            and q.shape[:2] == k.shape[:2] == v.shape[:2] and k.shape[2] == v.shape[2]
+            and q.shape[3] == k.shape[3] and q.shape[3] % 8 == 0 and v.shape[3] % 8 == 0
+            and max(q.shape[3], v.shape[3]) <= 256)
+
+
+def sdpa_forward(q: Any, k: Any, v: Any, *, scale: float, causal: bool) -> Any:
+    """``(out, stats)`` of flash attention (stats: float32 ``(B, H, L, 1)`` log-sum-exp
+    for the backward), or None when cuDNN refuses the case."""
+    q, k, v = (cupy.ascontiguousarray(a) for a in (q, k, v))
+    b, h, lq, _ = q.shape
+    o = cupy.empty((b, h, lq, v.shape[3]), dtype=q.dtype)
+    stats = cupy.empty((b, h, lq, 1), dtype=cupy.float32)
+
+    def build():
+        cudnn = _cudnn()
+        g = _graph(q.dtype)
+        t = {n: g.tensor(name=n, dim=list(a.shape), stride=_strides(a),
+                         data_type=_data_type(a.dtype))
+             for n, a in (("q", q), ("k", k), ("v", v))}
+        to, ts = g.sdpa(name="sdpa", q=t["q"], k=t["k"], v=t["v"], is_inference=False,
+                        attn_scale=scale, use_causal_mask=causal)
+        to.set_output(True).set_dim(list(o.shape)).set_stride(_strides(o))
+        ts.set_output(True).set_dim(list(stats.shape)).set_stride(
+            _strides(stats)).set_data_type(cudnn.data_type.FLOAT)
+        _finish(g, False)
+        return g, {**t, "o": to, "stats": ts}
+
+    entry = _cached(("sdpa", q.shape, k.shape, v.shape, q.dtype.str, float(scale),
+                     bool(causal)), build)
+    if entry is None:
+        return None
+    _run(entry, {"q": q, "k": k, "v": v, "o": o, "stats": stats})
+    return o, stats
+
+
+def sdpa_backward(q: Any, k: Any, v: Any, o: Any, grad: Any, stats: Any, *, scale: float,
+                  causal: bool) -> Any:
+    """``(dq, dk, dv)`` of flash attention, or None when cuDNN refuses the case."""
+    q, k, v, o, grad = (cupy.ascontiguousarray(a) for a in (q, k, v, o, grad))
+    dq, dk, dv = cupy.empty_like(q), cupy.empty_like(k), cupy.empty_like(v)
+
+    def build():
+        g = _graph(q.dtype)
+        t = {n: g.tensor(name=n, dim=list(a.shape), stride=_strides(a),
+                         data_type=_data_type(a.dtype))
+             for n, a in (("q", q), ("k", k), ("v", v), ("o", o), ("do", grad),
+                          ("stats", stats))}
+        tdq, tdk, tdv = g.sdpa_backward(name="sdpa_backward", q=t["q"], k=t["k"], v=t["v"],
+                                        o=t["o"], dO=t["do"], stats=t["stats"],
+                                        attn_scale=scale, use_causal_mask=causal)
+        for tt, a in ((tdq, dq), (tdk, dk), (tdv, dv)):
+            tt.set_output(True).set_dim(list(a.shape)).set_stride(_strides(a))
+        _finish(g, False)
+        return g, {**t, "dq": tdq, "dk": tdk, "dv": tdv}
+
+    entry = _cached(("sdpa_bwd", q.shape, k.shape, v.shape, q.dtype.str, float(scale),
+                     bool(causal)), build)
+    if entry is None:
+        return None
+    _run(entry, {"q": q, "k": k, "v": v, "o": o, "do": grad, "stats": stats, "dq": dq,
+                 "dk": dk, "dv": dv})
+    return dq, dk, dv
