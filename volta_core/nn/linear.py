@@ -180,7 +180,10 @@ class Linear(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         p = self._parameters
-        return linear(input, p["weight"], p["bias"])
+        w = p.get("weight")
+        if w is None:  # re-parametrized (weight_norm, spectral_norm, parametrize)
+            w = self.weight
+        return linear(input, w, self.bias if "bias" not in p else p["bias"])
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
