@@ -26,7 +26,8 @@ from .activation import (
     tanhshrink,
 )
 from .attention import scaled_dot_product_attention
-from .conv import conv1d, conv2d, conv_transpose2d
+from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from .conv3d import conv3d, conv_transpose3d
 from .distance import cosine_similarity, normalize
 from .dropout import alpha_dropout, dropout, dropout1d, dropout2d
 from .embedding import embedding, one_hot
@@ -81,4 +82,5 @@ __all__ = [
     "gaussian_nll_loss", "poisson_nll_loss", "multi_margin_loss",
     "multilabel_soft_margin_loss", "margin_ranking_loss", "triplet_margin_loss",
     "scaled_dot_product_attention", "pixel_shuffle", "pixel_unshuffle", "interpolate",
+    "conv3d", "conv_transpose1d", "conv_transpose3d",
 ]
