@@ -2,6 +2,7 @@
 
 from . import functional, init, parallel, utils  # noqa: F401
 from .activation import *  # noqa: F401,F403
+from .adaptive_pooling import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
@@ -9,6 +10,7 @@ from .conv3d import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .embedding import *  # noqa: F401,F403
 from .embedding_bag import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403
 from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
@@ -19,6 +21,7 @@ from .padding import *  # noqa: F401,F403
 from .parallel import DataParallel  # noqa: F401
 from .parameter import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .pooling3d import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403

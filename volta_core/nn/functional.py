@@ -25,6 +25,12 @@ from .activation import (
     softsign,
     tanhshrink,
 )
+from .adaptive_pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool3d,
+)
 from .attention import scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from .conv3d import conv3d, conv_transpose3d
@@ -32,6 +38,7 @@ from .distance import cosine_similarity, normalize
 from .dropout import alpha_dropout, dropout, dropout1d, dropout2d
 from .embedding import embedding, one_hot
 from .embedding_bag import embedding_bag
+from .fold import fold, unfold
 from .instancenorm import instance_norm
 from .linear import bilinear, linear
 from .loss import (
@@ -65,6 +72,7 @@ from .pooling import (
     max_pool1d,
     max_pool2d,
 )
+from .pooling3d import avg_pool3d, max_pool3d
 from .upsampling import interpolate, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
@@ -82,5 +90,7 @@ __all__ = [
     "gaussian_nll_loss", "poisson_nll_loss", "multi_margin_loss",
     "multilabel_soft_margin_loss", "margin_ranking_loss", "triplet_margin_loss",
     "scaled_dot_product_attention", "pixel_shuffle", "pixel_unshuffle", "interpolate",
-    "conv3d", "conv_transpose1d", "conv_transpose3d",
+    "conv3d", "conv_transpose1d", "conv_transpose3d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool3d", "avg_pool3d",
+    "max_pool3d", "fold", "unfold",
 ]
