@@ -192,6 +192,38 @@ class Softmax(_Normalised):
         return softmax(input, self.dim if self.dim is not None else _legacy_dim(input.ndim))
 
 
+class Softmax2d(Module):
+    """Softmax over the channels of each position of ``(N, C, H, W)`` (or ``(C, H, W)``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ShapeError(f"Softmax2d: expected a 3-D or 4-D input, got shape {input.shape}")
+        return softmax(input, -3)
+
+
+class Threshold(Module):
+    """``y = x if x > threshold else value``; see :func:`volta_core.nn.functional.threshold`.
+
+    Args:
+        threshold: the threshold.
+        value: the value below it.
+        inplace: accepted for compatibility.
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        from ..ops.threshold import threshold
+
+        return threshold(input, self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else "")
+
+
 class LogSoftmax(_Normalised):
     """``log(softmax(x))`` along ``dim``, computed stably.
 
@@ -535,7 +567,8 @@ class Softmin(_Normalised):
         return softmin(input, self.dim)
 
 
-__all__ = ["ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh",
+__all__ = ["Softmax2d", "Threshold", "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "LeakyReLU",
+           "ELU", "Softplus", "Hardtanh",
            "Softmax", "LogSoftmax", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU",
            "Softsign", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "GLU", "PReLU",
            "Softmin"]

@@ -34,8 +34,8 @@ from .adaptive_pooling import (
 from .attention import scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from .conv3d import conv3d, conv_transpose3d
-from .distance import cosine_similarity, normalize
-from .dropout import alpha_dropout, dropout, dropout1d, dropout2d
+from .distance import cosine_similarity, normalize, pairwise_distance
+from .dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d
 from .embedding import embedding, one_hot
 from .embedding_bag import embedding_bag
 from .fold import fold, unfold
@@ -92,5 +92,5 @@ __all__ = [
     "scaled_dot_product_attention", "pixel_shuffle", "pixel_unshuffle", "interpolate",
     "conv3d", "conv_transpose1d", "conv_transpose3d", "adaptive_avg_pool1d",
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool3d", "avg_pool3d",
-    "max_pool3d", "fold", "unfold",
+    "max_pool3d", "fold", "unfold", "pairwise_distance", "dropout3d",
 ]

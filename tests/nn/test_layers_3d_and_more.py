@@ -1,0 +1,195 @@
+"""Layers added for PyTorch programs (3-D convolutions, transposed 1-D/3-D convolutions,
+BatchNorm3d, InstanceNorm1d/3d, 3-D and adaptive pooling, Unfold/Fold, Dropout3d,
+Threshold, Softmax2d, CosineSimilarity, PairwiseDistance, LazyLinear), compared with
+PyTorch: the same weights loaded into both, forward and backward, dtypes, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch_ref import compare, raises_like_torch
+
+import volta_core as vt
+
+RNG = np.random.default_rng(0)
+
+
+def _module_pair(make):
+    """``make(m)`` built in both libraries in float64, Volta given PyTorch's weights."""
+    t = make(torch).double()
+    v = make(vt).to("float64")
+    v.load_state_dict({k: vt.tensor(a.detach().numpy()) for k, a in t.state_dict().items()})
+    return t, v
+
+
+def _check_module(make, x: np.ndarray, train: bool = True, tol: float = 1e-10) -> None:
+    t, v = _module_pair(make)
+    t.train(train)
+    v.train(train)
+    tx, vx = torch.tensor(x, requires_grad=True), vt.tensor(x, requires_grad=True)
+    to, vo = t(tx), v(vx)
+    np.testing.assert_allclose(vo.detach().numpy(), to.detach().numpy(), rtol=tol, atol=tol)
+    assert vo.dtype.name == "float64"
+    up = RNG.standard_normal(tuple(to.shape))
+    to.backward(torch.tensor(up))
+    vo.backward(vt.tensor(up))
+    np.testing.assert_allclose(vx.grad.numpy(), tx.grad.numpy(), rtol=tol, atol=tol)
+    for (name, a), b in zip(t.named_parameters(), v.parameters()):
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=tol, atol=tol,
+                                   err_msg=name)
+    for (name, a), b in zip(t.named_buffers(), v.buffers()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=tol, atol=tol, err_msg=name)
+
+
+X5 = RNG.standard_normal((2, 4, 5, 6, 7))
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.nn.Conv3d(4, 6, 3),
+    lambda m: m.nn.Conv3d(4, 6, (3, 2, 3), stride=(2, 1, 2), padding=(1, 0, 2),
+                          dilation=(1, 2, 1), groups=2, bias=False),
+    lambda m: m.nn.Conv3d(4, 2, 2, padding="same"),
+    lambda m: m.nn.ConvTranspose3d(4, 6, 3),
+    lambda m: m.nn.ConvTranspose3d(4, 6, (3, 2, 3), stride=(2, 3, 1), padding=(1, 1, 0),
+                                   output_padding=(1, 2, 0), groups=2, dilation=(1, 1, 2)),
+], ids=["conv3d", "conv3d_all_options", "conv3d_same", "convT3d", "convT3d_all_options"])
+def test_conv3d_layers(make) -> None:
+    _check_module(make, X5)
+
+
+def test_conv3d_unbatched() -> None:
+    _check_module(lambda m: m.nn.Conv3d(4, 3, 2), X5[0])
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.nn.ConvTranspose1d(4, 6, 3),
+    lambda m: m.nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2,
+                                   dilation=1),
+    lambda m: m.nn.ConvTranspose1d(4, 2, 2, stride=3, dilation=2, bias=False),
+])
+def test_conv_transpose1d(make) -> None:
+    _check_module(make, RNG.standard_normal((2, 4, 7)))
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_batchnorm3d(train: bool) -> None:
+    _check_module(lambda m: m.nn.BatchNorm3d(4), X5, train=train)
+    _check_module(lambda m: m.nn.BatchNorm3d(4, momentum=None, affine=False), X5, train=train)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+@pytest.mark.parametrize("kw", [{}, {"affine": True}, {"track_running_stats": True}])
+def test_instance_norm_1d_3d(n: int, kw: dict) -> None:
+    x = RNG.standard_normal((2, 4, 9) if n == 1 else (2, 4, 3, 4, 5))
+    cls = f"InstanceNorm{n}d"
+    _check_module(lambda m: getattr(m.nn, cls)(4, **kw), x)
+    _check_module(lambda m: getattr(m.nn, cls)(4, **kw), x[0])  # unbatched
+
+
+def test_norm_layers_reject_wrong_ranks_like_torch() -> None:
+    raises_like_torch(lambda m, t: m.nn.BatchNorm3d(4)(t), RNG.standard_normal((2, 4, 5)))
+    raises_like_torch(lambda m, t: m.nn.InstanceNorm3d(4)(t), RNG.standard_normal((2, 4, 5)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.nn.MaxPool3d(2)(x),
+    lambda m, x: m.nn.MaxPool3d((3, 2, 3), (2, 2, 1), (1, 1, 0), (1, 2, 1), ceil_mode=True)(x),
+    lambda m, x: m.nn.AvgPool3d(2)(x),
+    lambda m, x: m.nn.AvgPool3d(3, 2, 1, ceil_mode=True, count_include_pad=False)(x),
+    lambda m, x: m.nn.AvgPool3d(3, 2, 1, ceil_mode=True)(x),
+    lambda m, x: m.nn.AvgPool3d(2, divisor_override=3)(x),
+    lambda m, x: m.nn.AdaptiveAvgPool3d((3, None, 4))(x),
+    lambda m, x: m.nn.AdaptiveAvgPool3d(1)(x),
+    lambda m, x: m.nn.AdaptiveMaxPool3d((3, 5, 4))(x),
+    lambda m, x: m.nn.AdaptiveMaxPool3d(2)(x[0]),
+])
+def test_pooling_3d(fn) -> None:
+    compare(fn, X5)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.nn.AdaptiveAvgPool1d(4)(x),
+    lambda m, x: m.nn.AdaptiveAvgPool1d(3)(x[0]),
+    lambda m, x: m.nn.AdaptiveMaxPool1d(4)(x),
+    lambda m, x: m.nn.AdaptiveMaxPool1d(4, return_indices=True)(x),
+    lambda m, x: m.nn.functional.adaptive_max_pool1d(x, 5, return_indices=True),
+])
+def test_adaptive_pooling_1d(fn) -> None:
+    compare(fn, RNG.standard_normal((2, 3, 11)))
+
+
+@pytest.mark.parametrize("args", [
+    ((2, 3), 1, 0, 1), ((2, 3), (1, 2), (1, 0), (2, 1)), (3, 1, 1, 2), (1, 1, 0, 1),
+])
+def test_unfold_and_fold(args) -> None:
+    k, d, p, s = args
+    x = RNG.standard_normal((2, 3, 7, 8))
+    compare(lambda m, t: m.nn.Unfold(k, d, p, s)(t), x)
+    compare(lambda m, t: m.nn.Unfold(k, d, p, s)(t), x[0])
+    cols = torch.nn.functional.unfold(torch.tensor(x), k, d, p, s)
+    c = RNG.standard_normal(tuple(cols.shape))
+    compare(lambda m, t: m.nn.Fold((7, 8), k, d, p, s)(t), c)
+    compare(lambda m, t: m.nn.Fold((7, 8), k, d, p, s)(t), c[0])
+
+
+def test_fold_errors_like_torch() -> None:
+    raises_like_torch(lambda m, t: m.nn.functional.fold(t, (4, 4), 2), np.zeros((1, 5, 9)))
+    raises_like_torch(lambda m, t: m.nn.functional.fold(t, (4, 4), 2), np.zeros((1, 4, 8)))
+    raises_like_torch(lambda m, t: m.nn.functional.unfold(t, 2), np.zeros((4, 4)))
+
+
+def test_dropout3d() -> None:
+    x = vt.ones(4, 6, 2, 3, 3)
+    layer = vt.nn.Dropout3d(0.5)
+    y = layer(x).numpy()
+    per_channel = y.reshape(4, 6, -1)
+    assert set(np.unique(per_channel)) <= {0.0, 2.0}
+    assert (per_channel.min(-1) == per_channel.max(-1)).all()  # whole channels
+    layer.eval()
+    assert layer(x) is x or np.array_equal(layer(x).numpy(), x.numpy())
+    raises_like_torch(lambda m, t: m.nn.functional.dropout3d(t, 1.5), np.ones((2, 2, 2, 2)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x, y: m.nn.Threshold(0.1, 20.0)(x),
+    lambda m, x, y: m.nn.Softmax2d()(x),
+    lambda m, x, y: m.nn.Softmax2d()(x[0]),
+    lambda m, x, y: m.nn.CosineSimilarity()(x, y),
+    lambda m, x, y: m.nn.CosineSimilarity(dim=-1, eps=1e-3)(x, y),
+    lambda m, x, y: m.nn.PairwiseDistance()(x[:, :, 0, 0], y[:, :, 0, 0]),
+    lambda m, x, y: m.nn.PairwiseDistance(p=1.0, keepdim=True)(x[:, :, 0], y[:, :, 0]),
+    lambda m, x, y: m.nn.functional.normalize(x, p=3.0, dim=2),
+])
+def test_small_layers(fn) -> None:
+    compare(fn, RNG.standard_normal((2, 3, 4, 5)), RNG.standard_normal((2, 3, 4, 5)))
+
+
+def test_lazy_linear_takes_in_features_from_the_first_input() -> None:
+    lazy = vt.nn.LazyLinear(3)
+    opt = vt.optim.SGD(lazy.parameters(), lr=0.1)
+    out = lazy(vt.randn(2, 5))
+    assert type(lazy) is vt.nn.Linear and lazy.in_features == 5
+    assert tuple(lazy.weight.shape) == (3, 5) and tuple(out.shape) == (2, 3)
+    out.sum().backward()
+    opt.step()  # the optimizer built before the first call still holds the parameters
+    t = torch.nn.LazyLinear(3)
+    t(torch.randn(2, 5))
+    assert repr(lazy) == repr(t)
+
+
+def test_every_requested_layer_exists() -> None:
+    names = ["Conv3d", "ConvTranspose1d", "ConvTranspose3d", "BatchNorm3d", "InstanceNorm1d",
+             "InstanceNorm2d", "InstanceNorm3d", "Unfold", "Fold", "AdaptiveMaxPool1d",
+             "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d",
+             "AdaptiveAvgPool3d", "MaxPool3d", "AvgPool3d", "LazyLinear", "ParameterList",
+             "ParameterDict", "DataParallel", "Dropout3d", "Threshold", "Softmax2d",
+             "CosineSimilarity", "PairwiseDistance"]
+    names += [f"{k}Pad{n}d" for k in ("Reflection", "Replication", "Zero", "Constant",
+                                      "Circular") for n in (1, 2, 3)]
+    assert [n for n in names if not hasattr(vt.nn, n)] == []
+    for fn in ("normalize", "unfold", "fold", "conv3d", "conv_transpose1d",
+               "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_max_pool1d",
+               "adaptive_max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d",
+               "pairwise_distance", "dropout3d"):
+        assert hasattr(vt.nn.functional, fn), fn
