@@ -111,6 +111,54 @@ for _kind in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad", "Circ
         CASES += layer(f"{_kind}{_n}d", "asym",
                        lambda nn, c=f"{_kind}{_n}d", a=_args: getattr(nn, c)(*a), _x,
                        modes=("train",))
+CASES += layer("Conv3d", "basic", lambda nn: nn.Conv3d(3, 4, (2, 3, 2), padding=1),
+               X(2, 3, 4, 5, 4), tol=2.0)
+CASES += layer("ConvTranspose1d", "basic", lambda nn: nn.ConvTranspose1d(3, 4, 3, stride=2),
+               X(2, 3, 6))
+CASES += layer("ConvTranspose3d", "basic", lambda nn: nn.ConvTranspose3d(3, 2, 2, stride=2),
+               X(2, 3, 3, 3, 3), tol=2.0)
+CASES += layer("BatchNorm3d", "basic", lambda nn: nn.BatchNorm3d(3), X(2, 3, 3, 4, 4))
+CASES += layer("InstanceNorm1d", "affine", lambda nn: nn.InstanceNorm1d(3, affine=True),
+               X(2, 3, 8))
+CASES += layer("InstanceNorm3d", "tracked",
+               lambda nn: nn.InstanceNorm3d(3, track_running_stats=True), X(2, 3, 3, 4, 4))
+CASES += layer("MaxPool3d", "basic", lambda nn: nn.MaxPool3d(2), X(2, 3, 4, 4, 6),
+               modes=("train",))
+CASES += layer("AvgPool3d", "basic", lambda nn: nn.AvgPool3d(3, 2, 1), X(2, 3, 5, 4, 6),
+               modes=("train",))
+CASES += layer("AdaptiveAvgPool1d", "basic", lambda nn: nn.AdaptiveAvgPool1d(3), X(2, 3, 7),
+               modes=("train",))
+CASES += layer("AdaptiveMaxPool1d", "basic", lambda nn: nn.AdaptiveMaxPool1d(3), X(2, 3, 7),
+               modes=("train",))
+CASES += layer("AdaptiveAvgPool3d", "basic", lambda nn: nn.AdaptiveAvgPool3d((2, 3, 2)),
+               X(2, 3, 5, 4, 3), modes=("train",))
+CASES += layer("AdaptiveMaxPool3d", "basic", lambda nn: nn.AdaptiveMaxPool3d((2, 3, 2)),
+               X(2, 3, 5, 4, 3), modes=("train",))
+CASES += layer("Unfold", "basic", lambda nn: nn.Unfold(2, padding=1, stride=2),
+               X(2, 3, 5, 6), modes=("train",))
+CASES += layer("Fold", "basic", lambda nn: nn.Fold((4, 5), 2), X(2, 12, 12), modes=("train",))
+CASES += layer("Dropout3d", "basic", lambda nn: nn.Dropout3d(0.3), X(2, 3, 2, 3, 3),
+               random_train=True)
+CASES += layer("Threshold", "basic", lambda nn: nn.Threshold(0.1, 2.0), X(3, 7),
+               modes=("train",))
+CASES += layer("Softmax2d", "basic", lambda nn: nn.Softmax2d(), X(2, 3, 4, 4),
+               modes=("train",))
+CASES += layer("CosineSimilarity", "basic", lambda nn: nn.CosineSimilarity(), X(4, 5),
+               X(4, 5), modes=("train",))
+CASES += layer("PairwiseDistance", "basic", lambda nn: nn.PairwiseDistance(), X(4, 5),
+               X(4, 5), modes=("train",))
+
+
+def _lazy_linear(nn):
+    """A LazyLinear materialised (in_features=5) before the harness copies the weights."""
+    from volta_core import zeros
+
+    lazy = nn.LazyLinear(3)
+    lazy(zeros(1, 5))
+    return lazy
+
+
+CASES += layer("LazyLinear", "basic", _lazy_linear, X(4, 5), modes=("train",))
 CASES += layer("DataParallel", "linear", lambda nn: nn.DataParallel(nn.Linear(5, 3)), X(4, 5),
                modes=("train",))
 CASES += layer("MultiheadAttention", "self",
