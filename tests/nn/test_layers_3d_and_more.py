@@ -193,3 +193,31 @@ def test_every_requested_layer_exists() -> None:
                "adaptive_max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d",
                "pairwise_distance", "dropout3d"):
         assert hasattr(vt.nn.functional, fn), fn
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.nn.LPPool1d(3, 2)(x[:, :, 0]),
+    lambda m, x: m.nn.LPPool2d(2, (2, 3), 2)(x),
+    lambda m, x: m.nn.LPPool2d(1.5, 2, ceil_mode=True)(x),
+    lambda m, x: m.nn.LPPool3d(2, 2, ceil_mode=True)(x.unsqueeze(-1).expand(-1, -1, -1, -1, 4)),
+    lambda m, x: m.nn.ChannelShuffle(3)(x.reshape(1, 6, 6, 7)),
+])
+def test_lp_pooling_and_channel_shuffle(fn) -> None:
+    compare(fn, RNG.uniform(0.1, 1.0, (2, 3, 6, 7)))
+
+
+@pytest.mark.parametrize("kw", [{}, {"swap": True, "margin": 0.5}, {"reduction": "none"}])
+def test_triplet_margin_with_distance_loss(kw) -> None:
+    a, p, n = RNG.standard_normal((3, 4, 5))
+    compare(lambda m, x, y, z: m.nn.TripletMarginWithDistanceLoss(**kw)(x, y, z), a, p, n)
+    compare(lambda m, x, y, z: m.nn.TripletMarginWithDistanceLoss(
+        distance_function=lambda u, v: 1 - m.nn.functional.cosine_similarity(u, v), **kw)(
+        x, y, z), a, p, n)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_multilabel_margin_loss(reduction: str) -> None:
+    y = np.array([[3, 0, -1, 1], [1, 2, 3, 0], [0, -1, 2, 2]])
+    x = RNG.standard_normal((3, 4))
+    compare(lambda m, a, t: m.nn.MultiLabelMarginLoss(reduction=reduction)(a, t), x, y)
+    compare(lambda m, a, t: m.nn.functional.multilabel_margin_loss(a, t), x[0], y[0])

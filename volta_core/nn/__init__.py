@@ -15,6 +15,7 @@ from .fold import *  # noqa: F401,F403
 from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .lp_pool import *  # noqa: F401,F403
 from .margin_loss import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403

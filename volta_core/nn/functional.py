@@ -54,14 +54,17 @@ from .loss import (
     poisson_nll_loss,
     smooth_l1_loss,
 )
+from .lp_pool import lp_pool1d, lp_pool2d, lp_pool3d
 from .margin_loss import (
     cosine_embedding_loss,
     hinge_embedding_loss,
     margin_ranking_loss,
     multi_margin_loss,
+    multilabel_margin_loss,
     multilabel_soft_margin_loss,
     soft_margin_loss,
     triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from .normalization import batch_norm, group_norm, layer_norm, local_response_norm, rms_norm
 from .pooling import (
@@ -73,6 +76,7 @@ from .pooling import (
     max_pool2d,
 )
 from .pooling3d import avg_pool3d, max_pool3d
+from .shape import channel_shuffle
 from .upsampling import interpolate, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
@@ -92,5 +96,7 @@ __all__ = [
     "scaled_dot_product_attention", "pixel_shuffle", "pixel_unshuffle", "interpolate",
     "conv3d", "conv_transpose1d", "conv_transpose3d", "adaptive_avg_pool1d",
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool3d", "avg_pool3d",
-    "max_pool3d", "fold", "unfold", "pairwise_distance", "dropout3d",
+    "max_pool3d", "fold", "unfold", "pairwise_distance", "dropout3d", "lp_pool1d",
+    "lp_pool2d", "lp_pool3d", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
+    "channel_shuffle",
 ]

@@ -109,4 +109,10 @@ CASES: list = [
     F("fold", "basic", X(2, 18, 16), output_size=(7, 8), kernel_size=(2, 3), dilation=(1, 2),
       padding=(1, 0), stride=(2, 1)),
     F("pairwise_distance", "basic", X(4, 5), X(4, 5)),
+    F("lp_pool1d", "basic", X(2, 3, 8, low=0.1), norm_type=2, kernel_size=3, stride=2),
+    F("lp_pool2d", "basic", X(2, 3, 4, 6, low=0.1), norm_type=3, kernel_size=2),
+    F("lp_pool3d", "basic", X(2, 3, 4, 4, 2, low=0.1), norm_type=2, kernel_size=2),
+    F("channel_shuffle", "basic", X(2, 6, 3, 3), groups=3),
+    F("multilabel_margin_loss", "basic", X(3, 4), Arg((3, 4), -1, 4, kind="index")),
+    F("triplet_margin_with_distance_loss", "basic", X(4, 5), X(4, 5), X(4, 5), swap=True),
 ]

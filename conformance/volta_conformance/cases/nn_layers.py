@@ -159,6 +159,19 @@ def _lazy_linear(nn):
 
 
 CASES += layer("LazyLinear", "basic", _lazy_linear, X(4, 5), modes=("train",))
+CASES += layer("LPPool1d", "basic", lambda nn: nn.LPPool1d(2, 3, 2), X(2, 3, 8, low=0.1),
+               modes=("train",))
+CASES += layer("LPPool2d", "basic", lambda nn: nn.LPPool2d(2, 2), X(2, 3, 4, 6, low=0.1),
+               modes=("train",))
+CASES += layer("LPPool3d", "basic", lambda nn: nn.LPPool3d(2, 2), X(2, 3, 4, 4, 2, low=0.1),
+               modes=("train",))
+CASES += layer("ChannelShuffle", "basic", lambda nn: nn.ChannelShuffle(2), X(2, 6, 3, 3),
+               modes=("train",))
+CASES += layer("TripletMarginWithDistanceLoss", "basic",
+               lambda nn: nn.TripletMarginWithDistanceLoss(swap=True), X(4, 5), X(4, 5),
+               X(4, 5), modes=("train",))
+CASES += layer("MultiLabelMarginLoss", "basic", lambda nn: nn.MultiLabelMarginLoss(), X(3, 4),
+               Arg((3, 4), -1, 4, kind="index"), modes=("train",))
 CASES += layer("DataParallel", "linear", lambda nn: nn.DataParallel(nn.Linear(5, 3)), X(4, 5),
                modes=("train",))
 CASES += layer("MultiheadAttention", "self",
