@@ -221,3 +221,36 @@ def test_multilabel_margin_loss(reduction: str) -> None:
     x = RNG.standard_normal((3, 4))
     compare(lambda m, a, t: m.nn.MultiLabelMarginLoss(reduction=reduction)(a, t), x, y)
     compare(lambda m, a, t: m.nn.functional.multilabel_margin_loss(a, t), x[0], y[0])
+
+
+def test_pdist_and_aliases() -> None:
+    x = RNG.standard_normal((5, 4))
+    compare(lambda m, t: m.nn.functional.pdist(t), x)
+    compare(lambda m, t: m.nn.functional.pdist(t, p=1.5), x)
+    img = RNG.standard_normal((1, 2, 3, 3))
+    with pytest.warns(UserWarning):
+        torch.nn.functional.upsample(torch.tensor(img), scale_factor=2)
+    compare(lambda m, t: m.nn.functional.interpolate(t, scale_factor=2), img)
+    compare(lambda m, t: vt.nn.functional.upsample(t, scale_factor=2) if m is vt
+            else torch.nn.functional.interpolate(t, scale_factor=2), img)
+    compare(lambda m, t: vt.nn.functional.upsample_bilinear(t, scale_factor=2) if m is vt
+            else torch.nn.functional.interpolate(t, scale_factor=2, mode="bilinear",
+                                                 align_corners=True), img)
+    compare(lambda m, t: m.nn.functional.max_pool2d_with_indices(t, 2),
+            RNG.standard_normal((2, 3, 6, 6)))
+    compare(lambda m, t: m.nn.functional.adaptive_max_pool2d_with_indices(t, (3, 2)),
+            RNG.standard_normal((2, 3, 7, 5)))
+
+
+def test_rrelu_and_feature_alpha_dropout() -> None:
+    x = RNG.standard_normal((6, 5))
+    compare(lambda m, t: m.nn.RReLU(0.1, 0.3).eval()(t), x)
+    compare(lambda m, t: m.nn.functional.rrelu(t), x)          # training=False by default
+    y = vt.nn.RReLU(0.1, 0.3)(vt.tensor(x)).numpy()
+    slopes = y[x < 0] / x[x < 0]
+    assert (slopes >= 0.1).all() and (slopes <= 0.3).all() and np.array_equal(y[x >= 0],
+                                                                               x[x >= 0])
+    drop = vt.nn.FeatureAlphaDropout(0.5)
+    out = drop(vt.ones(8, 6, 5)).numpy()
+    assert (out.min(-1) == out.max(-1)).all()                   # whole channels
+    assert np.array_equal(drop.eval()(vt.ones(2, 3)).numpy(), np.ones((2, 3)))

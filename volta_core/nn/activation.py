@@ -192,6 +192,39 @@ class Softmax(_Normalised):
         return softmax(input, self.dim if self.dim is not None else _legacy_dim(input.ndim))
 
 
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: negative inputs are scaled by a slope drawn from
+    ``U(lower, upper)`` per element in training, by ``(lower + upper) / 2`` otherwise."""
+    x = _floating("rrelu", input)
+    if not training:
+        return where(x >= 0, x, x * ((lower + upper) / 2.0))
+    slope = empty(*x.shape, dtype=x.dtype, device=x.device).uniform_(lower, upper)
+    return where(x >= 0, x, x * slope)
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU; see :func:`rrelu`.
+
+    Args:
+        lower: lower bound of the random slope.
+        upper: upper bound of the random slope.
+        inplace: accepted for compatibility.
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return rrelu(input, self.lower, self.upper, self.training)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (
+            ", inplace=True" if self.inplace else "")
+
+
 class Softmax2d(Module):
     """Softmax over the channels of each position of ``(N, C, H, W)`` (or ``(C, H, W)``)."""
 
@@ -567,8 +600,8 @@ class Softmin(_Normalised):
         return softmin(input, self.dim)
 
 
-__all__ = ["Softmax2d", "Threshold", "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "LeakyReLU",
-           "ELU", "Softplus", "Hardtanh",
+__all__ = ["RReLU", "Softmax2d", "Threshold", "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU",
+           "LeakyReLU", "ELU", "Softplus", "Hardtanh",
            "Softmax", "LogSoftmax", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU",
            "Softsign", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "GLU", "PReLU",
            "Softmin"]

@@ -75,6 +75,25 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return vector_norm(a - b + eps, p, -1 if nd else 0, keepdim=keepdim)
 
 
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The ``p``-norm distance between every pair of rows ``i < j`` of ``(N, M)``, in the
+    order ``(0, 1), (0, 2), ..., (1, 2), ...``: ``N * (N - 1) / 2`` values."""
+    x = _floating("pdist", input)
+    if x.ndim != 2:
+        raise ShapeError(f"pdist: expected a 2-D input (N, M), got shape {x.shape}")
+    n = x.shape[0]
+    rows = [i for i in range(n) for _ in range(i + 1, n)]
+    cols = [j for i in range(n) for j in range(i + 1, n)]
+    if not rows:
+        return x.new_zeros(0)
+    from ..creation import tensor
+    from ..ops.indexing import index_select
+
+    a = index_select(x, 0, tensor(rows, dtype="int64", device=x.device))
+    b = index_select(x, 0, tensor(cols, dtype="int64", device=x.device))
+    return vector_norm(a - b, p, -1)
+
+
 class CosineSimilarity(Module):
     """Cosine similarity along ``dim``; see :func:`cosine_similarity`."""
 

@@ -4,11 +4,14 @@ Each layer module holds its functional form next to its module class; this modul
 them so users find them in one place (``import volta_core.nn.functional as F``).
 """
 
+from typing import Any
+
 from ..ops.activation import elu, gelu, hardtanh, leaky_relu, silu, softplus
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.movement import pad
 from ..ops.softmax import log_softmax, softmax
 from ..ops.threshold import threshold, threshold_
+from ..tensor import Tensor
 from .activation import (
     celu,
     glu,
@@ -19,6 +22,7 @@ from .activation import (
     mish,
     prelu,
     relu6,
+    rrelu,
     selu,
     softmin,
     softshrink,
@@ -34,8 +38,15 @@ from .adaptive_pooling import (
 from .attention import scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from .conv3d import conv3d, conv_transpose3d
-from .distance import cosine_similarity, normalize, pairwise_distance
-from .dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d
+from .distance import cosine_similarity, normalize, pairwise_distance, pdist
+from .dropout import (
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
 from .embedding import embedding, one_hot
 from .embedding_bag import embedding_bag
 from .fold import fold, unfold
@@ -79,6 +90,39 @@ from .pooling3d import avg_pool3d, max_pool3d
 from .shape import channel_shuffle
 from .upsampling import interpolate, pixel_shuffle, pixel_unshuffle
 
+
+def max_pool2d_with_indices(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``max_pool2d(..., return_indices=True)``."""
+    kwargs["return_indices"] = True
+    return max_pool2d(input, *args, **kwargs)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any) -> Any:
+    """``adaptive_max_pool1d(..., return_indices=True)``."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any) -> Any:
+    """``adaptive_max_pool2d(..., return_indices=True)``."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None,
+             mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
+    """Deprecated alias of :func:`interpolate` (as in PyTorch)."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(..., mode="nearest")``."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(..., mode="bilinear", align_corners=True)``."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d",
     "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "group_norm", "rms_norm",
@@ -98,5 +142,7 @@ __all__ = [
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool3d", "avg_pool3d",
     "max_pool3d", "fold", "unfold", "pairwise_distance", "dropout3d", "lp_pool1d",
     "lp_pool2d", "lp_pool3d", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
-    "channel_shuffle",
+    "channel_shuffle", "max_pool2d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "upsample", "upsample_nearest", "upsample_bilinear",
+    "pdist", "rrelu", "feature_alpha_dropout",
 ]

@@ -113,6 +113,13 @@ CASES: list = [
     F("lp_pool2d", "basic", X(2, 3, 4, 6, low=0.1), norm_type=3, kernel_size=2),
     F("lp_pool3d", "basic", X(2, 3, 4, 4, 2, low=0.1), norm_type=2, kernel_size=2),
     F("channel_shuffle", "basic", X(2, 6, 3, 3), groups=3),
+    F("pdist", "basic", X(5, 4), p=1.5),
+    F("upsample", "nearest", X(1, 2, 3, 3), scale_factor=2),
+    F("upsample_nearest", "basic", X(1, 2, 3, 3), size=(5, 4)),
+    F("upsample_bilinear", "basic", X(1, 2, 3, 3), scale_factor=2),
+    F("max_pool2d_with_indices", "basic", X(2, 3, 6, 6), kernel_size=2),
+    F("adaptive_max_pool1d_with_indices", "basic", X(2, 3, 9), output_size=4),
+    F("adaptive_max_pool2d_with_indices", "basic", X(2, 3, 7, 5), output_size=(3, 2)),
     F("multilabel_margin_loss", "basic", X(3, 4), Arg((3, 4), -1, 4, kind="index")),
     F("triplet_margin_with_distance_loss", "basic", X(4, 5), X(4, 5), X(4, 5), swap=True),
 ]

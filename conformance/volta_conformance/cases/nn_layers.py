@@ -172,6 +172,9 @@ CASES += layer("TripletMarginWithDistanceLoss", "basic",
                X(4, 5), modes=("train",))
 CASES += layer("MultiLabelMarginLoss", "basic", lambda nn: nn.MultiLabelMarginLoss(), X(3, 4),
                Arg((3, 4), -1, 4, kind="index"), modes=("train",))
+CASES += layer("RReLU", "basic", lambda nn: nn.RReLU(), X(4, 5), random_train=True)
+CASES += layer("FeatureAlphaDropout", "basic", lambda nn: nn.FeatureAlphaDropout(0.3),
+               X(2, 3, 4), random_train=True)
 CASES += layer("DataParallel", "linear", lambda nn: nn.DataParallel(nn.Linear(5, 3)), X(4, 5),
                modes=("train",))
 CASES += layer("MultiheadAttention", "self",
