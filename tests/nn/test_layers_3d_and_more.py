@@ -254,3 +254,22 @@ def test_rrelu_and_feature_alpha_dropout() -> None:
     out = drop(vt.ones(8, 6, 5)).numpy()
     assert (out.min(-1) == out.max(-1)).all()                   # whole channels
     assert np.array_equal(drop.eval()(vt.ones(2, 3)).numpy(), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("n,shape,kw", [
+    (1, (2, 3, 9), {"kernel_size": 3, "stride": 2}),
+    (2, (2, 3, 6, 8), {"kernel_size": 2}),
+    (2, (2, 3, 6, 8), {"kernel_size": 2, "output_size": (7, 9)}),
+    (3, (1, 2, 4, 4, 6), {"kernel_size": 2}),
+])
+def test_max_unpool_like_torch(n: int, shape: tuple, kw: dict) -> None:
+    pool = getattr(torch.nn.functional, f"max_pool{n}d")
+    k, s = kw["kernel_size"], kw.get("stride")
+    values, idx = pool(torch.tensor(RNG.standard_normal(shape)), k, s, return_indices=True)
+    out_size = kw.get("output_size")
+
+    def fn(m, v, i):
+        layer = getattr(m.nn, f"MaxUnpool{n}d")(k, s)
+        return layer(v, i, out_size) if out_size else layer(v, i)
+
+    compare(fn, values.numpy(), idx.numpy())

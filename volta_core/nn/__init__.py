@@ -17,6 +17,7 @@ from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .lp_pool import *  # noqa: F401,F403
 from .margin_loss import *  # noqa: F401,F403
+from .max_unpool import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403

@@ -77,6 +77,7 @@ from .margin_loss import (
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from .max_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from .normalization import batch_norm, group_norm, layer_norm, local_response_norm, rms_norm
 from .pooling import (
     adaptive_avg_pool2d,
@@ -144,5 +145,5 @@ __all__ = [
     "lp_pool2d", "lp_pool3d", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
     "channel_shuffle", "max_pool2d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "upsample", "upsample_nearest", "upsample_bilinear",
-    "pdist", "rrelu", "feature_alpha_dropout",
+    "pdist", "rrelu", "feature_alpha_dropout", "max_unpool1d", "max_unpool2d", "max_unpool3d",
 ]

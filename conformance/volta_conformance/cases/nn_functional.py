@@ -25,6 +25,12 @@ def _f():
     return vt.nn.functional
 
 
+def _grid_indices(offset, rows: int, cols: int, k: int):
+    """Flat indices of the top-left corner of each ``k x k`` window (plus ``offset``)."""
+    corners = [[r * k * cols * k + c * k for c in range(cols)] for r in range(rows)]
+    return offset + vt.tensor(corners, device=offset.device)
+
+
 def _with_diagonal(mask):
     """A boolean attention mask where every query sees at least one key."""
     return vt.logical_or(mask, vt.eye(*mask.shape, dtype="bool", device=mask.device))
@@ -114,6 +120,13 @@ CASES: list = [
     F("lp_pool3d", "basic", X(2, 3, 4, 4, 2, low=0.1), norm_type=2, kernel_size=2),
     F("channel_shuffle", "basic", X(2, 6, 3, 3), groups=3),
     F("pdist", "basic", X(5, 4), p=1.5),
+    F("max_unpool1d", "basic", X(2, 3, 4), Arg((2, 3, 4), 0, 2, kind="index"),
+      fn=lambda v, i: _f().max_unpool1d(v, i + vt.arange(4, device=i.device) * 2, 2)),
+    F("max_unpool2d", "basic", X(2, 3, 2, 3), Arg((2, 3, 2, 3), 0, 1, kind="index"),
+      fn=lambda v, i: _f().max_unpool2d(v, _grid_indices(i, 2, 3, 2), 2)),
+    F("max_unpool3d", "basic", X(1, 2, 2, 2, 2), Arg((1, 2, 2, 2, 2), 0, 1, kind="index"),
+      fn=lambda v, i: _f().max_unpool3d(v, i + vt.tensor(
+          [[[0, 2], [8, 10]], [[32, 34], [40, 42]]], device=i.device), 2)),
     F("upsample", "nearest", X(1, 2, 3, 3), scale_factor=2),
     F("upsample_nearest", "basic", X(1, 2, 3, 3), size=(5, 4)),
     F("upsample_bilinear", "basic", X(1, 2, 3, 3), scale_factor=2),

@@ -175,6 +175,55 @@ CASES += layer("MultiLabelMarginLoss", "basic", lambda nn: nn.MultiLabelMarginLo
 CASES += layer("RReLU", "basic", lambda nn: nn.RReLU(), X(4, 5), random_train=True)
 CASES += layer("FeatureAlphaDropout", "basic", lambda nn: nn.FeatureAlphaDropout(0.3),
                X(2, 3, 4), random_train=True)
+
+
+class _PoolUnpool:
+    """MaxPool2d then MaxUnpool2d through its indices (the unpool layer's usual use)."""
+
+    @staticmethod
+    def make(nn):
+        class PoolUnpool(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.pool = nn.MaxPool2d(2, return_indices=True)
+                self.unpool = nn.MaxUnpool2d(2)
+
+            def forward(self, x):
+                return self.unpool(*self.pool(x))
+
+        return PoolUnpool()
+
+
+CASES += layer("MaxUnpool2d", "roundtrip", _PoolUnpool.make, X(2, 3, 4, 6), modes=("train",))
+
+
+def _unpool_fixed(n: int):
+    """``MaxUnpool{n}d(2)`` fed the indices of each window's first position."""
+
+    def make(nn):
+        class Unpool(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.unpool = getattr(nn, f"MaxUnpool{n}d")(2)
+
+            def forward(self, x):
+                from volta_core import arange
+
+                idx = arange(x[0, 0].numel(), device=x.device).reshape(*x.shape[2:]) * 2
+                if n == 3:
+                    d, h, w = x.shape[2:]
+                    idx = (arange(d, device=x.device).reshape(d, 1, 1) * 8 * h * w
+                           + arange(h, device=x.device).reshape(1, h, 1) * 4 * w
+                           + arange(w, device=x.device) * 2)
+                return self.unpool(x, idx.expand(*x.shape))
+
+        return Unpool()
+
+    return make
+
+
+CASES += layer("MaxUnpool1d", "fixed", _unpool_fixed(1), X(2, 3, 4), modes=("train",))
+CASES += layer("MaxUnpool3d", "fixed", _unpool_fixed(3), X(1, 2, 2, 2, 3), modes=("train",))
 CASES += layer("DataParallel", "linear", lambda nn: nn.DataParallel(nn.Linear(5, 3)), X(4, 5),
                modes=("train",))
 CASES += layer("MultiheadAttention", "self",
