@@ -273,3 +273,34 @@ def test_max_unpool_like_torch(n: int, shape: tuple, kw: dict) -> None:
         return layer(v, i, out_size) if out_size else layer(v, i)
 
     compare(fn, values.numpy(), idx.numpy())
+
+
+LAZY = [("LazyConv1d", (4, 3), (2, 3, 8)), ("LazyConv2d", (4, 3), (2, 3, 6, 6)),
+        ("LazyConv3d", (4, 2), (2, 3, 4, 4, 4)), ("LazyConvTranspose1d", (4, 3), (2, 3, 5)),
+        ("LazyConvTranspose2d", (4, 3), (2, 3, 4, 4)),
+        ("LazyConvTranspose3d", (4, 2), (2, 3, 3, 3, 3)), ("LazyBatchNorm1d", (), (5, 3)),
+        ("LazyBatchNorm2d", (), (2, 3, 4, 4)), ("LazyBatchNorm3d", (), (2, 3, 2, 2, 2)),
+        ("LazyInstanceNorm1d", (), (2, 3, 5)), ("LazyInstanceNorm2d", (), (2, 3, 4, 4)),
+        ("LazyInstanceNorm3d", (), (2, 3, 2, 2, 2))]
+
+
+@pytest.mark.parametrize("name,args,shape", LAZY, ids=[n for n, _, _ in LAZY])
+def test_lazy_layers_like_torch(name: str, args: tuple, shape: tuple) -> None:
+    x = RNG.standard_normal(shape)
+    t = getattr(torch.nn, name)(*args).double()
+    v = getattr(vt.nn, name)(*args, dtype="float64")
+    params = list(v.parameters())
+    opt = vt.optim.SGD(params, lr=0.1)
+    t(torch.tensor(x))
+    v(vt.tensor(x))
+    assert type(v).__name__ == type(t).__name__ == name.replace("Lazy", "")
+    assert list(v.state_dict()) == list(t.state_dict())
+    assert [tuple(a.shape) for a in v.state_dict().values()] == [
+        tuple(a.shape) for a in t.state_dict().values()]
+    assert list(v.parameters()) == params  # the same objects, now shaped
+    opt.zero_grad()
+    v.load_state_dict({k: vt.tensor(a.detach().numpy()) for k, a in t.state_dict().items()})
+    t.eval()
+    v.eval()
+    np.testing.assert_allclose(v(vt.tensor(x)).detach().numpy(),
+                               t(torch.tensor(x)).detach().numpy(), rtol=1e-10, atol=1e-12)

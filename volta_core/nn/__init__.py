@@ -13,6 +13,7 @@ from .embedding import *  # noqa: F401,F403
 from .embedding_bag import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .instancenorm import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .lp_pool import *  # noqa: F401,F403

@@ -159,6 +159,34 @@ def _lazy_linear(nn):
 
 
 CASES += layer("LazyLinear", "basic", _lazy_linear, X(4, 5), modes=("train",))
+
+
+def _lazy(cls: str, args: tuple, shape: tuple):
+    """``nn.<cls>(*args)`` materialised on zeros of ``shape`` before the weights are copied."""
+
+    def make(nn):
+        from volta_core import zeros
+
+        lazy = getattr(nn, cls)(*args)
+        lazy(zeros(*shape))
+        return lazy
+
+    return make
+
+
+for _cls, _args, _shape in (("LazyConv1d", (4, 3), (2, 3, 6)),
+                            ("LazyConv2d", (4, 3), (2, 3, 5, 5)),
+                            ("LazyConv3d", (2, 2), (1, 2, 3, 3, 3)),
+                            ("LazyConvTranspose1d", (4, 3), (2, 3, 5)),
+                            ("LazyConvTranspose2d", (4, 3), (2, 3, 4, 4)),
+                            ("LazyConvTranspose3d", (2, 2), (1, 2, 2, 2, 2)),
+                            ("LazyBatchNorm1d", (), (4, 3)),
+                            ("LazyBatchNorm2d", (), (2, 3, 3, 3)),
+                            ("LazyBatchNorm3d", (), (2, 3, 2, 2, 2)),
+                            ("LazyInstanceNorm1d", (), (2, 3, 5)),
+                            ("LazyInstanceNorm2d", (), (2, 3, 3, 3)),
+                            ("LazyInstanceNorm3d", (), (2, 3, 2, 2, 2))):
+    CASES += layer(_cls, "basic", _lazy(_cls, _args, _shape), X(*_shape), tol=2.0)
 CASES += layer("LPPool1d", "basic", lambda nn: nn.LPPool1d(2, 3, 2), X(2, 3, 8, low=0.1),
                modes=("train",))
 CASES += layer("LPPool2d", "basic", lambda nn: nn.LPPool2d(2, 2), X(2, 3, 4, 6, low=0.1),
