@@ -26,7 +26,9 @@ from .parallel import DataParallel  # noqa: F401
 from .parameter import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .pooling3d import *  # noqa: F401,F403
+from .regression_loss import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from .softmax import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403

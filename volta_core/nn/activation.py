@@ -1,4 +1,4 @@
-"""Activation functions: modules, and the functional forms that ``volta_core.ops`` lacks."""
+"""Elementwise activations: modules, and the functional forms ``volta_core.ops`` lacks."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from ..errors import ShapeError
 from ..ops.activation import _floating, elu, gelu, hardtanh, leaky_relu, silu, softplus
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import relu, sigmoid, tanh, where
-from ..ops.joining import chunk
 from ..ops.math import clamp, sign
-from ..ops.softmax import log_softmax, softmax
 from ..tensor import Tensor
 from . import init
 from .module import Module
@@ -165,33 +163,6 @@ class Hardtanh(Module):
         return f"min_val={self.min_val}, max_val={self.max_val}"
 
 
-def _legacy_dim(ndim: int) -> int:
-    """PyTorch's implicit softmax dim when none is given."""
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-class _Normalised(Module):
-    """An activation normalised along ``dim`` (None picks PyTorch's legacy choice)."""
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
-
-
-class Softmax(_Normalised):
-    """``exp(x_i) / sum_j exp(x_j)`` along ``dim``.
-
-    Args:
-        dim: the dim to normalise (None picks PyTorch's legacy choice).
-    """
-
-    def forward(self, input: Tensor) -> Tensor:
-        return softmax(input, self.dim if self.dim is not None else _legacy_dim(input.ndim))
-
-
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
           training: bool = False, inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU: negative inputs are scaled by a slope drawn from
@@ -225,15 +196,6 @@ class RReLU(Module):
             ", inplace=True" if self.inplace else "")
 
 
-class Softmax2d(Module):
-    """Softmax over the channels of each position of ``(N, C, H, W)`` (or ``(C, H, W)``)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        if input.ndim not in (3, 4):
-            raise ShapeError(f"Softmax2d: expected a 3-D or 4-D input, got shape {input.shape}")
-        return softmax(input, -3)
-
-
 class Threshold(Module):
     """``y = x if x > threshold else value``; see :func:`volta_core.nn.functional.threshold`.
 
@@ -255,17 +217,6 @@ class Threshold(Module):
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}" + (
             ", inplace=True" if self.inplace else "")
-
-
-class LogSoftmax(_Normalised):
-    """``log(softmax(x))`` along ``dim``, computed stably.
-
-    Args:
-        dim: the dim to normalise (None picks PyTorch's legacy choice).
-    """
-
-    def forward(self, input: Tensor) -> Tensor:
-        return log_softmax(input, self.dim if self.dim is not None else _legacy_dim(input.ndim))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -372,23 +323,6 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return where(_abs(x) <= lambd, x.new_zeros(()), x)  # NaN stays NaN, as in PyTorch
 
 
-def glu(input: Tensor, dim: int = -1) -> Tensor:
-    """Gated linear unit: split ``input`` in halves ``a, b`` along ``dim``; ``a * sigmoid(b)``.
-
-    Shape:
-        Input ``(*, 2N, *)``; output ``(*, N, *)``.
-    """
-    x = _floating("glu", input)
-    if x.ndim == 0:
-        raise ShapeError("glu: does not support 0-d (scalar) tensors")
-    size = x.shape[dim]
-    if size % 2:
-        raise ShapeError(f"glu: halving dimension {dim} of shape {x.shape} needs an even "
-                         f"size, got {size}")
-    a, b = chunk(x, 2, dim)
-    return a * sigmoid(b)
-
-
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where positive, else ``weight * x``, with one learnt slope per channel.
 
@@ -413,15 +347,6 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     elif weight.ndim == 1 and x.ndim == 0:
         weight = weight.reshape(())
     return where(x > 0, x, weight * x)
-
-
-def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: Any = None) -> Tensor:
-    """``softmax(-x)`` along ``dim`` (None picks PyTorch's legacy choice)."""
-    x = _floating("softmin", input)
-    if dtype is not None:
-        x = x.to(dtype)
-    return softmax(-x, dim if dim is not None else _legacy_dim(x.ndim))
 
 
 # -- modules ------------------------------------------------------------------------------
@@ -537,27 +462,6 @@ class Hardshrink(Softshrink):
         return hardshrink(input, self.lambd)
 
 
-class GLU(Module):
-    """Gated linear unit; see :func:`glu`.
-
-    Args:
-        dim: the dimension split in halves.
-
-    Shape:
-        Input ``(*, 2N, *)``; output ``(*, N, *)``.
-    """
-
-    def __init__(self, dim: int = -1) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return glu(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
-
-
 class PReLU(Module):
     """Leaky ReLU with a learnt negative slope; see :func:`prelu`.
 
@@ -589,19 +493,6 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class Softmin(_Normalised):
-    """``softmax(-x)`` along ``dim``.
-
-    Args:
-        dim: the dim to normalise (None picks PyTorch's legacy choice).
-    """
-
-    def forward(self, input: Tensor) -> Tensor:
-        return softmin(input, self.dim)
-
-
-__all__ = ["RReLU", "Softmax2d", "Threshold", "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU",
-           "LeakyReLU", "ELU", "Softplus", "Hardtanh",
-           "Softmax", "LogSoftmax", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU",
-           "Softsign", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "GLU", "PReLU",
-           "Softmin"]
+__all__ = ["RReLU", "Threshold", "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "LeakyReLU", "ELU",
+           "Softplus", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU",
+           "Softsign", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "PReLU"]

@@ -14,7 +14,6 @@ from ..ops.threshold import threshold, threshold_
 from ..tensor import Tensor
 from .activation import (
     celu,
-    glu,
     hardshrink,
     hardsigmoid,
     hardswish,
@@ -24,7 +23,6 @@ from .activation import (
     relu6,
     rrelu,
     selu,
-    softmin,
     softshrink,
     softsign,
     tanhshrink,
@@ -56,14 +54,8 @@ from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
-    gaussian_nll_loss,
-    huber_loss,
     kl_div,
-    l1_loss,
-    mse_loss,
     nll_loss,
-    poisson_nll_loss,
-    smooth_l1_loss,
 )
 from .lp_pool import lp_pool1d, lp_pool2d, lp_pool3d
 from .margin_loss import (
@@ -88,7 +80,16 @@ from .pooling import (
     max_pool2d,
 )
 from .pooling3d import avg_pool3d, max_pool3d
+from .regression_loss import (
+    gaussian_nll_loss,
+    huber_loss,
+    l1_loss,
+    mse_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+)
 from .shape import channel_shuffle
+from .softmax import glu, softmin
 from .upsampling import interpolate, pixel_shuffle, pixel_unshuffle
 
 
