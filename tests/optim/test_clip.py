@@ -9,6 +9,7 @@ import pytest
 from vt_helpers import assert_close, to_np
 
 import volta_core as vt
+import volta_core.nn.utils as nn_utils
 from volta_core.nn.utils import (
     NonFiniteNormError,
     clip_grad_norm_,
@@ -103,3 +104,24 @@ def test_vector_to_parameters_errors():
         vector_to_parameters(vt.zeros(5), [a])
     with pytest.raises(TypeError, match=r"item\(s\) \[1\] is a str"):
         parameters_to_vector([a, "b"])
+
+
+def test_get_total_norm_and_clip_grads_with_norm_match_torch() -> None:
+    import torch
+
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal((3, 4)), rng.standard_normal(5)]
+    for norm_type in (2.0, 1.0, float("inf")):
+        vps = [vt.tensor(a, requires_grad=True) for a in arrays]
+        tps = [torch.tensor(a, requires_grad=True) for a in arrays]
+        for p, a in zip(vps + tps, arrays + arrays):
+            p.grad = (vt.tensor(a * 3) if isinstance(p, vt.Tensor) else torch.tensor(a * 3))
+        vn = nn_utils.get_total_norm([p.grad for p in vps], norm_type)
+        tn = torch.nn.utils.get_total_norm([p.grad for p in tps], norm_type)
+        np.testing.assert_allclose(vn.item(), tn.item(), rtol=1e-12)
+        nn_utils.clip_grads_with_norm_(vps, 1.0, vn)
+        torch.nn.utils.clip_grads_with_norm_(tps, 1.0, tn)
+        for v, t in zip(vps, tps):
+            np.testing.assert_allclose(v.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    with pytest.warns(FutureWarning):
+        nn_utils.clip_grad_norm(vps, 1.0)

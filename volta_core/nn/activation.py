@@ -1,4 +1,4 @@
-"""Activation functions: modules, and the functional forms that ``volta_core.ops`` lacks."""
+"""Elementwise activations: modules, and the functional forms ``volta_core.ops`` lacks."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from ..errors import ShapeError
 from ..ops.activation import _floating, elu, gelu, hardtanh, leaky_relu, silu, softplus
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import relu, sigmoid, tanh, where
-from ..ops.joining import chunk
 from ..ops.math import clamp, sign
-from ..ops.softmax import log_softmax, softmax
 from ..tensor import Tensor
 from . import init
 from .module import Module
@@ -166,42 +164,60 @@ class Hardtanh(Module):
         return f"min_val={self.min_val}, max_val={self.max_val}"
 
 
-def _legacy_dim(ndim: int) -> int:
-    """PyTorch's implicit softmax dim when none is given."""
-    return 0 if ndim in (0, 1, 3) else 1
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: negative inputs are scaled by a slope drawn from
+    ``U(lower, upper)`` per element in training, by ``(lower + upper) / 2`` otherwise."""
+    x = _floating("rrelu", input)
+    if not training:
+        return where(x >= 0, x, x * ((lower + upper) / 2.0))
+    slope = empty(*x.shape, dtype=x.dtype, device=x.device).uniform_(lower, upper)
+    return where(x >= 0, x, x * slope)
 
 
-class _Normalised(Module):
-    """An activation normalised along ``dim`` (None picks PyTorch's legacy choice)."""
+class RReLU(Module):
+    """Randomized leaky ReLU; see :func:`rrelu`.
 
-    def __init__(self, dim: int | None = None) -> None:
+    Args:
+        lower: lower bound of the random slope.
+        upper: upper bound of the random slope.
+        inplace: accepted for compatibility.
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
         super().__init__()
-        self.dim = dim
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return rrelu(input, self.lower, self.upper, self.training)
 
     def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+        return f"lower={self.lower}, upper={self.upper}" + (
+            ", inplace=True" if self.inplace else "")
 
 
-class Softmax(_Normalised):
-    """``exp(x_i) / sum_j exp(x_j)`` along ``dim``.
-
-    Args:
-        dim: the dim to normalise (None picks PyTorch's legacy choice).
-    """
-
-    def forward(self, input: Tensor) -> Tensor:
-        return softmax(input, self.dim if self.dim is not None else _legacy_dim(input.ndim))
-
-
-class LogSoftmax(_Normalised):
-    """``log(softmax(x))`` along ``dim``, computed stably.
+class Threshold(Module):
+    """``y = x if x > threshold else value``; see :func:`volta_core.nn.functional.threshold`.
 
     Args:
-        dim: the dim to normalise (None picks PyTorch's legacy choice).
+        threshold: the threshold.
+        value: the value below it.
+        inplace: accepted for compatibility.
     """
 
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
     def forward(self, input: Tensor) -> Tensor:
-        return log_softmax(input, self.dim if self.dim is not None else _legacy_dim(input.ndim))
+        from ..ops.threshold import threshold
+
+        return threshold(input, self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else "")
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -308,23 +324,6 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return where(_abs(x) <= lambd, x.new_zeros(()), x)  # NaN stays NaN, as in PyTorch
 
 
-def glu(input: Tensor, dim: int = -1) -> Tensor:
-    """Gated linear unit: split ``input`` in halves ``a, b`` along ``dim``; ``a * sigmoid(b)``.
-
-    Shape:
-        Input ``(*, 2N, *)``; output ``(*, N, *)``.
-    """
-    x = _floating("glu", input)
-    if x.ndim == 0:
-        raise ShapeError("glu: does not support 0-d (scalar) tensors")
-    size = x.shape[dim]
-    if size % 2:
-        raise ShapeError(f"glu: halving dimension {dim} of shape {x.shape} needs an even "
-                         f"size, got {size}")
-    a, b = chunk(x, 2, dim)
-    return a * sigmoid(b)
-
-
 @autocast_op("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where positive, else ``weight * x``, with one learnt slope per channel.
@@ -350,16 +349,6 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     elif weight.ndim == 1 and x.ndim == 0:
         weight = weight.reshape(())
     return where(x > 0, x, weight * x)
-
-
-@autocast_op("softmin")
-def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: Any = None) -> Tensor:
-    """``softmax(-x)`` along ``dim`` (None picks PyTorch's legacy choice)."""
-    x = _floating("softmin", input)
-    if dtype is not None:
-        x = x.to(dtype)
-    return softmax(-x, dim if dim is not None else _legacy_dim(x.ndim))
 
 
 # -- modules ------------------------------------------------------------------------------
@@ -475,27 +464,6 @@ class Hardshrink(Softshrink):
         return hardshrink(input, self.lambd)
 
 
-class GLU(Module):
-    """Gated linear unit; see :func:`glu`.
-
-    Args:
-        dim: the dimension split in halves.
-
-    Shape:
-        Input ``(*, 2N, *)``; output ``(*, N, *)``.
-    """
-
-    def __init__(self, dim: int = -1) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return glu(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
-
-
 class PReLU(Module):
     """Leaky ReLU with a learnt negative slope; see :func:`prelu`.
 
@@ -527,18 +495,6 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class Softmin(_Normalised):
-    """``softmax(-x)`` along ``dim``.
-
-    Args:
-        dim: the dim to normalise (None picks PyTorch's legacy choice).
-    """
-
-    def forward(self, input: Tensor) -> Tensor:
-        return softmin(input, self.dim)
-
-
-__all__ = ["ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh",
-           "Softmax", "LogSoftmax", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU",
-           "Softsign", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "GLU", "PReLU",
-           "Softmin"]
+__all__ = ["RReLU", "Threshold", "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "LeakyReLU", "ELU",
+           "Softplus", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU",
+           "Softsign", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "PReLU"]

@@ -277,6 +277,35 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     return y.squeeze(0) if unbatched else y
 
 
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
+                     output_padding: int | Sequence[int] = 0, groups: int = 1,
+                     dilation: int | Sequence[int] = 1) -> Tensor:
+    """1-D transposed convolution (runs as a 2-D one of height 1).
+
+    Args:
+        input: ``(N, C_in, L)`` or unbatched ``(C_in, L)``.
+        weight: ``(C_in, C_out / groups, k)``.
+        bias: optional ``(C_out,)``.
+
+    Shape:
+        ``L_out = (L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+    """
+    op = "conv_transpose1d"
+    _check_tensor(op, input)
+    _check_rank(op, input, (2, 3), "(N, C, L)")
+    if weight.ndim != 3:
+        raise ShapeError(f"{op}: weight must be 3-D (C_in, C_out/groups, k), got shape "
+                         f"{weight.shape}")
+    one = {name: _ntuple(op, v, 1, name)[0] for name, v in
+           (("stride", stride), ("padding", padding), ("output_padding", output_padding),
+            ("dilation", dilation))}
+    y = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, one["stride"]),
+                         (0, one["padding"]), (0, one["output_padding"]), groups,
+                         (1, one["dilation"]))
+    return y.squeeze(-2)
+
+
 class _ConvNd(Module):
     """Shared construction of the conv modules."""
 
@@ -419,4 +448,30 @@ class ConvTranspose2d(_ConvNd):
                                 self.output_padding, self.groups, self.dilation)
 
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+class ConvTranspose1d(_ConvNd):
+    """1-D transposed convolution over ``(N, C_in, L)`` inputs.
+
+    Args:
+        in_channels, out_channels: channel counts.
+        kernel_size, stride, padding, output_padding, dilation: ints.
+        groups: independent channel groups.
+        bias: add a learnable bias.
+
+    Shape:
+        Input ``(N, C_in, L)``, output ``(N, C_out, L_out)`` with
+        ``L_out = (L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, True, output_padding, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                self.output_padding, self.groups, self.dilation)
+
+
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]

@@ -8,6 +8,7 @@ from ..errors import ShapeError
 from ..ops._util import broadcast_shapes, normalize_dim
 from ..ops.reduce import vector_norm
 from ..tensor import Tensor
+from .module import Module
 
 
 def _floating(op: str, x: Tensor) -> Tensor:
@@ -60,4 +61,61 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return (unit(a) * unit(b)).sum(d)
 
 
-__all__ = ["normalize", "cosine_similarity"]
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """The ``p``-norm distance ``||x1 - x2 + eps||_p`` along the last dim (inputs broadcast).
+
+    Args:
+        x1: ``(N, D)`` or ``(D,)``.
+        x2: broadcast against ``x1``.
+        p: the norm's order.
+        eps: added to the difference (keeps the gradient finite at 0).
+        keepdim: keep the reduced dim.
+    """
+    a, b = _floating("pairwise_distance", x1), _floating("pairwise_distance", x2)
+    nd = max(a.ndim, b.ndim)
+    return vector_norm(a - b + eps, p, -1 if nd else 0, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The ``p``-norm distance between every pair of rows ``i < j`` of ``(N, M)``, in the
+    order ``(0, 1), (0, 2), ..., (1, 2), ...``: ``N * (N - 1) / 2`` values."""
+    x = _floating("pdist", input)
+    if x.ndim != 2:
+        raise ShapeError(f"pdist: expected a 2-D input (N, M), got shape {x.shape}")
+    n = x.shape[0]
+    rows = [i for i in range(n) for _ in range(i + 1, n)]
+    cols = [j for i in range(n) for j in range(i + 1, n)]
+    if not rows:
+        return x.new_zeros(0)
+    from ..creation import tensor
+    from ..ops.indexing import index_select
+
+    a = index_select(x, 0, tensor(rows, dtype="int64", device=x.device))
+    b = index_select(x, 0, tensor(cols, dtype="int64", device=x.device))
+    return vector_norm(a - b, p, -1)
+
+
+class CosineSimilarity(Module):
+    """Cosine similarity along ``dim``; see :func:`cosine_similarity`."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """The ``p``-norm distance along the last dim; see :func:`pairwise_distance`."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+__all__ = ["CosineSimilarity", "PairwiseDistance"]

@@ -64,6 +64,21 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     return _drop("dropout2d", input, p, training, input.shape[:-2] + (1, 1))
 
 
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels with probability ``p`` (scaling the rest by ``1 / (1 - p)``).
+
+    Shape:
+        Input ``(N, C, D, H, W)`` or ``(C, D, H, W)``; output the same.
+    """
+    _check_tensor("dropout3d", input)
+    _check_p("dropout3d", p)
+    if input.ndim not in (4, 5):
+        raise ShapeError(f"dropout3d: expected a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) "
+                         f"input, got shape {input.shape}")
+    return _drop("dropout3d", input, p, training, input.shape[:-3] + (1, 1, 1))
+
+
 def _dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
     if not training or p == 0.0:
@@ -103,6 +118,17 @@ class Dropout2d(Dropout):
 
     def forward(self, input: Tensor) -> Tensor:
         return dropout2d(input, self.p, self.training)
+
+
+class Dropout3d(Dropout):
+    """During training, zero whole channels of volumes with probability ``p``.
+
+    Shape:
+        Input ``(N, C, D, H, W)`` or ``(C, D, H, W)``; output the same.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return dropout3d(input, self.p, self.training)
 
 
 _ALPHA_PRIME = 1.7580993408473766  # -SELU's negative saturation, scale * alpha
@@ -150,6 +176,26 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     return input * (keep * a) + (keep - 1.0) * (_ALPHA_PRIME * a) + _ALPHA_PRIME * a * p
 
 
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels: every ``(sample, channel)`` of ``(N, C, *)`` is
+    kept or set to SELU's saturation together (see :func:`alpha_dropout`)."""
+    _check_tensor("feature_alpha_dropout", input)
+    _check_p("feature_alpha_dropout", p)
+    if not training or p == 0.0:
+        return input
+    _check_floating("feature_alpha_dropout", input)
+    if input.ndim < 2:
+        raise ShapeError("feature_alpha_dropout: expected an input with at least 2 dims "
+                         f"(N, C, *), got shape {input.shape}")
+    if p == 1.0:
+        return input * 0.0
+    shape = (*input.shape[:2], *(1,) * (input.ndim - 2))
+    keep = (rand(*shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    a = ((1.0 - p) * (1.0 + p * _ALPHA_PRIME ** 2)) ** -0.5
+    return input * (keep * a) + (keep - 1.0) * (_ALPHA_PRIME * a) + _ALPHA_PRIME * a * p
+
+
 class Dropout1d(Dropout):
     """During training, zero whole channels of ``(N, C, L)`` inputs with probability ``p``.
 
@@ -176,4 +222,12 @@ class AlphaDropout(Dropout):
         return alpha_dropout(input, self.p, self.training)
 
 
-__all__ = ["Dropout", "Dropout2d", "Dropout1d", "AlphaDropout"]
+class FeatureAlphaDropout(Dropout):
+    """Alpha dropout of whole channels; see :func:`feature_alpha_dropout`."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return feature_alpha_dropout(input, self.p, self.training)
+
+
+__all__ = ["Dropout", "Dropout2d", "Dropout3d", "Dropout1d", "AlphaDropout",
+           "FeatureAlphaDropout"]

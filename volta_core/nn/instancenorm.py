@@ -55,8 +55,8 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     return _scale_shift(y, weight, bias, shape)
 
 
-class InstanceNorm2d(_BatchNorm):
-    """Instance normalisation over ``(N, C, H, W)`` inputs; see :func:`instance_norm`.
+class _InstanceNorm(_BatchNorm):
+    """Instance normalisation over ``(N, C, *spatial)`` inputs; see :func:`instance_norm`.
 
     Args:
         num_features: ``C``.
@@ -67,8 +67,11 @@ class InstanceNorm2d(_BatchNorm):
             (default: False).
 
     Shape:
-        Input ``(N, C, H, W)`` or ``(C, H, W)``; output the same.
+        Input ``(N, C, *spatial)`` or ``(C, *spatial)``; output the same.
     """
+
+    _spatial = 2
+    _layout = "(N, C, H, W)"
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device: Any = None,
@@ -79,10 +82,11 @@ class InstanceNorm2d(_BatchNorm):
     def forward(self, input: Tensor) -> Tensor:
         name = type(self).__name__
         _check_tensor(name, input)
-        if input.ndim not in (3, 4):
-            raise ShapeError(f"{name}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, "
-                             f"got shape {input.shape}")
-        unbatched = input.ndim == 3
+        n = self._spatial
+        if input.ndim not in (n + 1, n + 2):
+            raise ShapeError(f"{name}: expected a {n + 1}-D (unbatched) or {n + 2}-D "
+                             f"{self._layout} input, got shape {input.shape}")
+        unbatched = input.ndim == n + 1
         x = input.unsqueeze(0) if unbatched else input
         if x.shape[1] != self.num_features:
             raise ShapeError(f"{name}: expected {self.num_features} channels, got input of "
@@ -96,4 +100,36 @@ class InstanceNorm2d(_BatchNorm):
         return y.squeeze(0) if unbatched else y
 
 
-__all__ = ["InstanceNorm2d"]
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation over ``(N, C, L)`` (or ``(C, L)``) inputs; arguments as
+    :class:`InstanceNorm2d`."""
+
+    _spatial = 1
+    _layout = "(N, C, L)"
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation over ``(N, C, H, W)`` (or ``(C, H, W)``) inputs.
+
+    Args:
+        num_features: ``C``.
+        eps: added to the variance.
+        momentum: running-statistics factor.
+        affine: learnable per-channel scale and shift (default: False).
+        track_running_stats: keep running statistics and use them in evaluation
+            (default: False).
+    """
+
+    _spatial = 2
+    _layout = "(N, C, H, W)"
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation over ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) inputs;
+    arguments as :class:`InstanceNorm2d`."""
+
+    _spatial = 3
+    _layout = "(N, C, D, H, W)"
+
+
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]

@@ -185,7 +185,10 @@ class Linear(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         p = self._parameters
-        return linear(input, p["weight"], p["bias"])
+        w = p.get("weight")
+        if w is None:  # re-parametrized (weight_norm, spectral_norm, parametrize)
+            w = self.weight
+        return linear(input, w, self.bias if "bias" not in p else p["bias"])
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -232,4 +235,44 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+class LazyLinear(Linear):
+    """A :class:`Linear` whose ``in_features`` is taken from the first input.
+
+    Until the first call the weight is empty; that call gives it the shape
+    ``(out_features, input.shape[-1])``, initialises it as :class:`Linear` does, and the
+    module becomes a plain :class:`Linear`. The parameter objects stay the same, so an
+    optimizer built before the first call keeps working (unlike PyTorch, where it must be
+    built after).
+
+    Args:
+        out_features: size of each output sample.
+        bias: add a learnable bias.
+    """
+
+    def __init__(self, out_features: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(0, out_features, bias, device, dtype)
+
+    def reset_parameters(self) -> None:
+        if self.in_features:
+            super().reset_parameters()
+
+    def has_uninitialized_params(self) -> bool:
+        """True until the first call gives the weight its shape."""
+        return True
+
+    def forward(self, input: Tensor) -> Tensor:
+        if not isinstance(input, Tensor) or input.ndim < 1:
+            raise ShapeError(f"LazyLinear: expected a tensor with at least 1 dim, got "
+                             f"{getattr(input, 'shape', type(input).__name__)}")
+        w = self.weight
+        self.in_features = input.shape[-1]
+        fresh = empty(self.out_features, self.in_features, dtype=w.dtype, device=w.device)
+        w.array = fresh.array  # same Parameter object, new shape
+        w._version[0] += 1
+        object.__setattr__(self, "__class__", Linear)
+        self.reset_parameters()
+        return self.forward(input)
+
+
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]

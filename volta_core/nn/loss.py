@@ -1,4 +1,5 @@
-"""Loss functions, functional and as modules (``reduction``: ``none``, ``mean``, ``sum``)."""
+"""Classification losses (cross-entropy, NLL, binary cross-entropy, KL divergence), functional
+and as modules, and the helpers every loss shares (``reduction``: none, mean, sum)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..ops._util import broadcast_shapes
 from ..ops.activation import softplus
-from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import exp, log, where
 from ..ops.math import clamp_min
 from ..ops.softmax import log_softmax, softmax
@@ -64,60 +64,6 @@ def _floats(op: str, *tensors: Tensor) -> None:
         _check_tensor(op, t, "input" if i == 0 else f"argument {i + 1}")
     _check_floating(op, tensors[0])
     _check_same(op, *tensors)
-
-
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error ``(input - target)^2``. Shape: input and target the same."""
-    if _autocast_state.active:  # the autocast hook: one thread-local read when off
-        return autocast_call("mse_loss", mse_loss, input, target, reduction)
-    _check_reduction("mse_loss", reduction)
-    _pair_check("mse_loss", input, target, "warn")
-    d = input - target
-    return _reduce("mse_loss", d * d, reduction)
-
-
-@autocast_op("l1_loss")
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean absolute error ``|input - target|``. Shape: input and target the same."""
-    _check_reduction("l1_loss", reduction)
-    _pair_check("l1_loss", input, target, "warn")
-    return _reduce("l1_loss", _abs(input - target), reduction)
-
-
-@autocast_op("smooth_l1_loss")
-def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
-                   beta: float = 1.0) -> Tensor:
-    """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``)."""
-    _check_reduction("smooth_l1_loss", reduction)
-    _pair_check("smooth_l1_loss", input, target, "warn")
-    if beta < 0:
-        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    d = input - target
-    a = _abs(d)
-    if beta == 0.0:
-        return _reduce("smooth_l1_loss", a, reduction)
-    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
-    small = (a >= beta).logical_not()
-    q = where(small, d, 0.0)
-    loss = where(small, q * q * (0.5 / beta), a - 0.5 * beta)
-    return _reduce("smooth_l1_loss", loss, reduction)
-
-
-@autocast_op("huber_loss")
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
-               delta: float = 1.0) -> Tensor:
-    """``0.5 d^2`` where ``|d| <= delta``, else ``delta (|d| - 0.5 delta)``."""
-    _check_reduction("huber_loss", reduction)
-    _pair_check("huber_loss", input, target, "warn")
-    if delta <= 0:
-        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    d = input - target
-    a = _abs(d)
-    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
-    small = (a > delta).logical_not()
-    q = where(small, d, 0.0)
-    loss = where(small, q * q * 0.5, (a - 0.5 * delta) * delta)
-    return _reduce("huber_loss", loss, reduction)
 
 
 class _CrossEntropy(Function):
@@ -375,71 +321,6 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(op, loss, reduction)
 
 
-def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
-                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
-    """Gaussian negative log likelihood ``(log var + (input - target)^2 / var) / 2``.
-
-    ``var`` is clamped below at ``eps`` for stability; as in PyTorch, the clamp passes
-    gradients through unchanged.
-
-    Args:
-        input: the predicted means.
-        target: samples from the Gaussian.
-        var: the predicted variances: ``input``'s shape, that shape without its last
-            dim (one variance per sample), with a last dim of 1, or a number.
-        full: add the constant ``log(2 pi) / 2``.
-        eps: the smallest variance used.
-    """
-    op = "gaussian_nll_loss"
-    _check_reduction(op, reduction)
-    _check_tensor(op, input)
-    _check_tensor(op, target, "target")
-    if not isinstance(var, Tensor):
-        var = input.new_full((), float(var))
-    _floats(op, input, target, var)
-    if var.shape != input.shape:
-        if input.shape[:-1] == var.shape:
-            var = var.unsqueeze(-1)
-        elif not (input.shape[:-1] == var.shape[:-1] and var.ndim and var.shape[-1] == 1
-                  or var.ndim == 0):
-            raise ShapeError(f"{op}: var of shape {var.shape} fits neither the input's shape "
-                             f"{input.shape} nor that shape without its last dim")
-    if var.device.type == "cpu" and var.numel() and float(var.min().item()) < 0:
-        raise ValueError(f"{op}: var has negative entries; variances must be >= 0")
-    var = var + (clamp_min(var, eps) - var).detach()  # clamp, gradient passed through
-    d = input - target
-    loss = (log(var) + d * d / var) * 0.5
-    if full:
-        loss = loss + 0.5 * math.log(2 * math.pi)
-    return _reduce(op, loss, reduction)
-
-
-@autocast_op("poisson_nll_loss")
-def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
-                     size_average: bool | None = None, eps: float = 1e-8,
-                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """Poisson negative log likelihood of ``target`` counts.
-
-    ``exp(input) - target * input`` when ``log_input`` (the input is the log rate), else
-    ``input - target * log(input + eps)``; ``full`` adds Stirling's approximation of
-    ``log(target!)`` where ``target > 1``.
-    """
-    op = "poisson_nll_loss"
-    reduction = _legacy(size_average, reduce, reduction)
-    _check_reduction(op, reduction)
-    _pair_check(op, input, target)
-    if log_input:
-        loss = exp(input) - target * input
-    else:
-        loss = input - target * log(input + eps)
-    if full:
-        big = target > 1
-        t = where(big, target, target.new_ones(()))
-        stirling = t * log(t) - t + 0.5 * log(t * (2 * math.pi))
-        loss = loss + where(big, stirling, stirling.new_zeros(()))
-    return _reduce(op, loss, reduction)
-
-
 class _Loss(Module):
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
@@ -456,52 +337,6 @@ class _LegacyLoss(_Loss):
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
         super().__init__(_legacy(size_average, reduce, reduction))
-
-
-class MSELoss(_Loss):
-    """Mean squared error; see :func:`mse_loss`. Shape: input and target the same."""
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return mse_loss(input, target, self.reduction)
-
-
-class L1Loss(_Loss):
-    """Mean absolute error; see :func:`l1_loss`. Shape: input and target the same."""
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return l1_loss(input, target, self.reduction)
-
-
-class SmoothL1Loss(_Loss):
-    """Smooth L1; see :func:`smooth_l1_loss`.
-
-    Args:
-        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
-        beta: the quadratic-to-linear switch point.
-    """
-
-    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
-        super().__init__(reduction)
-        self.beta = beta
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return smooth_l1_loss(input, target, self.reduction, self.beta)
-
-
-class HuberLoss(_Loss):
-    """Huber loss; see :func:`huber_loss`.
-
-    Args:
-        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
-        delta: the quadratic-to-linear switch point.
-    """
-
-    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
-        super().__init__(reduction)
-        self.delta = delta
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return huber_loss(input, target, self.reduction, self.delta)
 
 
 class CrossEntropyLoss(_Loss):
@@ -602,45 +437,4 @@ class KLDivLoss(_Loss):
         return kl_div(input, target, self.reduction, self.log_target)
 
 
-class GaussianNLLLoss(_Loss):
-    """Gaussian negative log likelihood; see :func:`gaussian_nll_loss`.
-
-    Args:
-        full: add the constant ``log(2 pi) / 2``.
-        eps: the smallest variance used.
-
-    Shape:
-        ``forward(input, target, var)``; var like input, or without its last dim.
-    """
-
-    def __init__(self, *, full: bool = False, eps: float = 1e-6,
-                 reduction: str = "mean") -> None:
-        super().__init__(reduction)
-        self.full, self.eps = full, eps
-
-    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
-        return gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
-
-
-class PoissonNLLLoss(_LegacyLoss):
-    """Poisson negative log likelihood; see :func:`poisson_nll_loss`.
-
-    Args:
-        log_input: the input is the log of the rate.
-        full: add Stirling's term.
-        eps: added inside the log when ``log_input`` is False.
-    """
-
-    def __init__(self, log_input: bool = True, full: bool = False,
-                 size_average: bool | None = None, eps: float = 1e-8,
-                 reduce: bool | None = None, reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.log_input, self.full, self.eps = log_input, full, eps
-
-    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
-        return poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
-                                reduction=self.reduction)
-
-
-__all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
-           "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "GaussianNLLLoss", "PoissonNLLLoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]

@@ -8,7 +8,8 @@ PyTorch). All are composed of differentiable ops, so autograd derives their back
 
 from __future__ import annotations
 
-from ..amp.dispatch import autocast_op
+from typing import Any
+
 from ..creation import arange
 from ..errors import ShapeError
 from ..ops.activation import softplus
@@ -195,6 +196,61 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     return _reduce(op, clamp_min(d_pos - d_neg + margin, 0.0), reduction)
 
 
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Any = None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """``max(0, d(a, p) - d(a, n) + margin)`` with any distance ``d`` (pairwise distance
+    by default).
+
+    Args:
+        distance_function: ``d(x, y)`` returning one distance per sample.
+        margin: the margin (> 0).
+        swap: use ``min(d(a, n), d(p, n))`` as the negative distance.
+    """
+    op = "triplet_margin_with_distance_loss"
+    _check_reduction(op, reduction)
+    if margin <= 0:
+        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
+    if distance_function is None:
+        from .distance import pairwise_distance as distance_function
+    d_pos = distance_function(anchor, positive)
+    d_neg = distance_function(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(distance_function(positive, negative))
+    return _reduce(op, clamp_min(d_pos - d_neg + margin, 0.0), reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Multi-class multi-label hinge loss: ``sum_{j, i} max(0, 1 - (x[y_j] - x[i])) / C``
+    over the target classes ``y_j`` (the entries of ``target`` before the first -1) and
+    the other classes ``i``.
+
+    Shape:
+        input ``(C,)`` or ``(N, C)``; target int64 of the same shape.
+    """
+    op = "multilabel_margin_loss"
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(op, reduction)
+    _check_tensor(op, input)
+    _check_tensor(op, target, "target")
+    if input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape):
+        raise ShapeError(f"{op}: expected input (C,) or (N, C) and a target of the same "
+                         f"shape, got {input.shape} and {target.shape}")
+    x = input.unsqueeze(0) if input.ndim == 1 else input
+    y = target.reshape(x.shape)
+    c = x.shape[1]
+    valid = (y != -1).to(x.dtype).cumprod(1)                       # before the first -1
+    safe = where(y < 0, y.new_zeros(()), y)
+    onehot = (safe.unsqueeze(-1) == arange(c, device=x.device)).to(x.dtype)  # (N, T, C)
+    is_target = (onehot * valid.unsqueeze(-1)).amax(1)             # (N, C)
+    picked = gather(x, 1, safe)                                    # (N, T)
+    hinge = clamp_min(1.0 - picked.unsqueeze(-1) + x.unsqueeze(1), 0.0)
+    loss = (hinge * valid.unsqueeze(-1) * (1.0 - is_target).unsqueeze(1)).sum((1, 2)) / c
+    loss = loss.reshape(input.shape[:-1])
+    return _reduce(op, loss, reduction)
+
+
 # -- modules ------------------------------------------------------------------------------
 
 
@@ -304,6 +360,30 @@ class TripletMarginLoss(_LegacyLoss):
                                    self.eps, self.swap, reduction=self.reduction)
 
 
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet loss with any distance; see :func:`triplet_margin_with_distance_loss`."""
+
+    def __init__(self, *, distance_function: Any = None, margin: float = 1.0,
+                 swap: bool = False, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: margin must be greater than 0, "
+                             f"got {margin}")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_LegacyLoss):
+    """Multi-class multi-label hinge loss; see :func:`multilabel_margin_loss`."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
 class CosineEmbeddingLoss(_Loss):
     """Cosine embedding loss; see :func:`cosine_embedding_loss`.
 
@@ -321,4 +401,5 @@ class CosineEmbeddingLoss(_Loss):
 
 
 __all__ = ["SoftMarginLoss", "HingeEmbeddingLoss", "MultiMarginLoss", "MultiLabelSoftMarginLoss",
-           "MarginRankingLoss", "TripletMarginLoss", "CosineEmbeddingLoss"]
+           "MarginRankingLoss", "TripletMarginLoss", "CosineEmbeddingLoss",
+           "TripletMarginWithDistanceLoss", "MultiLabelMarginLoss"]

@@ -421,6 +421,18 @@ class BatchNorm2d(_BatchNorm):
     _layout = "(N, C, H, W)"
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over ``(N, C, D, H, W)`` inputs; arguments as
+    :class:`BatchNorm1d`.
+
+    Shape:
+        Input ``(N, C, D, H, W)``; output the same.
+    """
+
+    _ranks = (5,)
+    _layout = "(N, C, D, H, W)"
+
+
 class LayerNorm(Module):
     """Layer normalisation over the trailing ``normalized_shape`` dims.
 
@@ -564,4 +576,5 @@ class LocalResponseNorm(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
+           "LocalResponseNorm"]

@@ -1,4 +1,4 @@
-"""Shape layers: ``Flatten`` and ``Unflatten``."""
+"""Shape layers: ``Flatten``, ``Unflatten`` and ``ChannelShuffle``."""
 
 from __future__ import annotations
 
@@ -67,4 +67,34 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-__all__ = ["Flatten", "Unflatten"]
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of ``(N, C, *)`` from ``groups`` groups (ShuffleNet):
+    ``(N, g, C/g, *)`` transposed to ``(N, C/g, g, *)``."""
+    _check_tensor("channel_shuffle", input)
+    if input.ndim < 3:
+        raise ShapeError(f"channel_shuffle: expected an input of at least 3 dims (N, C, *), "
+                         f"got shape {input.shape}")
+    n, c = input.shape[0], input.shape[1]
+    if groups <= 0 or c % groups:
+        raise ValueError(f"channel_shuffle: the {c} channels must divide into groups="
+                         f"{groups}")
+    rest = input.shape[2:]
+    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest)
+
+
+class ChannelShuffle(Module):
+    """Shuffle the channels of ``(N, C, *)`` across ``groups``; see :func:`channel_shuffle`."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+__all__ = ["Flatten", "Unflatten", "ChannelShuffle"]

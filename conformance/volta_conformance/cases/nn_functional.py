@@ -25,6 +25,12 @@ def _f():
     return vt.nn.functional
 
 
+def _grid_indices(offset, rows: int, cols: int, k: int):
+    """Flat indices of the top-left corner of each ``k x k`` window (plus ``offset``)."""
+    corners = [[r * k * cols * k + c * k for c in range(cols)] for r in range(rows)]
+    return offset + vt.tensor(corners, device=offset.device)
+
+
 def _with_diagonal(mask):
     """A boolean attention mask where every query sees at least one key."""
     return vt.logical_or(mask, vt.eye(*mask.shape, dtype="bool", device=mask.device))
@@ -90,4 +96,43 @@ CASES: list = [
     F("softmin", "basic", X(3, 5, low=-3.0, high=3.0), dim=1),
     F("margin_ranking_loss", "basic", X(5), X(5), X(5, grad=False), margin=0.1),
     F("triplet_margin_loss", "basic", X(4, 3), X(4, 3), X(4, 3), swap=True),
+    F("conv3d", "basic", X(2, 4, 4, 5, 5), X(6, 2, 3, 2, 3), X(6), stride=(2, 1, 2),
+      padding=(1, 0, 1), dilation=(1, 2, 1), groups=2, tol=2.0),
+    F("conv_transpose1d", "basic", X(2, 4, 6), X(4, 3, 3), X(6), stride=2, padding=1,
+      output_padding=1, groups=2),
+    F("conv_transpose3d", "basic", X(2, 4, 3, 3, 4), X(4, 3, 3, 2, 3), X(6),
+      stride=(2, 3, 1), padding=(1, 1, 0), output_padding=(1, 2, 0), groups=2, tol=2.0),
+    F("max_pool3d", "basic", X(2, 3, 5, 6, 7), kernel_size=(3, 2, 3), stride=(2, 2, 1),
+      padding=(1, 1, 0), ceil_mode=True),
+    F("avg_pool3d", "basic", X(2, 3, 5, 6, 7), kernel_size=3, stride=2, padding=1,
+      ceil_mode=True, count_include_pad=False),
+    F("adaptive_avg_pool1d", "basic", X(2, 3, 11), output_size=4),
+    F("adaptive_max_pool1d", "basic", X(2, 3, 11), output_size=4),
+    F("adaptive_avg_pool3d", "basic", X(2, 3, 5, 6, 7), output_size=(3, None, 4)),
+    F("adaptive_max_pool3d", "basic", X(2, 3, 5, 6, 7), output_size=(3, 5, 4)),
+    F("unfold", "basic", X(2, 3, 7, 8), kernel_size=(2, 3), dilation=(1, 2), padding=(1, 0),
+      stride=(2, 1)),
+    F("fold", "basic", X(2, 18, 16), output_size=(7, 8), kernel_size=(2, 3), dilation=(1, 2),
+      padding=(1, 0), stride=(2, 1)),
+    F("pairwise_distance", "basic", X(4, 5), X(4, 5)),
+    F("lp_pool1d", "basic", X(2, 3, 8, low=0.1), norm_type=2, kernel_size=3, stride=2),
+    F("lp_pool2d", "basic", X(2, 3, 4, 6, low=0.1), norm_type=3, kernel_size=2),
+    F("lp_pool3d", "basic", X(2, 3, 4, 4, 2, low=0.1), norm_type=2, kernel_size=2),
+    F("channel_shuffle", "basic", X(2, 6, 3, 3), groups=3),
+    F("pdist", "basic", X(5, 4), p=1.5),
+    F("max_unpool1d", "basic", X(2, 3, 4), Arg((2, 3, 4), 0, 2, kind="index"),
+      fn=lambda v, i: _f().max_unpool1d(v, i + vt.arange(4, device=i.device) * 2, 2)),
+    F("max_unpool2d", "basic", X(2, 3, 2, 3), Arg((2, 3, 2, 3), 0, 1, kind="index"),
+      fn=lambda v, i: _f().max_unpool2d(v, _grid_indices(i, 2, 3, 2), 2)),
+    F("max_unpool3d", "basic", X(1, 2, 2, 2, 2), Arg((1, 2, 2, 2, 2), 0, 1, kind="index"),
+      fn=lambda v, i: _f().max_unpool3d(v, i + vt.tensor(
+          [[[0, 2], [8, 10]], [[32, 34], [40, 42]]], device=i.device), 2)),
+    F("upsample", "nearest", X(1, 2, 3, 3), scale_factor=2),
+    F("upsample_nearest", "basic", X(1, 2, 3, 3), size=(5, 4)),
+    F("upsample_bilinear", "basic", X(1, 2, 3, 3), scale_factor=2),
+    F("max_pool2d_with_indices", "basic", X(2, 3, 6, 6), kernel_size=2),
+    F("adaptive_max_pool1d_with_indices", "basic", X(2, 3, 9), output_size=4),
+    F("adaptive_max_pool2d_with_indices", "basic", X(2, 3, 7, 5), output_size=(3, 2)),
+    F("multilabel_margin_loss", "basic", X(3, 4), Arg((3, 4), -1, 4, kind="index")),
+    F("triplet_margin_with_distance_loss", "basic", X(4, 5), X(4, 5), X(4, 5), swap=True),
 ]

@@ -111,6 +111,147 @@ for _kind in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad", "Circ
         CASES += layer(f"{_kind}{_n}d", "asym",
                        lambda nn, c=f"{_kind}{_n}d", a=_args: getattr(nn, c)(*a), _x,
                        modes=("train",))
+CASES += layer("Conv3d", "basic", lambda nn: nn.Conv3d(3, 4, (2, 3, 2), padding=1),
+               X(2, 3, 4, 5, 4), tol=2.0)
+CASES += layer("ConvTranspose1d", "basic", lambda nn: nn.ConvTranspose1d(3, 4, 3, stride=2),
+               X(2, 3, 6))
+CASES += layer("ConvTranspose3d", "basic", lambda nn: nn.ConvTranspose3d(3, 2, 2, stride=2),
+               X(2, 3, 3, 3, 3), tol=2.0)
+CASES += layer("BatchNorm3d", "basic", lambda nn: nn.BatchNorm3d(3), X(2, 3, 3, 4, 4))
+CASES += layer("InstanceNorm1d", "affine", lambda nn: nn.InstanceNorm1d(3, affine=True),
+               X(2, 3, 8))
+CASES += layer("InstanceNorm3d", "tracked",
+               lambda nn: nn.InstanceNorm3d(3, track_running_stats=True), X(2, 3, 3, 4, 4))
+CASES += layer("MaxPool3d", "basic", lambda nn: nn.MaxPool3d(2), X(2, 3, 4, 4, 6),
+               modes=("train",))
+CASES += layer("AvgPool3d", "basic", lambda nn: nn.AvgPool3d(3, 2, 1), X(2, 3, 5, 4, 6),
+               modes=("train",))
+CASES += layer("AdaptiveAvgPool1d", "basic", lambda nn: nn.AdaptiveAvgPool1d(3), X(2, 3, 7),
+               modes=("train",))
+CASES += layer("AdaptiveMaxPool1d", "basic", lambda nn: nn.AdaptiveMaxPool1d(3), X(2, 3, 7),
+               modes=("train",))
+CASES += layer("AdaptiveAvgPool3d", "basic", lambda nn: nn.AdaptiveAvgPool3d((2, 3, 2)),
+               X(2, 3, 5, 4, 3), modes=("train",))
+CASES += layer("AdaptiveMaxPool3d", "basic", lambda nn: nn.AdaptiveMaxPool3d((2, 3, 2)),
+               X(2, 3, 5, 4, 3), modes=("train",))
+CASES += layer("Unfold", "basic", lambda nn: nn.Unfold(2, padding=1, stride=2),
+               X(2, 3, 5, 6), modes=("train",))
+CASES += layer("Fold", "basic", lambda nn: nn.Fold((4, 5), 2), X(2, 12, 12), modes=("train",))
+CASES += layer("Dropout3d", "basic", lambda nn: nn.Dropout3d(0.3), X(2, 3, 2, 3, 3),
+               random_train=True)
+CASES += layer("Threshold", "basic", lambda nn: nn.Threshold(0.1, 2.0), X(3, 7),
+               modes=("train",))
+CASES += layer("Softmax2d", "basic", lambda nn: nn.Softmax2d(), X(2, 3, 4, 4),
+               modes=("train",))
+CASES += layer("CosineSimilarity", "basic", lambda nn: nn.CosineSimilarity(), X(4, 5),
+               X(4, 5), modes=("train",))
+CASES += layer("PairwiseDistance", "basic", lambda nn: nn.PairwiseDistance(), X(4, 5),
+               X(4, 5), modes=("train",))
+
+
+def _lazy_linear(nn):
+    """A LazyLinear materialised (in_features=5) before the harness copies the weights."""
+    from volta_core import zeros
+
+    lazy = nn.LazyLinear(3)
+    lazy(zeros(1, 5))
+    return lazy
+
+
+CASES += layer("LazyLinear", "basic", _lazy_linear, X(4, 5), modes=("train",))
+
+
+def _lazy(cls: str, args: tuple, shape: tuple):
+    """``nn.<cls>(*args)`` materialised on zeros of ``shape`` before the weights are copied."""
+
+    def make(nn):
+        from volta_core import zeros
+
+        lazy = getattr(nn, cls)(*args)
+        lazy(zeros(*shape))
+        return lazy
+
+    return make
+
+
+for _cls, _args, _shape in (("LazyConv1d", (4, 3), (2, 3, 6)),
+                            ("LazyConv2d", (4, 3), (2, 3, 5, 5)),
+                            ("LazyConv3d", (2, 2), (1, 2, 3, 3, 3)),
+                            ("LazyConvTranspose1d", (4, 3), (2, 3, 5)),
+                            ("LazyConvTranspose2d", (4, 3), (2, 3, 4, 4)),
+                            ("LazyConvTranspose3d", (2, 2), (1, 2, 2, 2, 2)),
+                            ("LazyBatchNorm1d", (), (4, 3)),
+                            ("LazyBatchNorm2d", (), (2, 3, 3, 3)),
+                            ("LazyBatchNorm3d", (), (2, 3, 2, 2, 2)),
+                            ("LazyInstanceNorm1d", (), (2, 3, 5)),
+                            ("LazyInstanceNorm2d", (), (2, 3, 3, 3)),
+                            ("LazyInstanceNorm3d", (), (2, 3, 2, 2, 2))):
+    CASES += layer(_cls, "basic", _lazy(_cls, _args, _shape), X(*_shape), tol=2.0)
+CASES += layer("LPPool1d", "basic", lambda nn: nn.LPPool1d(2, 3, 2), X(2, 3, 8, low=0.1),
+               modes=("train",))
+CASES += layer("LPPool2d", "basic", lambda nn: nn.LPPool2d(2, 2), X(2, 3, 4, 6, low=0.1),
+               modes=("train",))
+CASES += layer("LPPool3d", "basic", lambda nn: nn.LPPool3d(2, 2), X(2, 3, 4, 4, 2, low=0.1),
+               modes=("train",))
+CASES += layer("ChannelShuffle", "basic", lambda nn: nn.ChannelShuffle(2), X(2, 6, 3, 3),
+               modes=("train",))
+CASES += layer("TripletMarginWithDistanceLoss", "basic",
+               lambda nn: nn.TripletMarginWithDistanceLoss(swap=True), X(4, 5), X(4, 5),
+               X(4, 5), modes=("train",))
+CASES += layer("MultiLabelMarginLoss", "basic", lambda nn: nn.MultiLabelMarginLoss(), X(3, 4),
+               Arg((3, 4), -1, 4, kind="index"), modes=("train",))
+CASES += layer("RReLU", "basic", lambda nn: nn.RReLU(), X(4, 5), random_train=True)
+CASES += layer("FeatureAlphaDropout", "basic", lambda nn: nn.FeatureAlphaDropout(0.3),
+               X(2, 3, 4), random_train=True)
+
+
+class _PoolUnpool:
+    """MaxPool2d then MaxUnpool2d through its indices (the unpool layer's usual use)."""
+
+    @staticmethod
+    def make(nn):
+        class PoolUnpool(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.pool = nn.MaxPool2d(2, return_indices=True)
+                self.unpool = nn.MaxUnpool2d(2)
+
+            def forward(self, x):
+                return self.unpool(*self.pool(x))
+
+        return PoolUnpool()
+
+
+CASES += layer("MaxUnpool2d", "roundtrip", _PoolUnpool.make, X(2, 3, 4, 6), modes=("train",))
+
+
+def _unpool_fixed(n: int):
+    """``MaxUnpool{n}d(2)`` fed the indices of each window's first position."""
+
+    def make(nn):
+        class Unpool(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.unpool = getattr(nn, f"MaxUnpool{n}d")(2)
+
+            def forward(self, x):
+                from volta_core import arange
+
+                idx = arange(x[0, 0].numel(), device=x.device).reshape(*x.shape[2:]) * 2
+                if n == 3:
+                    d, h, w = x.shape[2:]
+                    idx = (arange(d, device=x.device).reshape(d, 1, 1) * 8 * h * w
+                           + arange(h, device=x.device).reshape(1, h, 1) * 4 * w
+                           + arange(w, device=x.device) * 2)
+                return self.unpool(x, idx.expand(*x.shape))
+
+        return Unpool()
+
+    return make
+
+
+CASES += layer("MaxUnpool1d", "fixed", _unpool_fixed(1), X(2, 3, 4), modes=("train",))
+CASES += layer("MaxUnpool3d", "fixed", _unpool_fixed(3), X(1, 2, 2, 2, 3), modes=("train",))
 CASES += layer("DataParallel", "linear", lambda nn: nn.DataParallel(nn.Linear(5, 3)), X(4, 5),
                modes=("train",))
 CASES += layer("MultiheadAttention", "self",

@@ -102,6 +102,58 @@ def clip_grad_norm_(parameters: TensorOrTensors, max_norm: float, norm_type: flo
     return Tensor._make(total, dev)
 
 
+def get_total_norm(tensors: TensorOrTensors, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """The ``norm_type``-norm of ``tensors`` seen as one concatenated vector.
+
+    Args:
+        tensors: a Tensor or an iterable of Tensors (e.g. the gradients).
+        norm_type: the p of the p-norm; ``float('inf')`` for the max-norm.
+        error_if_nonfinite: raise :class:`NonFiniteNormError` if the norm is NaN or inf.
+        foreach: accepted for PyTorch compatibility and ignored.
+    """
+    ts = [t for t in _as_list(tensors, "get_total_norm") if t is not None]
+    norm_type = float(norm_type)
+    if not ts:
+        from ...creation import tensor
+
+        return tensor(0.0)
+    dev = _one_device("get_total_norm", ts)
+    xp = dev.xp
+    dtype = ts[0].array.dtype
+    norms = [xp.astype(_norm(xp, t.array, norm_type), dtype) for t in ts if t.numel() > 0]
+    total = _norm(xp, xp.stack(norms), norm_type) if norms else xp.zeros((), dtype=dtype)
+    if error_if_nonfinite and not bool(xp.all(xp.isfinite(total))):
+        raise NonFiniteNormError(f"get_total_norm: the total norm of order {norm_type} is "
+                                 f"{float(total)}")
+    return Tensor._make(total, dev)
+
+
+def clip_grads_with_norm_(parameters: TensorOrTensors, max_norm: float, total_norm: Tensor,
+                          foreach: bool | None = None) -> None:
+    """Scale the gradients of ``parameters`` by ``min(1, max_norm / (total_norm + 1e-6))``
+    in place (the second half of :func:`clip_grad_norm_`)."""
+    grads = [p.grad for p in _as_list(parameters, "clip_grads_with_norm_")
+             if p.grad is not None]
+    if not grads:
+        return
+    xp = grads[0].device.xp
+    coef = xp.clip(max_norm / (total_norm.array + 1e-6), max=1.0)
+    for g in grads:
+        g.array = g.array * xp.astype(coef, g.array.dtype)
+        g._version[0] += 1
+
+
+def clip_grad_norm(parameters: TensorOrTensors, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """Deprecated alias of :func:`clip_grad_norm_` (as in PyTorch)."""
+    import warnings
+
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
 def clip_grad_value_(parameters: TensorOrTensors, clip_value: float,
                      foreach: bool | None = None) -> None:
     """Clamp every gradient of ``parameters`` in place to ``[-clip_value, clip_value]``.
@@ -184,5 +236,6 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         start += n
 
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
+           "clip_grad_norm", "parameters_to_vector",
            "vector_to_parameters", "NonFiniteNormError"]
