@@ -254,3 +254,42 @@ def test_logspace_dist_det():
     compare(lambda m, x: m.slogdet(x), sq, dtype="float64")
     spd = sq @ sq.transpose(0, 2, 1) + np.eye(3)
     compare(lambda m, x: m.logdet(x), spd, dtype="float64")
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_nanquantile(interpolation):
+    x = R.normal(size=(3, 5))
+    x[1, 2] = math.nan
+    for f in ("quantile", "nanquantile"):
+        for dim, keepdim in ((None, False), (1, False), (0, True), (None, True)):
+            for q in (0.3, np.array([0.0, 0.25, 1.0])):
+                compare(lambda m, a, qq=q, f=f, d=dim, k=keepdim: getattr(m, f)(
+                    a, m.tensor(qq) if isinstance(qq, np.ndarray) else qq, d, k,
+                    interpolation=interpolation), x, dtype="float64", grad=False)
+    y = R.normal(size=(4, 6))
+    compare(lambda m, a: m.quantile(a, 0.7, dim=1, interpolation=interpolation), y)
+    raises_like_torch(lambda m, a: m.quantile(a, 1.5), y)
+
+
+def test_type_queries_bitwise_splits():
+    for m in (vt, torch):
+        assert str(m.result_type(m.tensor([1]), 1.0)).endswith("float32")
+        assert str(m.result_type(m.tensor([1], dtype=m.int8), m.tensor(5))).endswith("int8")
+        assert m.can_cast(m.float32, m.int32) is False and m.can_cast(m.int32, m.float16)
+        assert m.typename(m.zeros(1)) == "torch.FloatTensor"
+        assert tuple(m.broadcast_shapes((2, 1), (3,), 1)) == (2, 3)
+        assert isinstance(m.float32, m.dtype)
+    raises_like_torch(lambda m: m.broadcast_shapes((2,), (3,)))
+    a, b = np.array([3, 5, 12]), np.array([1, 4, 10])
+    for f in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        compare(lambda m, x, y, f=f: getattr(m, f)(x, y), a, b, grad=False)
+    compare(lambda m, x: m.bitwise_not(x), a, grad=False)
+    compare(lambda m, x: m.bitwise_not(x), np.array([True, False]), grad=False)
+    x = R.normal(size=(4, 6, 2))
+    compare(lambda m, t: m.hsplit(t, 3), x)
+    compare(lambda m, t: m.vsplit(t, [1, 3]), x)
+    compare(lambda m, t: m.dsplit(t, 2), x)
+    compare(lambda m, t: m.hsplit(t, 2), x[:, 0, 0])
+    raises_like_torch(lambda m, t: m.hsplit(t, 4), x)
+    raises_like_torch(lambda m, t: m.dsplit(t, 2), x[0])
+    compare(lambda m, t: m.argwhere(t), np.array([[0, 1.5], [2, 0]]), grad=False)

@@ -1,6 +1,7 @@
 """Differentiable ops, grouped by kind. Importing this package attaches Tensor methods."""
 
 from . import (  # noqa: F401
+    bitwise,
     bucketing,
     closeness,
     cross_product,
@@ -23,17 +24,20 @@ from . import (  # noqa: F401
     nan_reduce,
     order_stats,
     pairwise,
+    quantiles,
     queries,
     reduce,
     sampling,
     scans,
     special,
+    splitting,
     stacking,
     statistics,
     threshold,
     transfer,
     unique,
 )
+from .bitwise import *  # noqa: F401,F403
 from .bucketing import *  # noqa: F401,F403
 from .closeness import *  # noqa: F401,F403
 from .cross_product import *  # noqa: F401,F403
@@ -55,11 +59,13 @@ from .movement import *  # noqa: F401,F403
 from .nan_reduce import *  # noqa: F401,F403
 from .order_stats import *  # noqa: F401,F403
 from .pairwise import *  # noqa: F401,F403
+from .quantiles import *  # noqa: F401,F403
 from .queries import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
 from .scans import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .splitting import *  # noqa: F401,F403
 from .stacking import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .threshold import *  # noqa: F401,F403
