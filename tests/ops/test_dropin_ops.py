@@ -293,3 +293,33 @@ def test_type_queries_bitwise_splits():
     raises_like_torch(lambda m, t: m.hsplit(t, 4), x)
     raises_like_torch(lambda m, t: m.dsplit(t, 2), x[0])
     compare(lambda m, t: m.argwhere(t), np.array([[0, 1.5], [2, 0]]), grad=False)
+
+
+@pytest.mark.skipif("wgpu" not in DEVICES, reason="no wgpu adapter")
+def test_new_ops_and_distributions_on_wgpu():
+    """The composed ops and the distributions give the CPU's values on wgpu."""
+    x, y = R.normal(size=(3, 4)).astype(np.float32), R.normal(size=(5, 4)).astype(np.float32)
+    pos = R.uniform(0.5, 4, size=6).astype(np.float32)
+    checks = [
+        lambda m, d: m.cdist(m.tensor(x, device=d), m.tensor(y, device=d)),
+        lambda m, d: m.isclose(m.tensor(x, device=d), m.tensor(x, device=d) + 1e-7),
+        lambda m, d: m.meshgrid(m.tensor(pos, device=d), m.tensor(x[0], device=d))[1],
+        lambda m, d: m.lgamma(m.tensor(pos, device=d)),
+        lambda m, d: m.digamma(m.tensor(pos, device=d)),
+        lambda m, d: m.quantile(m.tensor(x, device=d), 0.3, dim=1),
+        lambda m, d: m.cov(m.tensor(x, device=d)),
+        lambda m, d: m.diag_embed(m.tensor(x, device=d)),
+        lambda m, d: m.distributions.Gamma(m.tensor(pos, device=d), 2.0).log_prob(
+            m.tensor(pos, device=d)),
+        lambda m, d: m.distributions.Beta(m.tensor(pos, device=d), 1.5).entropy(),
+        lambda m, d: m.distributions.MultivariateNormal(
+            m.tensor(x[0], device=d), m.eye(4, device=d) * 2).log_prob(m.tensor(y, device=d)),
+        lambda m, d: m.distributions.kl_divergence(
+            m.distributions.Dirichlet(m.tensor(pos, device=d)),
+            m.distributions.Dirichlet(m.tensor(pos[::-1].copy(), device=d))),
+    ]
+    for i, f in enumerate(checks):
+        got, want = f(vt, "wgpu"), f(vt, "cpu")
+        assert got.device.type == "wgpu"
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-4, atol=1e-5,
+                                   err_msg=f"check {i}")
