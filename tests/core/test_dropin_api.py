@@ -153,6 +153,16 @@ def test_accelerator_and_cuda_seeding():
     vt.cuda.seed_all()
     torch.cuda.manual_seed_all(1)
     assert vt.cuda.current_device() == 0 or not vt.cuda.is_available()
+    assert vt.cuda.is_bf16_supported() == (vt.cuda.is_available() and
+                                           vt.cuda.is_bf16_supported())
+    try:
+        vt.zeros(1, device="wgpu")
+    except Exception:
+        return
+    state = vt.wgpu.get_rng_state()
+    a = vt.rand(3, device="wgpu")
+    vt.wgpu.set_rng_state(state)
+    assert vt.rand(3, device="wgpu").tolist() == a.tolist()
 
 
 def test_typed_tensors_like_torch():
