@@ -18,11 +18,13 @@ from .distribution import Distribution, set_default_validate_args
 from .gamma import Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .more import Cauchy, Geometric, Poisson, StudentT
 from .multivariate_normal import MultivariateNormal
 from .normal import LogNormal, Normal
 from .simple import Exponential, Laplace, Uniform
 
 __all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Laplace", "Exponential",
            "Bernoulli", "Categorical", "OneHotCategorical", "Gamma", "Beta", "Dirichlet",
-           "MultivariateNormal", "Independent", "kl_divergence", "register_kl",
+           "MultivariateNormal", "Independent", "Poisson", "Geometric", "Cauchy", "StudentT",
+           "kl_divergence", "register_kl",
            "constraints", "Constraint", "set_default_validate_args"]
