@@ -10,15 +10,17 @@ import math
 from collections.abc import Callable
 
 from ..tensor import Tensor
+from .counts import Geometric, Poisson
 from .dirichlet import Beta, Dirichlet
 from .discrete import Bernoulli, Categorical, OneHotCategorical, _softplus
 from .distribution import Distribution
+from .exponential import Exponential
 from .gamma import Gamma
 from .independent import Independent, _sum_rightmost
-from .more import Geometric, Poisson
+from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import LogNormal, Normal
-from .simple import Exponential, Laplace, Uniform
+from .uniform import Uniform
 
 _KL: dict[tuple[type, type], Callable] = {}
 
