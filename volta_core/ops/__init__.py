@@ -10,12 +10,15 @@ from . import (  # noqa: F401
     dims,
     division,
     elementwise,
+    erfinv,
     float_parts,
     gamma_functions,
     grids,
+    index_sets,
     index_update,
     indexing,
     inplace,
+    integration,
     linalg,
     math,
     math_inplace,
@@ -46,12 +49,15 @@ from .differences import *  # noqa: F401,F403
 from .dims import *  # noqa: F401,F403
 from .division import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
+from .erfinv import *  # noqa: F401,F403
 from .float_parts import *  # noqa: F401,F403
 from .gamma_functions import *  # noqa: F401,F403
 from .grids import *  # noqa: F401,F403
+from .index_sets import *  # noqa: F401,F403
 from .index_update import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
+from .integration import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .matrix_builders import *  # noqa: F401,F403

@@ -34,6 +34,7 @@ CASES += unary("positive", dtypes=FLOAT + INT, **_SMALL)
 CASES += unary("sgn", dtypes=FLOAT + INT, **_SMALL)
 CASES += unary("lgamma", low=0.2, high=6.0, **_SMALL)
 CASES += unary("digamma", low=0.2, high=6.0, **_SMALL)
+CASES += unary("erfinv", low=-0.95, high=0.95, covers=("Tensor.erfinv",), **_SMALL)
 CASES += [
     case("trigamma", "polygamma", Scalar(1), Arg((3, 4), 0.2, 6.0), grad=False),
     case("basic", "mvlgamma", Arg((3, 4), 1.5, 6.0), Scalar(3)),
