@@ -46,6 +46,7 @@ from .typed_tensors import *  # noqa: F401,F403
 __version__ = "0.1.0"
 
 bool = bool_  # noqa: A001 - ``vt.bool`` as in ``torch.bool``
+dtype = DType  # ``isinstance(x, vt.dtype)`` as ``torch.dtype``
 half, double, long, short = float16, float64, int64, int16
 float, int = float32, int32  # noqa: A001
 

@@ -146,6 +146,13 @@ def manual_seed(seed: int) -> Generator:
     return gen
 
 
+def seed_cpu(seed: int) -> None:
+    """Seed only the CPU's default generator (a DataLoader worker: a GPU must not be
+    touched in a forked child), so ``initial_seed()`` there is the worker's seed."""
+    global _seed
+    _seed = _default(Device("cpu")).manual_seed(seed).initial_seed()
+
+
 def seed() -> int:
     """Seed every device's default generator from the OS's entropy; returns the seed."""
     s = int.from_bytes(os.urandom(8), "little") >> 1

@@ -153,6 +153,16 @@ def test_accelerator_and_cuda_seeding():
     vt.cuda.seed_all()
     torch.cuda.manual_seed_all(1)
     assert vt.cuda.current_device() == 0 or not vt.cuda.is_available()
+    assert vt.cuda.is_bf16_supported() == (vt.cuda.is_available() and
+                                           vt.cuda.is_bf16_supported())
+    try:
+        vt.zeros(1, device="wgpu")
+    except Exception:
+        return
+    state = vt.wgpu.get_rng_state()
+    a = vt.rand(3, device="wgpu")
+    vt.wgpu.set_rng_state(state)
+    assert vt.rand(3, device="wgpu").tolist() == a.tolist()
 
 
 def test_typed_tensors_like_torch():
@@ -289,3 +299,19 @@ def test_finfo_iinfo_size():
             m.iinfo(m.float32)
     assert vt.zeros(2, 3).shape == vt.Size([2, 3]) == torch.Size([2, 3])
     assert vt.Size([2, 3]).numel() == 6
+
+
+class _SeedPerItem(vt.data.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        info = vt.utils.data.get_worker_info()
+        return vt.tensor([vt.initial_seed() == info.seed, float(vt.rand(1))])
+
+
+def test_worker_initial_seed_is_the_workers_seed():
+    loader = vt.utils.data.DataLoader(_SeedPerItem(), batch_size=None, num_workers=2)
+    rows = [row.tolist() for row in loader]
+    assert all(ok == 1.0 for ok, _ in rows)
+    assert len({r for _, r in rows}) == 4  # workers draw different numbers

@@ -108,12 +108,36 @@ class Accelerator:
         """The index of the current device (Volta's devices are explicit: always 0)."""
         return 0
 
+    def set_device(self, device: Any) -> None:
+        """Check that ``device`` exists (Volta's devices are explicit: nothing is current)."""
+        if self.is_available():
+            Device(f"{self.device_type}:{self._index(device)}")
+
+    def is_bf16_supported(self, including_emulation: bool = True) -> bool:
+        """Whether the first device has the ``bfloat16`` dtype (False when unavailable)."""
+        if not self.is_available():
+            return False
+        return "bfloat16" in self._backend().dtype_names(0)
+
+    def get_rng_state(self, device: Any = None):
+        """The default generator's state of a device, as a ``uint8`` tensor."""
+        from ..random import _default
+
+        return _default(Device(f"{self.device_type}:{self._index(device)}")).get_state()
+
+    def set_rng_state(self, new_state: Any, device: Any = None) -> None:
+        """Restore a state returned by :meth:`get_rng_state`."""
+        from ..random import _default
+
+        _default(Device(f"{self.device_type}:{self._index(device)}")).set_state(new_state)
+
     def bind(self, namespace: dict) -> list[str]:
         """Put these functions into a module's ``namespace``; returns their names."""
         names = ["is_available", "device_count", "get_device_name", "synchronize",
                  "memory_allocated", "max_memory_allocated", "memory_reserved",
                  "reset_peak_memory_stats", "empty_cache", "manual_seed", "manual_seed_all",
-                 "seed_all", "initial_seed", "current_device"]
+                 "seed_all", "initial_seed", "current_device", "set_device",
+                 "is_bf16_supported", "get_rng_state", "set_rng_state"]
         for name in names:
             namespace[name] = getattr(self, name)
         return names

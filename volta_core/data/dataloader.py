@@ -51,7 +51,7 @@ class DataLoader(Generic[T_co]):
         timeout: seconds to wait for a worker's batch before raising (0: no limit).
         worker_init_fn: called as ``worker_init_fn(worker_id)`` in each worker, after
             seeding.
-        generator: an int seed, or an object with ``initial_seed()``; the seed of
+        generator: a :class:`vt.Generator` or an int seed (its ``initial_seed()``); the seed of
             ``vt.manual_seed`` when None. Seeds the shuffle and the workers (worker
             ``i`` of epoch ``e`` is seeded ``base_seed(seed, e) + i``).
         prefetch_factor: batches loaded in advance per worker.

@@ -187,8 +187,9 @@ def random_split(dataset: Dataset[T_co], lengths: Sequence[int | float],
         dataset: the dataset to split.
         lengths: the subset lengths, or fractions summing to 1 (the remainder of the
             rounding down is given out one by one, from the first subset, as in PyTorch).
-        generator: an int seed (or an object with ``initial_seed()``); the seed given to
-            ``vt.manual_seed`` when None. The same seed always gives the same split.
+        generator: a :class:`vt.Generator` (its ``initial_seed()`` is used) or an int seed;
+            the seed given to ``vt.manual_seed`` when None. The same seed always gives the
+            same split.
 
     Returns:
         one :class:`Subset` per length.

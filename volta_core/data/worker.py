@@ -113,11 +113,10 @@ def _seed_worker(seed: int) -> None:
 
     Only the CPU generator: touching a GPU in a forked child is unsafe.
     """
-    from ..backend.device import Device
-    from ..creation import _generator
+    from ..random import seed_cpu
 
     random.seed(seed)
-    _generator(Device("cpu")).manual_seed(seed)
+    seed_cpu(seed)  # vt.initial_seed() in the worker is its seed, as in PyTorch
     np = sys.modules.get("numpy")
     if np is not None:
         np.random.seed(seed % 2**32)

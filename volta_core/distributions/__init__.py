@@ -12,17 +12,22 @@ tuples (Volta's shapes).
 
 from . import constraints
 from .constraints import Constraint
+from .counts import Geometric, Poisson
 from .dirichlet import Beta, Dirichlet
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution, set_default_validate_args
+from .exponential import Exponential
 from .gamma import Gamma
+from .heavy_tailed import Cauchy, StudentT
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal
 from .normal import LogNormal, Normal
-from .simple import Exponential, Laplace, Uniform
+from .uniform import Uniform
 
 __all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Laplace", "Exponential",
            "Bernoulli", "Categorical", "OneHotCategorical", "Gamma", "Beta", "Dirichlet",
-           "MultivariateNormal", "Independent", "kl_divergence", "register_kl",
+           "MultivariateNormal", "Independent", "Poisson", "Geometric", "Cauchy", "StudentT",
+           "kl_divergence", "register_kl",
            "constraints", "Constraint", "set_default_validate_args"]

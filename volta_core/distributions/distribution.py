@@ -64,6 +64,13 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     return (p.log() - (-p).log1p()) if is_binary else p.log()
 
 
+def uniform_like(shape: tuple, like: Tensor) -> Tensor:
+    """U[0, 1) samples of ``shape`` with ``like``'s dtype and device."""
+    from ..creation import rand
+
+    return rand(*shape, dtype=like.dtype, device=like.device)
+
+
 class lazy_property:  # noqa: N801 - named as PyTorch's
     """A property computed on first access and then stored on the instance."""
 

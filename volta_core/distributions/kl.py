@@ -10,14 +10,17 @@ import math
 from collections.abc import Callable
 
 from ..tensor import Tensor
+from .counts import Geometric, Poisson
 from .dirichlet import Beta, Dirichlet
 from .discrete import Bernoulli, Categorical, OneHotCategorical, _softplus
 from .distribution import Distribution
+from .exponential import Exponential
 from .gamma import Gamma
 from .independent import Independent, _sum_rightmost
+from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import LogNormal, Normal
-from .simple import Exponential, Laplace, Uniform
+from .uniform import Uniform
 
 _KL: dict[tuple[type, type], Callable] = {}
 
@@ -154,6 +157,16 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     term2 = m.pow(2).sum(-1).sum(-1)
     term3 = _batch_mahalanobis(lq, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Tensor:
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p: Geometric, q: Geometric) -> Tensor:
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
 
 
 @register_kl(Independent, Independent)

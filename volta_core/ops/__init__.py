@@ -1,6 +1,7 @@
 """Differentiable ops, grouped by kind. Importing this package attaches Tensor methods."""
 
 from . import (  # noqa: F401
+    bitwise,
     bucketing,
     closeness,
     cross_product,
@@ -9,12 +10,15 @@ from . import (  # noqa: F401
     dims,
     division,
     elementwise,
+    erfinv,
     float_parts,
     gamma_functions,
     grids,
+    index_sets,
     index_update,
     indexing,
     inplace,
+    integration,
     linalg,
     math,
     math_inplace,
@@ -23,17 +27,20 @@ from . import (  # noqa: F401
     nan_reduce,
     order_stats,
     pairwise,
+    quantiles,
     queries,
     reduce,
     sampling,
     scans,
     special,
+    splitting,
     stacking,
     statistics,
     threshold,
     transfer,
     unique,
 )
+from .bitwise import *  # noqa: F401,F403
 from .bucketing import *  # noqa: F401,F403
 from .closeness import *  # noqa: F401,F403
 from .cross_product import *  # noqa: F401,F403
@@ -42,12 +49,15 @@ from .differences import *  # noqa: F401,F403
 from .dims import *  # noqa: F401,F403
 from .division import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
+from .erfinv import *  # noqa: F401,F403
 from .float_parts import *  # noqa: F401,F403
 from .gamma_functions import *  # noqa: F401,F403
 from .grids import *  # noqa: F401,F403
+from .index_sets import *  # noqa: F401,F403
 from .index_update import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
+from .integration import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .matrix_builders import *  # noqa: F401,F403
@@ -55,11 +65,13 @@ from .movement import *  # noqa: F401,F403
 from .nan_reduce import *  # noqa: F401,F403
 from .order_stats import *  # noqa: F401,F403
 from .pairwise import *  # noqa: F401,F403
+from .quantiles import *  # noqa: F401,F403
 from .queries import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
 from .scans import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .splitting import *  # noqa: F401,F403
 from .stacking import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .threshold import *  # noqa: F401,F403

@@ -5,6 +5,7 @@ Composed of comparisons and sums, so they run on every backend.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 from ..autograd.grad_mode import no_grad
@@ -102,4 +103,44 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
         return x.new_zeros((bins,)).scatter_add(0, idx, x.new_ones(x.shape))
 
 
-__all__ = ["searchsorted", "bucketize", "histc"]
+HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A002
+              weight: Tensor | None = None, density: bool = False) -> tuple[Tensor, Tensor]:
+    """A histogram of ``input``: ``(hist, bin_edges)``.
+
+    Args:
+        bins: the number of equal-width bins, or a 1-d tensor of increasing edges.
+        range: ``(min, max)`` of the equal-width bins; the data's range by default.
+        weight: a weight per element (each counts 1 by default).
+        density: normalise so that the histogram integrates to one.
+    """
+    from ..creation import linspace
+
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"torch.histogram: input tensor and bins tensors should have the "
+                         f"same dtype, but got input {input.dtype.name}")
+    with no_grad():
+        x = input.detach().reshape(-1)
+        if isinstance(bins, Tensor):
+            edges = bins.to(x.dtype)
+        else:
+            lo, hi = (float(range[0]), float(range[1])) if range is not None else (
+                (float(x.min()), float(x.max())) if x.numel() else (0.0, 0.0))
+            if lo == hi:
+                lo, hi = lo - 0.5, hi + 0.5
+            edges = linspace(lo, hi, int(bins) + 1, dtype=x.dtype, device=x.device)
+        n = edges.shape[0] - 1
+        keep = (x >= edges[0]) & (x <= edges[-1])
+        w = (weight.detach().reshape(-1).to(x.dtype) if weight is not None
+             else x.new_ones(x.shape))[keep]
+        x = x[keep]
+        idx = (searchsorted(edges, x, right=True) - 1).clamp(0, n - 1)
+        hist = x.new_zeros((n,)).scatter_add(0, idx, w)
+        if density:
+            hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+        return HistogramResult(hist, edges)
+
+
+__all__ = ["searchsorted", "bucketize", "histc", "histogram"]

@@ -7,6 +7,7 @@ where its input is finite.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from ..autograd.function import Function
@@ -94,9 +95,13 @@ def _bitwise_operator(logical: Any, fn: str):
     def op(self: Tensor, other: Any) -> Tensor:
         """Logical op on bool tensors, bitwise on integer tensors (``&``, ``|``, ``^``)."""
         if type(other) is not Tensor:
-            if not isinstance(other, (bool, int)):
+            is_bool = isinstance(other, bool) or type(other).__name__ == "bool_"
+            if not is_bool and not isinstance(other, numbers.Integral):
                 return NotImplemented
-            other = self.new_full((), other)
+            if is_bool or self.dtype is not bool_:
+                other = self.new_full((), bool(other) if is_bool else int(other))
+            else:  # bool tensor with an int: the int's category wins, as in PyTorch
+                other = self.new_full((), int(other), dtype="int64")
         if self.dtype is bool_ and other.dtype is bool_:
             return logical(self, other)
         if self.dtype.is_floating_point or other.dtype.is_floating_point:

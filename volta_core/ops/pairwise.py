@@ -58,4 +58,24 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     return d.pow(p).sum().pow(1.0 / p)
 
 
-__all__ = ["cdist", "dist"]
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between the rows of ``(N, M)`` ``input``, for each pair
+    ``i < j``, in row-major order (the upper triangle of ``cdist(input, input)``)."""
+    from .matrix_builders import triu_indices
+
+    if input.ndim != 2:
+        raise ShapeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    i, j = triu_indices(input.shape[0], input.shape[0], 1, device=input.device)
+    diff = (input[i] - input[j]).abs()
+    if p == 0:
+        return (diff != 0).to(diff.dtype).sum(-1)
+    if math.isinf(p):
+        return diff.amax(-1)
+    from .elementwise import where
+
+    total = diff.pow(p).sum(-1)
+    zero = total == 0
+    return where(zero, 0.0, where(zero, 1.0, total).pow(1.0 / p))
+
+
+__all__ = ["cdist", "dist", "pdist"]

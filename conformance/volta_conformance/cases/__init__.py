@@ -11,7 +11,7 @@ from ..case import Case
 
 MODULES = ("ops_core", "ops_movement", "ops_math", "ops_special", "ops_index_update",
            "ops_order_stats", "views", "nn_layers", "nn_functional", "losses", "optimizers",
-           "training")
+           "training", "ops_sets", "ops_matrices", "ops_layout")
 
 _cache: list[Case] | None = None
 

@@ -32,6 +32,13 @@ CASES += unary("rad2deg", low=-3.0, high=3.0, **_SMALL)
 CASES += unary("frac", low=-3.0, high=3.0, **_SMALL)
 CASES += unary("positive", dtypes=FLOAT + INT, **_SMALL)
 CASES += unary("sgn", dtypes=FLOAT + INT, **_SMALL)
+CASES += unary("lgamma", low=0.2, high=6.0, **_SMALL)
+CASES += unary("digamma", low=0.2, high=6.0, **_SMALL)
+CASES += unary("erfinv", low=-0.95, high=0.95, covers=("Tensor.erfinv",), **_SMALL)
+CASES += [
+    case("trigamma", "polygamma", Scalar(1), Arg((3, 4), 0.2, 6.0), grad=False),
+    case("basic", "mvlgamma", Arg((3, 4), 1.5, 6.0), Scalar(3)),
+]
 CASES += binary("xlogy", low=-1.0, high=1.0, low2=0.2, high2=2.0, **_SMALL)
 CASES += binary("logaddexp", low=-3.0, high=3.0, scalar=None, **_SMALL)
 CASES += binary("logaddexp2", low=-3.0, high=3.0, scalar=None, **_SMALL)

@@ -1,0 +1,52 @@
+"""Cases of matrix builders, decompositions, distances and covariance: diag family,
+block_diag, kron, inner, det/inverse/slogdet/logdet, linalg.cholesky/solve/
+solve_triangular, cdist, dist, cov, corrcoef."""
+
+from __future__ import annotations
+
+import volta_core as vt
+
+from ..case import FLOAT, Arg, OpCase, Scalar
+
+A34 = Arg((3, 4))
+SQ = Arg((2, 3, 3))
+
+
+def case(name: str, op: str, *args, fn=None, dtypes: tuple = FLOAT, **kw) -> OpCase:
+    extra = {k: kw.pop(k) for k in ("covers", "needs", "tol", "grad") if k in kw}
+    return OpCase(f"{op}/{name}", op, dtypes, args=args, fn=fn, kwargs=kw, **extra)
+
+
+def _spd(m):
+    return m @ m.transpose(-2, -1) + 3 * vt.eye(m.shape[-1], dtype=m.dtype, device=m.device)
+
+
+CASES: list = [
+    case("vector", "diag", Arg((4,)), Scalar(1), covers=("Tensor.diag",)),
+    case("matrix", "diag", A34, Scalar(-1)),
+    case("basic", "diag_embed", A34, offset=1, covers=("Tensor.diag_embed",)),
+    case("basic", "diagflat", Arg((2, 2)), covers=("Tensor.diagflat",)),
+    case("basic", "block_diag", A34, Arg((2,)), Arg(())),
+    case("basic", "kron", Arg((2, 3)), Arg((3, 2)), covers=("Tensor.kron",)),
+    case("basic", "inner", A34, Arg((2, 4)), covers=("Tensor.inner",)),
+    case("basic", "det", SQ, covers=("linalg.det",)),
+    case("basic", "inverse", SQ, fn=lambda m: vt.inverse(_spd(m)), covers=("linalg.inv",)),
+    case("basic", "slogdet", SQ),
+    case("basic", "logdet", SQ, fn=lambda m: vt.logdet(_spd(m))),
+    case("basic", "linalg.cholesky", SQ, fn=lambda m: vt.linalg.cholesky(_spd(m))),
+    case("basic", "linalg.solve", SQ, Arg((2, 3, 2)),
+         fn=lambda m, b: vt.linalg.solve(_spd(m), b)),
+    case("basic", "linalg.solve_triangular", SQ, Arg((2, 3, 2)),
+         fn=lambda m, b: vt.linalg.solve_triangular(_spd(m), b, upper=True)),
+    case("p2", "cdist", Arg((2, 5, 3)), Arg((2, 4, 3))),
+    case("p1", "cdist", Arg((5, 3)), Arg((4, 3)), p=1.0),
+    case("basic", "pdist", Arg((5, 3))),
+    case("basic", "trapezoid", A34, covers=("trapz",)),
+    case("x", "trapezoid", A34, Arg((4,))),
+    case("basic", "cumulative_trapezoid", A34, dx=0.5),
+    case("basic", "combinations", Arg((4,)), Scalar(2)),
+    case("basic", "vander", Arg((4,)), Scalar(3)),
+    case("basic", "dist", A34, Arg((4,)), Scalar(3)),
+    case("basic", "cov", A34, covers=("Tensor.cov",)),
+    case("basic", "corrcoef", A34, covers=("Tensor.corrcoef",)),
+]

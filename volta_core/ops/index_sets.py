@@ -1,0 +1,102 @@
+"""Index sets: ``combinations``, ``unravel_index``, ``vander``, ``gcd``, ``lcm``."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from ..autograd.grad_mode import no_grad
+from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor, tensor_method
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The length-``r`` combinations of the 1-d ``input``'s elements, as rows
+    (``itertools.combinations``; differentiable)."""
+    from ..creation import tensor
+
+    if input.ndim != 1:
+        raise ShapeError(f"combinations: expect a 1D vector, but got shape {input.shape}")
+    if r < 0:
+        raise ValueError(f"combinations: expect a non-negative number, but got {r}")
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = list(pick(range(input.shape[0]), r))
+    if not rows or r == 0:
+        return input.new_zeros((0,) if r == 0 or not rows else (0, r))
+    idx = tensor(rows, dtype="int64", device=input.device)
+    return input[idx.reshape(-1)].reshape(len(rows), r)
+
+
+def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """The coordinates in a tensor of ``shape`` of each flat index in ``indices``."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if indices.dtype.kind not in "iu":
+        raise DTypeError(f"expected 'indices' to be integer dtype, but got "
+                         f"{indices.dtype.name}")
+    total = 1
+    for s in shape:
+        total *= s
+    with no_grad():
+        if indices.numel() and (int(indices.min()) < -total or int(indices.max()) >= total):
+            raise ValueError(f"unravel_index: an index is out of bounds for shape {shape}")
+        flat = indices.to("int64") % max(total, 1)
+        out = []
+        for s in reversed(shape):
+            out.append(flat % s)
+            flat = flat // s
+        return tuple(reversed(out))
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix: columns ``x ** (N-1), ..., x ** 0`` (or increasing)."""
+    from ..creation import arange
+
+    if x.ndim != 1:
+        raise ShapeError(f"x must be a one-dimensional tensor, got shape {x.shape}")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise ValueError("N must be non-negative.")
+    powers = arange(n, device=x.device)
+    if not increasing:
+        powers = powers.flip(0)
+    base = x if x.dtype.is_floating_point or x.dtype.name == "int64" else x.to("int64")
+    return base.unsqueeze(1) ** powers.to(base.dtype).unsqueeze(0)
+
+
+def _int_pair(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: expected integer tensors, got {a.dtype.name} and "
+                         f"{b.dtype.name}")
+    from ._util import promote_pair
+
+    return promote_pair(a, b)
+
+
+@tensor_method()
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise greatest common divisor (non-negative) of integer tensors."""
+    from .elementwise import where
+
+    a, b = _int_pair("gcd", input, other)
+    with no_grad():
+        a, b = a.abs(), b.abs()
+        a, b = a + b * 0, b + a * 0  # broadcast
+        while bool((b != 0).any()):
+            nonzero = b != 0
+            a, b = where(nonzero, b, a), where(nonzero, a % where(nonzero, b, 1), 0)
+        return a
+
+
+@tensor_method()
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise least common multiple (non-negative) of integer tensors."""
+    from .elementwise import where
+
+    a, b = _int_pair("lcm", input, other)
+    with no_grad():
+        g = gcd(a, b)
+        return where(g == 0, 0, (a // where(g == 0, 1, g) * b).abs())
+
+
+__all__ = ["combinations", "unravel_index", "vander", "gcd", "lcm"]
