@@ -27,7 +27,7 @@ class Tensor:
         grad_fn: the autograd node that produced this tensor (None for leaves).
     """
 
-    __slots__ = ("_data", "device", "requires_grad", "grad", "grad_fn", "_version", "_hooks",
+    __slots__ = ("_data", "device", "requires_grad", "_grad", "grad_fn", "_version", "_hooks",
                  "_post_hooks", "_base", "_view", "_seen", "_gen", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
 
@@ -41,13 +41,28 @@ class Tensor:
         self._gen = 0
         self.device = dev
         self.requires_grad = False
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._version = [0]
         self._hooks = None
         self._post_hooks = None
         if requires_grad:
             self.requires_grad_(True)
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by ``backward()`` (None until then).
+
+        Assigning it is checked as in PyTorch: a Tensor (or None) of this tensor's shape,
+        dtype and device, and not the tensor itself.
+        """
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
 
     @staticmethod
     def _make(array: Any, device: Device, requires_grad: bool = False,
@@ -59,7 +74,7 @@ class Tensor:
         t._gen = 0
         t.device = device
         t.requires_grad = requires_grad
-        t.grad = None
+        t._grad = None
         t.grad_fn = grad_fn
         t._version = [0]
         t._hooks = None
@@ -448,3 +463,23 @@ def tensor_method(*names: str) -> Callable[[Callable], Callable]:
         return fn
 
     return attach
+
+
+def _check_grad(t: Tensor, g: Any) -> None:
+    """PyTorch's checks on ``t.grad = g``: type, identity, shape, dtype, device."""
+    from .errors import DTypeError, ShapeError
+
+    if not isinstance(g, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(g).__name__}")
+    if g is t:
+        raise AutogradError("can't assign a tensor as its own grad")
+    if g.shape != t.shape:
+        raise ShapeError(f"attempting to assign a gradient of shape {g.shape} to a tensor of "
+                         f"shape {t.shape}; the gradient must have the tensor's shape")
+    if g.dtype is not t.dtype:
+        raise DTypeError(f"attempting to assign a gradient of dtype {g.dtype.name} to a tensor "
+                         f"of dtype {t.dtype.name}; convert it with .to({t.dtype.name})")
+    if g.device is not t.device:
+        raise DeviceError(f"attempting to assign a gradient on {g.device} to a tensor on "
+                          f"{t.device}; move it with .to('{t.device}')")

@@ -194,6 +194,11 @@ class Engine:
         # [flag, bad index, axis size, 0], set by index kernels (a GPU kernel cannot
         # raise): read back with every readback and raised there, as CUDA does
         self._err: Any = None
+        # after an out-of-range index (as a CUDA context after a device-side assert), the
+        # results it may have spoiled stay unreadable: buffers written since the last
+        # checked readback, and what is later computed from them (id(buffer) -> message)
+        self._written: set = set()
+        self._poisoned: dict[int, str] = {}
 
     # -- naming -------------------------------------------------------------------------
     @property
@@ -247,6 +252,8 @@ class Engine:
             if buf is None:
                 free = self._pool.get(size)
                 buf = free.pop() if free else self._create(size)
+            if self._poisoned:
+                self._poisoned.pop(id(buf), None)  # a new array: nothing spoiled in it
             self._allocated += size
             if self._allocated > self._peak:
                 self._peak = self._allocated
@@ -355,6 +362,9 @@ class Engine:
         Raises IndexOutOfRangeError when a kernel recorded an out-of-range index since
         the last readback.
         """
+        if self._poisoned and id(storage.buffer) in self._poisoned:
+            from ._errors import IndexOutOfRangeError
+            raise IndexOutOfRangeError(self._poisoned[id(storage.buffer)])
         lo = offset // 4 * 4
         hi = -(-(offset + nbytes) // 4) * 4
         if hi == lo:
@@ -380,6 +390,7 @@ class Engine:
             mv = memoryview(data).cast("B")
             if err is not None and any(mv[n:n + 4]):
                 self._raise_index_error(mv[n:n + 16].cast("i"))
+            self._written.clear()
         return mv[offset - lo: offset - lo + nbytes]
 
     def _staging(self, nbytes: int) -> Any:
@@ -394,11 +405,17 @@ class Engine:
     def _raise_index_error(self, words: memoryview) -> None:
         self.queue.write_buffer(self._err, 0, bytes(16))
         from ._errors import IndexOutOfRangeError
+        what = (f"an indexing op (take, getitem, scatter_add, embedding) on wgpu:{self.index} "
+                f"got index {words[1]} for a dim of size {words[2]}")
+        spoiled = (f"wgpu: this tensor is unreadable: it was computed while {what} (reported "
+                   "at a later sync point, as on CUDA); recompute it with valid indices")
+        self._written.discard(self._err)
+        for buf in self._written:
+            self._poisoned[id(buf)] = spoiled
+        self._written.clear()
         raise IndexOutOfRangeError(
-            f"wgpu: an indexing op (take, getitem, scatter_add, embedding) on wgpu:"
-            f"{self.index} got index {words[1]} for a dim of size {words[2]}; the error is "
-            f"reported at the next sync point (GPU kernels cannot raise), so results "
-            f"computed since then are not reliable")
+            f"wgpu: {what}; the error is reported at the next sync point (GPU kernels cannot "
+            "raise), and the results computed since then are unreadable")
 
     def copy(self, src: Storage, src_off: int, dst: Storage, dst_off: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
@@ -406,6 +423,10 @@ class Engine:
             enc = self._get_encoder()
             self._end_pass()
             enc.copy_buffer_to_buffer(src.buffer, src_off, dst.buffer, dst_off, nbytes)
+            if self._err is not None:
+                self._written.add(dst.buffer)
+                if self._poisoned and id(src.buffer) in self._poisoned:
+                    self._poisoned[id(dst.buffer)] = self._poisoned[id(src.buffer)]
 
     # -- pipelines ----------------------------------------------------------------------
     def _layout(self, n_write: int, n_read: int) -> Any:
@@ -515,6 +536,15 @@ class Engine:
 
         The caller holds the lock.
         """
+        if self._err is not None:  # an index kernel ran once: track what may be spoiled
+            written = buffers[:kernel.n_write]
+            self._written.update(written)
+            if self._poisoned:  # computed from a spoiled result: spoiled too
+                bad = next((self._poisoned[id(b)] for b in buffers[kernel.n_write:]
+                            if id(b) in self._poisoned), None)
+                if bad is not None:
+                    for b in written:
+                        self._poisoned[id(b)] = bad
         bg = self._groups.get((kernel.group_key, *buffers))
         if bg is None:
             bg = self._bind_group(kernel, buffers)

@@ -198,3 +198,24 @@ def test_watchdog_rank_zero_loss_is_seen_by_the_others():
     with pytest.raises(DistributedError, match="rank 0 was lost"):
         b.wait(lambda: False, "all_reduce")
     b.leave()
+
+
+def test_forked_children_do_not_keep_a_dead_ranks_connection_open():
+    """A DataLoader worker forked from rank 1 must not hold rank 1's socket: when rank 1
+    dies, rank 0 still sees the connection close at once."""
+    import os as _os
+
+    a, b = _pair()
+    pid = _os.fork()
+    if pid == 0:  # a long-lived child (a worker) of rank 1's process
+        time.sleep(3)
+        _os._exit(0)
+    try:
+        b._stop.set()
+        b._conns[0].close()  # rank 1's own process closes its end (it dies)
+        with pytest.raises(DistributedError, match="rank 1 was lost: its process ended"):
+            a.wait(lambda: False, "all_reduce")
+    finally:
+        _os.kill(pid, signal.SIGKILL)
+        _os.waitpid(pid, 0)
+        a.leave()

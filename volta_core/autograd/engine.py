@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..amp.state import suspended as _autocast_suspended
-from ..errors import AutogradError, ShapeError
+from ..errors import AutogradError, DeviceError, ShapeError
 from ..tensor import Tensor
 from .function import _FREED, Function
 from .grad_mode import set_grad_enabled
@@ -55,6 +55,11 @@ def _initial_grads(outputs: Sequence[Tensor], grads: Sequence[Any] | None) -> li
         if g.shape != t.shape:
             raise ShapeError(f"backward: gradient of shape {g.shape} does not match output "
                              f"shape {t.shape}")
+        if g.device is not t.device:
+            raise DeviceError(f"backward: gradient {i} is on {g.device} but its output is on "
+                              f"{t.device}; move it with .to('{t.device}')")
+        if g.dtype is not t.dtype:  # PyTorch casts the gradient to the output's dtype
+            g = g.to(t.dtype)
         result.append(g)
     return result
 

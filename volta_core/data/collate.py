@@ -68,7 +68,18 @@ def _stack_shapes_error(shapes: list, what: str) -> ShapeError:
                       "pass a collate_fn that pads")
 
 
+def _same_kind(batch: list[Any], ok: Callable[[Any], bool], what: str) -> None:
+    """A TypeError naming the first sample whose type differs from sample 0's (PyTorch
+    raises TypeError too, with a less helpful message)."""
+    for i, x in enumerate(batch):
+        if not ok(x):
+            raise TypeError(f"default_collate: cannot batch a {type(x).__name__} (sample {i}) "
+                            f"with {what} (sample 0); every sample must hold the same type in "
+                            "the same field, or pass a collate_fn")
+
+
 def _stack_tensors(batch: list[Tensor], host: bool) -> Any:
+    _same_kind(batch, lambda x: isinstance(x, Tensor), "a Tensor")
     dev = batch[0].device
     others = {str(t.device) for t in batch if t.device is not dev}
     if others:
@@ -84,6 +95,7 @@ def _stack_tensors(batch: list[Tensor], host: bool) -> Any:
 
 
 def _stack_arrays(batch: list[Any], host: bool) -> Any:
+    _same_kind(batch, _is_host_array, "an array")
     _check_numeric(batch[0])
     shapes = [tuple(a.shape) for a in batch]
     if len(set(shapes)) != 1:
@@ -93,6 +105,7 @@ def _stack_arrays(batch: list[Any], host: bool) -> Any:
 
 
 def _numbers(batch: list[Any], host: bool) -> Any:
+    _same_kind(batch, lambda x: isinstance(x, (bool, int, float)), "a number")
     xp = _host_xp()
     elem = batch[0]
     dt = xp.bool if isinstance(elem, bool) else xp.int64 if isinstance(elem, int) \

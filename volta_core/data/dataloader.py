@@ -130,6 +130,7 @@ class DataLoader(Generic[T_co]):
         self._iterable = iterable
         self._epoch = 0
         self._skip = 0
+        self._resume_rng: dict | None = None  # workers' generators, from load_state_dict
         self._iterator: _BaseIter | None = None
 
     @property
@@ -182,17 +183,22 @@ class DataLoader(Generic[T_co]):
         (exactly, for the built-in samplers, whose order depends only on seed and epoch).
         """
         it = self._iterator
+        rng = getattr(it, "_worker_rng", None)  # workers' generators after their last batch
+        extra = {"worker_rng": {str(w): s for w, s in rng.items()}} if rng else {}
         if it is not None and not it._done:
             return {"epoch": it._epoch, "batches_yielded": it._yielded,
-                    "sampler": it._sampler_state}
+                    "sampler": it._sampler_state, **extra}
         state = getattr(self.sampler, "state_dict", None)
+        if not self.persistent_workers:  # workers are seeded afresh each epoch
+            extra = {}
         return {"epoch": self._epoch, "batches_yielded": 0,
-                "sampler": state() if callable(state) else {}}
+                "sampler": state() if callable(state) else {}, **extra}
 
     def load_state_dict(self, state: dict) -> None:
         """Make the next iteration resume at ``state`` (from :meth:`state_dict`)."""
         self._epoch = int(state["epoch"])
         self._skip = int(state.get("batches_yielded", 0))
+        self._resume_rng = state.get("worker_rng") or None
         load = getattr(self.sampler, "load_state_dict", None)
         if callable(load) and state.get("sampler"):
             load(state["sampler"])
@@ -281,11 +287,19 @@ class _MultiProcessIter(_BaseIter):
         self._index_queues = [ctx.Queue() for _ in range(n)]
         super().__init__(loader)  # starts the epoch: base seed, skipped batches
         args = loader._fetcher_args(host=True)
+        # a resumed map-style epoch: workers continue their generators where they were
+        # (an iterable one replays the skipped batches, and with them the draws)
+        resume = getattr(loader, "_resume_rng", None) if not loader._iterable else None
+        loader._resume_rng = None
+        self._worker_rng: dict[int, dict] = {}
         for i in range(n):
+            rng = (resume or {}).get(str(i))
+            if rng is not None:
+                self._worker_rng[i] = rng
             p = ctx.Process(target=worker_loop, daemon=True,
                             args=(loader.dataset, self._index_queues[i], self._result_queue,
                                   args, self._base_seed, i, n, loader.worker_init_fn,
-                                  os.getpid()))
+                                  os.getpid(), rng))
             p.start()
             self._workers.append(p)
         self._stopped = False
@@ -302,8 +316,10 @@ class _MultiProcessIter(_BaseIter):
     def _prime(self, count: int) -> None:
         self._send_idx = self._rcvd_idx = 0
         self._tasks: dict[int, tuple] = {}  # task index -> (worker,) or (worker, data)
+        self._rng_after: dict[int, dict] = {}  # task index -> its worker's generators after it
         self._active = [True] * self._num_workers
-        self._next_worker = 0
+        # batch k of an epoch goes to worker k % n, also when resuming after skipped ones
+        self._next_worker = self._yielded % self._num_workers
         for _ in range(count):
             self._put_task()
 
@@ -348,9 +364,10 @@ class _MultiProcessIter(_BaseIter):
             info = self._tasks[self._rcvd_idx]
             if len(info) == 2:
                 return self._take(self._rcvd_idx, info[1])
-            epoch, idx, payload = self._get()
+            epoch, idx, payload, rng = self._get()
             if epoch != self._epoch or idx not in self._tasks:
                 continue  # a result of an abandoned epoch
+            self._rng_after[idx] = rng
             data = pickle.loads(payload)
             if isinstance(data, IterationEnd):
                 self._active[self._tasks.pop(idx)[0]] = False
@@ -361,6 +378,9 @@ class _MultiProcessIter(_BaseIter):
             return self._take(idx, data)
 
     def _take(self, idx: int, data: Any) -> Any:
+        rng = self._rng_after.pop(idx, None)
+        if rng is not None:
+            self._worker_rng[self._tasks[idx][0]] = rng
         del self._tasks[idx]
         self._rcvd_idx += 1
         self._put_task()

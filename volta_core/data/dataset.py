@@ -99,6 +99,11 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
 
     def _gather(self, indices: Sequence[int]) -> list[Tensor]:
         """The default-collated batch of ``indices``: one tensor per stored tensor."""
+        n = len(self)
+        bad = [i for i in indices if not -n <= i < n]
+        if bad:
+            raise IndexError(f"TensorDataset: indices {bad[:5]} are out of range for {n} "
+                             "samples")
         out = []
         for t in self.tensors:
             xp = t.device.xp
@@ -172,10 +177,19 @@ class ConcatDataset(Dataset[T_co]):
 
 
 def _check_index(index: Any, n: int, name: str) -> Any:
+    if not isinstance(index, (int, slice, list, tuple, Tensor)) and hasattr(index, "__index__"):
+        index = index.__index__()  # a NumPy integer
+    if isinstance(index, bool) or isinstance(index, float):
+        raise TypeError(f"{name}: index must be an integer, got {type(index).__name__} "
+                        f"{index!r}")
     if isinstance(index, int):
         if not -n <= index < n:
             raise IndexError(f"{name}: index {index} is out of range for {n} samples")
         return index + n if index < 0 else index
+    if isinstance(index, list) and all(isinstance(i, int) for i in index):
+        bad = [i for i in index if not -n <= i < n]
+        if bad:
+            raise IndexError(f"{name}: indices {bad[:5]} are out of range for {n} samples")
     return index
 
 

@@ -122,6 +122,38 @@ def _seed_worker(seed: int) -> None:
         np.random.seed(seed % 2**32)
 
 
+def rng_state() -> dict:
+    """The state of the generators a worker seeds (Python's, Volta's CPU, NumPy's), as
+    JSON-able data: saved with a mid-epoch ``DataLoader.state_dict()`` so that random
+    augmentation in workers resumes exactly."""
+    from ..backend.device import Device
+    from ..creation import _generator
+
+    version, internal, gauss = random.getstate()
+    state: dict = {"random": [version, list(internal), gauss],
+                   "volta": _generator(Device("cpu")).get_state()}
+    np = sys.modules.get("numpy")
+    if np is not None:
+        name, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)
+        state["numpy"] = [name, [int(k) for k in keys], int(pos), int(has_gauss),
+                          float(cached)]
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    """Restore a state returned by :func:`rng_state`."""
+    from ..backend.device import Device
+    from ..creation import _generator
+
+    version, internal, gauss = state["random"]
+    random.setstate((version, tuple(internal), gauss))
+    _generator(Device("cpu")).set_state(state["volta"])
+    np = sys.modules.get("numpy")  # loaded wherever a saved state has a NumPy entry
+    if "numpy" in state and np is not None:
+        name, keys, pos, has_gauss, cached = state["numpy"]
+        np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
+
+
 def _find_gather(dataset: Any) -> Callable[[list[int]], list] | None:
     """A batched fast path for default-collated batches of ``dataset``, if it has one."""
     from .dataset import Subset
@@ -200,8 +232,13 @@ class _Fetcher:
 
 def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, fetcher_args: dict,
                 base_seed: int, worker_id: int, num_workers: int,
-                worker_init_fn: Callable[[int], None] | None, parent_pid: int) -> None:
-    """The body of one worker process (module-level, so that 'spawn' can pickle it)."""
+                worker_init_fn: Callable[[int], None] | None, parent_pid: int,
+                resume_rng: dict | None = None) -> None:
+    """The body of one worker process (module-level, so that 'spawn' can pickle it).
+
+    ``resume_rng``: generator states to continue from (a resumed epoch), set after the
+    usual seeding and ``worker_init_fn``. Each result carries the states after it.
+    """
     global _worker_info
     seed = base_seed + worker_id
     try:
@@ -209,6 +246,8 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, fetcher_args:
         _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
         if worker_init_fn is not None:
             worker_init_fn(worker_id)
+        if resume_rng is not None:
+            set_rng_state(resume_rng)
         fetcher: _Fetcher | ExceptionWrapper = _Fetcher(dataset, **fetcher_args)
     except Exception as e:  # reported with the first task
         fetcher = ExceptionWrapper(e, f"in DataLoader worker process {worker_id} at start")
@@ -241,6 +280,6 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, fetcher_args:
         except Exception as e:  # e.g. a custom collate_fn returning a lambda
             payload = pickle.dumps(ExceptionWrapper(e, where))
         del result
-        result_queue.put((epoch, idx, payload))
+        result_queue.put((epoch, idx, payload, rng_state()))
     # stopped on purpose: don't block exit on results nobody will read
     result_queue.cancel_join_thread()

@@ -19,10 +19,12 @@ the collective that ran past the timeout (as PyTorch's ``timeout=`` does).
 from __future__ import annotations
 
 import logging
+import os
 import selectors
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable
 
 from .engine import DistributedError
@@ -105,6 +107,7 @@ class Watchdog:
             self._seen[peer] = now
         self._thread = threading.Thread(target=self._run, name="volta-watchdog", daemon=True)
         self._thread.start()
+        _live.add(self)
 
     # -- what collectives ask ----------------------------------------------------------------
 
@@ -182,8 +185,11 @@ class Watchdog:
 
     def _run(self) -> None:
         sel = selectors.DefaultSelector()
-        for peer, conn in self._conns.items():
-            sel.register(conn, selectors.EVENT_READ, peer)
+        for peer, conn in list(self._conns.items()):
+            try:
+                sel.register(conn, selectors.EVENT_READ, peer)
+            except (OSError, ValueError):  # closed already
+                self._lost(peer, "its connection closed during start-up", sel)
         last_beat = 0.0
         while not self._stop.is_set() and self._conns:
             now = time.monotonic()
@@ -264,6 +270,27 @@ class Watchdog:
             except (KeyError, ValueError):
                 pass
             conn.close()
+
+
+_live: weakref.WeakSet[Watchdog] = weakref.WeakSet()
+
+
+def _close_in_child() -> None:
+    """In a forked child (a DataLoader worker), drop the inherited watchdog sockets so
+    that the rank's death still closes its connections at once."""
+    for wd in list(_live):
+        wd._stop.set()
+        for conn in wd._conns.values():
+            try:
+                conn.close()  # this process's fd only: the parent's connection stays up
+            except OSError:
+                pass
+        wd._conns.clear()
+    _live.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_in_child)
 
 
 def _read_line(conn: socket.socket) -> str:

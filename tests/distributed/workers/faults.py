@@ -25,10 +25,12 @@ from volta_core import nn
 from volta_core.nn.parallel import DistributedDataParallel
 
 TIMEOUT = 2.0
+ENGINE = os.environ.get("VOLTA_FAULT_ENGINE", "mpi")  # nccl: see nccl_faults.py
 mode, fail_step = sys.argv[1], int(sys.argv[2])
-dist.init_process_group("mpi", timeout=timedelta(seconds=TIMEOUT))
+dist.init_process_group(ENGINE, timeout=timedelta(seconds=TIMEOUT))
 rank, world = dist.get_rank(), dist.get_world_size()
 failing = rank == world - 1
+dev = "cpu" if ENGINE == "mpi" else f"cuda:{dist.get_local_rank()}"
 
 
 def fail_now() -> None:
@@ -37,7 +39,7 @@ def fail_now() -> None:
 
 try:
     vt.manual_seed(0)
-    model = DistributedDataParallel(nn.Linear(4, 2))
+    model = DistributedDataParallel(nn.Linear(4, 2).to(dev))
     opt = vt.optim.SGD(model.parameters(), lr=0.1)
     for step in range(1000):
         if failing and step == fail_step:
@@ -57,14 +59,15 @@ try:
                 time.sleep(4 * TIMEOUT)
                 continue
         if mode in ("size", "dtype") and step == fail_step:
-            t = vt.ones(5 if failing and mode == "size" else 4,
+            t = vt.ones(5 if failing and mode == "size" else 4, device=dev,
                         dtype="float64" if failing and mode == "dtype" else "float32")
             dist.all_reduce(t)
-        x = vt.randn(8, 4)
+        x = vt.randn(8, 4, device=dev)
         loss = model(x).square().mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
+        float(loss)  # a sync point each step, as logging makes
         if step > fail_step + 200:
             print(f"rank {rank}: unreachable, the job went on at step {step}", flush=True)
             break
