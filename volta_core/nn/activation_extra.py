@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..autograd.function import Function
 from ..creation import empty
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
-from ..ops.activation import _floating, elu, hardtanh, softplus
+from ..ops.activation import _floating, _run, elu, hardtanh, softplus
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import sigmoid, tanh, where
 from ..ops.joining import chunk
-from ..ops.math import clamp, sign
+from ..ops.math import sign
 from ..ops.softmax import softmax
 from ..tensor import Tensor
 from . import init
@@ -34,15 +35,29 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0)
 
 
+_ONE_SIXTH_F32 = 0.1666666716337204  # PyTorch's backward scales by 1.0f / 6 in every dtype
+
+
+class _HardsigmoidOp(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        six = xp.asarray(6.0, dtype=x.dtype, device=ctx.device.native)
+        zero = xp.asarray(0.0, dtype=x.dtype, device=ctx.device.native)
+        return xp.minimum(xp.maximum(x + 3.0, zero), six) / 6.0
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        inside = (x > -3.0).logical_and(x < 3.0)
+        return where(inside, g * _ONE_SIXTH_F32, 0.0)
+
+
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``0`` below -3, ``1`` above 3, else ``x / 6 + 1 / 2``.
 
     The gradient is ``1 / 6`` strictly inside (-3, 3), else 0 (also at NaN), as in PyTorch.
     """
-    x = _floating("hardsigmoid", input)
-    y = clamp(x * (1.0 / 6.0) + 0.5, 0.0, 1.0)
-    inside = (x > -3.0).logical_and(x < 3.0)
-    return where(inside, y, y.detach())
+    return _run(_HardsigmoidOp, _floating("hardsigmoid", input))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -57,10 +72,24 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     return where(inside, xs * (xs + 3.0) * (1.0 / 6.0), where(x <= -3.0, x * 0.0, x))
 
 
+class _MishOp(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        soft = xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
+        return x * xp.tanh(soft)
+
+    def backward(ctx, g):
+        # PyTorch's fused form: g times the whole derivative, so an infinite g at x = 0
+        # stays infinite (the composite's g * x * ... term would make it NaN)
+        (x,) = ctx.saved_tensors
+        t = tanh(softplus(x))
+        return g * (t + x * sigmoid(x) * (1.0 - t * t))
+
+
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))`` (Misra, 2019)."""
-    x = _floating("mish", input)
-    return x * tanh(softplus(x))
+    return _run(_MishOp, _floating("mish", input))
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:

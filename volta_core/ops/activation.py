@@ -74,7 +74,11 @@ class Gelu(Function):
             return 0.5 * x * erfc64(xp, x * -_SQRT_HALF)
         from ..backend.kernels import get_kernel
 
-        return 0.5 * x * (1.0 + get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF))
+        y = 0.5 * x * (1.0 + get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF))
+        if x.dtype == xp.float32:  # PyTorch's float32 (and bfloat16) kernel: NaN at +inf
+            nan = xp.asarray(math.nan, dtype=x.dtype, device=ctx.device.native)
+            y = xp.where(x == math.inf, nan, y)
+        return y
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
@@ -192,7 +196,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     if type(input) is not Tensor:
         raise TypeError(f"hardtanh: expected a Tensor, got {type(input).__name__}")
-    if input.dtype.kind in "bu" and min_val < 0:
+    if input.dtype.kind == "b":
+        raise DTypeError("hardtanh: bool inputs are not supported (as in PyTorch); convert "
+                         "with .int() or .float() first")
+    if input.dtype.kind == "u" and min_val <= -1:  # PyTorch: -0.5 truncates to 0
         raise DTypeError(f"hardtanh: cannot clamp an unsigned {input.dtype.name} tensor to "
                          f"a negative limit ({min_val}); convert it with .int() or .float()")
     return _run(Hardtanh, input, min_val=min_val, max_val=max_val)

@@ -320,7 +320,8 @@ class Div(Function):
         sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
         return (sum_to(g / b, sa) if na else None,
-                sum_to(-g * a / (b * b), sb) if nb else None)
+                # PyTorch's order: no b * b to overflow in narrow floats
+                sum_to(-g * ((a / b) / b), sb) if nb else None)
 
 
 class Pow(Function):
@@ -513,7 +514,8 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
             check(name, a, b)
         # PyTorch checks (not wraps) an integer exponent scalar
         a, b = promote_pair(a, b, checked="pow" if name == "pow" and type(a) is Tensor else "")
-        if int_divisor and not (a if type(a) is Tensor else b).dtype.is_floating_point:
+        if int_divisor and not (a if type(a) is Tensor else b).dtype.is_floating_point and (
+                type(a) is not Tensor or a.numel() != 0):  # nothing to divide: no error
             _check_int_divisor(name, b)
         if name in _NO_BOOL and (a if type(a) is Tensor else b).dtype.kind == "b":
             raise DTypeError(f"{name}: not implemented for bool tensors; convert them with "
@@ -602,10 +604,63 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
 
 
 divide = true_divide = div
-pow = tensor_method("pow", "__pow__")(  # noqa: A001
-    _binary(Pow, "pow", check=_refuse_negative_int_power))
-maximum = tensor_method()(_binary(Maximum, "maximum"))
-minimum = tensor_method()(_binary(Minimum, "minimum"))
+class PowBoolExponent(Pow):
+    """``pow`` of a number tensor by a bool tensor: PyTorch's backward needs ``b - 1``,
+    which it refuses for bools, so the gradient of the base raises as there."""
+
+    def backward(ctx, g):
+        if ctx.needs_input_grad[0]:
+            raise DTypeError("pow: the gradient of the base needs exponent - 1, which PyTorch "
+                             "refuses for a bool exponent tensor; convert the exponent with "
+                             ".float() or .int() first")
+        return super().backward(g)
+
+
+_pow = _binary(Pow, "pow", check=_refuse_negative_int_power)
+_pow_bool_exponent = _binary(PowBoolExponent, "pow", check=_refuse_negative_int_power)
+
+
+@tensor_method("pow", "__pow__")
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001
+    """``input ** exponent``, elementwise with broadcasting.
+
+    Args:
+        input: the base, a tensor or number.
+        exponent: the exponent, a tensor or number (integers to negative integer powers
+            are refused, as in PyTorch).
+    """
+    if type(exponent) is Tensor and exponent.dtype.kind == "b":
+        if type(input) is Tensor and input.dtype.kind != "b":
+            return _pow_bool_exponent(input, exponent)
+    elif type(exponent) is bool and type(input) is Tensor and input.dtype.kind == "b":
+        return input.clone() if exponent else input.new_ones(input.shape)  # x ** False is 1
+    return _pow(input, exponent)
+
+
+_maximum = _binary(Maximum, "maximum")
+_minimum = _binary(Minimum, "minimum")
+
+
+def _tensors_only(name: str, input: Any, other: Any) -> None:
+    raise TypeError(f"{name}(): expected two Tensors, got {type(input).__name__} and "
+                    f"{type(other).__name__}, as in PyTorch; use clamp_min/clamp_max with a "
+                    "number")
+
+
+@tensor_method()
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum of two tensors (NaN wins), with broadcasting."""
+    if type(other) is not Tensor or type(input) is not Tensor:
+        _tensors_only("maximum", input, other)
+    return _maximum(input, other)
+
+
+@tensor_method()
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum of two tensors (NaN wins), with broadcasting."""
+    if type(other) is not Tensor or type(input) is not Tensor:
+        _tensors_only("minimum", input, other)
+    return _minimum(input, other)
 remainder = tensor_method("remainder", "__mod__")(
     _binary(Remainder, "remainder", int_divisor=True))
 fmod = tensor_method()(_binary(Fmod, "fmod", int_divisor=True))

@@ -304,6 +304,11 @@ def _value(op: str, x: Tensor, value: Any, shape: tuple) -> Tensor:
     if type(value) is not Tensor:
         if isinstance(value, (int, float, bool)):
             return x.new_full((), _as_python(x, value))
+        kind = type(value)
+        if kind.__module__ == "numpy" and kind.__name__ != "ndarray" and not hasattr(
+                value, "__index__"):  # np.float32, np.float16, np.bool_: PyTorch refuses
+            raise TypeError(f"{op}: can't assign a numpy.{kind.__name__} to a "
+                            f"{x.dtype.name} tensor, as in PyTorch; pass float(value)")
         value = Tensor(value, dtype=x.dtype, device=x.device)
     if value.device is not x.device:
         raise DeviceError(f"{op}: value on {value.device} assigned into a tensor on "

@@ -13,7 +13,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..errors import IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
-from ._util import normalize_dim
+from ._util import normalize_dim, require_int_dim
 from .indexing import Gather
 from .movement import reshape
 from .reduce import amax, amin
@@ -157,6 +157,7 @@ Tensor.msort = msort
 @tensor_method()
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AminmaxResult:
     """``(amin, amax)`` of ``input``, over all elements or along ``dim``."""
+    require_int_dim("aminmax", dim)
     dims = () if dim is None else dim
     if dim is None and keepdim:
         dims = tuple(range(input.ndim))

@@ -11,7 +11,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
-from ._util import normalize_dim, normalize_dims
+from ._util import normalize_dim, normalize_dims, require_int_dim
 
 Dims = int | Sequence[int] | None
 MaxResult = namedtuple("MaxResult", ["values", "indices"])
@@ -22,8 +22,10 @@ def _keep_shape(shape: tuple, dims: tuple) -> tuple:
 
 
 class Sum(Function):
-    def forward(ctx, x, dims=(), keepdim=False):
+    def forward(ctx, x, dims=(), keepdim=False, keep_dtype=False):
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        if keep_dtype:  # sum(dtype=bool/uint8/...): accumulate in that dtype, as PyTorch
+            return ctx.xp.sum(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
         return ctx.xp.sum(x, axis=dims, keepdims=keepdim)
 
     def backward(ctx, g):
@@ -44,6 +46,9 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tenso
     """
     if dtype is not None:
         x = x.to(dtype)
+        if x.dtype.kind in "bui" and x.dtype.name != "int64":
+            dims = normalize_dims("sum", dim, x.ndim)
+            return Sum.apply(x, dims=dims, keepdim=keepdim, keep_dtype=True)
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
         x = x.to("int64")  # integer sums accumulate in int64, as in PyTorch
     dims = normalize_dims("sum", dim, x.ndim)
@@ -89,6 +94,7 @@ class _Extremum(Function):
             count = xp.sum(mask, axis=dims, keepdims=True)
             ctx.save_for_backward(mask / count)
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        ctx.nan_ties = nan_ties
         return y if keepdim else xp.reshape(y, tuple(s for i, s in enumerate(x.shape)
                                                      if i not in dims))
 
@@ -96,6 +102,10 @@ class _Extremum(Function):
         (weights,) = ctx.saved_tensors
         if not ctx.keepdim:
             g = g.reshape(_keep_shape(ctx.in_shape, ctx.dims))
+        if ctx.nan_ties:  # max()/min(): PyTorch fills the picks only (a NaN g stays there)
+            from .elementwise import where
+
+            return where(weights != 0, g * weights, 0.0)
         return g * weights
 
 
@@ -286,6 +296,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
         dtype: cast ``input`` to this dtype first (integers default to int64).
     """
     x = input
+    if dim is not None and type(dim) is not int:
+        require_int_dim("prod", dim)
     if dtype is not None:
         x = x.to(dtype)
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
@@ -379,12 +391,15 @@ def any(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # no
 # -- variance ------------------------------------------------------------------------------
 
 class Var(Function):
-    def forward(ctx, x, dims=(), correction=1, keepdim=False):
+    def forward(ctx, x, dims=(), correction=1, keepdim=False, all_dims=False):
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = 1
         for d in dims:
             n *= x.shape[d]
-        ctx.scale = 2.0 / (n - correction) if n > correction else math.nan
+        # PyTorch's var_backward: 2 / (n - correction), inf at n == correction; without a
+        # dim and no degrees of freedom, inf (NaN where x is the mean) whatever the sign
+        ctx.scale = 2.0 / (n - correction) if n != correction else math.inf
+        ctx.no_dof = all_dims and n <= correction
         ctx.save_for_backward(x)
         return ctx.xp.var(x, axis=dims, correction=correction, keepdims=keepdim)
 
@@ -392,6 +407,10 @@ class Var(Function):
         (x,) = ctx.saved_tensors
         if not ctx.keepdim:
             g = g.reshape(_keep_shape(ctx.in_shape, ctx.dims))
+        if ctx.no_dof:
+            from .elementwise import where
+
+            return g * where(x == mean(x, ctx.dims, True), math.nan, math.inf)
         return g * ((x - mean(x, ctx.dims, True)) * ctx.scale)
 
 
@@ -421,11 +440,13 @@ def var(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: 
         correction: the difference between the sample size and the divisor (1 default).
     """
     dims, c = _var_args("var", input, dim, unbiased, correction)
+    every = dim is None or isinstance(dim, bool) or input.ndim == 0
     if input.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
         from .elementwise import in_float32
 
-        return in_float32(Var.apply, input, dims=dims, correction=c, keepdim=keepdim)
-    return Var.apply(input, dims=dims, correction=c, keepdim=keepdim)
+        return in_float32(Var.apply, input, dims=dims, correction=c, keepdim=keepdim,
+                          all_dims=every)
+    return Var.apply(input, dims=dims, correction=c, keepdim=keepdim, all_dims=every)
 
 
 @tensor_method()

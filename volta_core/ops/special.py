@@ -131,7 +131,7 @@ class Logit(Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         eps = ctx.eps
-        d = g / (x * (1.0 - x))
+        d = g / ((x + 0.0) * (1.0 - x))  # -0.0 counts as +0.0, as in PyTorch's kernel
         if eps is None:  # outside [0, 1] the logit is undefined: NaN, as in PyTorch
             return where((x < 0).logical_or(x > 1), math.nan, d)
         return where((x < eps).logical_or(x > 1.0 - eps), 0.0, d)
