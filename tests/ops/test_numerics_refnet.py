@@ -216,3 +216,91 @@ def test_mish_gradient_is_pytorchs_fused_form():
         compare(lambda m, t: m.nn.functional.mish(t), x, dtype=dtype)
     compare(lambda m, t: m.remainder(m.tensor([1.5]), m.nn.functional.mish(t)),
             np.array([-0.0]))
+
+
+# -- found by the longer campaigns (seeds 3000-14999) -------------------------------------
+
+def test_remainder_of_an_exact_multiple_keeps_the_dividends_zero_sign():
+    def signs(m):
+        r = m.tensor([0.25, -0.0, 0.0, -3.0, 3.0, 1.0, -1.0, 5.5]) % m.tensor(
+            [-0.03125, 1.0, -2.0, 1.5, -1.5, INF, INF, -2.0])
+        return 1.0 / r  # the sign of a zero shows as the sign of the infinity
+    _both(signs)
+    _both(lambda m: 1.0 / (-0.0 % m.tensor([1.5, -1.5])))
+
+
+def test_pow_one_half_is_sqrt():
+    x = [-INF, -0.0, 4.0, -1.0, INF]
+    _both(lambda m: m.tensor(x) ** 0.5)
+    _both(lambda m: 1.0 / m.tensor(x) ** -0.5)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "bool", "float32"])
+def test_median_of_nothing(dtype):
+    _both(lambda m: m.median(m.tensor([], dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("call", ["all", "any", "logsumexp", "nansum", "median", "sum"])
+def test_a_0d_tensor_has_dims_minus_one_and_zero_only(call):
+    raises_like_torch(lambda m, t: getattr(m, call)(t, 1), np.array(1.5))
+    if call != "median":
+        _both(lambda m: getattr(m, call)(m.tensor(1.5), -1).float())
+
+
+def test_softsign_of_integers_adds_one_in_their_dtype():
+    _both(lambda m: m.nn.functional.softsign(m.tensor([127, -128, 3], dtype=m.int8)))
+    _both(lambda m: m.nn.functional.softsign(m.tensor([0, 255], dtype=m.uint8)))
+
+
+def test_std_and_sum_refuse_as_pytorch():
+    raises_like_torch(lambda m, t: t.std(0), np.array([5, 5], dtype=np.int16))
+    for m in (torch, vt):
+        with pytest.raises((RuntimeError, vt.VoltaError)):
+            m.sum(m.tensor([1.5], requires_grad=True), dtype=m.int64)
+
+
+def test_xlogy_takes_numpy_scalars():
+    _both(lambda m: m.xlogy(m.tensor([1.5, 0.0]), other=np.float32(2.5)))
+    _both(lambda m: m.xlogy(m.tensor([200], dtype=m.uint8), np.float32(2.5)))
+
+
+@pytest.mark.parametrize("key", ["mask", "index", "list", "slice"])
+@pytest.mark.parametrize("value", ["0d", "1", "2"])
+def test_setitem_of_another_dtype(key, value):
+    def put(m, t):
+        k = {"mask": t > 0, "index": m.tensor([0, 1]), "list": [0, 1],
+             "slice": slice(0, 2)}[key]
+        t[k] = {"0d": m.tensor(5.0, dtype=m.float64), "1": m.tensor([True]),
+                "2": m.tensor([5, 6])}[value]
+        return t
+    try:
+        want = put(torch, torch.tensor([1.0, 2.0]))
+    except RuntimeError:
+        with pytest.raises(vt.DTypeError):
+            put(vt, vt.tensor([1.0, 2.0]))
+        return
+    _same(put(vt, vt.tensor([1.0, 2.0])), want)
+
+
+@pytest.mark.parametrize("call", ["atan2", "logaddexp", "logaddexp2"])
+def test_backward_through_a_bool_operand_raises_as_pytorch(call):
+    for m in (torch, vt):
+        x = m.tensor([3.0], requires_grad=True)
+        y = getattr(m, call)(m.tensor([True]), x)
+        with pytest.raises((RuntimeError, TypeError)):
+            y.sum().backward()
+
+
+def test_max_along_a_dim_keeps_a_nan_gradient_at_its_index():
+    compare(lambda m, t: m.min(t, 1, keepdim=True)[0] * m.tensor([[1.0], [NAN]]),
+            np.array([[3.875, 10.0], [INF, INF]]))
+
+
+def test_gelu_at_inf_follows_pytorchs_vector_and_scalar_loops():
+    _both(lambda m: m.nn.functional.gelu(m.tensor(INF)))
+    _both(lambda m: m.nn.functional.gelu(m.full((3,), INF)))
+    _both(lambda m: m.nn.functional.gelu(m.full((4, 2), INF)[:, 0]))
+
+
+def test_floor_divide_of_an_empty_integer_tensor_by_zero():
+    _both(lambda m: m.tensor([], dtype=m.int64).floor_divide_(False))

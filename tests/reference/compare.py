@@ -258,10 +258,12 @@ def _adapter_gap(exc: BaseException | None) -> bool:
 
 
 def _kernel_gap(exc: BaseException | None) -> bool:
-    """PyTorch refused only because its CPU build has no kernel for the dtype."""
+    """PyTorch refused only because its CPU build has no kernel for the dtype (or failed an
+    internal assertion of its own, which is not a refusal of the operation)."""
     text = str(exc)
     return (isinstance(exc, NotImplementedError) or "not implemented for" in text
-            or ("derivative for" in text and "is not implemented" in text))
+            or ("derivative for" in text and "is not implemented" in text)
+            or "INTERNAL ASSERT FAILED" in text)
 
 
 def _first_warning(prog: Program, device: str, upto: int | None) -> int:

@@ -76,7 +76,12 @@ UNARY = ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg", "f
 def _unary(name):
     def gen(g, x):
         form = g.form(name, ("f", "m"))
-        return form, g.call(form, name, x.e), False
+        operand = x.e
+        if name == "signbit" and x.t.is_floating_point() and bool(x.t.isnan().any()):
+            # the sign bit of a NaN is not specified (PyTorch's 0/0 on x86 sets it, a NaN
+            # constant does not): give signbit the NaNs as zeros
+            operand = f"{x.e}.masked_fill({x.e}.isnan(), 0)"
+        return form, g.call(form, name, operand), False
     return gen
 
 
@@ -490,10 +495,9 @@ def _gather(g, x):
     if form == "index_select":
         return form, f"vt.index_select({x.e}, {d}, {g.index_tensor(size, (2,))})", False
     shape = tuple(s if i != g.axis(x, d) else 2 for i, s in enumerate(x.shape))
-    # PyTorch's take_along_dim skips its bounds check along a dim of size 1 (it reads
-    # element 0 for any index): draw no out-of-range index there
-    idx = g.index_tensor(size, shape, negative=False,
-                         out_of_range=form == "gather" or size != 1)
+    # PyTorch's take_along_dim does not check its indices (it reads past the row, or
+    # element 0 along a dim of size 1): draw no out-of-range index for it
+    idx = g.index_tensor(size, shape, negative=False, out_of_range=form == "gather")
     if form == "gather":
         return form, f"vt.gather({x.e}, {d}, {idx})", False
     return form, f"vt.take_along_dim({x.e}, {idx}, dim={d})", False

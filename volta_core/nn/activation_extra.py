@@ -120,6 +120,8 @@ def _int_to_float(op: str, x: Tensor) -> Tensor:
 
 def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)`` elementwise (integer inputs give the default float)."""
+    if type(input) is Tensor and input.dtype.kind in "iu":  # |x| + 1 in the integer dtype,
+        return input / (_abs(input) + 1)  # wrapping as PyTorch's (127 + 1 is -128 in int8)
     x = _int_to_float("softsign", input)
     return x / (_abs(x) + 1.0)
 

@@ -34,7 +34,8 @@ def normalize_dims(op: str, dim: int | Sequence[int] | None, ndim: int) -> tuple
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
-        return (normalize_dim(op, dim, ndim),) if ndim else ()
+        d = normalize_dim(op, dim, ndim)  # a 0-d tensor takes dim -1 or 0 only
+        return (d,) if ndim else ()
     dims = tuple(sorted({normalize_dim(op, d, ndim) for d in dim}))
     if len(dims) != len(tuple(dim)):
         raise ShapeError(f"{op}: dim {tuple(dim)} repeats a dimension")

@@ -62,7 +62,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 class Gelu(Function):
-    def forward(ctx, x, approximate="none"):
+    def forward(ctx, x, approximate="none", inf_nan=False):
         ctx.approximate = approximate
         ctx.save_for_backward(x)
         xp = ctx.xp
@@ -75,7 +75,7 @@ class Gelu(Function):
         from ..backend.kernels import get_kernel
 
         y = 0.5 * x * (1.0 + get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF))
-        if x.dtype == xp.float32:  # PyTorch's float32 (and bfloat16) kernel: NaN at +inf
+        if inf_nan:
             nan = xp.asarray(math.nan, dtype=x.dtype, device=ctx.device.native)
             y = xp.where(x == math.inf, nan, y)
         return y
@@ -101,7 +101,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return _run(Gelu, _floating("gelu", input), approximate=approximate)
+    x = _floating("gelu", input)
+    # PyTorch's vectorised float32/bfloat16 erf form gives NaN at +inf; its scalar loop
+    # (one element, or a strided view) gives inf
+    inf_nan = (approximate == "none" and x.dtype.name in ("float32", "bfloat16")
+               and x.numel() > 1 and (x._base is None or x.is_contiguous()))
+    return _run(Gelu, x, approximate=approximate, inf_nan=inf_nan)
 
 
 class Silu(Function):

@@ -331,6 +331,10 @@ class Pow(Function):
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
         if hasattr(b, "dtype") and not ctx.device.volta_dtype(b.dtype).is_floating_point:
             y = _int_pow(xp, a, b)
+        elif type(b) is float and b == 0.5:  # PyTorch takes sqrt/rsqrt: NaN at -inf
+            y = xp.sqrt(a)
+        elif type(b) is float and b == -0.5:
+            y = 1.0 / xp.sqrt(a)
         else:
             y = a ** b
         ctx.save_for_backward(a, b if na or nb else None, y if nb else None)
@@ -409,6 +413,10 @@ class Remainder(Function):
         if ctx.device.volta_dtype(getattr(a, "dtype", getattr(b, "dtype", None))
                                   ).is_floating_point:  # integers have no gradient
             ctx.save_for_backward(xp.floor(a / b))
+            a, b = _arrays(xp, a, b)
+            r = a % b
+            # PyTorch's zero remainder keeps fmod's sign (the dividend's), not the divisor's
+            return xp.where(r == 0, xp.copysign(r, a), r)
         return a % b
 
     def backward(ctx, g):
@@ -604,20 +612,19 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
 
 
 divide = true_divide = div
-class PowBoolExponent(Pow):
-    """``pow`` of a number tensor by a bool tensor: PyTorch's backward needs ``b - 1``,
-    which it refuses for bools, so the gradient of the base raises as there."""
-
+def refusing_backward(cls: type, op: str, what: str) -> type:
+    """``cls`` whose backward raises: PyTorch's backward of ``op`` computes ``what`` with a
+    bool operand (``b - 1``, ``-a``), which it refuses, so a gradient through it raises."""
     def backward(ctx, g):
-        if ctx.needs_input_grad[0]:
-            raise DTypeError("pow: the gradient of the base needs exponent - 1, which PyTorch "
-                             "refuses for a bool exponent tensor; convert the exponent with "
-                             ".float() or .int() first")
-        return super().backward(g)
+        raise DTypeError(f"{op}: the gradient needs {what} of a bool tensor operand, which "
+                         "PyTorch refuses; convert the bool operand with .float() first")
+
+    return type(cls.__name__, (cls,), {"backward": backward})
 
 
 _pow = _binary(Pow, "pow", check=_refuse_negative_int_power)
-_pow_bool_exponent = _binary(PowBoolExponent, "pow", check=_refuse_negative_int_power)
+_pow_bool_exponent = _binary(refusing_backward(Pow, "pow", "exponent - 1"), "pow",
+                             check=_refuse_negative_int_power)
 
 
 @tensor_method("pow", "__pow__")

@@ -337,7 +337,23 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     An in-place op like the others: views of ``self`` see the new values, and autograd
     records it (differentiable w.r.t. ``self`` and ``value``).
     """
+    if type(value) is Tensor and value.dtype is not self.dtype:
+        _check_index_put_dtype(self, key, value)
     inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
+
+
+def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
+    """PyTorch's index_put (a key with a tensor or list) takes no value of another dtype;
+    a lone bool mask with a one-element value is a masked fill, which casts."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
+        return  # basic indexing copies with a cast
+    if len(parts) == 1 and type(parts[0]) is Tensor and parts[0].dtype.kind == "b" and (
+            value.numel() == 1):
+        return
+    raise DTypeError(f"__setitem__: index put requires the source and destination dtypes to "
+                     f"match, got {x.dtype.name} for the destination and {value.dtype.name} "
+                     f"for the source; convert the value with .to({x.dtype.name})")
 
 
 Tensor.__setitem__ = setitem

@@ -16,7 +16,7 @@ from ..dtypes import bfloat16, checked_scalar
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
-from .elementwise import _binary, _unary, cast, in_float32, shape_of_raw, where
+from .elementwise import _binary, _unary, cast, in_float32, refusing_backward, shape_of_raw, where
 from .movement import sum_to
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -319,6 +319,7 @@ class Atan2(Function):
 
 
 _atan2 = _binary(Atan2, "atan2", true_div=True)
+_atan2_bool_y = _binary(refusing_backward(Atan2, "atan2", "-input"), "atan2", true_div=True)
 
 
 @tensor_method("atan2", "arctan2")
@@ -331,6 +332,8 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     """
     if type(input) is not Tensor or type(other) is not Tensor:
         raise TypeError("atan2: both arguments must be tensors")
+    if input.dtype.kind == "b" and other.requires_grad:
+        return _atan2_bool_y(input, other)
     return _atan2(input, other)
 
 

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autograd.function import Function
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..autograd.grad_mode import is_grad_enabled
+from ..errors import AutogradError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._util import normalize_dim, normalize_dims, require_int_dim
 
@@ -45,7 +46,12 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tenso
         dtype: cast ``x`` to this dtype first.
     """
     if dtype is not None:
+        grad = x.requires_grad
         x = x.to(dtype)
+        if grad and not x.dtype.is_floating_point and is_grad_enabled():
+            raise AutogradError(f"sum: an integer dtype ({x.dtype.name}) for a tensor that "
+                                "requires grad has no gradient (PyTorch: autograd does not "
+                                "support it); sum under vt.no_grad() or detach() first")
         if x.dtype.kind in "bui" and x.dtype.name != "int64":
             dims = normalize_dims("sum", dim, x.ndim)
             return Sum.apply(x, dims=dims, keepdim=keepdim, keep_dtype=True)
@@ -129,7 +135,7 @@ class _DimExtremum(Function):
             n = x.shape[dim]
             pos = xp.reshape(xp.arange(n, dtype=idx.dtype, device=ctx.device.native),
                              tuple(n if i == dim else 1 for i in range(x.ndim)))
-            ctx.save_for_backward(xp.astype(pos == idx, x.dtype))
+            ctx.save_for_backward(pos == idx)
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         y = xp.take_along_axis(x, idx, axis=dim)
         if not keepdim:
@@ -138,10 +144,12 @@ class _DimExtremum(Function):
         return y
 
     def backward(ctx, g):
+        from .elementwise import where
+
         (mask,) = ctx.saved_tensors
         if not ctx.keepdim:
             g = g.unsqueeze(ctx.dim)
-        return g * mask, None
+        return where(mask, g, 0.0), None  # PyTorch scatters g: a NaN g stays at its index
 
 
 class _DimMax(_DimExtremum):
@@ -456,7 +464,7 @@ def std(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: 
 
     Where the standard deviation is 0 its gradient is 0, as in PyTorch (not NaN).
     """
-    if input.dtype.itemsize == 2:  # float16/bfloat16: the root too is taken in float32
+    if input.dtype.itemsize == 2 and input.dtype.is_floating_point:  # the root in float32 too
         from .elementwise import in_float32
 
         return in_float32(std, input, dim, unbiased, keepdim, correction=correction)
