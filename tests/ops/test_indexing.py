@@ -110,8 +110,10 @@ def test_getitem_double_backward():
 def test_setitem_matches_numpy():
     a = rand(3, 4)
     cases = [(0, 1.5), ((slice(None), 1), T([1.0, 2.0, 3.0])), (slice(None, None, 2), 0.0),
-             ((Ellipsis, 0), T(7.0)), (a > 0, -1.0), ([0, 2], T([9.0, 8.0, 7.0, 6.0]).double()),
-             (([0, 0], [1, 2]), T([4.0, 5.0]).double()), ((1, None), 3.0), ((slice(0, 2), [0, 3]), 2.0)]
+             ((Ellipsis, 0), T(7.0)), (a > 0, -1.0),
+             ([0, 2], T([9.0, 8.0, 7.0, 6.0]).double()),  # index_put: the same dtype
+             (([0, 0], [1, 2]), T([4.0, 5.0]).double()), ((1, None), 3.0),
+             ((slice(0, 2), [0, 3]), 2.0)]
     for key, value in cases:
         x, ref = t64(a), a.copy()
         np_key = T(key) if isinstance(key, np.ndarray) else key

@@ -72,8 +72,8 @@ def test_gelu_at_infinities_matches_each_dtype():
     x = [INF, -INF, NAN, 1.0, -2.0]
     for dtype in ("float32", "float64", "float16", "bfloat16"):
         for approximate in ("none", "tanh"):
-            _both(lambda m: m.nn.functional.gelu(m.tensor(x).to(getattr(m, dtype)),
-                                                 approximate=approximate))
+            _both(lambda m, d=dtype, a=approximate: m.nn.functional.gelu(
+                m.tensor(x).to(getattr(m, d)), approximate=a))
 
 
 def test_hardtanh_of_unsigned_truncates_a_small_negative_bound():
@@ -195,7 +195,7 @@ def test_var_gradient_without_degrees_of_freedom(kwargs):
 
 def test_max_of_all_elements_keeps_a_nan_gradient_at_the_pick():
     for m_name in ("max", "min"):
-        compare(lambda m, t: getattr(m, m_name)(t) * m.tensor(NAN),
+        compare(lambda m, t, n=m_name: getattr(m, n)(t) * m.tensor(NAN),
                 np.array([[7.0, 0.25], [2.0, -3.0]]))
 
 
