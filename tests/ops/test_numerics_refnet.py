@@ -304,3 +304,28 @@ def test_gelu_at_inf_follows_pytorchs_vector_and_scalar_loops():
 
 def test_floor_divide_of_an_empty_integer_tensor_by_zero():
     _both(lambda m: m.tensor([], dtype=m.int64).floor_divide_(False))
+
+
+def test_maximum_masks_the_losers_gradient():
+    compare(lambda m, t: m.maximum(t, m.tensor([0.0, 0.0, 1.0])).log(),
+            np.array([-1.84375, 0.0, 1.0]))
+
+
+def test_hardswish_selects_its_gradient_as_pytorch():
+    x = np.array([NAN, -3.0, 3.0, -2.5, 0.1, 7.0, -INF, INF, -3.28125, -0.0, 2.9])
+    for dtype in ("float32", "float64", "bfloat16"):
+        compare(lambda m, t: m.nn.functional.hardswish(t), x, dtype=dtype)
+    compare(lambda m, t: m.nn.functional.hardswish(t).log(), np.array([-3.28125, 1.0]))
+
+
+def test_fill_of_an_expanded_tensor():
+    def fill(m):
+        base = m.tensor([0, 5])
+        base[:1].expand(3).fill_(2)
+        return base
+    _both(fill)
+
+
+@pytest.mark.parametrize("p", [-3, -1, 0.5])
+def test_norm_below_one_gradient_at_zeros(p):
+    compare(lambda m, t: t.norm(p, dim=1), np.array([[0.5, 0.0, -2.0], [1.0, 2.0, 3.0]]))

@@ -60,16 +60,30 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     return _run(_HardsigmoidOp, _floating("hardsigmoid", input))
 
 
+class _HardswishOp(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        six = xp.asarray(6.0, dtype=x.dtype, device=ctx.device.native)
+        zero = xp.asarray(0.0, dtype=x.dtype, device=ctx.device.native)
+        # PyTorch's x * min(max(x + 3, 0), 6) / 6: -0.0 below -3, NaN at -inf
+        return x * xp.minimum(xp.maximum(x + 3.0, zero), six) / 6.0
+
+    def backward(ctx, g):
+        # PyTorch's selection: 0 up to -3, g (x / 3 + 1 / 2) below 3, g from 3 and at NaN;
+        # selected, not multiplied, so an infinite g gives no NaN where the slope is 0
+        (x,) = ctx.saved_tensors
+        middle = where(x < 3.0, g * (x / 3.0 + 0.5), g)
+        return where(x <= -3.0, 0.0, middle)
+
+
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * hardsigmoid(x)``: ``0`` below -3, ``x`` above 3, else ``x (x + 3) / 6``.
 
-    As in PyTorch the gradient is 0 up to -3 and 1 from 3 on (and at NaN).
+    As in PyTorch the gradient is 0 up to -3, ``x / 3 + 1 / 2`` below 3, and 1 from 3
+    (and at NaN).
     """
-    x = _floating("hardswish", input)
-    inside = (x > -3.0).logical_and(x < 3.0)
-    xs = where(inside, x, 0.0)  # the middle branch sees no inf (no 0 * inf in backward)
-    # x * 0 below -3: -0.0, and NaN at -inf, as PyTorch's x * hardsigmoid(x)
-    return where(inside, xs * (xs + 3.0) * (1.0 / 6.0), where(x <= -3.0, x * 0.0, x))
+    return _run(_HardswishOp, _floating("hardswish", input))
 
 
 class _MishOp(Function):

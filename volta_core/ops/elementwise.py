@@ -399,7 +399,9 @@ class Maximum(Function):
         wa, wb = ctx.saved_tensors
         sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
-        return (sum_to(g * wa, sa) if na else None, sum_to(g * wb, sb) if nb else None)
+        # PyTorch masks the loser's gradient to 0 (an infinite g gives no NaN there)
+        return (sum_to(where(wa == 0, 0.0, g * wa), sa) if na else None,
+                sum_to(where(wb == 0, 0.0, g * wb), sb) if nb else None)
 
 
 class Minimum(Maximum):

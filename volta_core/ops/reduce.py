@@ -538,6 +538,9 @@ class VectorNorm(Function):
         if p in (math.inf, -math.inf):
             hit = (x.abs() == y).to(x.dtype)
             return g * x.sign() * (hit / sum(hit, ctx.dims, True))
+        if p < 1:  # PyTorch's form: 0 where x is 0, times norm^(1 - p) (0 for a 0 norm)
+            scaled = where(x == 0, 0.0, x.sign() * x.abs() ** (p - 1))
+            return scaled * g * y ** (1 - p)
         empty = y == 0  # the norm's gradient at 0 is taken as 0, as in PyTorch
         scale = where(empty, 0.0, g / where(empty, 1.0, y) ** (p - 1))
         if p == 2:
