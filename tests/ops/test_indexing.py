@@ -286,8 +286,11 @@ def test_masked_fill_and_select():
     check_grad(lambda x, v: x.masked_fill(T(m), v[0]), a, rand(1))
     with pytest.raises(vt.DTypeError, match="bool tensor"):
         t64(a).masked_fill(T([1, 0, 1, 0]), 1.0)
-    with pytest.raises(vt.ShapeError, match="does not broadcast"):
-        t64(a[:1]).masked_fill(T(m), 1.0)
+    assert t64(a[:1]).masked_fill(T(m), 1.0).shape == (3, 4)  # broadcast, as in PyTorch
+    with pytest.raises(vt.ShapeError, match="broadcast"):
+        t64(a[:2]).masked_fill(T(m), 1.0)
+    with pytest.raises(vt.ShapeError):
+        t64(a[:1]).masked_fill_(T(m), 1.0)
     with pytest.raises(vt.ShapeError, match="0-d"):
         t64(a).masked_fill(T(m), T([1.0]))
 

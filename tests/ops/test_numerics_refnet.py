@@ -329,3 +329,39 @@ def test_fill_of_an_expanded_tensor():
 @pytest.mark.parametrize("p", [-3, -1, 0.5])
 def test_norm_below_one_gradient_at_zeros(p):
     compare(lambda m, t: t.norm(p, dim=1), np.array([[0.5, 0.0, -2.0], [1.0, 2.0, 3.0]]))
+
+
+def test_masked_fill_broadcasts_the_mask():
+    _both(lambda m: m.tensor([[1.0]]).masked_fill(m.tensor([False, True]), 2.0))
+    raises_like_torch(lambda m, t: t.masked_fill_(m.tensor([False, True]), 2.0),
+                      np.array([[1.0]]))
+
+
+def test_quirks_of_empty_inputs():
+    _both(lambda m: m.cummax(m.zeros(0, 1), 3).indices)
+    _both(lambda m: m.gather(m.zeros(2, 2), 1, m.zeros(2, 0)))
+    raises_like_torch(lambda m, t: m.gather(t, 1, m.tensor(0)), np.array(1.0))
+    raises_like_torch(lambda m, t: t.repeat(), np.array(1.0))
+
+
+@pytest.mark.parametrize("value", [-0.5, -1.5, -1, 255.5, 256.0, 300, -255, -256])
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+def test_setitem_checks_numbers_for_integer_dtypes(value, dtype):
+    def put(m):
+        t = m.tensor([0, 1], dtype=getattr(m, dtype))
+        t[t >= 0] = value
+        return t
+    try:
+        want = put(torch)
+    except RuntimeError:
+        with pytest.raises(vt.VoltaError):
+            put(vt)
+        return
+    _same(put(vt), want)
+
+
+def test_setitem_refuses_the_tensor_itself_and_bool_subtraction():
+    raises_like_torch(lambda m, t: t.__setitem__(slice(0, 5, 3), t), np.array([1.0]))
+    raises_like_torch(lambda m, t: t.sub_(t > 0, alpha=2), np.array([4]))
+    raises_like_torch(lambda m, t: (t > 0).__setitem__(m.tensor(False), m.tensor(1.5)),
+                      np.array(1.0))

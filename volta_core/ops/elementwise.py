@@ -589,6 +589,8 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 @tensor_method("sub", "subtract")
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other``, elementwise with broadcasting (see :func:`add`)."""
+    if alpha != 1:  # before alpha * other turns a bool operand into a number
+        _refuse_bool_sub("sub", input, other)
     return _sub(input, _scaled("sub", input, other, alpha))
 
 

@@ -303,6 +303,8 @@ def _value(op: str, x: Tensor, value: Any, shape: tuple) -> Tensor:
     """``value`` as a tensor of ``x``'s dtype whose shape broadcasts to ``shape``."""
     if type(value) is not Tensor:
         if isinstance(value, (int, float, bool)):
+            if x.dtype.kind in "iu" and not isinstance(value, bool):
+                value = _checked_int_value(op, x, value)
             return x.new_full((), _as_python(x, value))
         kind = type(value)
         if kind.__module__ == "numpy" and kind.__name__ != "ndarray" and not hasattr(
@@ -323,6 +325,19 @@ def _value(op: str, x: Tensor, value: Any, shape: tuple) -> Tensor:
     return value if value.dtype is x.dtype else value.to(x.dtype)
 
 
+def _checked_int_value(op: str, x: Tensor, value: Any) -> Any:
+    """A number written into an integer tensor, checked as PyTorch does: ints wrap as far
+    as ``checked_scalar`` allows; floats must lie in the dtype's range (0 up for uint8)."""
+    if isinstance(value, int):
+        return checked_scalar(op, x.dtype, value)
+    bits = 8 * x.dtype.itemsize
+    lo, hi = (0, 2 ** bits - 1) if x.dtype.kind == "u" else (-2 ** (bits - 1), 2 ** (bits - 1) - 1)
+    if not lo <= value <= hi:  # NaN fails too
+        raise DTypeError(f"{op}: value {value!r} cannot be converted to {x.dtype.name} without "
+                         "overflow")
+    return value
+
+
 def _index_put(x: Tensor, key: Any, value: Any) -> Tensor:
     """Out of place ``x[key] = value``, differentiable w.r.t. ``x`` and ``value``."""
     from ..creation import arange
@@ -337,7 +352,11 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     An in-place op like the others: views of ``self`` see the new values, and autograd
     records it (differentiable w.r.t. ``self`` and ``value``).
     """
-    if type(value) is Tensor and value.dtype is not self.dtype:
+    if type(value) is Tensor and (value.dtype is not self.dtype or value is self):
+        if value is self and key is not Ellipsis and key != (Ellipsis,):
+            raise ShapeError("__setitem__: the value is the tensor written to (some elements "
+                             "of both refer to a single memory location), which PyTorch "
+                             "refuses; clone() the value first")
         _check_index_put_dtype(self, key, value)
     inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
 
@@ -348,8 +367,10 @@ def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
     parts = key if isinstance(key, tuple) else (key,)
     if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
         return  # basic indexing copies with a cast
+    if value is x:  # x[...] = x
+        return
     if len(parts) == 1 and type(parts[0]) is Tensor and parts[0].dtype.kind == "b" and (
-            value.numel() == 1):
+            parts[0].ndim and value.numel() == 1):
         return
     raise DTypeError(f"__setitem__: index put requires the source and destination dtypes to "
                      f"match, got {x.dtype.name} for the destination and {value.dtype.name} "
