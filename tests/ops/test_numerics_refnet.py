@@ -365,3 +365,27 @@ def test_setitem_refuses_the_tensor_itself_and_bool_subtraction():
     raises_like_torch(lambda m, t: t.sub_(t > 0, alpha=2), np.array([4]))
     raises_like_torch(lambda m, t: (t > 0).__setitem__(m.tensor(False), m.tensor(1.5)),
                       np.array(1.0))
+
+
+def test_clamp_family_keeps_x_on_a_tie_with_a_bound():
+    x = [-0.0, NAN, -2.0, 3.0, 0.5]
+    for fn in (lambda m, t: m.nn.functional.relu6(t), lambda m, t: m.clamp(t, min=0.0),
+               lambda m, t: m.nn.functional.hardtanh(t, 0.0, 1.0)):
+        _both(lambda m, f=fn: 1.0 / f(m, m.tensor(x)))
+    _both(lambda m: m.clamp(m.tensor(x), min=m.tensor([0.0, 0.0, NAN, 0.0, 0.0]),
+                            max=m.tensor([1.0, 1.0, 1.0, 1.0, NAN])))
+
+
+def test_integer_fmod_at_the_dtype_minimum():
+    _both(lambda m: m.fmod(m.tensor([-5, 5, -7, 7, 0, -128, 127], dtype=m.int8),
+                           m.tensor([-128, -3, 2, -2, 4, 3, -128], dtype=m.int8)))
+
+
+def test_half_precision_activations_compute_in_float32():
+    for name in ("hardswish", "hardsigmoid", "mish"):
+        _both(lambda m, n=name: getattr(m.nn.functional, n)(
+            m.tensor([0.0253, 22032.0, -3.0], dtype=m.float16)))
+
+
+def test_softshrink_middle_keeps_the_sign_of_zero():
+    _both(lambda m: 1.0 / m.nn.functional.softshrink(m.tensor([-0.0138, 0.2, -0.0])))

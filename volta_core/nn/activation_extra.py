@@ -12,9 +12,9 @@ from ..autograd.function import Function
 from ..creation import empty
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
-from ..ops.activation import _floating, _run, elu, hardtanh, softplus
+from ..ops.activation import _floating, elu, hardtanh, softplus
 from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import sigmoid, tanh, where
+from ..ops.elementwise import in_float32, sigmoid, tanh, where
 from ..ops.joining import chunk
 from ..ops.math import sign
 from ..ops.softmax import softmax
@@ -33,6 +33,14 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(0, x), 6)`` elementwise."""
     return hardtanh(input, 0.0, 6.0)
+
+
+def _run_float32(cls: type, x: Tensor) -> Tensor:
+    """``cls`` on ``x``, float16 and bfloat16 computed in float32 as PyTorch's kernels do
+    (``x * 6`` of a large float16 would overflow)."""
+    if x.dtype.itemsize == 2:
+        return in_float32(cls.apply, x)
+    return cls.apply(x)
 
 
 _ONE_SIXTH_F32 = 0.1666666716337204  # PyTorch's backward scales by 1.0f / 6 in every dtype
@@ -57,7 +65,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
     The gradient is ``1 / 6`` strictly inside (-3, 3), else 0 (also at NaN), as in PyTorch.
     """
-    return _run(_HardsigmoidOp, _floating("hardsigmoid", input))
+    return _run_float32(_HardsigmoidOp, _floating("hardsigmoid", input))
 
 
 class _HardswishOp(Function):
@@ -83,7 +91,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     As in PyTorch the gradient is 0 up to -3, ``x / 3 + 1 / 2`` below 3, and 1 from 3
     (and at NaN).
     """
-    return _run(_HardswishOp, _floating("hardswish", input))
+    return _run_float32(_HardswishOp, _floating("hardswish", input))
 
 
 class _MishOp(Function):
@@ -103,7 +111,7 @@ class _MishOp(Function):
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))`` (Misra, 2019)."""
-    return _run(_MishOp, _floating("mish", input))
+    return _run_float32(_MishOp, _floating("mish", input))
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -162,7 +170,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     x = _floating("softshrink", input)
     _check_lambd("softshrink", lambd)
     # NaN stays NaN with gradient 1, as in PyTorch
-    return where(_abs(x) <= lambd, x.new_zeros(()), x - sign(x) * lambd)
+    # x * 0 in the middle: -0.0 for a negative x, as PyTorch's kernel
+    return where(_abs(x) <= lambd, (x * 0.0).detach(), x - sign(x) * lambd)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:

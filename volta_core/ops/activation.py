@@ -179,7 +179,9 @@ class Hardtanh(Function):
         ctx.save_for_backward(x)
         lo = xp.full((), min_val, dtype=x.dtype, device=ctx.device.native)
         hi = xp.full((), max_val, dtype=x.dtype, device=ctx.device.native)
-        return xp.minimum(xp.maximum(x, lo), hi)
+        # PyTorch's x < lo ? lo : x: a tie keeps x (relu6(-0.0) is -0.0), NaN stays
+        y = xp.where(x < lo, lo, x)
+        return xp.where(y > hi, hi, y)
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors

@@ -435,13 +435,16 @@ class Fmod(Function):
         xp = ctx.xp
         a, b = _arrays(xp, a, b)
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
-        # on magnitudes Python's remainder is exactly fmod; the sign then comes from a
-        m = xp.abs(a) % xp.abs(b)
         if ctx.device.volta_dtype(a.dtype).is_floating_point:
+            # on magnitudes Python's remainder is exactly fmod; the sign then comes from a
+            m = xp.abs(a) % xp.abs(b)
             if ctx.needs_input_grad[1]:
                 ctx.save_for_backward(xp.trunc(a / b))
             return xp.copysign(m, a)
-        return xp.where(a < 0, -m, m)
+        # integers: the floor remainder (no abs, which overflows at -128 in int8), moved
+        # to the dividend's sign
+        r = a % b
+        return xp.where((r != 0) & ((r < 0) != (a < 0)), r - b, r)
 
     def backward(ctx, g):
         sa, sb = ctx.shapes

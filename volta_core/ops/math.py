@@ -347,11 +347,19 @@ class Clamp(Function):
         xp = ctx.xp
         ctx.shape = shape_of_raw(x)
         ctx.save_for_backward(x, lo, hi)
+        # PyTorch keeps x on a tie with a bound (clamp(-0.0, min=0) is -0.0); a NaN x or
+        # NaN tensor bound gives NaN
         y = x
         if lo is not None:
-            y = xp.maximum(y, lo if hasattr(lo, "shape") else _const(ctx, lo, x.dtype))
+            if hasattr(lo, "shape"):
+                y = xp.where((y < lo) | (lo != lo), lo, y)
+            else:
+                y = xp.where(y < lo, _const(ctx, lo, x.dtype), y)
         if hi is not None:
-            y = xp.minimum(y, hi if hasattr(hi, "shape") else _const(ctx, hi, x.dtype))
+            if hasattr(hi, "shape"):
+                y = xp.where((y > hi) | (hi != hi), hi, y)
+            else:
+                y = xp.where(y > hi, _const(ctx, hi, x.dtype), y)
         return y
 
     def backward(ctx, g):
