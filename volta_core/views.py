@@ -248,7 +248,8 @@ def check_writable(op: str, t: Tensor, records: bool) -> None:
             f"{op}: a view made by a function returning several views (split, chunk, "
             "unbind) is being modified in place under autograd, which PyTorch forbids too; "
             "use the out-of-place op, or clone() the piece first")
-    if _overlaps(tuple(t._data.shape), meta.strides):
+    # fill_/zero_ write one value everywhere: PyTorch allows them on overlapping views
+    if op not in ("fill_", "zero_") and _overlaps(tuple(t._data.shape), meta.strides):
         raise ShapeError(
             f"{op}: more than one element of the written-to tensor (shape {t.shape}, "
             f"strides {meta.strides}) refers to a single memory location, as after "

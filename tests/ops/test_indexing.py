@@ -110,8 +110,10 @@ def test_getitem_double_backward():
 def test_setitem_matches_numpy():
     a = rand(3, 4)
     cases = [(0, 1.5), ((slice(None), 1), T([1.0, 2.0, 3.0])), (slice(None, None, 2), 0.0),
-             ((Ellipsis, 0), T(7.0)), (a > 0, -1.0), ([0, 2], T([9.0, 8.0, 7.0, 6.0])),
-             (([0, 0], [1, 2]), T([4.0, 5.0])), ((1, None), 3.0), ((slice(0, 2), [0, 3]), 2.0)]
+             ((Ellipsis, 0), T(7.0)), (a > 0, -1.0),
+             ([0, 2], T([9.0, 8.0, 7.0, 6.0]).double()),  # index_put: the same dtype
+             (([0, 0], [1, 2]), T([4.0, 5.0]).double()), ((1, None), 3.0),
+             ((slice(0, 2), [0, 3]), 2.0)]
     for key, value in cases:
         x, ref = t64(a), a.copy()
         np_key = T(key) if isinstance(key, np.ndarray) else key
@@ -284,8 +286,11 @@ def test_masked_fill_and_select():
     check_grad(lambda x, v: x.masked_fill(T(m), v[0]), a, rand(1))
     with pytest.raises(vt.DTypeError, match="bool tensor"):
         t64(a).masked_fill(T([1, 0, 1, 0]), 1.0)
-    with pytest.raises(vt.ShapeError, match="does not broadcast"):
-        t64(a[:1]).masked_fill(T(m), 1.0)
+    assert t64(a[:1]).masked_fill(T(m), 1.0).shape == (3, 4)  # broadcast, as in PyTorch
+    with pytest.raises(vt.ShapeError, match="broadcast"):
+        t64(a[:2]).masked_fill(T(m), 1.0)
+    with pytest.raises(vt.ShapeError):
+        t64(a[:1]).masked_fill_(T(m), 1.0)
     with pytest.raises(vt.ShapeError, match="0-d"):
         t64(a).masked_fill(T(m), T([1.0]))
 

@@ -164,5 +164,5 @@ def test_zero_d_and_empty_movement(shape, k):
         assert_close(x.cumsum(d), np.cumsum(a, d))
         parts = x.split(max(k, 1), d)
         assert_close(vt.cat(list(parts), d) if parts else x, a)
-    assert_close(x.repeat(*([2] * len(shape))), np.tile(a, [2] * len(shape)))
+    assert_close(x.repeat([2] * len(shape)), np.tile(a, [2] * len(shape)))  # () for 0-d
     assert to_np(x.reshape(shape)).shape == shape

@@ -76,7 +76,12 @@ UNARY = ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg", "f
 def _unary(name):
     def gen(g, x):
         form = g.form(name, ("f", "m"))
-        return form, g.call(form, name, x.e), False
+        operand = x.e
+        if name == "signbit" and x.t.is_floating_point() and bool(x.t.isnan().any()):
+            # the sign bit of a NaN is not specified (PyTorch's 0/0 on x86 sets it, a NaN
+            # constant does not): give signbit the NaNs as zeros
+            operand = f"{x.e}.masked_fill({x.e}.isnan(), 0)"
+        return form, g.call(form, name, operand), False
     return gen
 
 
@@ -265,7 +270,12 @@ def _reduction(name):
             args.append(f"dtype=vt.{g.dtype_name()}")
         if name == "norm" and g.c.chance(0.4):
             args.insert(0, f"p={g.c.pick(['1', '2', 'float(inf)', '3'])}")
-        return form, g.call(form, name, x.e, ", ".join(args)), False
+        operand = x.e
+        if name == "median" and any(st == 0 and n > 1 for st, n in zip(x.t.stride(), x.shape)):
+            # PyTorch's median along a dim reads wrong memory on an expanded (stride-0)
+            # tensor (values 0 or garbage): give it the same values densely
+            operand = f"{x.e}.contiguous()"
+        return form, g.call(form, name, operand, ", ".join(args)), False
     return gen
 
 
@@ -485,7 +495,9 @@ def _gather(g, x):
     if form == "index_select":
         return form, f"vt.index_select({x.e}, {d}, {g.index_tensor(size, (2,))})", False
     shape = tuple(s if i != g.axis(x, d) else 2 for i, s in enumerate(x.shape))
-    idx = g.index_tensor(size, shape, negative=False)
+    # PyTorch's take_along_dim does not check its indices (it reads past the row, or
+    # element 0 along a dim of size 1): draw no out-of-range index for it
+    idx = g.index_tensor(size, shape, negative=False, out_of_range=form == "gather")
     if form == "gather":
         return form, f"vt.gather({x.e}, {d}, {idx})", False
     return form, f"vt.take_along_dim({x.e}, {idx}, dim={d})", False

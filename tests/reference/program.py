@@ -269,11 +269,12 @@ class Gen:
             picked[-1] -= max(n, 1)
         return "(" + ", ".join(map(str, picked)) + ("," if len(picked) == 1 else "") + ")"
 
-    def index_tensor(self, size: int, shape, negative: bool = True) -> str:
+    def index_tensor(self, size: int, shape, negative: bool = True,
+                     out_of_range: bool = True) -> str:
         lo = -size if negative else 0
         flat = []
         for _ in range(math.prod(shape)):
-            if self.c.chance(0.03) or size == 0:
+            if self.c.chance(0.03) and out_of_range or size == 0:
                 flat.append(size)
             else:
                 flat.append(lo + self.c.choice(size - lo))

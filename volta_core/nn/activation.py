@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..amp.dispatch import autocast_op
+from ..autograd.function import Function
 from ..creation import empty
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
 from ..ops.activation import _floating, elu, gelu, hardtanh, leaky_relu, silu, softplus
 from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import relu, sigmoid, tanh, where
-from ..ops.math import clamp, sign
+from ..ops.elementwise import in_float32, relu, sigmoid, tanh, where
+from ..ops.math import sign
 from ..tensor import Tensor
 from . import init
 from .module import Module
@@ -231,33 +232,83 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0)
 
 
+def _run_float32(cls: type, x: Tensor) -> Tensor:
+    """``cls`` on ``x``, float16 and bfloat16 computed in float32 as PyTorch's kernels do
+    (``x * 6`` of a large float16 would overflow)."""
+    if x.dtype.itemsize == 2:
+        return in_float32(cls.apply, x)
+    return cls.apply(x)
+
+
+_ONE_SIXTH_F32 = 0.1666666716337204  # PyTorch's backward scales by 1.0f / 6 in every dtype
+
+
+class _HardsigmoidOp(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        six = xp.asarray(6.0, dtype=x.dtype, device=ctx.device.native)
+        zero = xp.asarray(0.0, dtype=x.dtype, device=ctx.device.native)
+        return xp.minimum(xp.maximum(x + 3.0, zero), six) / 6.0
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        inside = (x > -3.0).logical_and(x < 3.0)
+        return where(inside, g * _ONE_SIXTH_F32, 0.0)
+
+
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``0`` below -3, ``1`` above 3, else ``x / 6 + 1 / 2``.
 
     The gradient is ``1 / 6`` strictly inside (-3, 3), else 0 (also at NaN), as in PyTorch.
     """
-    x = _floating("hardsigmoid", input)
-    y = clamp(x * (1.0 / 6.0) + 0.5, 0.0, 1.0)
-    inside = (x > -3.0).logical_and(x < 3.0)
-    return where(inside, y, y.detach())
+    return _run_float32(_HardsigmoidOp, _floating("hardsigmoid", input))
+
+
+class _HardswishOp(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        six = xp.asarray(6.0, dtype=x.dtype, device=ctx.device.native)
+        zero = xp.asarray(0.0, dtype=x.dtype, device=ctx.device.native)
+        # PyTorch's x * min(max(x + 3, 0), 6) / 6: -0.0 below -3, NaN at -inf
+        return x * xp.minimum(xp.maximum(x + 3.0, zero), six) / 6.0
+
+    def backward(ctx, g):
+        # PyTorch's selection: 0 up to -3, g (x / 3 + 1 / 2) below 3, g from 3 and at NaN;
+        # selected, not multiplied, so an infinite g gives no NaN where the slope is 0
+        (x,) = ctx.saved_tensors
+        middle = where(x < 3.0, g * (x / 3.0 + 0.5), g)
+        return where(x <= -3.0, 0.0, middle)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * hardsigmoid(x)``: ``0`` below -3, ``x`` above 3, else ``x (x + 3) / 6``.
 
-    As in PyTorch the gradient is 0 up to -3 and 1 from 3 on (and at NaN).
+    As in PyTorch the gradient is 0 up to -3, ``x / 3 + 1 / 2`` below 3, and 1 from 3
+    (and at NaN).
     """
-    x = _floating("hardswish", input)
-    inside = (x > -3.0).logical_and(x < 3.0)
-    xs = where(inside, x, 0.0)  # the middle branch sees no inf (no 0 * inf in backward)
-    # x * 0 below -3: -0.0, and NaN at -inf, as PyTorch's x * hardsigmoid(x)
-    return where(inside, xs * (xs + 3.0) * (1.0 / 6.0), where(x <= -3.0, x * 0.0, x))
+    return _run_float32(_HardswishOp, _floating("hardswish", input))
+
+
+class _MishOp(Function):
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        soft = xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
+        return x * xp.tanh(soft)
+
+    def backward(ctx, g):
+        # PyTorch's fused form: g times the whole derivative, so an infinite g at x = 0
+        # stays infinite (the composite's g * x * ... term would make it NaN)
+        (x,) = ctx.saved_tensors
+        t = tanh(softplus(x))
+        return g * (t + x * sigmoid(x) * (1.0 - t * t))
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))`` (Misra, 2019)."""
-    x = _floating("mish", input)
-    return x * tanh(softplus(x))
+    return _run_float32(_MishOp, _floating("mish", input))
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -288,6 +339,8 @@ def _int_to_float(op: str, x: Tensor) -> Tensor:
 
 def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)`` elementwise (integer inputs give the default float)."""
+    if type(input) is Tensor and input.dtype.kind in "iu":  # |x| + 1 in the integer dtype,
+        return input / (_abs(input) + 1)  # wrapping as PyTorch's (127 + 1 is -128 in int8)
     x = _int_to_float("softsign", input)
     return x / (_abs(x) + 1.0)
 
@@ -314,7 +367,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     x = _floating("softshrink", input)
     _check_lambd("softshrink", lambd)
     # NaN stays NaN with gradient 1, as in PyTorch
-    return where(_abs(x) <= lambd, x.new_zeros(()), x - sign(x) * lambd)
+    # x * 0 in the middle: -0.0 for a negative x, as PyTorch's kernel
+    return where(_abs(x) <= lambd, (x * 0.0).detach(), x - sign(x) * lambd)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:

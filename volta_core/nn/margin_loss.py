@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..amp.dispatch import autocast_op
 from ..creation import arange
 from ..errors import ShapeError
 from ..ops.activation import softplus

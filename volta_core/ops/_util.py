@@ -22,12 +22,20 @@ def normalize_dim(op: str, dim: int, ndim: int) -> int:
     return dim % n
 
 
+def require_int_dim(op: str, dim: Any) -> None:
+    """Refuse a tuple or list ``dim`` where PyTorch takes one int (``prod``, ``aminmax``)."""
+    if dim is not None and not hasattr(dim, "__index__"):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}, as "
+                        f"in PyTorch; reduce one dim at a time")
+
+
 def normalize_dims(op: str, dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
     """Return the sorted dims of a reduction (all dims when ``dim`` is None)."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
-        return (normalize_dim(op, dim, ndim),) if ndim else ()
+        d = normalize_dim(op, dim, ndim)  # a 0-d tensor takes dim -1 or 0 only
+        return (d,) if ndim else ()
     dims = tuple(sorted({normalize_dim(op, d, ndim) for d in dim}))
     if len(dims) != len(tuple(dim)):
         raise ShapeError(f"{op}: dim {tuple(dim)} repeats a dimension")

@@ -64,7 +64,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 class Gelu(Function):
-    def forward(ctx, x, approximate="none"):
+    def forward(ctx, x, approximate="none", inf_nan=False):
         ctx.approximate = approximate
         ctx.save_for_backward(x)
         xp = ctx.xp
@@ -76,7 +76,11 @@ class Gelu(Function):
             return 0.5 * x * erfc64(xp, x * -_SQRT_HALF)
         from ..backend.kernels import get_kernel
 
-        return 0.5 * x * (1.0 + get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF))
+        y = 0.5 * x * (1.0 + get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF))
+        if inf_nan:
+            nan = xp.asarray(math.nan, dtype=x.dtype, device=ctx.device.native)
+            y = xp.where(x == math.inf, nan, y)
+        return y
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
@@ -99,7 +103,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return _run(Gelu, _floating("gelu", input), approximate=approximate)
+    x = _floating("gelu", input)
+    # PyTorch's vectorised float32/bfloat16 erf form gives NaN at +inf; its scalar loop
+    # (one element, or a strided view) gives inf
+    inf_nan = (approximate == "none" and x.dtype.name in ("float32", "bfloat16")
+               and x.numel() > 1 and (x._base is None or x.is_contiguous()))
+    return _run(Gelu, x, approximate=approximate, inf_nan=inf_nan)
 
 
 class Silu(Function):
@@ -172,7 +181,9 @@ class Hardtanh(Function):
         ctx.save_for_backward(x)
         lo = xp.full((), min_val, dtype=x.dtype, device=ctx.device.native)
         hi = xp.full((), max_val, dtype=x.dtype, device=ctx.device.native)
-        return xp.minimum(xp.maximum(x, lo), hi)
+        # PyTorch's x < lo ? lo : x: a tie keeps x (relu6(-0.0) is -0.0), NaN stays
+        y = xp.where(x < lo, lo, x)
+        return xp.where(y > hi, hi, y)
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
@@ -194,7 +205,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     if type(input) is not Tensor:
         raise TypeError(f"hardtanh: expected a Tensor, got {type(input).__name__}")
-    if input.dtype.kind in "bu" and min_val < 0:
+    if input.dtype.kind == "b":
+        raise DTypeError("hardtanh: bool inputs are not supported (as in PyTorch); convert "
+                         "with .int() or .float() first")
+    if input.dtype.kind == "u" and min_val <= -1:  # PyTorch: -0.5 truncates to 0
         raise DTypeError(f"hardtanh: cannot clamp an unsigned {input.dtype.name} tensor to "
                          f"a negative limit ({min_val}); convert it with .int() or .float()")
     return _run(Hardtanh, input, min_val=min_val, max_val=max_val)

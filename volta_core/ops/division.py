@@ -31,7 +31,8 @@ class RoundedDiv(Function):
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
         a, b = _arrays(xp, a, b)
         integer = not ctx.device.volta_dtype(a.dtype).is_floating_point
-        if integer and bool(xp.any(b == 0)):
+        # nothing to divide (an empty operand): no error, as in PyTorch
+        if integer and 0 not in a.shape and 0 not in b.shape and bool(xp.any(b == 0)):
             raise DivisionByZeroError(f"{'floor_divide' if mode == 'floor' else 'div'}: "
                                       "integer division by zero")
         if not integer:

@@ -327,7 +327,8 @@ class Div(Function):
         sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
         return (sum_to(g / b, sa) if na else None,
-                sum_to(-g * a / (b * b), sb) if nb else None)
+                # PyTorch's order: no b * b to overflow in narrow floats
+                sum_to(-g * ((a / b) / b), sb) if nb else None)
 
 
 class Pow(Function):
@@ -337,6 +338,10 @@ class Pow(Function):
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
         if hasattr(b, "dtype") and not ctx.device.volta_dtype(b.dtype).is_floating_point:
             y = _int_pow(xp, a, b)
+        elif type(b) is float and b == 0.5:  # PyTorch takes sqrt/rsqrt: NaN at -inf
+            y = xp.sqrt(a)
+        elif type(b) is float and b == -0.5:
+            y = 1.0 / xp.sqrt(a)
         else:
             y = a ** b
         ctx.save_for_backward(a, b if na or nb else None, y if nb else None)
@@ -401,7 +406,9 @@ class Maximum(Function):
         wa, wb = ctx.saved_tensors
         sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
-        return (sum_to(g * wa, sa) if na else None, sum_to(g * wb, sb) if nb else None)
+        # PyTorch masks the loser's gradient to 0 (an infinite g gives no NaN there)
+        return (sum_to(where(wa == 0, 0.0, g * wa), sa) if na else None,
+                sum_to(where(wb == 0, 0.0, g * wb), sb) if nb else None)
 
 
 class Minimum(Maximum):
@@ -415,6 +422,10 @@ class Remainder(Function):
         if ctx.device.volta_dtype(getattr(a, "dtype", getattr(b, "dtype", None))
                                   ).is_floating_point:  # integers have no gradient
             ctx.save_for_backward(xp.floor(a / b))
+            a, b = _arrays(xp, a, b)
+            r = a % b
+            # PyTorch's zero remainder keeps fmod's sign (the dividend's), not the divisor's
+            return xp.where(r == 0, xp.copysign(r, a), r)
         return a % b
 
     def backward(ctx, g):
@@ -431,13 +442,16 @@ class Fmod(Function):
         xp = ctx.xp
         a, b = _arrays(xp, a, b)
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
-        # on magnitudes Python's remainder is exactly fmod; the sign then comes from a
-        m = xp.abs(a) % xp.abs(b)
         if ctx.device.volta_dtype(a.dtype).is_floating_point:
+            # on magnitudes Python's remainder is exactly fmod; the sign then comes from a
+            m = xp.abs(a) % xp.abs(b)
             if ctx.needs_input_grad[1]:
                 ctx.save_for_backward(xp.trunc(a / b))
             return xp.copysign(m, a)
-        return xp.where(a < 0, -m, m)
+        # integers: the floor remainder (no abs, which overflows at -128 in int8), moved
+        # to the dividend's sign
+        r = a % b
+        return xp.where((r != 0) & ((r < 0) != (a < 0)), r - b, r)
 
     def backward(ctx, g):
         sa, sb = ctx.shapes
@@ -520,7 +534,8 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
             check(name, a, b)
         # PyTorch checks (not wraps) an integer exponent scalar
         a, b = promote_pair(a, b, checked="pow" if name == "pow" and type(a) is Tensor else "")
-        if int_divisor and not (a if type(a) is Tensor else b).dtype.is_floating_point:
+        if int_divisor and not (a if type(a) is Tensor else b).dtype.is_floating_point and (
+                type(a) is not Tensor or a.numel() != 0):  # nothing to divide: no error
             _check_int_divisor(name, b)
         if name in _NO_BOOL and (a if type(a) is Tensor else b).dtype.kind == "b":
             raise DTypeError(f"{name}: not implemented for bool tensors; convert them with "
@@ -584,6 +599,8 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 @tensor_method("sub", "subtract")
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other``, elementwise with broadcasting (see :func:`add`)."""
+    if alpha != 1:  # before alpha * other turns a bool operand into a number
+        _refuse_bool_sub("sub", input, other)
     return _sub(input, _scaled("sub", input, other, alpha))
 
 
@@ -609,10 +626,62 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
 
 
 divide = true_divide = div
-pow = tensor_method("pow", "__pow__")(  # noqa: A001
-    _binary(Pow, "pow", check=_refuse_negative_int_power))
-maximum = tensor_method()(_binary(Maximum, "maximum"))
-minimum = tensor_method()(_binary(Minimum, "minimum"))
+def refusing_backward(cls: type, op: str, what: str) -> type:
+    """``cls`` whose backward raises: PyTorch's backward of ``op`` computes ``what`` with a
+    bool operand (``b - 1``, ``-a``), which it refuses, so a gradient through it raises."""
+    def backward(ctx, g):
+        raise DTypeError(f"{op}: the gradient needs {what} of a bool tensor operand, which "
+                         "PyTorch refuses; convert the bool operand with .float() first")
+
+    return type(cls.__name__, (cls,), {"backward": backward})
+
+
+_pow = _binary(Pow, "pow", check=_refuse_negative_int_power)
+_pow_bool_exponent = _binary(refusing_backward(Pow, "pow", "exponent - 1"), "pow",
+                             check=_refuse_negative_int_power)
+
+
+@tensor_method("pow", "__pow__")
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001
+    """``input ** exponent``, elementwise with broadcasting.
+
+    Args:
+        input: the base, a tensor or number.
+        exponent: the exponent, a tensor or number (integers to negative integer powers
+            are refused, as in PyTorch).
+    """
+    if type(exponent) is Tensor and exponent.dtype.kind == "b":
+        if type(input) is Tensor and input.dtype.kind != "b":
+            return _pow_bool_exponent(input, exponent)
+    elif type(exponent) is bool and type(input) is Tensor and input.dtype.kind == "b":
+        return input.clone() if exponent else input.new_ones(input.shape)  # x ** False is 1
+    return _pow(input, exponent)
+
+
+_maximum = _binary(Maximum, "maximum")
+_minimum = _binary(Minimum, "minimum")
+
+
+def _tensors_only(name: str, input: Any, other: Any) -> None:
+    raise TypeError(f"{name}(): expected two Tensors, got {type(input).__name__} and "
+                    f"{type(other).__name__}, as in PyTorch; use clamp_min/clamp_max with a "
+                    "number")
+
+
+@tensor_method()
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum of two tensors (NaN wins), with broadcasting."""
+    if type(other) is not Tensor or type(input) is not Tensor:
+        _tensors_only("maximum", input, other)
+    return _maximum(input, other)
+
+
+@tensor_method()
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum of two tensors (NaN wins), with broadcasting."""
+    if type(other) is not Tensor or type(input) is not Tensor:
+        _tensors_only("minimum", input, other)
+    return _minimum(input, other)
 remainder = tensor_method("remainder", "__mod__")(
     _binary(Remainder, "remainder", int_divisor=True))
 fmod = tensor_method()(_binary(Fmod, "fmod", int_divisor=True))

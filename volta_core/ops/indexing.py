@@ -199,11 +199,14 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
 @tensor_method()
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and likewise for other dims)."""
+    if type(index) is Tensor and index.numel() == 0 and index.dtype.kind not in "iu":
+        index = index.to("int64")  # PyTorch takes an empty index of any dtype
     index = _int_index("gather", index, input.device)
     if index.ndim != input.ndim:
         raise ShapeError(f"gather: index {index.shape} must have as many dims as input "
                          f"{input.shape}")
     if input.ndim == 0:
+        normalize_dim("gather", dim, 0)
         return reshape(gather(reshape(input, (1,)), 0, reshape(index, (1,))), ())
     d = normalize_dim("gather", dim, input.ndim)
     if any(i > n for k, (i, n) in enumerate(zip(index.shape, input.shape)) if k != d):
@@ -257,15 +260,14 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 
 @tensor_method()
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
-    """``input`` with ``value`` where the bool ``mask`` (broadcast to it) is True."""
+    """``input`` with ``value`` where the bool ``mask`` is True (the two broadcast together,
+    as in PyTorch; ``masked_fill_`` needs a mask that broadcasts to ``input``)."""
     from .elementwise import where
 
     if type(mask) is not Tensor or mask.dtype.kind != "b":
         raise DTypeError(f"masked_fill: mask must be a bool tensor, got "
                          f"{getattr(mask, 'dtype', type(mask).__name__)}")
-    if broadcast_shapes("masked_fill", input.shape, mask.shape) != input.shape:
-        raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the "
-                         f"input's shape {input.shape}")
+    broadcast_shapes("masked_fill", input.shape, mask.shape)
     if type(value) is Tensor:
         if value.ndim:
             raise ShapeError(f"masked_fill: value must be 0-d, got shape {value.shape}")

@@ -305,7 +305,14 @@ def _value(op: str, x: Tensor, value: Any, shape: tuple) -> Tensor:
     """``value`` as a tensor of ``x``'s dtype whose shape broadcasts to ``shape``."""
     if type(value) is not Tensor:
         if isinstance(value, (int, float, bool)):
+            if x.dtype.kind in "iu" and not isinstance(value, bool):
+                value = _checked_int_value(op, x, value)
             return x.new_full((), _as_python(x, value))
+        kind = type(value)
+        if kind.__module__ == "numpy" and kind.__name__ != "ndarray" and not hasattr(
+                value, "__index__"):  # np.float32, np.float16, np.bool_: PyTorch refuses
+            raise TypeError(f"{op}: can't assign a numpy.{kind.__name__} to a "
+                            f"{x.dtype.name} tensor, as in PyTorch; pass float(value)")
         value = Tensor(value, dtype=x.dtype, device=x.device)
     if value.device is not x.device:
         raise DeviceError(f"{op}: value on {value.device} assigned into a tensor on "
@@ -318,6 +325,19 @@ def _value(op: str, x: Tensor, value: Any, shape: tuple) -> Tensor:
                          f"indexed shape {shape}")
     value = reshape(value, vs)
     return value if value.dtype is x.dtype else value.to(x.dtype)
+
+
+def _checked_int_value(op: str, x: Tensor, value: Any) -> Any:
+    """A number written into an integer tensor, checked as PyTorch does: ints wrap as far
+    as ``checked_scalar`` allows; floats must lie in the dtype's range (0 up for uint8)."""
+    if isinstance(value, int):
+        return checked_scalar(op, x.dtype, value)
+    bits = 8 * x.dtype.itemsize
+    lo, hi = (0, 2 ** bits - 1) if x.dtype.kind == "u" else (-2 ** (bits - 1), 2 ** (bits - 1) - 1)
+    if not lo <= value <= hi:  # NaN fails too
+        raise DTypeError(f"{op}: value {value!r} cannot be converted to {x.dtype.name} without "
+                         "overflow")
+    return value
 
 
 def _index_put(x: Tensor, key: Any, value: Any) -> Tensor:
@@ -334,7 +354,29 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     An in-place op like the others: views of ``self`` see the new values, and autograd
     records it (differentiable w.r.t. ``self`` and ``value``).
     """
+    if type(value) is Tensor and (value.dtype is not self.dtype or value is self):
+        if value is self and key is not Ellipsis and key != (Ellipsis,):
+            raise ShapeError("__setitem__: the value is the tensor written to (some elements "
+                             "of both refer to a single memory location), which PyTorch "
+                             "refuses; clone() the value first")
+        _check_index_put_dtype(self, key, value)
     inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
+
+
+def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
+    """PyTorch's index_put (a key with a tensor or list) takes no value of another dtype;
+    a lone bool mask with a one-element value is a masked fill, which casts."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
+        return  # basic indexing copies with a cast
+    if value is x:  # x[...] = x
+        return
+    if len(parts) == 1 and type(parts[0]) is Tensor and parts[0].dtype.kind == "b" and (
+            parts[0].ndim and value.numel() == 1):
+        return
+    raise DTypeError(f"__setitem__: index put requires the source and destination dtypes to "
+                     f"match, got {x.dtype.name} for the destination and {value.dtype.name} "
+                     f"for the source; convert the value with .to({x.dtype.name})")
 
 
 Tensor.__setitem__ = setitem

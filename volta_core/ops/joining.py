@@ -78,6 +78,9 @@ class Repeat(Function):
 @tensor_method()
 def repeat(x: Tensor, *sizes: int) -> Tensor:
     """Tile ``x`` ``sizes[d]`` times along each dim (``sizes`` may add leading dims)."""
+    if not sizes:
+        raise TypeError("repeat() missing 1 required positional argument: 'repeats' (pass () "
+                        "for a 0-d tensor)")
     reps = _shape_arg("repeat", sizes)
     if len(reps) < x.ndim or any(r < 0 for r in reps):
         raise ShapeError(f"repeat: expected at least {x.ndim} non-negative repeats for "

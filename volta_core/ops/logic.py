@@ -14,7 +14,6 @@ from ..autograd.function import Function
 from ..dtypes import bool_
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes
-from .elementwise import where
 
 
 def _const(ctx: Function, value: Any, dtype: Any) -> Any:
@@ -165,15 +164,15 @@ isfinite = _classify(IsFinite, "isfinite", True)
 class NanToNum(Function):
     def forward(ctx, x, nan=0.0, posinf=0.0, neginf=0.0):
         xp = ctx.xp
-        bad = ~xp.isfinite(x)
-        ctx.save_for_backward(bad)
+        # PyTorch's gradient is g * isfinite(x): a NaN g stays NaN even where x was not finite
+        ctx.save_for_backward(xp.astype(xp.isfinite(x), x.dtype))
         y = xp.where(x == math.inf, _const(ctx, posinf, x.dtype), x)
         y = xp.where(x == -math.inf, _const(ctx, neginf, x.dtype), y)
         return xp.where(xp.isnan(x), _const(ctx, nan, x.dtype), y)
 
     def backward(ctx, g):
-        (bad,) = ctx.saved_tensors
-        return where(bad, g.new_zeros(()), g)
+        (finite,) = ctx.saved_tensors
+        return g * finite
 
 
 @tensor_method()

@@ -17,7 +17,7 @@ from ..dtypes import bfloat16, checked_scalar
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
-from .elementwise import _binary, _unary, cast, in_float32, shape_of_raw, where
+from .elementwise import _binary, _unary, cast, in_float32, refusing_backward, shape_of_raw, where
 from .movement import sum_to
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -320,6 +320,7 @@ class Atan2(Function):
 
 
 _atan2 = _binary(Atan2, "atan2", true_div=True)
+_atan2_bool_y = _binary(refusing_backward(Atan2, "atan2", "-input"), "atan2", true_div=True)
 
 
 @tensor_method("atan2", "arctan2")
@@ -333,6 +334,8 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     """
     if type(input) is not Tensor or type(other) is not Tensor:
         raise TypeError("atan2: both arguments must be tensors")
+    if input.dtype.kind == "b" and other.requires_grad:
+        return _atan2_bool_y(input, other)
     return _atan2(input, other)
 
 
@@ -346,11 +349,19 @@ class Clamp(Function):
         xp = ctx.xp
         ctx.shape = shape_of_raw(x)
         ctx.save_for_backward(x, lo, hi)
+        # PyTorch keeps x on a tie with a bound (clamp(-0.0, min=0) is -0.0); a NaN x or
+        # NaN tensor bound gives NaN
         y = x
         if lo is not None:
-            y = xp.maximum(y, lo if hasattr(lo, "shape") else _const(ctx, lo, x.dtype))
+            if hasattr(lo, "shape"):
+                y = xp.where((y < lo) | (lo != lo), lo, y)
+            else:
+                y = xp.where(y < lo, _const(ctx, lo, x.dtype), y)
         if hi is not None:
-            y = xp.minimum(y, hi if hasattr(hi, "shape") else _const(ctx, hi, x.dtype))
+            if hasattr(hi, "shape"):
+                y = xp.where((y > hi) | (hi != hi), hi, y)
+            else:
+                y = xp.where(y > hi, _const(ctx, hi, x.dtype), y)
         return y
 
     def backward(ctx, g):
@@ -390,6 +401,10 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
         raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
     x = input
     min, max = python_scalar(min), python_scalar(max)  # NumPy scalars count as numbers
+    if min is not None and max is not None and _dimmed(min) != _dimmed(max):
+        raise TypeError(f"clamp: min and max must both be numbers (or 0-d tensors) or both "
+                        f"be tensors, as in PyTorch (got {type(min).__name__} and "
+                        f"{type(max).__name__})")
     for b in (min, max):
         if b is not None:
             if not isinstance(b, (Tensor, *Scalar)):
@@ -408,6 +423,11 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
 
 
 clip = clamp
+
+
+def _dimmed(bound: Any) -> bool:
+    """A bound PyTorch's argument parser takes only as a Tensor (a 0-d tensor is a number)."""
+    return type(bound) is Tensor and bound.ndim > 0
 
 
 @tensor_method()
@@ -437,10 +457,17 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         raise DTypeError(f"lerp: expected floating tensors, got {input.dtype.name} (as in "
                          "PyTorch); call .float() first")
     for name, t in (("end", end), ("weight", weight)):
-        if type(t) is Tensor and t.dtype is not input.dtype:  # PyTorch does not promote
+        # PyTorch does not promote; a 0-d weight counts as a number
+        if type(t) is Tensor and t.dtype is not input.dtype and (name == "end" or t.ndim):
             raise DTypeError(f"lerp: {name} dtype {t.dtype.name} must equal the input's "
                              f"dtype {input.dtype.name}; convert it with .to()")
-    return input + weight * (end - input)
+    diff = end - input
+    # PyTorch's two-sided form: from the nearer end, so lerp(-inf, x, 0.5) is -inf
+    if type(weight) is not Tensor:
+        return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+    if weight.dtype is not input.dtype:
+        weight = cast(weight, input.dtype)
+    return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
 
 
 @tensor_method()
@@ -452,10 +479,23 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         input: the tensor added to.
         tensor1: first factor.
         tensor2: second factor.
-        value: a number multiplying the product.
+        value: a number multiplying the product (truncated to an int for integer
+            tensors, as in PyTorch).
     """
+    _tensor_args("addcmul", input, tensor1, tensor2)
     prod = tensor1 * tensor2
-    return input + (prod if value == 1 else value * prod)
+    if value == 1:
+        return input + prod
+    if isinstance(value, float) and not (input.dtype.is_floating_point
+                                         or prod.dtype.is_floating_point):
+        value = checked_scalar("addcmul", prod.dtype, int(value))
+    return input + value * prod
+
+
+def _tensor_args(op: str, *args: Any) -> None:
+    if not all(type(a) is Tensor for a in args):
+        raise TypeError(f"{op}(): input, tensor1 and tensor2 must be Tensors, as in PyTorch "
+                        f"(got {', '.join(type(a).__name__ for a in args)})")
 
 
 @tensor_method()
@@ -469,6 +509,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         tensor2: the denominator.
         value: a number multiplying the quotient.
     """
+    _tensor_args("addcdiv", input, tensor1, tensor2)
     if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
         raise DTypeError(f"addcdiv: integer division ({tensor1.dtype.name} / "
                          f"{tensor2.dtype.name}) is not supported, as in PyTorch; use "

@@ -46,7 +46,9 @@ def maximum_(self: Tensor, other: Any) -> Tensor:
 
     A Volta convenience: PyTorch has only the out-of-place ``maximum``.
     """
-    return inplace(self, "maximum_", lambda s: s.maximum(other), other)
+    from .elementwise import _maximum
+
+    return inplace(self, "maximum_", lambda s: _maximum(s, other), other)
 
 
 for _f in (lerp_, addcmul_, addcdiv_, clamp_min_, clamp_max_, maximum_):

@@ -120,6 +120,9 @@ class Permute(Function):
 @tensor_method()
 def permute(x: Tensor, *dims: int) -> Tensor:
     """Return a view of ``x`` with its dimensions reordered as ``dims``."""
+    if not dims:
+        raise TypeError("permute() missing 1 required positional argument: 'dims' (pass () "
+                        "for a 0-d tensor)")
     dims = _shape_arg("permute", dims)
     nd = x.ndim
     if len(dims) != nd:
@@ -147,7 +150,16 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     return permute(x, tuple(dims))
 
 
-Tensor.mT = property(lambda self: transpose(self, -2, -1), doc="The last two dims swapped.")
+def _mT(x: Tensor) -> Tensor:
+    if x.ndim < 2:
+        if x.ndim == 0:  # PyTorch: the identity on 0-d (deprecated there)
+            return x
+        raise ShapeError(f"mT: only supported on matrices or batches of matrices, got a "
+                         f"1-d tensor of shape {x.shape}; use unsqueeze first")
+    return transpose(x, -2, -1)
+
+
+Tensor.mT = property(_mT, doc="The last two dims swapped (not on a 1-d tensor).")
 Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))),
                     doc="All dims reversed.")
 

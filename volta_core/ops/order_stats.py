@@ -13,7 +13,8 @@ from typing import Any
 from ..autograd.function import Function
 from ..errors import IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
-from ._util import normalize_dim
+from ._util import normalize_dim, require_int_dim
+from .elementwise import where
 from .indexing import Gather
 from .movement import reshape
 from .reduce import amax, amin
@@ -47,6 +48,7 @@ def _nan_count(x: Tensor, d: int) -> Any:
 
 def _median_dim(op: str, x: Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> MedianResult:
     if x.ndim == 0:
+        normalize_dim(op, dim, 0)
         x = reshape(x, (1,))
         v, i = _median_dim(op, x, 0, True, ignore_nan)
         return MedianResult(reshape(v, ()), reshape(i, ()))
@@ -80,13 +82,21 @@ class _EvenPick(Function):
 
     def backward(ctx, g):
         x, value = ctx.saved_tensors
-        hit = (x == value).logical_or(x.isnan().logical_and(value.isnan())).to(g.dtype)
-        return g * hit / hit.sum(), None
+        hit = (x == value).logical_or(x.isnan().logical_and(value.isnan()))
+        # PyTorch fills the picks only: a NaN g does not reach the other elements
+        return where(hit, g / hit.sum().to(g.dtype), 0.0), None
+
+
+# PyTorch's median of no integers is its NaN converted by x86's cvttsd2si: the "integer
+# indefinite" 0x80000000 (0x8000000000000000 for int64), cut to the dtype's width
+_EMPTY_INT_MEDIAN = {"int64": -2 ** 63, "int32": -2 ** 31, "bool": True}
 
 
 def _median_all(op: str, x: Tensor, ignore_nan: bool) -> Tensor:
-    if x.numel() == 0 and x.dtype.is_floating_point:  # NaN, still in the graph
-        return reshape(x, (-1,)).sum() * float("nan")
+    if x.numel() == 0:
+        if x.dtype.is_floating_point:  # NaN, still in the graph
+            return reshape(x, (-1,)).sum() * float("nan")
+        return x.new_full((), _EMPTY_INT_MEDIAN.get(x.dtype.name, 0))
     flat = reshape(x, (-1,))
     value = _median_dim(op, flat.detach(), 0, False, ignore_nan).values
     if not x.requires_grad:
@@ -157,6 +167,7 @@ Tensor.msort = msort
 @tensor_method()
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AminmaxResult:
     """``(amin, amax)`` of ``input``, over all elements or along ``dim``."""
+    require_int_dim("aminmax", dim)
     dims = () if dim is None else dim
     if dim is None and keepdim:
         dims = tuple(range(input.ndim))

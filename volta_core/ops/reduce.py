@@ -11,9 +11,10 @@ from typing import Any
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..autograd.grad_mode import is_grad_enabled
+from ..errors import AutogradError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
-from ._util import normalize_dim, normalize_dims
+from ._util import normalize_dim, normalize_dims, require_int_dim
 
 Dims = int | Sequence[int] | None
 MaxResult = namedtuple("MaxResult", ["values", "indices"])
@@ -24,8 +25,10 @@ def _keep_shape(shape: tuple, dims: tuple) -> tuple:
 
 
 class Sum(Function):
-    def forward(ctx, x, dims=(), keepdim=False):
+    def forward(ctx, x, dims=(), keepdim=False, keep_dtype=False):
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        if keep_dtype:  # sum(dtype=bool/uint8/...): accumulate in that dtype, as PyTorch
+            return ctx.xp.sum(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
         return ctx.xp.sum(x, axis=dims, keepdims=keepdim)
 
     def backward(ctx, g):
@@ -47,7 +50,15 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tenso
     if _autocast_state.active:  # the autocast hook: one thread-local read when off
         return autocast_call("sum", sum, x, dim, keepdim, dtype)
     if dtype is not None:
+        grad = x.requires_grad
         x = x.to(dtype)
+        if grad and not x.dtype.is_floating_point and is_grad_enabled():
+            raise AutogradError(f"sum: an integer dtype ({x.dtype.name}) for a tensor that "
+                                "requires grad has no gradient (PyTorch: autograd does not "
+                                "support it); sum under vt.no_grad() or detach() first")
+        if x.dtype.kind in "bui" and x.dtype.name != "int64":
+            dims = normalize_dims("sum", dim, x.ndim)
+            return Sum.apply(x, dims=dims, keepdim=keepdim, keep_dtype=True)
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
         x = x.to("int64")  # integer sums accumulate in int64, as in PyTorch
     dims = normalize_dims("sum", dim, x.ndim)
@@ -93,6 +104,7 @@ class _Extremum(Function):
             count = xp.sum(mask, axis=dims, keepdims=True)
             ctx.save_for_backward(mask / count)
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        ctx.nan_ties = nan_ties
         return y if keepdim else xp.reshape(y, tuple(s for i, s in enumerate(x.shape)
                                                      if i not in dims))
 
@@ -100,6 +112,10 @@ class _Extremum(Function):
         (weights,) = ctx.saved_tensors
         if not ctx.keepdim:
             g = g.reshape(_keep_shape(ctx.in_shape, ctx.dims))
+        if ctx.nan_ties:  # max()/min(): PyTorch fills the picks only (a NaN g stays there)
+            from .elementwise import where
+
+            return where(weights != 0, g * weights, 0.0)
         return g * weights
 
 
@@ -123,7 +139,7 @@ class _DimExtremum(Function):
             n = x.shape[dim]
             pos = xp.reshape(xp.arange(n, dtype=idx.dtype, device=ctx.device.native),
                              tuple(n if i == dim else 1 for i in range(x.ndim)))
-            ctx.save_for_backward(xp.astype(pos == idx, x.dtype))
+            ctx.save_for_backward(pos == idx)
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         y = xp.take_along_axis(x, idx, axis=dim)
         if not keepdim:
@@ -132,10 +148,12 @@ class _DimExtremum(Function):
         return y
 
     def backward(ctx, g):
+        from .elementwise import where
+
         (mask,) = ctx.saved_tensors
         if not ctx.keepdim:
             g = g.unsqueeze(ctx.dim)
-        return g * mask, None
+        return where(mask, g, 0.0), None  # PyTorch scatters g: a NaN g stays at its index
 
 
 class _DimMax(_DimExtremum):
@@ -291,6 +309,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
         dtype: cast ``input`` to this dtype first (integers default to int64).
     """
     x = input
+    if dim is not None and type(dim) is not int:
+        require_int_dim("prod", dim)
     if dtype is not None:
         x = x.to(dtype)
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
@@ -384,12 +404,15 @@ def any(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # no
 # -- variance ------------------------------------------------------------------------------
 
 class Var(Function):
-    def forward(ctx, x, dims=(), correction=1, keepdim=False):
+    def forward(ctx, x, dims=(), correction=1, keepdim=False, all_dims=False):
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = 1
         for d in dims:
             n *= x.shape[d]
-        ctx.scale = 2.0 / (n - correction) if n > correction else math.nan
+        # PyTorch's var_backward: 2 / (n - correction), inf at n == correction; without a
+        # dim and no degrees of freedom, inf (NaN where x is the mean) whatever the sign
+        ctx.scale = 2.0 / (n - correction) if n != correction else math.inf
+        ctx.no_dof = all_dims and n <= correction
         ctx.save_for_backward(x)
         return ctx.xp.var(x, axis=dims, correction=correction, keepdims=keepdim)
 
@@ -397,6 +420,10 @@ class Var(Function):
         (x,) = ctx.saved_tensors
         if not ctx.keepdim:
             g = g.reshape(_keep_shape(ctx.in_shape, ctx.dims))
+        if ctx.no_dof:
+            from .elementwise import where
+
+            return g * where(x == mean(x, ctx.dims, True), math.nan, math.inf)
         return g * ((x - mean(x, ctx.dims, True)) * ctx.scale)
 
 
@@ -426,11 +453,13 @@ def var(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: 
         correction: the difference between the sample size and the divisor (1 default).
     """
     dims, c = _var_args("var", input, dim, unbiased, correction)
+    every = dim is None or isinstance(dim, bool) or input.ndim == 0
     if input.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
         from .elementwise import in_float32
 
-        return in_float32(Var.apply, input, dims=dims, correction=c, keepdim=keepdim)
-    return Var.apply(input, dims=dims, correction=c, keepdim=keepdim)
+        return in_float32(Var.apply, input, dims=dims, correction=c, keepdim=keepdim,
+                          all_dims=every)
+    return Var.apply(input, dims=dims, correction=c, keepdim=keepdim, all_dims=every)
 
 
 @tensor_method()
@@ -440,7 +469,7 @@ def std(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: 
 
     Where the standard deviation is 0 its gradient is 0, as in PyTorch (not NaN).
     """
-    if input.dtype.itemsize == 2:  # float16/bfloat16: the root too is taken in float32
+    if input.dtype.itemsize == 2 and input.dtype.is_floating_point:  # the root in float32 too
         from .elementwise import in_float32
 
         return in_float32(std, input, dim, unbiased, keepdim, correction=correction)
@@ -514,6 +543,9 @@ class VectorNorm(Function):
         if p in (math.inf, -math.inf):
             hit = (x.abs() == y).to(x.dtype)
             return g * x.sign() * (hit / sum(hit, ctx.dims, True))
+        if p < 1:  # PyTorch's form: 0 where x is 0, times norm^(1 - p) (0 for a 0 norm)
+            scaled = where(x == 0, 0.0, x.sign() * x.abs() ** (p - 1))
+            return scaled * g * y ** (1 - p)
         empty = y == 0  # the norm's gradient at 0 is taken as 0, as in PyTorch
         scale = where(empty, 0.0, g / where(empty, 1.0, y) ** (p - 1))
         if p == 2:

@@ -89,8 +89,8 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 
 
 def _cum_extremum(op: str, x: Tensor, dim: int, high: bool) -> tuple[Tensor, Tensor]:
-    if x.ndim == 0:
-        return x.clone(), x.new_zeros((), dtype="int64")
+    if x.ndim == 0 or x.numel() == 0:  # PyTorch checks no dim when there is nothing
+        return x.clone(), x.new_zeros(x.shape, dtype="int64")
     d = normalize_dim(op, dim, x.ndim)
     xp, dev = x.device.xp, x.device
     a = x.array

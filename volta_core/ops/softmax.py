@@ -74,7 +74,7 @@ def _prepare(op: str, x: Tensor, dim: Any, dtype: Any) -> tuple[Tensor, int]:
         raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
     if dtype is not None:
         x = x.to(dtype)
-    if not x.dtype.is_floating_point:
+    if not x.dtype.is_floating_point and x.numel() != 0:  # empty: PyTorch returns it as is
         raise DTypeError(f"{op}: expected a floating tensor, got {x.dtype.name}; pass "
                          "dtype= or call .float() first")
     if dim is None:
@@ -83,6 +83,8 @@ def _prepare(op: str, x: Tensor, dim: Any, dtype: Any) -> tuple[Tensor, int]:
 
 
 def _run(cls: type, x: Tensor, dim: int) -> Tensor:
+    if not x.dtype.is_floating_point:  # an empty integer tensor (see _prepare)
+        return x.clone()
     if x.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
         from .elementwise import in_float32
 

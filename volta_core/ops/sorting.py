@@ -42,6 +42,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False,
             stable: bool = False) -> Tensor:
     """Indices that sort ``input`` along ``dim`` (ties keep their order: always stable)."""
     if input.ndim == 0:
+        normalize_dim("argsort", dim, 0)
         return input.new_zeros((), dtype="int64")
     return _argsort(input, normalize_dim("argsort", dim, input.ndim), descending)
 
@@ -58,6 +59,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False,
         stable: accepted for PyTorch compatibility; the sort is always stable.
     """
     if input.ndim == 0:
+        normalize_dim("sort", dim, 0)
         return SortResult(input.clone(), input.new_zeros((), dtype="int64"))
     d = normalize_dim("sort", dim, input.ndim)
     idx = _argsort(input, d, descending)
@@ -71,9 +73,12 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
     if input.dtype.kind == "b":
         raise DTypeError("topk: bool input is not supported (as in PyTorch); convert with "
                          ".int() first")
-    if input.ndim == 0:
-        input = reshape(input, (1,))
-        v, i = topk(input, k, 0, largest)
+    if input.ndim == 0:  # PyTorch: k of 0 or 1 both give the element itself
+        normalize_dim("topk", dim, 0)
+        if k not in (0, 1):
+            raise IndexOutOfRangeError(f"topk: k ({k}) is out of range for a 0-d tensor "
+                                       "(0 or 1)")
+        v, i = topk(reshape(input, (1,)), 1, 0, largest)
         return TopKResult(reshape(v, ()), reshape(i, ()))
     d = normalize_dim("topk", dim, input.ndim)
     if not 0 <= k <= input.shape[d]:

@@ -12,8 +12,8 @@ from typing import Any
 from ..autograd.function import Function
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
-from ._util import Scalar, broadcast_shapes, promote_pair, shape_of
-from .elementwise import _default_float, _unary, cast, in_float32, where
+from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar, shape_of
+from .elementwise import _default_float, _unary, cast, in_float32, refusing_backward, where
 from .movement import sum_to
 
 _LN10 = math.log(10.0)
@@ -131,7 +131,7 @@ class Logit(Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         eps = ctx.eps
-        d = g / (x * (1.0 - x))
+        d = g / ((x + 0.0) * (1.0 - x))  # -0.0 counts as +0.0, as in PyTorch's kernel
         if eps is None:  # outside [0, 1] the logit is undefined: NaN, as in PyTorch
             return where((x < 0).logical_or(x > 1), math.nan, d)
         return where((x < eps).logical_or(x > 1.0 - eps), 0.0, d)
@@ -201,6 +201,8 @@ def _float_pair(op: str, a: Any, b: Any, scalars: bool = True,
 
     bfloat16 pairs are returned in float32 (the caller casts the result back).
     """
+    if scalars:  # NumPy scalars count as numbers, as in PyTorch
+        a, b = python_scalar(a), python_scalar(b)
     for v in (a, b):
         if type(v) is not Tensor and (not scalars or not isinstance(v, Scalar)):
             raise TypeError(f"{op}: expected Tensor arguments, got {type(a).__name__} and "
@@ -274,6 +276,10 @@ class LogAddExp2(LogAddExp):
     base2 = True
 
 
+_LogAddExpOfBool = refusing_backward(LogAddExp, "logaddexp", "a subtraction")
+_LogAddExp2OfBool = refusing_backward(LogAddExp2, "logaddexp2", "a subtraction")
+
+
 class Hypot(Function):
     def forward(ctx, a, b):
         xp = ctx.xp
@@ -302,14 +308,21 @@ def xlogy(input: Any, other: Any) -> Tensor:
 @tensor_method()
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow or underflow."""
-    return _run_binary(LogAddExp, "logaddexp", input, other, scalars=False, integers=False)
+    cls = _LogAddExpOfBool if _bool_beside_grad(input, other) else LogAddExp
+    return _run_binary(cls, "logaddexp", input, other, scalars=False, integers=False)
+
+
+def _bool_beside_grad(a: Any, b: Any) -> bool:
+    """One operand a bool tensor, the other requiring grad (PyTorch's backward refuses)."""
+    return type(a) is Tensor and type(b) is Tensor and (
+        a.dtype.kind == "b" and b.requires_grad or b.dtype.kind == "b" and a.requires_grad)
 
 
 @tensor_method()
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` without overflow or underflow."""
-    return _run_binary(LogAddExp2, "logaddexp2", input, other, scalars=False,
-                       integers=False)
+    cls = _LogAddExp2OfBool if _bool_beside_grad(input, other) else LogAddExp2
+    return _run_binary(cls, "logaddexp2", input, other, scalars=False, integers=False)
 
 
 @tensor_method()

@@ -1,0 +1,391 @@
+"""Disagreements the reference net found (``tests/reference``), each fixed and held here
+against PyTorch CPU: values, dtypes, refusals and gradients at the edges it drew."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch_ref import compare, raises_like_torch
+
+import volta_core as vt
+
+INF, NAN = math.inf, math.nan
+
+
+def _same(got, want) -> None:
+    assert got.dtype.name == str(want.dtype).removeprefix("torch."), (got.dtype, want.dtype)
+    assert tuple(got.shape) == tuple(want.shape)
+    g = got.detach()
+    g = np.asarray((g.float() if g.dtype.name == "bfloat16" else g).numpy(), dtype=np.float64)
+    w = want.detach()
+    w = (w.float() if w.dtype == torch.bfloat16 else w).numpy().astype(np.float64)
+    rtol = {"float64": 1e-12, "float32": 1e-5, "float16": 5e-3, "bfloat16": 4e-2}.get(
+        got.dtype.name, 0)
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
+
+
+def _both(fn):
+    """``fn(m)`` on Volta and on PyTorch, compared."""
+    _same(fn(vt), fn(torch))
+
+
+# -- dtypes -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [0.5, -1.7, 3])
+def test_addcmul_of_integers_truncates_a_float_value(value):
+    _both(lambda m: m.addcmul(m.tensor([2, 3]), m.tensor([2, 3]), m.tensor([4, -5]),
+                              value=value))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32"])
+def test_sum_with_a_narrow_dtype_accumulates_in_it(dtype):
+    data = [[100, 200], [0, 3]]
+    _both(lambda m: m.tensor(data).sum(0, dtype=getattr(m, dtype)))
+    _both(lambda m: m.tensor(data).sum(dtype=getattr(m, dtype)))
+
+
+def test_softmax_of_an_empty_integer_tensor_is_itself():
+    _both(lambda m: m.tensor([], dtype=m.int64).log_softmax(0))
+    _both(lambda m: m.log_softmax(m.zeros((1, 0), dtype=m.bool), 0))
+    _both(lambda m: m.tensor([], dtype=m.int32).softmax(0))
+
+
+# -- values -------------------------------------------------------------------------------
+
+def test_lerp_interpolates_from_the_nearer_end():
+    start, end = [-INF, 1.0, 1.0, INF], [-0.75, INF, 2.0, 1.0]
+    _both(lambda m: m.lerp(m.tensor(start), m.tensor(end), m.tensor([0.5, 0.25, 0.75, 0.9])))
+    _both(lambda m: m.lerp(m.tensor(start), m.tensor(end), 0.5))
+    _both(lambda m: m.tensor([-INF]).lerp_(m.tensor([-0.75]), 0.5))
+
+
+def test_lerp_takes_a_0d_weight_of_another_dtype():
+    _both(lambda m: m.lerp(m.tensor([1.0, 2.0], dtype=m.float64),
+                           m.tensor([3.0, 5.0], dtype=m.float64), m.tensor(0.75)))
+    raises_like_torch(lambda m, a: m.lerp(a, a, m.tensor([0.5])), np.array([1.0, 2.0]))
+
+
+def test_gelu_at_infinities_matches_each_dtype():
+    x = [INF, -INF, NAN, 1.0, -2.0]
+    for dtype in ("float32", "float64", "float16", "bfloat16"):
+        for approximate in ("none", "tanh"):
+            _both(lambda m, d=dtype, a=approximate: m.nn.functional.gelu(
+                m.tensor(x).to(getattr(m, d)), approximate=a))
+
+
+def test_hardtanh_of_unsigned_truncates_a_small_negative_bound():
+    a = np.array([0, 3, 200], dtype=np.uint8)
+    compare(lambda m, t: m.nn.functional.hardtanh(t, -0.5, 2.0), a)
+    raises_like_torch(lambda m, t: m.nn.functional.hardtanh(t, -1.5, 2.0), a)
+
+
+def test_integer_division_by_zero_of_an_empty_tensor_is_empty():
+    _both(lambda m: m.fmod(m.zeros((1, 0), dtype=m.int8), 0))
+    _both(lambda m: m.remainder(m.zeros((0,), dtype=m.int64), 0))
+
+
+def test_topk_of_a_0d_tensor():
+    _both(lambda m: m.tensor(10.0).topk(0, dim=0).values)
+    _both(lambda m: m.tensor(3).topk(1).indices)
+    raises_like_torch(lambda m, t: t.topk(2), np.array(1.0))
+    raises_like_torch(lambda m, t: t.topk(1, dim=1), np.array(1.0))
+
+
+def test_copysign_takes_numpy_scalars():
+    _both(lambda m: m.copysign(m.tensor([2.0, -1.0]), other=np.int64(-3)))
+    _both(lambda m: m.copysign(m.tensor([2.0, -1.0]), np.float32(1.0)))
+
+
+def test_bool_power_of_a_python_bool():
+    _both(lambda m: m.tensor([True, False]) ** True)
+    _both(lambda m: m.tensor([True, False]) ** False)
+    _both(lambda m: m.tensor([True, False]) ** 2)
+    _both(lambda m: 2 ** m.tensor([True, False]))
+
+
+def test_mT_of_a_0d_tensor_is_the_tensor():
+    _both(lambda m: m.tensor(1.5).mT)
+    raises_like_torch(lambda m, t: t.mT, np.array([1.0, 2.0]))
+
+
+def test_clamp_takes_a_0d_tensor_bound_as_a_number():
+    _both(lambda m: m.clamp(m.tensor([[0.0, 5.0]]), min=-1.5, max=m.tensor(3)))
+
+
+# -- refusals (PyTorch raises) ------------------------------------------------------------
+
+REFUSED = {
+    "maximum_number": lambda m, t: m.maximum(t, 2.0),
+    "minimum_method_number": lambda m, t: t.minimum(-1.5),
+    "maximum_bool_number": lambda m, t: m.maximum(t, True),
+    "pow_other_keyword": lambda m, t: m.pow(t, other=t),
+    "prod_dim_tuple": lambda m, t: t.prod(dim=(0,)),
+    "prod_function_dim_tuple": lambda m, t: m.prod(t, dim=(0,), keepdim=True),
+    "aminmax_dim_tuple": lambda m, t: m.aminmax(t, dim=(0,)),
+    "permute_no_dims": lambda m, t: t.permute(),
+    "mT_1d": lambda m, t: t.mT,
+    "argsort_0d_dim": lambda m, t: m.argsort(t.sum(), dim=1),
+    "sort_0d_dim": lambda m, t: m.sort(t.sum(), dim=1),
+    "clamp_number_and_tensor": lambda m, t: m.clamp(t, -1.5, t),
+    "clip_number_and_tensor": lambda m, t: t.clip(min=-1.5, max=t),
+    "addcmul_number_tensor1": lambda m, t: m.addcmul(t, -1, t, value=0.5),
+    "addcmul_numpy_tensor2": lambda m, t: m.addcmul(t, t, np.int64(3)),
+    "addcdiv_number_tensor2": lambda m, t: m.addcdiv(t, t, -0.0, value=0.5),
+    "relu6_bool": lambda m, t: m.nn.functional.relu6(t > 0),
+    "hardtanh_bool": lambda m, t: m.nn.functional.hardtanh(t > 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_as_in_pytorch(name):
+    raises_like_torch(REFUSED[name], np.array([1.0, -2.0, 3.0], dtype=np.float32))
+
+
+@pytest.mark.parametrize("value", [np.float16(1.5), np.float32(1.5), np.bool_(True)])
+def test_setitem_refuses_narrow_numpy_scalars(value):
+    def put(m, t):
+        t[0] = value
+    raises_like_torch(put, np.array([1.0, 2.0], dtype=np.float32))
+
+
+@pytest.mark.parametrize("value", [np.float64(1.5), np.int64(2), np.uint8(1)])
+def test_setitem_takes_numpy_scalars_pytorch_takes(value):
+    def put(m, t):
+        t[0] = value
+        return t
+    _both(lambda m: put(m, m.tensor([1.0, 2.0])))
+
+
+def test_pow_by_a_bool_tensor_refuses_the_base_gradient():
+    for m in (torch, vt):
+        x = m.tensor([2.0, 3.0], requires_grad=True)
+        y = m.pow(x, m.tensor([True, False]))
+        _ = y.detach()
+        with pytest.raises((RuntimeError, TypeError)):
+            y.sum().backward()
+    _both(lambda m: m.pow(m.tensor([2.0, 3.0]), m.tensor([True, False])))
+
+
+# -- gradients ----------------------------------------------------------------------------
+
+def test_hardsigmoid_gradient_is_pytorchs_float_one_sixth():
+    x = np.array([-3.0, 3.0, -2.5, 0.1, 2.5625, 7.0, NAN, -INF, INF])
+    for dtype in ("float64", "float32", "float16", "bfloat16"):
+        compare(lambda m, t: m.nn.functional.hardsigmoid(t), x, dtype=dtype,
+                tol=(1e-12, 0) if dtype == "float64" else None,
+                grad_tol=(1e-15, 0) if dtype == "float64" else None)
+
+
+def test_logit_gradient_at_minus_zero_is_that_of_zero():
+    for dtype in ("float32", "float64"):
+        compare(lambda m, t: m.logit(t), np.array([-0.0, 0.0, 1.0, 0.5, -1.0, 2.0]),
+                dtype=dtype)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"dim": 0}, {"dim": 0, "correction": 3},
+                                    {"correction": 3}, {"dim": -1, "correction": 2}])
+def test_var_gradient_without_degrees_of_freedom(kwargs):
+    for data in ([1.0, 1.0], [1.0, 3.0], [2.0]):
+        compare(lambda m, t: t.var(**kwargs), np.array(data))
+    compare(lambda m, t: t.sum().var(dim=-1), np.array([1.0, 2.0]))
+
+
+def test_max_of_all_elements_keeps_a_nan_gradient_at_the_pick():
+    for m_name in ("max", "min"):
+        compare(lambda m, t, n=m_name: getattr(m, n)(t) * m.tensor(NAN),
+                np.array([[7.0, 0.25], [2.0, -3.0]]))
+
+
+def test_nan_to_num_gradient_multiplies_by_isfinite():
+    compare(lambda m, t: (m.nan_to_num(t) * m.tensor(INF)).nan_to_num(),
+            np.array([NAN, INF, -INF, 1.0]))
+    compare(lambda m, t: t.nan_to_num() / t.nan_to_num(), np.array([NAN, -INF, 2.0]))
+
+
+def test_division_gradient_does_not_square_the_divisor():
+    compare(lambda m, t: t / t, np.array([-3.3895e38, 1.5, -2.0]), dtype="bfloat16")
+    compare(lambda m, t: t / t, np.array([1e30, 3.0]), dtype="float32")
+
+
+def test_mish_gradient_is_pytorchs_fused_form():
+    x = np.array([NAN, -3.0, 3.0, -0.0, 0.1, 7.0, -INF, INF, 30.0, -30.0])
+    for dtype in ("float32", "float64", "bfloat16"):
+        compare(lambda m, t: m.nn.functional.mish(t), x, dtype=dtype)
+    compare(lambda m, t: m.remainder(m.tensor([1.5]), m.nn.functional.mish(t)),
+            np.array([-0.0]))
+
+
+# -- found by the longer campaigns (seeds 3000-14999) -------------------------------------
+
+def test_remainder_of_an_exact_multiple_keeps_the_dividends_zero_sign():
+    def signs(m):
+        r = m.tensor([0.25, -0.0, 0.0, -3.0, 3.0, 1.0, -1.0, 5.5]) % m.tensor(
+            [-0.03125, 1.0, -2.0, 1.5, -1.5, INF, INF, -2.0])
+        return 1.0 / r  # the sign of a zero shows as the sign of the infinity
+    _both(signs)
+    _both(lambda m: 1.0 / (-0.0 % m.tensor([1.5, -1.5])))
+
+
+def test_pow_one_half_is_sqrt():
+    x = [-INF, -0.0, 4.0, -1.0, INF]
+    _both(lambda m: m.tensor(x) ** 0.5)
+    _both(lambda m: 1.0 / m.tensor(x) ** -0.5)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "bool", "float32"])
+def test_median_of_nothing(dtype):
+    _both(lambda m: m.median(m.tensor([], dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("call", ["all", "any", "logsumexp", "nansum", "median", "sum"])
+def test_a_0d_tensor_has_dims_minus_one_and_zero_only(call):
+    raises_like_torch(lambda m, t: getattr(m, call)(t, 1), np.array(1.5))
+    if call != "median":
+        _both(lambda m: getattr(m, call)(m.tensor(1.5), -1).float())
+
+
+def test_softsign_of_integers_adds_one_in_their_dtype():
+    _both(lambda m: m.nn.functional.softsign(m.tensor([127, -128, 3], dtype=m.int8)))
+    _both(lambda m: m.nn.functional.softsign(m.tensor([0, 255], dtype=m.uint8)))
+
+
+def test_std_and_sum_refuse_as_pytorch():
+    raises_like_torch(lambda m, t: t.std(0), np.array([5, 5], dtype=np.int16))
+    for m in (torch, vt):
+        with pytest.raises((RuntimeError, vt.VoltaError)):
+            m.sum(m.tensor([1.5], requires_grad=True), dtype=m.int64)
+
+
+def test_xlogy_takes_numpy_scalars():
+    _both(lambda m: m.xlogy(m.tensor([1.5, 0.0]), other=np.float32(2.5)))
+    _both(lambda m: m.xlogy(m.tensor([200], dtype=m.uint8), np.float32(2.5)))
+
+
+@pytest.mark.parametrize("key", ["mask", "index", "list", "slice"])
+@pytest.mark.parametrize("value", ["0d", "1", "2"])
+def test_setitem_of_another_dtype(key, value):
+    def put(m, t):
+        k = {"mask": t > 0, "index": m.tensor([0, 1]), "list": [0, 1],
+             "slice": slice(0, 2)}[key]
+        t[k] = {"0d": m.tensor(5.0, dtype=m.float64), "1": m.tensor([True]),
+                "2": m.tensor([5, 6])}[value]
+        return t
+    try:
+        want = put(torch, torch.tensor([1.0, 2.0]))
+    except RuntimeError:
+        with pytest.raises(vt.DTypeError):
+            put(vt, vt.tensor([1.0, 2.0]))
+        return
+    _same(put(vt, vt.tensor([1.0, 2.0])), want)
+
+
+@pytest.mark.parametrize("call", ["atan2", "logaddexp", "logaddexp2"])
+def test_backward_through_a_bool_operand_raises_as_pytorch(call):
+    for m in (torch, vt):
+        x = m.tensor([3.0], requires_grad=True)
+        y = getattr(m, call)(m.tensor([True]), x)
+        with pytest.raises((RuntimeError, TypeError)):
+            y.sum().backward()
+
+
+def test_max_along_a_dim_keeps_a_nan_gradient_at_its_index():
+    compare(lambda m, t: m.min(t, 1, keepdim=True)[0] * m.tensor([[1.0], [NAN]]),
+            np.array([[3.875, 10.0], [INF, INF]]))
+
+
+def test_gelu_at_inf_follows_pytorchs_vector_and_scalar_loops():
+    _both(lambda m: m.nn.functional.gelu(m.tensor(INF)))
+    _both(lambda m: m.nn.functional.gelu(m.full((3,), INF)))
+    _both(lambda m: m.nn.functional.gelu(m.full((4, 2), INF)[:, 0]))
+
+
+def test_floor_divide_of_an_empty_integer_tensor_by_zero():
+    _both(lambda m: m.tensor([], dtype=m.int64).floor_divide_(False))
+
+
+def test_maximum_masks_the_losers_gradient():
+    compare(lambda m, t: m.maximum(t, m.tensor([0.0, 0.0, 1.0])).log(),
+            np.array([-1.84375, 0.0, 1.0]))
+
+
+def test_hardswish_selects_its_gradient_as_pytorch():
+    x = np.array([NAN, -3.0, 3.0, -2.5, 0.1, 7.0, -INF, INF, -3.28125, -0.0, 2.9])
+    for dtype in ("float32", "float64", "bfloat16"):
+        compare(lambda m, t: m.nn.functional.hardswish(t), x, dtype=dtype)
+    compare(lambda m, t: m.nn.functional.hardswish(t).log(), np.array([-3.28125, 1.0]))
+
+
+def test_fill_of_an_expanded_tensor():
+    def fill(m):
+        base = m.tensor([0, 5])
+        base[:1].expand(3).fill_(2)
+        return base
+    _both(fill)
+
+
+@pytest.mark.parametrize("p", [-3, -1, 0.5])
+def test_norm_below_one_gradient_at_zeros(p):
+    compare(lambda m, t: t.norm(p, dim=1), np.array([[0.5, 0.0, -2.0], [1.0, 2.0, 3.0]]))
+
+
+def test_masked_fill_broadcasts_the_mask():
+    _both(lambda m: m.tensor([[1.0]]).masked_fill(m.tensor([False, True]), 2.0))
+    raises_like_torch(lambda m, t: t.masked_fill_(m.tensor([False, True]), 2.0),
+                      np.array([[1.0]]))
+
+
+def test_quirks_of_empty_inputs():
+    _both(lambda m: m.cummax(m.zeros(0, 1), 3).indices)
+    _both(lambda m: m.gather(m.zeros(2, 2), 1, m.zeros(2, 0)))
+    raises_like_torch(lambda m, t: m.gather(t, 1, m.tensor(0)), np.array(1.0))
+    raises_like_torch(lambda m, t: t.repeat(), np.array(1.0))
+
+
+@pytest.mark.parametrize("value", [-0.5, -1.5, -1, 255.5, 256.0, 300, -255, -256])
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+def test_setitem_checks_numbers_for_integer_dtypes(value, dtype):
+    def put(m):
+        t = m.tensor([0, 1], dtype=getattr(m, dtype))
+        t[t >= 0] = value
+        return t
+    try:
+        want = put(torch)
+    except RuntimeError:
+        with pytest.raises(vt.VoltaError):
+            put(vt)
+        return
+    _same(put(vt), want)
+
+
+def test_setitem_refuses_the_tensor_itself_and_bool_subtraction():
+    raises_like_torch(lambda m, t: t.__setitem__(slice(0, 5, 3), t), np.array([1.0]))
+    raises_like_torch(lambda m, t: t.sub_(t > 0, alpha=2), np.array([4]))
+    raises_like_torch(lambda m, t: (t > 0).__setitem__(m.tensor(False), m.tensor(1.5)),
+                      np.array(1.0))
+
+
+def test_clamp_family_keeps_x_on_a_tie_with_a_bound():
+    x = [-0.0, NAN, -2.0, 3.0, 0.5]
+    for fn in (lambda m, t: m.nn.functional.relu6(t), lambda m, t: m.clamp(t, min=0.0),
+               lambda m, t: m.nn.functional.hardtanh(t, 0.0, 1.0)):
+        _both(lambda m, f=fn: 1.0 / f(m, m.tensor(x)))
+    _both(lambda m: m.clamp(m.tensor(x), min=m.tensor([0.0, 0.0, NAN, 0.0, 0.0]),
+                            max=m.tensor([1.0, 1.0, 1.0, 1.0, NAN])))
+
+
+def test_integer_fmod_at_the_dtype_minimum():
+    _both(lambda m: m.fmod(m.tensor([-5, 5, -7, 7, 0, -128, 127], dtype=m.int8),
+                           m.tensor([-128, -3, 2, -2, 4, 3, -128], dtype=m.int8)))
+
+
+def test_half_precision_activations_compute_in_float32():
+    for name in ("hardswish", "hardsigmoid", "mish"):
+        _both(lambda m, n=name: getattr(m.nn.functional, n)(
+            m.tensor([0.0253, 22032.0, -3.0], dtype=m.float16)))
+
+
+def test_softshrink_middle_keeps_the_sign_of_zero():
+    _both(lambda m: 1.0 / m.nn.functional.softshrink(m.tensor([-0.0138, 0.2, -0.0])))
