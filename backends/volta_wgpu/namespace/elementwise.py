@@ -251,7 +251,16 @@ copysign = _arith("copysign", "select(abs({0}), -abs({0}), signbit_{T}({1}))",
 def _compare(name: str, sym: str):
     def fn(x1: Any, x2: Any, /) -> Array:
         t = _binary_types(x1, x2, name)
-        return launch_map(f"({{0}} {sym} {{1}})", [x1, x2], [t, t], D.bool, op=name)
+        expr, h = f"({{0}} {sym} {{1}})", ()
+        if t is D.bool and sym not in ("==", "!="):  # WGSL orders no bools: as 0/1
+            t = D.uint32
+        elif t.kind == "f" and sym in ("==", "!="):
+            # NaN is unequal to everything: "a != b" compiles to an ordered compare
+            # (false for NaN) and a driver that assumes no NaNs folds "a == a" to true
+            expr, h = "(({0} == {1}) && !isnan_{T}({0}))", ("isnan",)
+            if sym == "!=":
+                expr = f"(!{expr})"
+        return launch_map(expr, [x1, x2], [t, t], D.bool, h, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``x1 {sym} x2`` (a bool array)."
     return fn
@@ -314,6 +323,10 @@ bitwise_right_shift = _bitwise("bitwise_right_shift", "({0} >> {1})", False)
 # -- ternary and casts --------------------------------------------------------------------
 def where(condition: Array, x1: Any, x2: Any, /) -> Array:
     """``x1`` where ``condition`` is true, else ``x2`` (broadcast together)."""
+    if isinstance(condition, bool):  # a Python bool picks one side (NumPy accepts it)
+        from .creation import asarray
+        ref = x1 if isinstance(x1, Array) else x2
+        condition = asarray(condition, device=getattr(ref, "device", None))
     condition = _check(condition, "where")
     if isinstance(x1, Array) or isinstance(x2, Array):
         t = _binary_types(x1, x2, "where")

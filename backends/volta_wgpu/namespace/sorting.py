@@ -1,7 +1,8 @@
 """``sort`` and ``argsort``: a stable bitonic sort along one axis.
 
 Each row is padded to a power of two; keys are ``(value, original index)`` pairs, so
-equal values keep their order (stable) and padding sorts last. NaN sorts last.
+equal values keep their order (stable) and padding sorts last. NaN sorts as the largest
+value (last ascending, first descending), as in PyTorch.
 """
 
 from __future__ import annotations
@@ -34,8 +35,13 @@ def _init_src(t: DType, rank: int) -> tuple[str, int, int, int]:
 
 def _step_src(t: DType, descending: bool) -> tuple[str, int, int, int]:
     # meta: half_total, P, k, j
-    nan = "let na = !(ka == ka); let nb = !(kb == kb);\n  if (na != nb) { return na; }\n" \
-        "  if (na) { return ia > ib; }\n" if t.kind == "f" else ""
+    # NaN is the largest value (last ascending, first descending), as in PyTorch; read
+    # from the bits for float32 (a driver that assumes no NaNs folds "k == k" to true)
+    isn = ("((bitcast<u32>({0}) & 0x7fffffffu) > 0x7f800000u)" if t is D.float32
+           else "!({0} == {0})")
+    nan = (f"let na = {isn.format('ka')}; let nb = {isn.format('kb')};\n"
+           f"  if (na != nb) {{ return {'nb' if descending else 'na'}; }}\n"
+           "  if (na) { return ia > ib; }\n") if t.kind == "f" else ""
     cmp = "ka < kb" if descending else "ka > kb"
     after = (f"fn after(ka: {t.storage}, ia: u32, kb: {t.storage}, ib: u32) -> bool {{\n"
              "  let pa = ia == 0xffffffffu; let pb = ib == 0xffffffffu;\n"
@@ -96,7 +102,7 @@ def _finish(a: Array, x: Array, axis: int, n: int) -> Array:
 
 
 def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
-    """Sorted copy of ``x`` along ``axis`` (stable; NaN last)."""
+    """Sorted copy of ``x`` along ``axis`` (stable; NaN largest)."""
     from ..layout import normalize_axis
     if x.ndim == 0:
         raise ValueError("sort: not defined for 0-d arrays")
