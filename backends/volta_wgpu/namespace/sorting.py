@@ -43,11 +43,15 @@ def _step_src(t: DType, descending: bool) -> tuple[str, int, int, int]:
            f"  if (na != nb) {{ return {'nb' if descending else 'na'}; }}\n"
            "  if (na) { return ia > ib; }\n") if t.kind == "f" else ""
     cmp = "ka < kb" if descending else "ka > kb"
+    ne = "ka != kb"
+    if t.emu:  # int64 as a (lo, hi) pair
+        cmp = "i64e_lt(ka, kb)" if descending else "i64e_lt(kb, ka)"
+        ne = "!i64e_eq(ka, kb)"
     after = (f"fn after(ka: {t.storage}, ia: u32, kb: {t.storage}, ib: u32) -> bool {{\n"
              "  let pa = ia == 0xffffffffu; let pb = ib == 0xffffffffu;\n"
              "  if (pa || pb) { return pa && !pb; }\n"
              f"  {nan}"
-             f"  if (ka != kb) {{ return {cmp}; }}\n"
+             f"  if ({ne}) {{ return {cmp}; }}\n"
              "  return ia > ib;\n}\n")
     body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
             f"  let P = {cg.word(1)}; let kk = {cg.word(2)}; let j = {cg.word(3)};\n"
