@@ -102,3 +102,13 @@ def test_nan_in_nan_out_and_domains(xp):
             exp = getattr(np, "arc" + name[1:] if name.startswith("a") else name)(x)
         got = xp.to_numpy(getattr(xp, name)(_f(xp, x)))
         np.testing.assert_array_equal(np.isnan(got), np.isnan(exp), err_msg=name)
+
+
+def test_float_remainder_is_exact_for_large_quotients(xp):
+    # 1e10 % 2.21875 is 1.15625 exactly; a - b * trunc(a / b) loses it past 2**24
+    rng = np.random.default_rng(0)
+    a = (10 ** rng.uniform(-5, 38, 500) * rng.choice([-1, 1], 500)).astype(np.float32)
+    b = (10 ** rng.uniform(-30, 5, 500) * rng.choice([-1, 1], 500)).astype(np.float32)
+    a[:2], b[:2] = 1e10, 2.21875
+    got = xp.to_numpy(xp.remainder(_f(xp, a), _f(xp, b)))
+    np.testing.assert_array_equal(got, np.remainder(a, b))

@@ -31,14 +31,32 @@ def _fmod(t: str) -> str:
     """WGSL lines setting ``var m`` to ``fmod(a, b)`` (sign of ``a``; ``a`` finite).
 
     No ``fma``: drivers may or may not fuse it, and results must not depend on that.
-    A quotient past the float's exact range gives 0. An infinite ``b`` leaves ``m = a``.
+    float16/32 are exact; float64 is ``a - b * trunc(a / b)``, and 0 for a quotient past
+    its exact range. An infinite ``b`` leaves ``m = a``.
     """
     zero, mx = f"{t}(0)", f"{t}({_MAX[t]})"
+    if t == "f64":  # ldexp/frexp of f64 fail to compile on some drivers
+        big = f"    if (!(abs(m) < abs(b))) {{ m = {zero}; }}\n"
+    else:  # exactly, by subtracting |b| * 2**k (each step exact: Sterbenz), one step
+        # per binary digit of the quotient
+        big = (f"    if (b != {zero}) {{\n"
+               f"      var r = abs(a); let y = abs(b);\n"
+               f"      let steps = clamp(frexp(r).exp - frexp(y).exp + 2, 0, 300);\n"
+               f"      for (var i = 0; i < steps; i = i + 1) {{\n"
+               f"        if (r >= y) {{\n"
+               f"          let e = frexp(r).exp - frexp(y).exp;\n"
+               f"          var yy = ldexp(y, e);\n"
+               f"          if (yy > r) {{ yy = ldexp(y, e - 1); }}\n"
+               f"          r = r - yy;\n"
+               f"        }}\n"
+               f"      }}\n"
+               f"      m = select(r, -r, a < {zero});\n"
+               f"    }}\n")
     return (f"  var m = a;\n"
             f"  if (abs(b) <= {mx}) {{\n"
             f"    m = a - b * trunc(a / b);\n"
-            f"    if (!(abs(m) < abs(b))) {{ m = {zero}; }}\n"
-            f"  }}\n")
+            + big +
+            "  }\n")
 
 
 _ATANH_C = [1 / (2 * k + 1) for k in range(8)]          # atanh(s) / s in s**2
