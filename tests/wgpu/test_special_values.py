@@ -111,3 +111,10 @@ def test_float_remainder_is_exact_for_large_quotients(xp):
     a[:2], b[:2] = 1e10, 2.21875
     got = xp.to_numpy(xp.remainder(_f(xp, a), _f(xp, b)))
     np.testing.assert_array_equal(got, np.remainder(a, b))
+
+
+def test_remainder_by_nan_and_nan_sign(xp):
+    got = xp.to_numpy(xp.remainder(_f(xp, [2.0, 2.0]), _f(xp, [NAN, INF])))
+    assert np.isnan(got[0]) and got[1] == 2.0
+    # a NaN made for a bad domain has its sign bit set, as on x86 CPUs (NumPy, PyTorch)
+    assert xp.to_numpy(xp.signbit(xp.atanh(_f(xp, [2.0])))).all()

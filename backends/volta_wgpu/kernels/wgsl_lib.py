@@ -20,7 +20,8 @@ _MAX = {"f16": "65504.0", "f32": "3.4028234663852886e38", "f64": "1.797693134862
 
 
 def _nan(t: str) -> str:
-    return f"{t}(bitcast<f32>(0x7fc00000u))"
+    # the sign bit set, as x86 CPUs (so NumPy and PyTorch there) make an invalid result
+    return f"{t}(bitcast<f32>(0xffc00000u))"
 
 
 def _inf(t: str) -> str:
@@ -40,17 +41,17 @@ def _fmod(t: str) -> str:
     else:  # exactly, by subtracting |b| * 2**k (each step exact: Sterbenz), one step
         # per binary digit of the quotient
         big = (f"    if (b != {zero}) {{\n"
-               f"      var r = abs(a); let y = abs(b);\n"
-               f"      let steps = clamp(frexp(r).exp - frexp(y).exp + 2, 0, 300);\n"
+               f"      var r = f32(abs(a)); let y = f32(abs(b));\n"  # f16: exact in f32
+               f"      let steps = clamp(i32(frexp(r).exp) - i32(frexp(y).exp) + 2, 0, 300);\n"
                f"      for (var i = 0; i < steps; i = i + 1) {{\n"
                f"        if (r >= y) {{\n"
-               f"          let e = frexp(r).exp - frexp(y).exp;\n"
+               f"          let e = i32(frexp(r).exp) - i32(frexp(y).exp);\n"
                f"          var yy = ldexp(y, e);\n"
                f"          if (yy > r) {{ yy = ldexp(y, e - 1); }}\n"
                f"          r = r - yy;\n"
                f"        }}\n"
                f"      }}\n"
-               f"      m = select(r, -r, a < {zero});\n"
+               f"      m = {t}(select(r, -r, a < {zero}));\n"
                f"    }}\n")
     return (f"  var m = a;\n"
             f"  if (abs(b) <= {mx}) {{\n"
@@ -110,7 +111,8 @@ def _float_helpers(t: str) -> dict[str, str]:
                 f"  if (neg && odd) {{ r = -r; }}\n"
                 f"  return r; }}",
         "frem": f"fn frem_{t}(a: {t}, b: {t}) -> {t} {{\n"
-                f"  if (b == {zero} || !(abs(a) <= {mx})) {{ return {_nan(t)}; }}\n"
+                f"  if (b == {zero} || !(abs(a) <= {mx}) || !{_is_num(t, 'b')}) "
+                f"{{ return {_nan(t)}; }}\n"
                 f"  if (!(abs(b) <= {mx})) {{ if (b == b && a != {zero} && (a < {zero}) != "
                 f"(b < {zero})) {{ return b; }} return a; }}\n"
                 + _fmod(t) +

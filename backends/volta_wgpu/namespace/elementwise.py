@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import codegen as cg
 from .. import dtypes as D
 from .._errors import DTypeError
 from ..array import Array
@@ -61,7 +60,8 @@ def _float_unary(name: str):
         if name in _KEEP_ZERO:
             expr = f"select({expr}, {{0}}, {{0}} == {t.wgsl}(0))"
         if t is not D.float64:  # OpenGL's built-ins may turn NaN (or a bad domain) to a number
-            nan = cg.const(t, float("nan"))
+            # a NaN made here has its sign bit set, as x86 CPUs make one
+            nan = f"{t.wgsl}(bitcast<f32>(0xffc00000u))"
             expr = f"select({expr}, {{0}}, !({{0}} == {{0}}))"
             if name in _DOMAIN:
                 expr = f"select({expr}, {nan}, {_DOMAIN[name].format(T=t.wgsl)})"
