@@ -101,3 +101,22 @@ def test_casts_creation_and_indexing(xp, check):
     check(xp.take(a, xp.asarray([1, 0, -1])), _A[[1, 0, -1]])
     check(a[xp.asarray([2, 3])], _A[[2, 3]])
     check(a[2:5], _A[2:5])
+
+
+def test_random_values_over_the_whole_range(xp, check):
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 64, 4000)  # magnitudes of every size, both signs
+    v = (rng.integers(0, 2 ** 62, 4000) >> (62 - np.minimum(bits, 62))) * rng.choice([-1, 1], 4000)
+    a, b = v[:2000].astype(np.int64), v[2000:].astype(np.int64)
+    b[b == 0] = 3
+    x, y = xp.asarray(a), xp.asarray(b)
+    with np.errstate(all="ignore"):
+        for got, exp in [(x + y, a + b), (x - y, a - b), (x * y, a * b), (x // y, a // b),
+                         (x % y, a % b), (x < y, a < b), (x == y, a == b),
+                         (xp.maximum(x, y), np.maximum(a, b)),
+                         (x >> xp.asarray(b % 64), a >> (b % 64)),
+                         (x << xp.asarray(b % 64), a << (b % 64))]:
+            check(got, exp)
+    check(xp.astype(x, xp.float32), a.astype(np.float32))  # correctly rounded
+    f = (rng.standard_normal(2000) * 10.0 ** rng.integers(0, 18, 2000)).astype(np.float32)
+    check(xp.astype(xp.asarray(f), xp.int64), f.astype(np.int64))
