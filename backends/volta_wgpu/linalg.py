@@ -1,12 +1,12 @@
 """The Array API ``linalg`` extension (``volta_wgpu.linalg``).
 
 Products, norms, ``diagonal`` and ``trace`` run on the device, and so do ``det``,
-``slogdet``, ``inv``, ``solve`` (Gaussian elimination with partial pivoting) and
-``cholesky``, one thread per matrix (:mod:`.kernels.dense_solve`); ``inv``, ``solve`` and
-``cholesky`` read back one flag per matrix to raise NumPy's ``LinAlgError`` for a
-singular or non-positive-definite matrix. The iterative decompositions (``eigh``,
-``eigvalsh``, ``qr``, ``svd``, ``svdvals``, and ``matrix_rank``, ``pinv`` built on the
-SVD) are a host round trip through NumPy (one sync each, float32 stays float32).
+``slogdet``, ``inv``, ``solve`` (Gaussian elimination with partial pivoting),
+``cholesky``, ``qr`` (Householder) and ``eigh``/``eigvalsh`` (cyclic Jacobi), one thread
+per matrix (:mod:`.kernels.dense_solve`); ``inv``, ``solve`` and ``cholesky`` read back
+one flag per matrix to raise NumPy's ``LinAlgError`` for a singular or
+non-positive-definite matrix. ``svd``, ``svdvals`` and ``matrix_rank``, ``pinv`` (built
+on the SVD) are a host round trip through NumPy (one sync each, float32 stays float32).
 """
 
 from __future__ import annotations
@@ -288,29 +288,54 @@ def solve(x1: Array, x2: Array, /) -> Array:
     return reshape(r, r.shape[:-1]) if vec else r
 
 
-# -- host round trips through NumPy ------------------------------------------------------
+def _eigh(x: Array, op: str) -> tuple[Array, Array, DType]:
+    """Ascending eigenvalues and matching eigenvectors (columns), on the device."""
+    from .namespace.indexing import take_along_axis
+    from .namespace.manipulation import broadcast_to, expand_dims, reshape
+    from .namespace.sorting import argsort
+    x = _square(x, op)
+    w, batch, t = _work(x)
+    vec = DS.jacobi_eigh(w)
+    vals = diagonal(w)
+    order = argsort(vals, axis=-1, stable=True)
+    vals = take_along_axis(vals, order, axis=-1)
+    vec = take_along_axis(vec, broadcast_to(expand_dims(order, axis=-2), vec.shape), axis=-1)
+    n = x.shape[-1]
+    return reshape(vals, batch + (n,)), reshape(vec, batch + (n, n)), t
+
+
 def eigh(x: Array, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
-    x = _square(x, "eigh")
-    w, v = np.linalg.eigh(to_numpy(x))
-    return EighResult(_up(w, x), _up(v, x))
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices (the lower
+    triangle is read, as NumPy does)."""
+    vals, vec, t = _eigh(x, "eigh")
+    return EighResult(_back(vals, t), _back(vec, t))
 
 
 def eigvalsh(x: Array, /) -> Array:
     """Eigenvalues (ascending) of symmetric matrices."""
-    x = _square(x, "eigvalsh")
-    return _up(np.linalg.eigvalsh(to_numpy(x)), x)
+    vals, _, t = _eigh(x, "eigvalsh")
+    return _back(vals, t)
 
 
 def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
-    """QR decomposition (``mode`` ``"reduced"`` or ``"complete"``)."""
+    """QR decomposition (``mode`` ``"reduced"`` or ``"complete"``), by Householder
+    reflections on the device."""
+    from .namespace.elementwise import contiguous_copy
+    from .namespace.manipulation import reshape
     x = _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
         raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    q, r = np.linalg.qr(to_numpy(x), mode=mode)
-    return QRResult(_up(q, x), _up(r, x))
+    r, batch, t = _work(x)
+    q = DS.householder_qr(r)
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    if mode == "reduced":
+        q, r = contiguous_copy(q[:, :, :k]), contiguous_copy(r[:, :k, :])
+    return QRResult(_back(reshape(q, batch + q.shape[1:]), t),
+                    _back(reshape(r, batch + r.shape[1:]), t))
 
 
+# -- host round trips through NumPy ------------------------------------------------------
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     """Singular value decomposition."""
     x = _matrices(x, "svd")

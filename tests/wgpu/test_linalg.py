@@ -1,5 +1,5 @@
 """matmul (batched, broadcasting, strided, 1-d), tensordot, vecdot, and the linalg
-factorizations that run on the device (det, slogdet, inv, solve, cholesky)."""
+factorizations that run on the device (det, slogdet, inv, solve, cholesky, qr, eigh)."""
 
 from __future__ import annotations
 
@@ -86,3 +86,26 @@ def test_singular_and_indefinite_matrices(xp):
         xp.linalg.inv(sing)
     with pytest.raises(np.linalg.LinAlgError, match="positive definite"):
         xp.linalg.cholesky(xp.asarray(-np.eye(2, dtype=np.float32)))
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 3), (2, 3, 5), (4, 4), (1, 1)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_on_the_device(xp, shape, mode):
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    q, r = (xp.to_numpy(v) for v in xp.linalg.qr(xp.asarray(a), mode=mode))
+    eq, er = np.linalg.qr(a, mode=mode)
+    assert q.shape == eq.shape and r.shape == er.shape
+    np.testing.assert_allclose(q @ r, a, atol=1e-5)
+    qtq = np.swapaxes(q, -1, -2) @ q
+    np.testing.assert_allclose(qtq, np.broadcast_to(np.eye(q.shape[-1]), qtq.shape), atol=1e-5)
+    np.testing.assert_array_equal(r, np.triu(r))
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_eigh_on_the_device(xp, n):
+    a = np.random.default_rng(n).standard_normal((2, n, n)).astype(np.float32)
+    s = a + np.swapaxes(a, -1, -2)
+    w, v = (xp.to_numpy(t) for t in xp.linalg.eigh(xp.asarray(s)))
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(s), atol=1e-4)  # ascending
+    np.testing.assert_allclose(v @ (w[..., None] * np.swapaxes(v, -1, -2)), s, atol=1e-4)
+    np.testing.assert_allclose(xp.to_numpy(xp.linalg.eigvalsh(xp.asarray(s))), w, atol=1e-6)
