@@ -3,7 +3,8 @@
 Products, norms, ``diagonal`` and ``trace`` run on the device, and so do ``det``,
 ``slogdet``, ``inv``, ``solve`` (Gaussian elimination with partial pivoting),
 ``cholesky``, ``qr`` (Householder) and ``eigh``/``eigvalsh`` (cyclic Jacobi), one thread
-per matrix (:mod:`.kernels.dense_solve`); ``inv``, ``solve`` and ``cholesky`` read back
+per matrix (:mod:`.kernels.dense_solve`), for matrices up to ``DEVICE_MAX_N`` (128) on a
+side (larger ones go through NumPy on the host); ``inv``, ``solve`` and ``cholesky`` read back
 one flag per matrix to raise NumPy's ``LinAlgError`` for a singular or
 non-positive-definite matrix. ``svd``, ``svdvals`` and ``matrix_rank``, ``pinv`` (built
 on the SVD) are a host round trip through NumPy (one sync each, float32 stays float32).
@@ -212,6 +213,15 @@ def _back(a: Array, t: DType) -> Array:
     return a if a.dtype is t else astype(a, t)
 
 
+# one thread factors a whole matrix: past this size NumPy on the host is faster, and a
+# long-running shader risks the driver's watchdog
+DEVICE_MAX_N = 128
+
+
+def _big(x: Array) -> bool:
+    return max(x.shape[-2:]) > DEVICE_MAX_N
+
+
 def _raise_if(flags: Array, op: str, what: str) -> None:
     """Raise for matrices flagged by the kernel (a sync point, as in NumPy and PyTorch)."""
     if flags.size and bool(np.any(to_numpy(flags) != 0)):
@@ -223,6 +233,9 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     from .namespace.elementwise import contiguous_copy
     from .namespace.manipulation import reshape
     x = _square(x, "cholesky")
+    if _big(x):
+        low = np.linalg.cholesky(to_numpy(x))
+        return _up(np.swapaxes(low, -1, -2) if upper else low, x)
     w, batch, t = _work(x)
     low, bad = DS.cholesky(w)
     _raise_if(bad, "cholesky", "a matrix is not positive definite")
@@ -238,6 +251,8 @@ def _elim(x: Array, op: str) -> tuple[Array, tuple, DType]:
 def det(x: Array, /) -> Array:
     """Determinants."""
     from .namespace.manipulation import reshape
+    if _big(_square(x, "det")):
+        return _up(np.linalg.det(to_numpy(x)), x)
     d, batch, t = _elim(x, "det")
     return _back(reshape(d[:, 0], batch), t)
 
@@ -245,6 +260,9 @@ def det(x: Array, /) -> Array:
 def slogdet(x: Array, /) -> SlogdetResult:
     """Sign and log of the absolute value of the determinants."""
     from .namespace.manipulation import reshape
+    if _big(_square(x, "slogdet")):
+        r = np.linalg.slogdet(to_numpy(x))
+        return SlogdetResult(_up(r.sign, x), _up(r.logabsdet, x))
     d, batch, t = _elim(x, "slogdet")
     return SlogdetResult(_back(reshape(d[:, 1], batch), t), _back(reshape(d[:, 2], batch), t))
 
@@ -252,6 +270,8 @@ def slogdet(x: Array, /) -> SlogdetResult:
 def _solve(a: Array, b: Array, op: str) -> Array:
     """``a^-1 @ b`` for ``a`` (..., n, n) and ``b`` (..., n, k) of one batch shape."""
     from .namespace.manipulation import reshape
+    if _big(a):
+        return _up(np.linalg.solve(to_numpy(a), to_numpy(b)), b)
     w, batch, t = _work(a)
     rhs, _, _ = _work(b)
     d = DS.eliminate(w, rhs, True)
@@ -294,6 +314,9 @@ def _eigh(x: Array, op: str) -> tuple[Array, Array, DType]:
     from .namespace.manipulation import broadcast_to, expand_dims, reshape
     from .namespace.sorting import argsort
     x = _square(x, op)
+    if _big(x):
+        vals, vec = np.linalg.eigh(to_numpy(x))
+        return _up(vals, x), _up(vec, x), x.dtype
     w, batch, t = _work(x)
     vec = DS.jacobi_eigh(w)
     vals = diagonal(w)
@@ -325,6 +348,9 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     x = _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
         raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    if _big(x):
+        q, r = np.linalg.qr(to_numpy(x), mode=mode)
+        return QRResult(_up(q, x), _up(r, x))
     r, batch, t = _work(x)
     q = DS.householder_qr(r)
     m, n = x.shape[-2:]

@@ -109,3 +109,13 @@ def test_eigh_on_the_device(xp, n):
     np.testing.assert_allclose(w, np.linalg.eigvalsh(s), atol=1e-4)  # ascending
     np.testing.assert_allclose(v @ (w[..., None] * np.swapaxes(v, -1, -2)), s, atol=1e-4)
     np.testing.assert_allclose(xp.to_numpy(xp.linalg.eigvalsh(xp.asarray(s))), w, atol=1e-6)
+
+
+def test_matrices_past_the_device_size_go_through_the_host(xp):
+    from volta_wgpu.linalg import DEVICE_MAX_N
+    n = DEVICE_MAX_N + 2
+    a = np.random.default_rng(1).standard_normal((n, n)).astype(np.float32)
+    np.testing.assert_allclose(xp.to_numpy(xp.linalg.slogdet(xp.asarray(a)).logabsdet),
+                               np.linalg.slogdet(a).logabsdet, rtol=1e-4)
+    np.testing.assert_allclose(xp.to_numpy(xp.linalg.inv(xp.asarray(a))) @ a, np.eye(n),
+                               atol=1e-3)
