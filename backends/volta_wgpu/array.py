@@ -282,8 +282,6 @@ def to_numpy(x: Array) -> np.ndarray:
     raw = x.engine.read(x._st, x.offset * isz, x.size * isz)
     if x.dtype is D.bool:
         return np.frombuffer(raw, dtype=np.uint32).astype(bool).reshape(x.shape)
-    if x.dtype.narrow:  # int64 held as i32 (no shader-int64): widen on the host
-        return np.frombuffer(raw, dtype=np.int32).astype(np.int64).reshape(x.shape)
     return np.frombuffer(raw, dtype=x.dtype.np).reshape(x.shape).copy()
 
 

@@ -30,7 +30,7 @@ def scalar_expr(k: int, t: DType) -> str:
         return f"bitcast<f32>({w})"
     if t is D.float16:
         return f"f16(bitcast<f32>({w}))"
-    if t.wgsl == "i32":  # int32, and int64 held narrow
+    if t.wgsl == "i32":  # int32
         return f"bitcast<i32>({w})"
     if t is D.bool:
         return f"({w} != 0u)"
@@ -47,6 +47,11 @@ def header(types: Iterable[DType], words: int, writes: list[tuple[str, DType]],
     lines = []
     if any(t is D.float16 for t in types) or any(t is D.float16 for _, t in writes + reads):
         lines.append("enable f16;")
+    if any(t.emu for t in types) or any(t.emu for _, t in writes + reads):
+        from .kernels import int64_emu
+        lines.append(int64_emu.SRC)  # emulated int64: its arithmetic and conversions
+        if any(t is D.float64 for t in types) or any(t is D.float64 for _, t in writes + reads):
+            lines.append(int64_emu.F64_SRC)
     n = max(1, -(-words // 4))
     lines.append(f"@group(0) @binding(0) var<uniform> m: array<vec4<u32>, {n}>;")
     b = 1
@@ -83,6 +88,8 @@ def cast(expr: str, src: DType, dst: DType) -> str:
     """Convert an arithmetic value of ``src`` to ``dst``."""
     if src is dst:
         return expr
+    if src.emu or dst.emu:
+        return _cast_emu(expr, src, dst)
     if dst is D.bool:  # NaN is true; "x != 0" is an ordered compare on some drivers
         return f"(!({expr} == {src.wgsl}(0)))"
     if src is D.uint32 and dst.wgsl == "i64":  # zero-extend (i64(u32) sign-extends)
@@ -104,8 +111,40 @@ def cast(expr: str, src: DType, dst: DType) -> str:
     return f"{dst.wgsl}({expr})"
 
 
+def _cast_emu(expr: str, src: DType, dst: DType) -> str:
+    """Conversions to and from an emulated int64 (a ``vec2<u32>`` pair)."""
+    if dst.emu:
+        if src is D.bool:
+            return f"vec2<u32>(select(0u, 1u, {expr}), 0u)"
+        if src is D.uint32:
+            return f"vec2<u32>({expr}, 0u)"
+        if src.kind == "i":
+            return f"i64e_from_i32({expr})"
+        if src is D.float64:
+            return f"i64e_from_f64({expr})"
+        return f"i64e_from_f32(f32({expr}))"
+    if dst is D.bool:
+        return f"(({expr}).x != 0u || ({expr}).y != 0u)"
+    if dst is D.uint32:  # wraps, as NumPy's astype does
+        return f"({expr}).x"
+    if dst.kind == "i":
+        return f"bitcast<i32>(({expr}).x)"
+    if dst is D.float64:
+        return f"i64e_to_f64({expr})"
+    return f"{dst.wgsl}(i64e_to_f32({expr}))"
+
+
+def index(t: DType, expr: str) -> str:
+    """WGSL ``i32`` of an index element of dtype ``t`` (an emulated int64 outside the i32
+    range becomes i32's minimum, which every bounds check refuses)."""
+    return f"i64e_index({expr})" if t.emu else f"i32({expr})"
+
+
 def const(t: DType, value: float) -> str:
     """A WGSL constant of type ``t``."""
+    if t.emu:
+        from .kernels.int64_emu import const as emu_const
+        return emu_const(int(value))
     if t is D.bool:
         return "true" if value else "false"
     if t.kind == "f":

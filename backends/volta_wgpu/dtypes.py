@@ -6,12 +6,10 @@ when the device enabled the matching feature (``shader-f16``, ``shader-f64``); s
 :func:`volta_wgpu.engine.get_engine`.
 
 ``int64`` exists on every adapter. With ``shader-int64`` it is a real ``i64``. Without
-it (OpenGL/GLES, WebGPU itself, many mobile GPUs) it is *narrow*: the dtype stays
-``int64`` everywhere (results, promotion, ``iinfo``, host round-trips) but the device
-holds each element as an ``i32``, so every kernel runs unchanged. Values that occur as
-indices, counts and labels fit; a value outside the int32 range is refused where it
-enters the device (upload, scalar operand) with a DTypeError naming ``shader-int64``,
-and arithmetic that leaves the int32 range on the device wraps at 32 bits.
+it (OpenGL/GLES, WebGPU itself, many mobile GPUs) it is *emulated*: each element is a
+``vec2<u32>`` of its low and high words (the bytes of a little-endian int64), and the
+kernels do 64-bit arithmetic on the pair (:mod:`volta_wgpu.kernels.int64_emu`), so every
+int64 value and result is exact, as on a device with ``i64``.
 """
 
 from __future__ import annotations
@@ -34,11 +32,12 @@ class DType:
         wgsl: the WGSL type used in arithmetic (``bool`` for bool).
         storage: the WGSL type of the storage-buffer element.
         feature: the device feature it needs, or None.
-        narrow: True for ``int64`` held as ``i32`` (the device lacks ``shader-int64``).
+        emu: True for ``int64`` emulated as a ``vec2<u32>`` pair (the device lacks
+            ``shader-int64``).
     """
 
     __slots__ = ("name", "kind", "itemsize", "np", "wgsl", "storage", "feature", "bits",
-                 "narrow")
+                 "emu")
 
     def __init__(self, name: str, kind: str, itemsize: int, npdt: str, wgsl: str,
                  storage: str, feature: str | None = None) -> None:
@@ -50,7 +49,7 @@ class DType:
         self.storage = storage
         self.feature = feature
         self.bits = np.dtype(npdt).itemsize * 8
-        self.narrow = False  # held as i32 on the device (int64 without shader-int64)
+        self.emu = False  # a (lo, hi) vec2<u32> on the device (int64 without shader-int64)
 
     def __repr__(self) -> str:
         return f"volta_wgpu.{self.name}"
@@ -86,28 +85,12 @@ def _by_name(name: str) -> DType:
     return _BY_NAME[name]
 
 
-INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
-
-
 def configure(features: Any) -> None:
-    """Fit ``int64`` to a device's features: a real ``i64``, or narrow (``i32`` on the
-    device) when ``shader-int64`` is missing. Called once per new engine."""
-    narrow = "shader-int64" not in features
-    int64.narrow = narrow
-    int64.itemsize = 4 if narrow else 8
-    int64.wgsl = int64.storage = "i32" if narrow else "i64"
-
-
-def check_narrow_range(values: Any, op: str) -> None:
-    """Refuse int64 values that a narrow int64 (no ``shader-int64``) cannot hold."""
-    a = np.asarray(values)
-    if a.size and (a.min() < INT32_MIN or a.max() > INT32_MAX):
-        from ._errors import DTypeError
-        bad = a.min() if a.min() < INT32_MIN else a.max()
-        raise DTypeError(f"{op}: int64 value {int(bad)} is outside the int32 range, and this "
-                         f"adapter lacks the device feature 'shader-int64' (int64 is held "
-                         f"as 32 bits on it); keep int64 values within "
-                         f"[{INT32_MIN}, {INT32_MAX}] or use float64/float32")
+    """Fit ``int64`` to a device's features: a real ``i64``, or emulated as a ``vec2<u32>``
+    pair when ``shader-int64`` is missing. Called once per new engine."""
+    emu = "shader-int64" not in features
+    int64.emu = emu
+    int64.wgsl = int64.storage = "vec2<u32>" if emu else "i64"
 
 
 def supported(features: Any = None) -> tuple[DType, ...]:
@@ -119,7 +102,7 @@ def supported(features: Any = None) -> tuple[DType, ...]:
 
 
 def default_int() -> DType:
-    """``int64`` (narrow where the device lacks ``shader-int64``)."""
+    """``int64`` (emulated where the device lacks ``shader-int64``)."""
     return int64
 
 

@@ -159,7 +159,7 @@ class Engine:
         self.queue = self.device.queue
         self.features = frozenset(f for f in wanted if f in self.device.features)
         from .dtypes import configure
-        configure(self.features)  # int64 is narrow (i32 on the device) without shader-int64
+        configure(self.features)  # int64 is emulated (vec2<u32>) without shader-int64
         dl = self.device.limits
         self.max_binding = int(dl["max-storage-buffer-binding-size"])
         self.max_buffer = int(dl["max-buffer-size"])

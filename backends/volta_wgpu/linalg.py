@@ -1,10 +1,13 @@
 """The Array API ``linalg`` extension (``volta_wgpu.linalg``).
 
-Products, norms, ``diagonal`` and ``trace`` run on the device. The decompositions and
-solvers (``cholesky``, ``det``, ``eigh``, ``eigvalsh``, ``inv``, ``matrix_rank``,
-``pinv``, ``qr``, ``slogdet``, ``solve``, ``svd``, ``svdvals``) are, in this first
-version, a host round trip through NumPy (one sync each, float32 stays float32): exact
-LAPACK semantics, no WGSL port yet.
+Products, norms, ``diagonal`` and ``trace`` run on the device, and so do ``det``,
+``slogdet``, ``inv``, ``solve`` (Gaussian elimination with partial pivoting),
+``cholesky``, ``qr`` (Householder) and ``eigh``/``eigvalsh`` (cyclic Jacobi), one thread
+per matrix (:mod:`.kernels.dense_solve`), for matrices up to ``DEVICE_MAX_N`` (128) on a
+side (larger ones go through NumPy on the host); ``inv``, ``solve`` and ``cholesky`` read back
+one flag per matrix to raise NumPy's ``LinAlgError`` for a singular or
+non-positive-definite matrix. ``svd``, ``svdvals`` and ``matrix_rank``, ``pinv`` (built
+on the SVD) are a host round trip through NumPy (one sync each, float32 stays float32).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import numpy as np
 from . import dtypes as D
 from ._errors import DTypeError
 from .array import Array, to_numpy
+from .dtypes import DType
+from .kernels import dense_solve as DS
 from .namespace.creation import asarray
 from .namespace.linalg import matmul, outer, tensordot, vecdot
 from .namespace.manipulation import matrix_transpose
@@ -190,70 +195,173 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: Any = "fro") -> Arr
     raise ValueError(f"linalg.matrix_norm: unknown ord {ord!r}")
 
 
-# -- host round trips through NumPy ------------------------------------------------------
+# -- factorizations on the device (kernels/dense_solve.py) ---------------------------------
+def _work(x: Array) -> tuple[Array, tuple, DType]:
+    """A fresh contiguous (batch, n, m) copy of ``x`` in the dtype the kernels compute in
+    (float16 in float32), its batch shape and the result dtype."""
+    from .namespace.elementwise import astype
+    from .namespace.manipulation import reshape
+    t = x.dtype
+    ct = D.float32 if t is D.float16 else t
+    w = astype(x, ct, copy=True)
+    batch = x.shape[:-2]
+    return reshape(w, (math.prod(batch),) + x.shape[-2:]), batch, t
+
+
+def _back(a: Array, t: DType) -> Array:
+    from .namespace.elementwise import astype
+    return a if a.dtype is t else astype(a, t)
+
+
+# one thread factors a whole matrix: past this size NumPy on the host is faster, and a
+# long-running shader risks the driver's watchdog
+DEVICE_MAX_N = 128
+
+
+def _big(x: Array) -> bool:
+    return max(x.shape[-2:]) > DEVICE_MAX_N
+
+
+def _raise_if(flags: Array, op: str, what: str) -> None:
+    """Raise for matrices flagged by the kernel (a sync point, as in NumPy and PyTorch)."""
+    if flags.size and bool(np.any(to_numpy(flags) != 0)):
+        raise np.linalg.LinAlgError(f"linalg.{op}: {what}")
+
+
 def cholesky(x: Array, /, *, upper: bool = False) -> Array:
-    """The Cholesky factor of Hermitian positive-definite matrices."""
+    """The Cholesky factor of symmetric positive-definite matrices."""
+    from .namespace.elementwise import contiguous_copy
+    from .namespace.manipulation import reshape
     x = _square(x, "cholesky")
-    low = np.linalg.cholesky(to_numpy(x))
-    return _up(np.swapaxes(low, -1, -2).conj() if upper else low, x)
+    if _big(x):
+        low = np.linalg.cholesky(to_numpy(x))
+        return _up(np.swapaxes(low, -1, -2) if upper else low, x)
+    w, batch, t = _work(x)
+    low, bad = DS.cholesky(w)
+    _raise_if(bad, "cholesky", "a matrix is not positive definite")
+    low = reshape(low, x.shape)
+    return _back(contiguous_copy(matrix_transpose(low)) if upper else low, t)
+
+
+def _elim(x: Array, op: str) -> tuple[Array, tuple, DType]:
+    w, batch, t = _work(_square(x, op))
+    return DS.eliminate(w, None, False), batch, t
 
 
 def det(x: Array, /) -> Array:
     """Determinants."""
-    x = _square(x, "det")
-    return _up(np.linalg.det(to_numpy(x)), x)
+    from .namespace.manipulation import reshape
+    if _big(_square(x, "det")):
+        return _up(np.linalg.det(to_numpy(x)), x)
+    d, batch, t = _elim(x, "det")
+    return _back(reshape(d[:, 0], batch), t)
 
 
 def slogdet(x: Array, /) -> SlogdetResult:
     """Sign and log of the absolute value of the determinants."""
-    x = _square(x, "slogdet")
-    r = np.linalg.slogdet(to_numpy(x))
-    return SlogdetResult(_up(r.sign, x), _up(r.logabsdet, x))
+    from .namespace.manipulation import reshape
+    if _big(_square(x, "slogdet")):
+        r = np.linalg.slogdet(to_numpy(x))
+        return SlogdetResult(_up(r.sign, x), _up(r.logabsdet, x))
+    d, batch, t = _elim(x, "slogdet")
+    return SlogdetResult(_back(reshape(d[:, 1], batch), t), _back(reshape(d[:, 2], batch), t))
+
+
+def _solve(a: Array, b: Array, op: str) -> Array:
+    """``a^-1 @ b`` for ``a`` (..., n, n) and ``b`` (..., n, k) of one batch shape."""
+    from .namespace.manipulation import reshape
+    if _big(a):
+        return _up(np.linalg.solve(to_numpy(a), to_numpy(b)), b)
+    w, batch, t = _work(a)
+    rhs, _, _ = _work(b)
+    d = DS.eliminate(w, rhs, True)
+    _raise_if(d[:, 3], op, "singular matrix")
+    return _back(reshape(rhs, b.shape), t)
 
 
 def inv(x: Array, /) -> Array:
     """Matrix inverses."""
+    from .namespace.creation import eye
+    from .namespace.manipulation import broadcast_to
     x = _square(x, "inv")
-    return _up(np.linalg.inv(to_numpy(x)), x)
+    n = x.shape[-1]
+    return _solve(x, broadcast_to(eye(n, dtype=x.dtype, device=x.device), x.shape), "inv")
 
 
 def solve(x1: Array, x2: Array, /) -> Array:
-    """Solve ``x1 @ result = x2`` (``x2`` 1-d: one right-hand side)."""
+    """Solve ``x1 @ result = x2`` (``x2`` 1-d: one right-hand side), batch dims broadcast."""
+    from .namespace.elementwise import astype
+    from .namespace.manipulation import broadcast_to, expand_dims, reshape
     x1 = _square(x1, "solve")
     x2 = _float(x2, "solve")
     t = D.promote(x1.dtype, x2.dtype)
-    a, b = to_numpy(x1).astype(t.np), to_numpy(x2).astype(t.np)
-    if b.ndim == 1:
-        if b.shape[0] != a.shape[-1]:
-            raise ValueError(f"linalg.solve: shapes {x1.shape} and {x2.shape} do not match")
-        r = np.linalg.solve(a, b[:, None])[..., 0]
-    else:
-        r = np.linalg.solve(a, b)
-    return asarray(r.astype(t.np), dtype=t, device=x1.device)
+    n = x1.shape[-1]
+    vec = x2.ndim == 1
+    b = expand_dims(x2, axis=-1) if vec else x2
+    if b.shape[-2] != n:
+        raise ValueError(f"linalg.solve: shapes {x1.shape} and {x2.shape} do not match")
+    from .layout import broadcast_shapes
+    batch = broadcast_shapes(x1.shape[:-2], b.shape[:-2], op="linalg.solve")
+    a = broadcast_to(astype(x1, t, copy=False), batch + (n, n))
+    b = broadcast_to(astype(b, t, copy=False), batch + b.shape[-2:])
+    r = _solve(a, b, "solve")
+    return reshape(r, r.shape[:-1]) if vec else r
+
+
+def _eigh(x: Array, op: str) -> tuple[Array, Array, DType]:
+    """Ascending eigenvalues and matching eigenvectors (columns), on the device."""
+    from .namespace.indexing import take_along_axis
+    from .namespace.manipulation import broadcast_to, expand_dims, reshape
+    from .namespace.sorting import argsort
+    x = _square(x, op)
+    if _big(x):
+        vals, vec = np.linalg.eigh(to_numpy(x))
+        return _up(vals, x), _up(vec, x), x.dtype
+    w, batch, t = _work(x)
+    vec = DS.jacobi_eigh(w)
+    vals = diagonal(w)
+    order = argsort(vals, axis=-1, stable=True)
+    vals = take_along_axis(vals, order, axis=-1)
+    vec = take_along_axis(vec, broadcast_to(expand_dims(order, axis=-2), vec.shape), axis=-1)
+    n = x.shape[-1]
+    return reshape(vals, batch + (n,)), reshape(vec, batch + (n, n)), t
 
 
 def eigh(x: Array, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
-    x = _square(x, "eigh")
-    w, v = np.linalg.eigh(to_numpy(x))
-    return EighResult(_up(w, x), _up(v, x))
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices (the lower
+    triangle is read, as NumPy does)."""
+    vals, vec, t = _eigh(x, "eigh")
+    return EighResult(_back(vals, t), _back(vec, t))
 
 
 def eigvalsh(x: Array, /) -> Array:
     """Eigenvalues (ascending) of symmetric matrices."""
-    x = _square(x, "eigvalsh")
-    return _up(np.linalg.eigvalsh(to_numpy(x)), x)
+    vals, _, t = _eigh(x, "eigvalsh")
+    return _back(vals, t)
 
 
 def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
-    """QR decomposition (``mode`` ``"reduced"`` or ``"complete"``)."""
+    """QR decomposition (``mode`` ``"reduced"`` or ``"complete"``), by Householder
+    reflections on the device."""
+    from .namespace.elementwise import contiguous_copy
+    from .namespace.manipulation import reshape
     x = _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
         raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    q, r = np.linalg.qr(to_numpy(x), mode=mode)
-    return QRResult(_up(q, x), _up(r, x))
+    if _big(x):
+        q, r = np.linalg.qr(to_numpy(x), mode=mode)
+        return QRResult(_up(q, x), _up(r, x))
+    r, batch, t = _work(x)
+    q = DS.householder_qr(r)
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    if mode == "reduced":
+        q, r = contiguous_copy(q[:, :, :k]), contiguous_copy(r[:, :k, :])
+    return QRResult(_back(reshape(q, batch + q.shape[1:]), t),
+                    _back(reshape(r, batch + r.shape[1:]), t))
 
 
+# -- host round trips through NumPy ------------------------------------------------------
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     """Singular value decomposition."""
     x = _matrices(x, "svd")

@@ -18,7 +18,7 @@ def test_wgpu_backend_passes_the_suite():
     assert not failures, "\n".join(failures)
     # only what the adapter truly lacks may be unsupported: WGSL has no 8-bit integers,
     # and float16/float64 need shader-f16/shader-f64 (OpenGL adapters have neither);
-    # int64 exists everywhere (held as 32 bits without shader-int64)
+    # int64 exists everywhere (emulated as two 32-bit words without shader-int64)
     import volta_wgpu
     have = volta_wgpu.__array_namespace_info__().dtypes()
     lacking = ["int8"] + [d for d in ("float16", "float64") if d not in have]

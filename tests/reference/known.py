@@ -28,6 +28,10 @@ DELIBERATE: dict[str, str] = {
         "saves something else or nothing, and its own version check guards what it does "
         "save, so its gradient is right (the views issue asks backward to save only what "
         "it needs)"),
+    "grad value: F.softshrink[F] float": (
+        "PyTorch's own softshrink gradient at a NaN input depends on the tensor's size: 1 "
+        "on its scalar path (small tensors), 0 on its vectorized one; Volta gives 1 always "
+        "(NaN passes the gradient through, as x - lambd does)"),
 }
 
 # Open bugs found by the net; the value names the issue that tracks the fix. Taken from

@@ -50,12 +50,6 @@ def has(dtype_name: str) -> bool:
     return dtype_name in [d.name for d in supported()]
 
 
-def int64_is_narrow() -> bool:
-    """Whether int64 is held as 32 bits on the test adapter (no ``shader-int64``)."""
-    if _REASON is not None:
-        return False
-    from volta_wgpu.dtypes import int64
-    return int64.narrow
 
 
 def check(got, expected, rtol: float = 1e-5, atol: float = 1e-6, dtype: bool = True) -> None:

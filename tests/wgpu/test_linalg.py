@@ -1,4 +1,5 @@
-"""matmul (batched, broadcasting, strided, 1-d), tensordot, vecdot."""
+"""matmul (batched, broadcasting, strided, 1-d), tensordot, vecdot, and the linalg
+factorizations that run on the device (det, slogdet, inv, solve, cholesky, qr, eigh)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,75 @@ def test_tensordot_vecdot(xp, check):
     check(xp.vecdot(xp.asarray(a), xp.asarray(c[:, None, :])), np.sum(a * c[:, None], -1),
           rtol=1e-4, atol=1e-5)
     check(xp.vector_norm(xp.asarray(c), axis=1), np.linalg.norm(c, axis=1), rtol=1e-5)
+
+
+def test_factorizations_on_the_device(xp):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4, 4)).astype(np.float32)
+    b = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    x = xp.asarray(a)
+
+    def close(got, exp, tol=1e-4):
+        got = xp.to_numpy(got)
+        assert got.shape == np.shape(exp)
+        np.testing.assert_allclose(got, exp, rtol=tol, atol=tol)
+
+    close(xp.linalg.det(x), np.linalg.det(a))
+    s, e = xp.linalg.slogdet(x), np.linalg.slogdet(a)
+    close(s.sign, e.sign)
+    close(s.logabsdet, e.logabsdet)
+    close(xp.linalg.inv(x), np.linalg.inv(a), 1e-3)
+    close(xp.linalg.solve(x, xp.asarray(b)), np.linalg.solve(a, b), 1e-3)
+    close(xp.linalg.solve(x, xp.asarray(b[0])), np.linalg.solve(a, b[0]), 1e-3)  # broadcast
+    close(xp.linalg.solve(x[0], xp.asarray(b[0, :, 0])), np.linalg.solve(a[0], b[0, :, 0]),
+          1e-3)
+    spd = a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4, dtype=np.float32)
+    close(xp.linalg.cholesky(xp.asarray(spd)), np.linalg.cholesky(spd))
+    close(xp.linalg.cholesky(xp.asarray(spd), upper=True),
+          np.swapaxes(np.linalg.cholesky(spd), -1, -2))
+    close(xp.linalg.det(xp.asarray(np.zeros((0, 0), np.float32))), 1.0)
+    assert xp.linalg.cholesky(xp.asarray(np.zeros((2, 0, 0), np.float32))).shape == (2, 0, 0)
+
+
+def test_singular_and_indefinite_matrices(xp):
+    sing = xp.asarray(np.ones((2, 2), np.float32))
+    assert float(xp.to_numpy(xp.linalg.det(sing))) == 0.0
+    s = xp.linalg.slogdet(sing)
+    assert float(xp.to_numpy(s.sign)) == 0.0 and xp.to_numpy(s.logabsdet) == -np.inf
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        xp.linalg.inv(sing)
+    with pytest.raises(np.linalg.LinAlgError, match="positive definite"):
+        xp.linalg.cholesky(xp.asarray(-np.eye(2, dtype=np.float32)))
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 3), (2, 3, 5), (4, 4), (1, 1)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_on_the_device(xp, shape, mode):
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    q, r = (xp.to_numpy(v) for v in xp.linalg.qr(xp.asarray(a), mode=mode))
+    eq, er = np.linalg.qr(a, mode=mode)
+    assert q.shape == eq.shape and r.shape == er.shape
+    np.testing.assert_allclose(q @ r, a, atol=1e-5)
+    qtq = np.swapaxes(q, -1, -2) @ q
+    np.testing.assert_allclose(qtq, np.broadcast_to(np.eye(q.shape[-1]), qtq.shape), atol=1e-5)
+    np.testing.assert_array_equal(r, np.triu(r))
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_eigh_on_the_device(xp, n):
+    a = np.random.default_rng(n).standard_normal((2, n, n)).astype(np.float32)
+    s = a + np.swapaxes(a, -1, -2)
+    w, v = (xp.to_numpy(t) for t in xp.linalg.eigh(xp.asarray(s)))
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(s), atol=1e-4)  # ascending
+    np.testing.assert_allclose(v @ (w[..., None] * np.swapaxes(v, -1, -2)), s, atol=1e-4)
+    np.testing.assert_allclose(xp.to_numpy(xp.linalg.eigvalsh(xp.asarray(s))), w, atol=1e-6)
+
+
+def test_matrices_past_the_device_size_go_through_the_host(xp):
+    from volta_wgpu.linalg import DEVICE_MAX_N
+    n = DEVICE_MAX_N + 2
+    a = np.random.default_rng(1).standard_normal((n, n)).astype(np.float32)
+    np.testing.assert_allclose(xp.to_numpy(xp.linalg.slogdet(xp.asarray(a)).logabsdet),
+                               np.linalg.slogdet(a).logabsdet, rtol=1e-4)
+    np.testing.assert_allclose(xp.to_numpy(xp.linalg.inv(xp.asarray(a))) @ a, np.eye(n),
+                               atol=1e-3)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conftest import int64_is_narrow
-
 INF, NAN = np.inf, np.nan
 
 
@@ -70,10 +68,9 @@ def test_integer_edge_cases(xp, check):
     a, b = xp.asarray([7, -7, 7]), xp.asarray([-2, -2, 2], dtype=i32)
     check(xp.floor_divide(a, b), np.array([-4, 3, 3]))
     check(xp.remainder(a, b), np.array([-1, -1, 1]))
-    if not int64_is_narrow():
-        u = xp.asarray([2 ** 32 - 1], dtype=xp.uint32)
-        check(xp.astype(u, xp.int64), np.array([2 ** 32 - 1]))
-        check(u + xp.asarray([-1], dtype=i32), np.array([2 ** 32 - 2]))
+    u = xp.asarray([2 ** 32 - 1], dtype=xp.uint32)
+    check(xp.astype(u, xp.int64), np.array([2 ** 32 - 1]))
+    check(u + xp.asarray([-1], dtype=i32), np.array([2 ** 32 - 2]))
 
 
 def test_trig_of_large_arguments(xp):
@@ -84,10 +81,12 @@ def test_trig_of_large_arguments(xp):
     for name in ("sin", "cos", "tan"):
         got = xp.to_numpy(getattr(xp, name)(xp.asarray(x))).astype(np.float64)
         exp = getattr(np, name)(x.astype(np.float64))
-        ulps = np.abs(got - exp) / np.spacing(np.abs(exp.astype(np.float32))).astype(np.float64)
-        # from the exact value (<= 1 ulp from the rounded one); tan: 3 ulp on lavapipe,
-        # whose compiler defeats the exact-error arithmetic
-        assert ulps.max() <= (3.5 if name == "tan" else 1.5), (name, x[np.argmax(ulps)])
+        ulp = np.spacing(np.abs(exp.astype(np.float32))).astype(np.float64)
+        # from the exact value (<= 1 ulp from the rounded one). tan: 1.6 on lavapipe, 1.7
+        # on NVIDIA's Vulkan driver (NumPy's own float32 tan is up to 3 ulp off, so the
+        # exact value is the reference, not NumPy's float32 result)
+        ulps = np.abs(got - exp) / ulp
+        assert ulps.max() <= (2.0 if name == "tan" else 1.5), (name, x[np.argmax(ulps)])
     from .conftest import has
     if has("float64"):
         d = np.array([3.5247888963021144e16, -1.3e74, 1e300, 1.49e7, 2.0])
@@ -102,3 +101,20 @@ def test_nan_in_nan_out_and_domains(xp):
             exp = getattr(np, "arc" + name[1:] if name.startswith("a") else name)(x)
         got = xp.to_numpy(getattr(xp, name)(_f(xp, x)))
         np.testing.assert_array_equal(np.isnan(got), np.isnan(exp), err_msg=name)
+
+
+def test_float_remainder_is_exact_for_large_quotients(xp):
+    # 1e10 % 2.21875 is 1.15625 exactly; a - b * trunc(a / b) loses it past 2**24
+    rng = np.random.default_rng(0)
+    a = (10 ** rng.uniform(-5, 38, 500) * rng.choice([-1, 1], 500)).astype(np.float32)
+    b = (10 ** rng.uniform(-30, 5, 500) * rng.choice([-1, 1], 500)).astype(np.float32)
+    a[:2], b[:2] = 1e10, 2.21875
+    got = xp.to_numpy(xp.remainder(_f(xp, a), _f(xp, b)))
+    np.testing.assert_array_equal(got, np.remainder(a, b))
+
+
+def test_remainder_by_nan_and_nan_sign(xp):
+    got = xp.to_numpy(xp.remainder(_f(xp, [2.0, 2.0]), _f(xp, [NAN, INF])))
+    assert np.isnan(got[0]) and got[1] == 2.0
+    # a NaN made for a bad domain has its sign bit set, as on x86 CPUs (NumPy, PyTorch)
+    assert xp.to_numpy(xp.signbit(xp.atanh(_f(xp, [2.0])))).all()

@@ -35,7 +35,7 @@ def _src(mode: str, t: DType, it: DType, rank: int, ax: int) -> tuple[str, int, 
         ops.append(("ov", at_m + 5))
     body.append(cg.strided_offsets(rank, 1, ops))
     body.append(f"  let j = (gi / {cg.word(at_m + 1)}) % {cg.word(at_m)};")
-    body.append(f"  var v = i32(idx[{cg.word(at_m + 4)} + j]);")
+    body.append(f"  var v = {cg.index(it, f'idx[{cg.word(at_m + 4)} + j]')};")
     body.append(f"  let nsz = i32({cg.word(at_m + 2)});")
     body.append("  if (v < 0) { v = v + nsz; }")
     body.append(BOUNDS_CHECK)

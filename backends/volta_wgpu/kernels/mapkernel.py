@@ -29,8 +29,6 @@ def scalar_word(value: Any, t: DType) -> int:
         return struct.unpack("<I", struct.pack("<f", float(value)))[0]
     if t is D.bool:
         return 1 if value else 0
-    if t.narrow:
-        D.check_narrow_range(int(value), "scalar operand")
     return int(value) & 0xFFFFFFFF
 
 
@@ -194,7 +192,9 @@ def _launch(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_dtyp
     cshape, cstrides = collapse(shape, strides)
     rank = len(cshape)
     casts_t = tuple(casts)
-    if fresh and rank == 1 and all(s[0] in (0, 1) for s in cstrides):
+    emu = out_dtype.emu or any(c.emu for c in casts) or any(
+        a.dtype.emu for a in ops if isinstance(a, Array))  # no vec4 of vec2<u32> pairs
+    if fresh and rank == 1 and all(s[0] in (0, 1) for s in cstrides) and not emu:
         dense = iter(s[0] for s in cstrides[1:])
         kinds = tuple((a.dtype, _mode(a, next(dense))) if isinstance(a, Array)
                       else (c, C.SCALAR) for a, c in zip(ops, casts))

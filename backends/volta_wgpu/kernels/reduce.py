@@ -29,8 +29,10 @@ def _init(op: str, t: DType) -> str:
     if t.kind == "f":
         return cg.const(t, float("inf") if big else float("-inf"))
     import numpy as np
-    info = np.iinfo(np.int32 if t.narrow else t.np)
+    info = np.iinfo(t.np)
     v = info.max if big else info.min
+    if t.emu:
+        return cg.const(t, v)
     if t.wgsl == "i32" and not big:
         return "i32(-2147483648)"
     if t is D.int64 and not big:
@@ -38,8 +40,18 @@ def _init(op: str, t: DType) -> str:
     return f"{t.wgsl}({v}{'u' if t.kind == 'u' else ''})"
 
 
+_EMU = {"sum": "i64e_add", "mean": "i64e_add", "prod": "i64e_mul", "max": "i64e_max",
+        "any": "i64e_max", "min": "i64e_min", "all": "i64e_min"}
+
+
 def _combine(op: str, t: DType) -> str:
     w = t.wgsl
+    if t.emu and op in _EMU:
+        return f"fn comb(a: {w}, b: {w}) -> {w} {{ return {_EMU[op]}(a, b); }}\n"
+    if t.emu:
+        lt = "i64e_lt(v2, v1)" if op == "argmin" else "i64e_lt(v1, v2)"
+        return (f"fn better(v2: {w}, i2: u32, v1: {w}, i1: u32) -> bool {{\n"
+                f"  return {lt} || (i64e_eq(v2, v1) && i2 < i1); }}\n")
     if op in ("sum", "mean"):
         body = "return a + b;"
     elif op == "prod":
@@ -85,7 +97,7 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
     if op == "mean":
         fin = cg.cast(f"(acc / {acc.wgsl}({cg.word(1)}))", acc, out)  # f16 sums in f32
     elif arg:
-        fin = f"{out.wgsl}(ai)"
+        fin = cg.cast("ai", D.uint32, out)
     elif op in ("any", "all"):
         fin = "acc != 0u"
     else:
@@ -155,6 +167,9 @@ def _scan_src(op: str, xt: DType, out: DType, rank: int) -> tuple[str, int, int,
     at_oa = at_o + 1 + rank
     words = at_oa + 2
     sym = "+" if op == "sum" else "*"
+    upd = f"acc {sym} {{}}"
+    if out.emu:
+        upd = f"{'i64e_add' if op == 'sum' else 'i64e_mul'}(acc, {{}})"
     ident = cg.const(out, 0 if op == "sum" else 1)
     body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
             + cg.strided_offsets(rank, at_s, [("ox", at_x), ("oo", at_o)]) + "\n"
@@ -162,7 +177,7 @@ def _scan_src(op: str, xt: DType, out: DType, rank: int) -> tuple[str, int, int,
             f"  if ({cg.word(at_oa + 1)} != 0u) {{ out[u32(oo)] = acc; "
             f"oo += {cg.iword(at_oa)}; }}\n"
             f"  for (var j = 0u; j < {cg.word(1)}; j = j + 1u) {{\n"
-            f"    acc = acc {sym} {cg.cast(cg.load(xt, 'x[u32(ox)]'), xt, out)};\n"
+            f"    acc = {upd.format(cg.cast(cg.load(xt, 'x[u32(ox)]'), xt, out))};\n"
             f"    out[u32(oo)] = acc;\n"
             f"    ox += {cg.iword(at_xa)}; oo += {cg.iword(at_oa)};\n  }}")
     src = cg.header([xt, out], words, [("out", out)], [("x", xt)]) + cg.main_1d(body)

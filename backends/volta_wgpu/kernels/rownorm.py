@@ -68,7 +68,7 @@ def _ce_src(it: DType, weighted: bool) -> tuple[str, int, int, int]:
             + ("  ws = wg_sum(lid, ws); wn = wg_sum(lid, wn);\n" if weighted else "")
             + "  if (lid != 0u) { return; }\n"
             "  let l = log(s) + mx;\n"
-            f"  let t = i32(tgt[{w(3)} + row]);\n"
+            f"  let t = {cg.index(it, f'tgt[{w(3)} + row]')};\n"
             f"  let valid = t != {cg.iword(5)};\n"
             "  var safe = 0;\n"
             "  if (valid) { safe = t; }\n"

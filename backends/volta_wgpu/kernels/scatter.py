@@ -17,6 +17,7 @@ from ..array import Array
 from ..dtypes import DType
 from ..engine import groups_for
 from ..layout import contiguous_strides
+from . import int64_emu
 
 
 def atomic_add(t: DType) -> str:
@@ -41,7 +42,7 @@ def _header(t: DType, it: DType, words: int, src_t: DType) -> str:
             "@group(0) @binding(2) var<storage, read_write> err: array<i32>;\n"
             f"@group(0) @binding(3) var<storage, read> idx: array<{it.storage}>;\n"
             f"@group(0) @binding(4) var<storage, read> src: array<{src_t.storage}>;\n"
-            + atomic_add(t))
+            + atomic_add(t) + (int64_emu.SRC if it.emu else ""))
 
 
 def _scatter_src(t: DType, it: DType, rank: int) -> tuple[str, int, int, int]:
@@ -53,7 +54,7 @@ def _scatter_src(t: DType, it: DType, rank: int) -> tuple[str, int, int, int]:
     words = at_t + rank + 3
     body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
             + cg.strided_offsets(rank, 1, [("os", at_s), ("ot", at_t)]) + "\n"
-            f"  let v = i32(idx[{cg.word(at_i)} + gi]);\n"
+            f"  let v = {cg.index(it, f'idx[{cg.word(at_i)} + gi]')};\n"
             f"  let nsz = {cg.iword(at_t + rank + 2)};\n"
             "  if (v < 0 || v >= nsz) { err[0] = 1; err[1] = v; err[2] = nsz; return; }\n"
             f"  atomic_add_at(u32(ot + v * {cg.iword(at_t + rank + 1)}),"
@@ -95,7 +96,7 @@ def _embedding_src(t: DType, it: DType) -> tuple[str, int, int, int]:
     # meta: n (= M * D), D, idx_off, g_off, padding_idx (or -1), num_weights
     body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
             f"  let d = gi % {cg.word(1)}; let r = gi / {cg.word(1)};\n"
-            f"  let v = i32(idx[{cg.word(2)} + r]);\n"
+            f"  let v = {cg.index(it, f'idx[{cg.word(2)} + r]')};\n"
             f"  let nw = {cg.iword(5)};\n"
             "  if (v < 0 || v >= nw) { err[0] = 1; err[1] = v; err[2] = nw; return; }\n"
             f"  if (v == {cg.iword(4)}) {{ return; }}\n"

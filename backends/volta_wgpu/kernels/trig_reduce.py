@@ -77,6 +77,11 @@ fn {t}_reduce(mh: u32, ml: u32, e: i32) -> vec4<u32> {{
 
 
 F32_SRC = core_src(4) + """
+// 1.0 that the shader compiler cannot see (set from the argument by each entry point):
+// error-free sums such as "s - a" with s = a + b are folded to "b" otherwise (Mesa's NIR
+// rewrites float algebra that SPIR-V does not mark exact), losing the error term
+var<private> tpi_one: f32 = 1.0;
+
 fn tpi_red_f32(ax: f32) -> vec3<f32> {
   // (r, r_lo, q) with ax = q * pi/2 + r + r_lo, |r| <= pi/4, for finite ax > pi/4;
   // r + r_lo carries about 40 bits, so that sin(r) is good to half an ulp
@@ -92,7 +97,7 @@ fn tpi_red_f32(ax: f32) -> vec3<f32> {
   let p1 = 1.5707963705062866; let p2 = -4.371139000186241e-08;
   let ph = tpi_two_prod(hi, p1);               // hi * p1, exactly
   let rest = ph.y + (mid * p1 + (hi * p2 + lo * p1));
-  let r = ph.x + rest;
+  let r = (ph.x + rest) * tpi_one;
   return vec3<f32>(r, rest - (r - ph.x), f32(q & 3u));
 }
 
@@ -109,21 +114,22 @@ fn tpi_cos_poly(r: f32) -> f32 {
 }
 
 fn tpi_split(a: f32) -> vec2<f32> {
-  // a = hi + lo with 12-bit halves, so that products of halves are exact (Dekker)
-  let c = a * 4097.0;
-  let hi = c - (c - a);
+  // a = hi + lo with 12-bit halves, so that products of halves are exact. By masking
+  // the low mantissa bits, not Dekker's a * 4097 trick: a compiler that fuses
+  // "a * 4097 - a" into an fma (lavapipe's does) breaks that one
+  let hi = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);
   return vec2<f32>(hi, a - hi);
 }
 
 fn tpi_two_prod(a: f32, b: f32) -> vec2<f32> {
   // (a * b, its rounding error), exactly, without fma
-  let p = a * b;
+  let p = (a * b) * tpi_one;
   let as_ = tpi_split(a); let bs = tpi_split(b);
   return vec2<f32>(p, ((as_.x * bs.x - p) + as_.x * bs.y + as_.y * bs.x) + as_.y * bs.y);
 }
 
 fn tpi_two_sum(a: f32, b: f32) -> vec2<f32> {
-  let s = a + b; let bb = s - a;
+  let s = (a + b) * tpi_one; let bb = s - a;
   return vec2<f32>(s, (a - (s - bb)) + (b - bb));
 }
 
@@ -165,7 +171,8 @@ def f32_helpers() -> dict[str, str]:
     """``fsin_f32``, ``fcos_f32``, ``ftan_f32`` with the reduction above."""
     nan = "bitcast<f32>(0x7fc00000u)"
     head = f"  if (!(abs(x) <= 3.4028234663852886e38)) {{ return {nan}; }}\n" \
-           "  if (x == 0.0) { return X0; }\n"
+           "  if (x == 0.0) { return X0; }\n" \
+           "  tpi_one = select(1.0, 0.5, bitcast<u32>(x) == 0x7fffffffu);\n"
     guard = head + "  let p = tpi_parts_f32(x);\n  let q = u32(p.z);\n"
     sign = "select(1.0, -1.0, x < 0.0)"
     return {

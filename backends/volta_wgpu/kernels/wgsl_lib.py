@@ -20,7 +20,8 @@ _MAX = {"f16": "65504.0", "f32": "3.4028234663852886e38", "f64": "1.797693134862
 
 
 def _nan(t: str) -> str:
-    return f"{t}(bitcast<f32>(0x7fc00000u))"
+    # the sign bit set, as x86 CPUs (so NumPy and PyTorch there) make an invalid result
+    return f"{t}(bitcast<f32>(0xffc00000u))"
 
 
 def _inf(t: str) -> str:
@@ -31,14 +32,32 @@ def _fmod(t: str) -> str:
     """WGSL lines setting ``var m`` to ``fmod(a, b)`` (sign of ``a``; ``a`` finite).
 
     No ``fma``: drivers may or may not fuse it, and results must not depend on that.
-    A quotient past the float's exact range gives 0. An infinite ``b`` leaves ``m = a``.
+    float16/32 are exact; float64 is ``a - b * trunc(a / b)``, and 0 for a quotient past
+    its exact range. An infinite ``b`` leaves ``m = a``.
     """
     zero, mx = f"{t}(0)", f"{t}({_MAX[t]})"
+    if t == "f64":  # ldexp/frexp of f64 fail to compile on some drivers
+        big = f"    if (!(abs(m) < abs(b))) {{ m = {zero}; }}\n"
+    else:  # exactly, by subtracting |b| * 2**k (each step exact: Sterbenz), one step
+        # per binary digit of the quotient
+        big = (f"    if (b != {zero}) {{\n"
+               f"      var r = f32(abs(a)); let y = f32(abs(b));\n"  # f16: exact in f32
+               f"      let steps = clamp(i32(frexp(r).exp) - i32(frexp(y).exp) + 2, 0, 300);\n"
+               f"      for (var i = 0; i < steps; i = i + 1) {{\n"
+               f"        if (r >= y) {{\n"
+               f"          let e = i32(frexp(r).exp) - i32(frexp(y).exp);\n"
+               f"          var yy = ldexp(y, e);\n"
+               f"          if (yy > r) {{ yy = ldexp(y, e - 1); }}\n"
+               f"          r = r - yy;\n"
+               f"        }}\n"
+               f"      }}\n"
+               f"      m = {t}(select(r, -r, a < {zero}));\n"
+               f"    }}\n")
     return (f"  var m = a;\n"
             f"  if (abs(b) <= {mx}) {{\n"
             f"    m = a - b * trunc(a / b);\n"
-            f"    if (!(abs(m) < abs(b))) {{ m = {zero}; }}\n"
-            f"  }}\n")
+            + big +
+            "  }\n")
 
 
 _ATANH_C = [1 / (2 * k + 1) for k in range(8)]          # atanh(s) / s in s**2
@@ -92,7 +111,8 @@ def _float_helpers(t: str) -> dict[str, str]:
                 f"  if (neg && odd) {{ r = -r; }}\n"
                 f"  return r; }}",
         "frem": f"fn frem_{t}(a: {t}, b: {t}) -> {t} {{\n"
-                f"  if (b == {zero} || !(abs(a) <= {mx})) {{ return {_nan(t)}; }}\n"
+                f"  if (b == {zero} || !(abs(a) <= {mx}) || !{_is_num(t, 'b')}) "
+                f"{{ return {_nan(t)}; }}\n"
                 f"  if (!(abs(b) <= {mx})) {{ if (b == b && a != {zero} && (a < {zero}) != "
                 f"(b < {zero})) {{ return b; }} return a; }}\n"
                 + _fmod(t) +

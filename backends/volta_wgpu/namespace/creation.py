@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import codegen as cg
 from .. import dtypes as D
 from .._errors import DTypeError
 from ..array import Array, as_device, new_array
@@ -76,14 +77,6 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     D.check_supported(t, "asarray")
     if t is D.bool:
         host = np.ascontiguousarray(a != 0 if a.dtype != bool else a, dtype=np.uint32)
-    elif t.narrow:
-        if a.dtype.kind in "iub":
-            D.check_narrow_range(a, "asarray")
-            host = np.ascontiguousarray(a, dtype=np.int32)
-        else:  # floats: convert (truncating) to int64 first, then check the range
-            wide = a.astype(np.int64)
-            D.check_narrow_range(wide, "asarray")
-            host = np.ascontiguousarray(wide, dtype=np.int32)
     else:
         host = np.ascontiguousarray(a, dtype=t.np)
     eng = (dev or as_device(None)).engine
@@ -194,6 +187,8 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     if t is D.uint32:
         ct = D.int64 if D.int64 in D.supported() else D.int32
     expr = "{R}({0} + {T}(gi) * {1})"
+    if ct.emu:  # int64 as a (lo, hi) pair
+        expr = cg.cast("i64e_add({0}, i64e_mul(vec2<u32>(gi, 0u), {1}))", ct, t)
     return launch_map(expr, [start, step], [ct, ct], t, out=out, op="arange")
 
 

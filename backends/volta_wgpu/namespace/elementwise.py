@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import codegen as cg
 from .. import dtypes as D
 from .._errors import DTypeError
 from ..array import Array
@@ -61,7 +60,8 @@ def _float_unary(name: str):
         if name in _KEEP_ZERO:
             expr = f"select({expr}, {{0}}, {{0}} == {t.wgsl}(0))"
         if t is not D.float64:  # OpenGL's built-ins may turn NaN (or a bad domain) to a number
-            nan = cg.const(t, float("nan"))
+            # a NaN made here has its sign bit set, as x86 CPUs make one
+            nan = f"{t.wgsl}(bitcast<f32>(0xffc00000u))"
             expr = f"select({expr}, {{0}}, !({{0}} == {{0}}))"
             if name in _DOMAIN:
                 expr = f"select({expr}, {nan}, {_DOMAIN[name].format(T=t.wgsl)})"
@@ -131,7 +131,8 @@ def _numeric(x: Array, op: str) -> DType:
 def negative(x: Array, /) -> Array:
     """Elementwise ``-x``."""
     t = _numeric(_check(x, "negative"), "negative")
-    return launch_map("(-{0})" if t.kind != "u" else "(0u - {0})", [x], [t], t, op="negative")
+    expr = "i64e_neg({0})" if t.emu else "(-{0})" if t.kind != "u" else "(0u - {0})"
+    return launch_map(expr, [x], [t], t, op="negative")
 
 
 def positive(x: Array, /) -> Array:
@@ -143,19 +144,22 @@ def positive(x: Array, /) -> Array:
 def abs(x: Array, /) -> Array:  # noqa: A001 - Array-API name
     """Elementwise absolute value."""
     t = _numeric(_check(x, "abs"), "abs")
-    return launch_map("abs({0})", [x], [t], t, op="abs")
+    return launch_map("i64e_abs({0})" if t.emu else "abs({0})", [x], [t], t, op="abs")
 
 
 def square(x: Array, /) -> Array:
     """Elementwise ``x * x``."""
     t = _numeric(_check(x, "square"), "square")
-    return launch_map("({0} * {0})", [x], [t], t, op="square")
+    expr = "i64e_mul({0}, {0})" if t.emu else "({0} * {0})"
+    return launch_map(expr, [x], [t], t, op="square")
 
 
 def sign(x: Array, /) -> Array:
     """Elementwise sign (-1, 0, 1; NaN stays NaN)."""
     t = _numeric(_check(x, "sign"), "sign")
     h = "fsign" if t.kind == "f" else "isign"
+    if t.emu:
+        return launch_map("i64e_sign({0})", [x], [t], t, op="sign")
     return launch_map(f"{h}_{{T}}({{0}})", [x], [t], t, (h,), op="sign")
 
 
@@ -219,6 +223,8 @@ def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: 
             expr, h = fexpr, fh
         elif t is D.bool:
             expr, h = bexpr or fexpr, ()
+        elif t.emu:  # int64 as a (lo, hi) pair: the int64_emu functions
+            expr, h = _EMU[name], ()
         else:
             expr, h = (iexpr or fexpr), ih
             if ih:  # mixed integer widths: convert first (an inline i32 -> i64 cast
@@ -230,6 +236,14 @@ def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: 
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting and Array-API type promotion."
     return fn
 
+
+_EMU = {"add": "i64e_add({0}, {1})", "subtract": "i64e_sub({0}, {1})",
+        "multiply": "i64e_mul({0}, {1})", "pow": "i64e_pow({0}, {1})",
+        "maximum": "i64e_max({0}, {1})", "minimum": "i64e_min({0}, {1})",
+        "remainder": "i64e_rem({0}, {1})", "floor_divide": "i64e_floordiv({0}, {1})",
+        "==": "i64e_eq({0}, {1})", "!=": "(!i64e_eq({0}, {1}))", "<": "i64e_lt({0}, {1})",
+        "<=": "(!i64e_lt({1}, {0}))", ">": "i64e_lt({1}, {0})", ">=": "(!i64e_lt({0}, {1}))",
+        "<<": "i64e_shl({0}, {1})", ">>": "i64e_shr({0}, {1})"}
 
 add = _arith("add", "({0} + {1})", bool_ok=False)
 subtract = _arith("subtract", "({0} - {1})")
@@ -251,7 +265,18 @@ copysign = _arith("copysign", "select(abs({0}), -abs({0}), signbit_{T}({1}))",
 def _compare(name: str, sym: str):
     def fn(x1: Any, x2: Any, /) -> Array:
         t = _binary_types(x1, x2, name)
-        return launch_map(f"({{0}} {sym} {{1}})", [x1, x2], [t, t], D.bool, op=name)
+        expr, h = f"({{0}} {sym} {{1}})", ()
+        if t.emu:
+            expr = _EMU[sym]
+        elif t is D.bool and sym not in ("==", "!="):  # WGSL orders no bools: as 0/1
+            t = D.uint32
+        elif t.kind == "f" and sym in ("==", "!="):
+            # NaN is unequal to everything: "a != b" compiles to an ordered compare
+            # (false for NaN) and a driver that assumes no NaNs folds "a == a" to true
+            expr, h = "(({0} == {1}) && !isnan_{T}({0}))", ("isnan",)
+            if sym == "!=":
+                expr = f"(!{expr})"
+        return launch_map(expr, [x1, x2], [t, t], D.bool, h, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``x1 {sym} x2`` (a bool array)."
     return fn
@@ -289,6 +314,8 @@ def _bitwise(name: str, expr: str, bool_ok: bool = True):
             x1, x2 = (astype(v, t) if isinstance(v, Array) and v.dtype is not t else v
                       for v in (x1, x2))
         e = expr
+        if t.emu:
+            return launch_map(_EMU.get(expr.split()[1], e), [x1, x2], [t, t], t, op=name)
         bits = 32 if t.wgsl in ("i32", "u32") else 64  # as held on the device
         if "<<" in e:  # a count of at least the bit width shifts every bit out
             e = f"select({{0}} << u32({{1}}), {t.wgsl}(0), {{1}} >= {t.wgsl}({bits}))"
@@ -314,6 +341,10 @@ bitwise_right_shift = _bitwise("bitwise_right_shift", "({0} >> {1})", False)
 # -- ternary and casts --------------------------------------------------------------------
 def where(condition: Array, x1: Any, x2: Any, /) -> Array:
     """``x1`` where ``condition`` is true, else ``x2`` (broadcast together)."""
+    if isinstance(condition, bool):  # a Python bool picks one side (NumPy accepts it)
+        from .creation import asarray
+        ref = x1 if isinstance(x1, Array) else x2
+        condition = asarray(condition, device=getattr(ref, "device", None))
     condition = _check(condition, "where")
     if isinstance(x1, Array) or isinstance(x2, Array):
         t = _binary_types(x1, x2, "where")

@@ -34,7 +34,13 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     if a.shape[-1] != b.shape[-2]:
         raise ShapeError(f"matmul: shapes {x1.shape} and {x2.shape} do not align "
                          f"({a.shape[-1]} != {b.shape[-2]})")
-    out = matmul_nd(a, b)
+    if t.emu:  # int64 pairs: products and sums of the int64_emu functions
+        from .elementwise import multiply
+        from .manipulation import expand_dims
+        from .reduction import sum as _sum
+        out = _sum(multiply(expand_dims(a, axis=-1), expand_dims(b, axis=-3)), axis=-2)
+    else:
+        out = matmul_nd(a, b)
     if va and vb:
         return reshape(out, out.shape[:-2])
     if va:

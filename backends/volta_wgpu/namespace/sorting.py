@@ -1,7 +1,8 @@
 """``sort`` and ``argsort``: a stable bitonic sort along one axis.
 
 Each row is padded to a power of two; keys are ``(value, original index)`` pairs, so
-equal values keep their order (stable) and padding sorts last. NaN sorts last.
+equal values keep their order (stable) and padding sorts last. NaN sorts as the largest
+value (last ascending, first descending), as in PyTorch.
 """
 
 from __future__ import annotations
@@ -34,14 +35,23 @@ def _init_src(t: DType, rank: int) -> tuple[str, int, int, int]:
 
 def _step_src(t: DType, descending: bool) -> tuple[str, int, int, int]:
     # meta: half_total, P, k, j
-    nan = "let na = !(ka == ka); let nb = !(kb == kb);\n  if (na != nb) { return na; }\n" \
-        "  if (na) { return ia > ib; }\n" if t.kind == "f" else ""
+    # NaN is the largest value (last ascending, first descending), as in PyTorch; read
+    # from the bits for float32 (a driver that assumes no NaNs folds "k == k" to true)
+    isn = ("((bitcast<u32>({0}) & 0x7fffffffu) > 0x7f800000u)" if t is D.float32
+           else "!({0} == {0})")
+    nan = (f"let na = {isn.format('ka')}; let nb = {isn.format('kb')};\n"
+           f"  if (na != nb) {{ return {'nb' if descending else 'na'}; }}\n"
+           "  if (na) { return ia > ib; }\n") if t.kind == "f" else ""
     cmp = "ka < kb" if descending else "ka > kb"
+    ne = "ka != kb"
+    if t.emu:  # int64 as a (lo, hi) pair
+        cmp = "i64e_lt(ka, kb)" if descending else "i64e_lt(kb, ka)"
+        ne = "!i64e_eq(ka, kb)"
     after = (f"fn after(ka: {t.storage}, ia: u32, kb: {t.storage}, ib: u32) -> bool {{\n"
              "  let pa = ia == 0xffffffffu; let pb = ib == 0xffffffffu;\n"
              "  if (pa || pb) { return pa && !pb; }\n"
              f"  {nan}"
-             f"  if (ka != kb) {{ return {cmp}; }}\n"
+             f"  if ({ne}) {{ return {cmp}; }}\n"
              "  return ia > ib;\n}\n")
     body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
             f"  let P = {cg.word(1)}; let kk = {cg.word(2)}; let j = {cg.word(3)};\n"
@@ -96,7 +106,7 @@ def _finish(a: Array, x: Array, axis: int, n: int) -> Array:
 
 
 def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
-    """Sorted copy of ``x`` along ``axis`` (stable; NaN last)."""
+    """Sorted copy of ``x`` along ``axis`` (stable; NaN largest)."""
     from ..layout import normalize_axis
     if x.ndim == 0:
         raise ValueError("sort: not defined for 0-d arrays")
