@@ -113,7 +113,7 @@ _defaults: dict[Device, Generator] = {}
 def _default(dev: Device) -> Generator:
     gen = _defaults.get(dev)
     if gen is None:
-        gen = _defaults[dev] = Generator._of_device(dev, (_seed + dev.index) % 2 ** 64)
+        gen = _defaults[dev] = Generator._of_device(dev, _seed)
     return gen
 
 
@@ -136,13 +136,14 @@ def manual_seed(seed: int) -> Generator:
     """Seed the default generators of every device (those created later too) and return
     the CPU's (``vt.default_generator``).
 
-    Device ``cuda:i`` / ``wgpu:i`` is seeded ``seed + i``.
+    Every device gets the same ``seed``, as in PyTorch: ``cuda:0`` and ``cuda:1`` draw the
+    same numbers, so ranks that build a model from one seed start from the same weights.
     """
     global _seed
     gen = _default(Device("cpu")).manual_seed(seed)
     _seed = gen.initial_seed()
     for dev in set(Device._interned.values()):
-        _default(dev).manual_seed((_seed + dev.index) % 2 ** 64)
+        _default(dev).manual_seed(_seed)
     return gen
 
 
