@@ -12,6 +12,7 @@ import struct
 import threading
 from typing import Any
 
+from . import codegen as cg
 from . import dtypes as D
 from .array import Array, as_device, new_array
 from .engine import groups_for
@@ -138,10 +139,17 @@ class Generator:
         if rng > 1 << 32:
             raise ValueError("integers: the range may span at most 2**32 values")
         (w,) = self._words(tuple(shape), 1)
+        if t.emu:  # int64 as a (lo, hi) pair: add with carry
+            draw = "{0}" if rng == 1 << 32 else "({0} % {1})"
+            return launch_map(f"i64e_add(vec2<u32>({draw}, 0u), {{2}})",
+                              [w, rng & 0xFFFFFFFF, low], [D.uint32, D.uint32, t], t,
+                              op="integers")
+        # the draw converts as an unsigned value (i64(u32) sign-extends on some drivers)
         if rng == 1 << 32:
-            return launch_map("({R}({0}) + {1})", [w, low], [D.uint32, t], t, op="integers")
-        return launch_map("({R}({0} % {1}) + {2})", [w, rng, low], [D.uint32, D.uint32, t],
-                          t, op="integers")
+            return launch_map(f"({cg.cast('{0}', D.uint32, t)} + {{1}})", [w, low],
+                              [D.uint32, t], t, op="integers")
+        return launch_map(f"({cg.cast('({0} % {1})', D.uint32, t)} + {{2}})", [w, rng, low],
+                          [D.uint32, D.uint32, t], t, op="integers")
 
     def permutation(self, n: int, dtype: Any = None) -> Array:
         """A random permutation of ``range(n)``."""

@@ -98,6 +98,8 @@ def test_casts_creation_and_indexing(xp, check):
     check(xp.astype(u, xp.int64), np.array([2 ** 32 - 1]))
     check(u + xp.asarray(np.array([-1], np.int32)), np.array([2 ** 32 - 2]))
     check(xp.arange(2 ** 40, 2 ** 40 + 10, 3), np.arange(2 ** 40, 2 ** 40 + 10, 3))
+    check(xp.eye(2, k=1, dtype=xp.int64), np.eye(2, k=1, dtype=np.int64))
+    check(xp.linspace(0, 10, 5, dtype=xp.int64), np.linspace(0, 10, 5).astype(np.int64))
     check(xp.take(a, xp.asarray([1, 0, -1])), _A[[1, 0, -1]])
     check(a[xp.asarray([2, 3])], _A[[2, 3]])
     check(a[2:5], _A[2:5])

@@ -21,6 +21,9 @@ def test_generator_reproducible_and_distributed(xp):
     assert abs(n1.mean() - 1.0) < 0.15 and abs(n1.std() - 2.0) < 0.15
     i = xp.to_numpy(g.integers(-3, 4, (2000,), xp.int32))
     assert i.min() == -3 and i.max() == 3 and i.dtype == np.int32
+    for lo, hi in [(2 ** 40, 2 ** 40 + 5), (-(2 ** 33), -(2 ** 33) + 2 ** 32)]:  # int64 draws
+        i = xp.to_numpy(g.integers(lo, hi, (2000,)))
+        assert i.dtype == np.int64 and i.min() >= lo and i.max() < hi
     p = xp.to_numpy(g.permutation(50, xp.int32))
     np.testing.assert_array_equal(np.sort(p), np.arange(50))
     u = xp.to_numpy(g.uniform((3, 4), xp.float32, -2.0, -1.0))

@@ -118,3 +118,10 @@ def test_remainder_by_nan_and_nan_sign(xp):
     assert np.isnan(got[0]) and got[1] == 2.0
     # a NaN made for a bad domain has its sign bit set, as on x86 CPUs (NumPy, PyTorch)
     assert xp.to_numpy(xp.signbit(xp.atanh(_f(xp, [2.0])))).all()
+
+
+def test_maximum_minimum_of_bools(xp):
+    a, b = xp.asarray([True, False, True, False]), xp.asarray([True, True, False, False])
+    np.testing.assert_array_equal(xp.to_numpy(xp.maximum(a, b)), [True, True, True, False])
+    np.testing.assert_array_equal(xp.to_numpy(xp.minimum(a, b)), [True, False, False, False])
+    assert xp.maximum(a, b).dtype == xp.bool

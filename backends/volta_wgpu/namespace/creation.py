@@ -203,7 +203,8 @@ def linspace(start: float, stop: float, /, num: int, *, dtype: Any = None, devic
     step = (stop - start) / div if div > 0 else 0.0
     last = num - 1 if endpoint and num > 1 else -1
     ct = t if t.kind == "f" else D.float32
-    expr = ("{R}(select({0} + {T}(gi) * {1}, {2}, i32(gi) == " + str(int(last)) + "))")
+    expr = cg.cast("select({0} + {T}(gi) * {1}, {2}, i32(gi) == " + str(int(last)) + ")",
+                   ct, t)
     return launch_map(expr, [float(start), float(step), float(stop)], [ct, ct, ct], t,
                       out=out, op="linspace")
 
@@ -217,7 +218,8 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     if n_rows * n_cols == 0:
         return out
     k = max(-n_rows - 1, min(int(k), n_cols + 1))  # no diagonal at all past the edges
-    expr = ("select({R}(0), {R}(1), i32(gi % u32({0})) == i32(gi / u32({0})) + {1})"
+    expr = (f"select({cg.const(t, 0)}, {cg.const(t, 1)}, "
+            "i32(gi % u32({0})) == i32(gi / u32({0})) + {1})"
             if t is not D.bool else "(i32(gi % u32({0})) == i32(gi / u32({0})) + {1})")
     return launch_map(expr, [n_cols, k], [D.int32, D.int32], t, out=out, op="eye")
 

@@ -250,8 +250,10 @@ subtract = _arith("subtract", "({0} - {1})")
 multiply = _arith("multiply", "({0} * {1})", bool_ok=True, bexpr="({0} && {1})")
 divide = _arith("divide", "({0} / {1})", to_float=True)
 pow = _arith("pow", "fpow_{T}({0}, {1})", "ipow_{T}({0}, {1})", ("fpow",), ("ipow",))  # noqa: A001
-maximum = _arith("maximum", "fmax_{T}({0}, {1})", "max({0}, {1})", ("fmax",))
-minimum = _arith("minimum", "fmin_{T}({0}, {1})", "min({0}, {1})", ("fmin",))
+maximum = _arith("maximum", "fmax_{T}({0}, {1})", "max({0}, {1})", ("fmax",), bool_ok=True,
+                 bexpr="({0} || {1})")
+minimum = _arith("minimum", "fmin_{T}({0}, {1})", "min({0}, {1})", ("fmin",), bool_ok=True,
+                 bexpr="({0} && {1})")
 remainder = _arith("remainder", "frem_{T}({0}, {1})", "irem_{T}({0}, {1})", ("frem",),
                    ("irem",))
 floor_divide = _arith("floor_divide", "ffloordiv_{T}({0}, {1})", "ifloordiv_{T}({0}, {1})",
