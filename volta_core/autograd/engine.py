@@ -206,6 +206,8 @@ def backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None = None,
         if g.array.shape != leaf.array.shape:
             raise ShapeError(f"backward: gradient of shape {g.shape} for a leaf of shape "
                              f"{leaf.shape}")
+        if g.dtype is not leaf.dtype:  # PyTorch's engine casts each gradient to its input's
+            g = g.to(leaf.dtype)
         leaf.grad = g if leaf.grad is None else leaf.grad + g
         if leaf._post_hooks:
             for hook in leaf._post_hooks:
