@@ -389,3 +389,13 @@ def test_half_precision_activations_compute_in_float32():
 
 def test_softshrink_middle_keeps_the_sign_of_zero():
     _both(lambda m: 1.0 / m.nn.functional.softshrink(m.tensor([-0.0138, 0.2, -0.0])))
+
+
+def test_sinc_and_norm_gradients_select_as_pytorch():
+    compare(lambda m, t: m.acosh(m.sinc(t)), np.array([0.0, 1.0, 4.0]))
+    compare(lambda m, t: m.norm(t, dim=(-1,)) * m.tensor(INF), np.array([-0.0]))
+
+
+def test_integer_power_of_a_reflected_number():
+    _both(lambda m: 2 ** m.tensor([True, False]))
+    _both(lambda m: 2 ** m.tensor([3, 0, -1]))

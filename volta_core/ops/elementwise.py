@@ -365,6 +365,7 @@ class Pow(Function):
 def _int_pow(xp: Any, a: Any, b: Any) -> Any:
     """Integer ``a ** b`` with PyTorch's rule for negative exponents: 1 for a base of 1,
     +-1 for -1 (by the exponent's parity) and 0 otherwise (NumPy raises instead)."""
+    a, b = _arrays(xp, a, b)  # a reflected number (2 ** t) as an array: where needs arrays
     neg = b < 0
     y = a ** xp.where(neg, xp.zeros_like(b), b)
     one = xp.ones_like(y)
