@@ -399,3 +399,8 @@ def test_sinc_and_norm_gradients_select_as_pytorch():
 def test_integer_power_of_a_reflected_number():
     _both(lambda m: 2 ** m.tensor([True, False]))
     _both(lambda m: 2 ** m.tensor([3, 0, -1]))
+
+
+def test_take_along_dim_refuses_float_indices_even_empty():
+    raises_like_torch(lambda m, t: m.take_along_dim(t, m.zeros(2, 0), dim=0),
+                      np.zeros((2, 0)))
