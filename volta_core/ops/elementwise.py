@@ -372,6 +372,7 @@ class Pow(Function):
 def _int_pow(xp: Any, a: Any, b: Any) -> Any:
     """Integer ``a ** b`` with PyTorch's rule for negative exponents: 1 for a base of 1,
     +-1 for -1 (by the exponent's parity) and 0 otherwise (NumPy raises instead)."""
+    a, b = _arrays(xp, a, b)  # a reflected number (2 ** t) as an array: where needs arrays
     neg = b < 0
     y = a ** xp.where(neg, xp.zeros_like(b), b)
     one = xp.ones_like(y)
@@ -507,7 +508,7 @@ def _refuse_negative_int_power(name: str, a: Any, b: Any) -> None:
 
 
 def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = False,
-            check: Any = None):
+            check: Any = None, special: Any = None):
     def op(input: Any, other: Any) -> Tensor:  # PyTorch's names: ``other=`` works
         a, b = input, other
         # fast path: same dtype and shape, or a float tensor with a Python float
@@ -525,6 +526,10 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
             dt = b.dtype  # a reflected Python number (``1.0 - x``): the same fast path
             if dt.kind == "f" and dt is not bfloat16:
                 return cls.apply(a, b)
+        if special is not None:  # cases the fast path never takes (bool operands)
+            out = special(a, b)
+            if out is not None:
+                return out
         if true_div:  # integer operands become the default float before promotion
             a, b = python_scalar(a), python_scalar(b)
             if not (_is_float(a) or _is_float(b)):
@@ -636,12 +641,26 @@ def refusing_backward(cls: type, op: str, what: str) -> type:
     return type(cls.__name__, (cls,), {"backward": backward})
 
 
-_pow = _binary(Pow, "pow", check=_refuse_negative_int_power)
 _pow_bool_exponent = _binary(refusing_backward(Pow, "pow", "exponent - 1"), "pow",
                              check=_refuse_negative_int_power)
 
 
-@tensor_method("pow", "__pow__")
+def _pow_of_bools(a: Any, b: Any) -> Tensor | None:
+    """``pow``'s bool cases: a bool exponent tensor (the base's gradient refuses, as
+    PyTorch's) and a bool tensor to a Python bool (``x ** False`` is True)."""
+    if type(b) is Tensor and b.dtype.kind == "b":
+        if type(a) is Tensor and a.dtype.kind != "b":
+            return _pow_bool_exponent(a, b)
+    elif type(b) is bool and type(a) is Tensor and a.dtype.kind == "b":
+        return a.clone() if b else a.new_ones(a.shape)
+    return None
+
+
+_pow = _binary(Pow, "pow", check=_refuse_negative_int_power, special=_pow_of_bools)
+Tensor.__pow__ = _pow  # operators take no keywords: no wrapper on their path
+
+
+@tensor_method()
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001
     """``input ** exponent``, elementwise with broadcasting.
 
@@ -650,11 +669,6 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001
         exponent: the exponent, a tensor or number (integers to negative integer powers
             are refused, as in PyTorch).
     """
-    if type(exponent) is Tensor and exponent.dtype.kind == "b":
-        if type(input) is Tensor and input.dtype.kind != "b":
-            return _pow_bool_exponent(input, exponent)
-    elif type(exponent) is bool and type(input) is Tensor and input.dtype.kind == "b":
-        return input.clone() if exponent else input.new_ones(input.shape)  # x ** False is 1
     return _pow(input, exponent)
 
 

@@ -244,6 +244,9 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float = None, 
 @tensor_method()
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Gather ``input`` along ``dim`` at ``indices``, broadcasting the other dims."""
+    if type(indices) is Tensor and indices.dtype.kind not in "iu":  # even when empty
+        raise DTypeError(f"take_along_dim: indices must be an integer tensor, got "
+                         f"{indices.dtype.name}")
     if dim is None:
         return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
     if indices.ndim != input.ndim:

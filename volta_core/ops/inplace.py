@@ -355,10 +355,6 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     records it (differentiable w.r.t. ``self`` and ``value``).
     """
     if type(value) is Tensor and (value.dtype is not self.dtype or value is self):
-        if value is self and key is not Ellipsis and key != (Ellipsis,):
-            raise ShapeError("__setitem__: the value is the tensor written to (some elements "
-                             "of both refer to a single memory location), which PyTorch "
-                             "refuses; clone() the value first")
         _check_index_put_dtype(self, key, value)
     inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
 
@@ -369,7 +365,11 @@ def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
     parts = key if isinstance(key, tuple) else (key,)
     if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
         return  # basic indexing copies with a cast
-    if value is x:  # x[...] = x
+    if value is x:  # index_put refuses a source that is its destination
+        if getitem(x, key).numel():  # nothing written: nothing overlaps
+            raise ShapeError("__setitem__: the value is the tensor written to (some elements "
+                             "of both refer to a single memory location), which PyTorch "
+                             "refuses; clone() the value first")
         return
     if len(parts) == 1 and type(parts[0]) is Tensor and parts[0].dtype.kind == "b" and (
             parts[0].ndim and value.numel() == 1):

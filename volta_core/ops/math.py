@@ -355,13 +355,13 @@ class Clamp(Function):
         if lo is not None:
             if hasattr(lo, "shape"):
                 y = xp.where((y < lo) | (lo != lo), lo, y)
-            else:
-                y = xp.where(y < lo, _const(ctx, lo, x.dtype), y)
+            else:  # a NaN bound (lo != lo) gives NaN everywhere, as in PyTorch
+                y = xp.where((y < lo) | (lo != lo), _const(ctx, lo, x.dtype), y)
         if hi is not None:
             if hasattr(hi, "shape"):
                 y = xp.where((y > hi) | (hi != hi), hi, y)
             else:
-                y = xp.where(y > hi, _const(ctx, hi, x.dtype), y)
+                y = xp.where((y > hi) | (hi != hi), _const(ctx, hi, x.dtype), y)
         return y
 
     def backward(ctx, g):

@@ -547,9 +547,9 @@ class VectorNorm(Function):
             scaled = where(x == 0, 0.0, x.sign() * x.abs() ** (p - 1))
             return scaled * g * y ** (1 - p)
         empty = y == 0  # the norm's gradient at 0 is taken as 0, as in PyTorch
+        if p == 2:  # PyTorch's g * (x / norm) masked: an infinite g at a 0 norm gives NaN
+            return g * where(empty, 0.0, x / where(empty, 1.0, y))
         scale = where(empty, 0.0, g / where(empty, 1.0, y) ** (p - 1))
-        if p == 2:
-            return x * scale
         return x.sign() * x.abs() ** (p - 1) * scale
 
 

@@ -116,7 +116,7 @@ class Sinc(Function):
         zero = x == 0
         px = where(zero, 1.0, x) * math.pi
         d = (px * px.cos() - px.sin()) / (px * where(zero, 1.0, x))
-        return g * where(zero, 0.0, d)
+        return where(zero, 0.0, g * d)  # PyTorch selects 0 at 0 (even for an infinite g)
 
 
 class Logit(Function):
