@@ -32,6 +32,9 @@ DELIBERATE: dict[str, str] = {
         "PyTorch's own softshrink gradient at a NaN input depends on the tensor's size: 1 "
         "on its scalar path (small tensors), 0 on its vectorized one; Volta gives 1 always "
         "(NaN passes the gradient through, as x - lambd does)"),
+    "grad value: F.hardshrink[F] float": (
+        "as softshrink: PyTorch's hardshrink gradient at a NaN input is 1 on its scalar path "
+        "and 0 on its vectorized one; Volta gives 1 always (NaN passes, as x does)"),
 }
 
 # Open bugs found by the net; the value names the issue that tracks the fix. Taken from
@@ -43,6 +46,9 @@ KNOWN_OPEN: dict[str, str] = {
     # issue 14
     'value (aliased): rsqrt_[m] float': 'issue 14',
     'value: sign[f] float': 'issue 14',
+    # PyTorch's float64 logit gradient at -0.0 is -inf on its scalar path and +inf on its
+    # vectorized one; Volta follows the scalar path
+    'grad value: logit[f] float': 'issue 14',
     # issue 15
     'value: logical_not[m] float': 'issue 15',
     'value: masked_fill[m] float': 'issue 15',

@@ -18,7 +18,7 @@ from .elementwise import where
 from .indexing import Gather
 from .movement import reshape
 from .reduce import amax, amin
-from .sorting import sort
+from .sorting import _argsort, sort
 
 MedianResult = namedtuple("MedianResult", ["values", "indices"])
 KthvalueResult = namedtuple("KthvalueResult", ["values", "indices"])
@@ -29,8 +29,8 @@ def _pick(x: Tensor, d: int, rank: Any, keepdim: bool) -> tuple[Tensor, Tensor]:
     """Values and indices of the entries of sorted rank ``rank`` (an array of the kept
     shape) along ``d``; NaN sorts last, ties keep their order."""
     xp, dev = x.device.xp, x.device
-    order = xp.argsort(x.array, axis=d, stable=True)
-    idx = xp.astype(xp.take_along_axis(order, rank, axis=d), dev.native_dtype("int64"))
+    order = _argsort(x, d, False).array  # sort's order: NaN last in every float dtype
+    idx = xp.take_along_axis(order, rank, axis=d)
     index = Tensor._make(idx, dev)
     values = Gather.apply(x, index, dim=d)
     if not keepdim:
