@@ -1,0 +1,77 @@
+"""The fused LSTM layer (``nn.fused_rnn.LSTMLayer``) against PyTorch: outputs, final states,
+every gradient, and double backward (``create_graph``), in float64 so they agree to ~1e-14."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import volta_core as vt
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(layers: int, bidir: bool, bias: bool, batch_first: bool):
+    torch.manual_seed(0)
+    tm = torch.nn.LSTM(5, 7, layers, bias=bias, batch_first=batch_first,
+                       bidirectional=bidir).double()
+    vm = vt.nn.LSTM(5, 7, layers, bias=bias, batch_first=batch_first,
+                    bidirectional=bidir).double()
+    vm.load_state_dict({k: vt.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    return tm, vm
+
+
+def _np(t) -> np.ndarray:
+    return t.detach().numpy()
+
+
+@pytest.mark.parametrize("layers,bidir,bias,batch_first", [
+    (1, False, True, False), (2, True, True, False), (1, True, False, True),
+    (3, False, True, True)])
+def test_outputs_states_and_gradients_match_torch(layers, bidir, bias, batch_first):
+    tm, vm = _pair(layers, bidir, bias, batch_first)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 6, 5) if batch_first else (6, 3, 5))
+    n = layers * (2 if bidir else 1)
+    h0, c0 = rng.standard_normal((n, 3, 7)), rng.standard_normal((n, 3, 7))
+    tx, th, tc = (torch.tensor(a, requires_grad=True) for a in (x, h0, c0))
+    vx, vh, vc = (vt.tensor(a, requires_grad=True) for a in (x, h0, c0))
+    to, (thn, tcn) = tm(tx, (th, tc))
+    vo, (vhn, vcn) = vm(vx, (vh, vc))
+    (to.sin().sum() + thn.cos().sum() + (tcn ** 2).sum()).backward()
+    (vo.sin().sum() + vhn.cos().sum() + (vcn ** 2).sum()).backward()
+    pairs = [(to, vo), (thn, vhn), (tcn, vcn), (tx.grad, vx.grad), (th.grad, vh.grad),
+             (tc.grad, vc.grad)]
+    pairs += [(p.grad, q.grad) for p, q in zip(tm.parameters(), vm.parameters())]
+    for a, b in pairs:
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("bidir", [False, True])
+def test_double_backward_matches_torch(bidir):
+    tm, vm = _pair(1, bidir, True, False)
+    x = np.random.default_rng(2).standard_normal((4, 2, 5))
+    tx, vx = torch.tensor(x, requires_grad=True), vt.tensor(x, requires_grad=True)
+    (tg,) = torch.autograd.grad((tm(tx)[0] ** 2).sum(), tx, create_graph=True)
+    (vg,) = vt.autograd.grad((vm(vx)[0] ** 2).sum(), vx, create_graph=True)
+    np.testing.assert_allclose(_np(vg), _np(tg), rtol=1e-10, atol=1e-12)
+    tg.sin().sum().backward()
+    vg.sin().sum().backward()
+    np.testing.assert_allclose(_np(vx.grad), _np(tx.grad), rtol=1e-10, atol=1e-12)
+    for p, q in zip(tm.parameters(), vm.parameters()):
+        np.testing.assert_allclose(_np(q.grad), _np(p.grad), rtol=1e-10, atol=1e-12)
+
+
+def test_one_op_per_layer_and_direction():
+    """The whole time loop records one node: the graph does not grow with the sequence."""
+    vm = vt.nn.LSTM(4, 3, 2, bidirectional=True)
+    out, _ = vm(vt.randn(50, 2, 4))
+    seen, todo = {}, [out.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen or isinstance(node, vt.Tensor):
+            continue
+        seen[id(node)] = type(node).__name__
+        todo.extend(node.parents)
+    assert list(seen.values()).count("LSTMLayer") == 4
+    assert len(seen) < 40
