@@ -7,6 +7,7 @@ use NumPy-only tools: ``as_strided`` windows, one BLAS GEMM per convolution, and
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from volta_core.ops import math as generic_math
 from volta_core.ops import nn as generic
+from volta_core.optim import kernels as optim_generic
 
 
 def _pad(x: np.ndarray, pads: tuple, fill: float = 0.0) -> np.ndarray:
@@ -231,7 +233,43 @@ def erf(xp: Any, x: Any) -> np.ndarray:
     return out.reshape(x.shape)
 
 
+def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
+              max_exp_avg_sq: Any, *, step: int, lr: float, beta1: float, beta2: float,
+              eps: float, weight_decay: float, amsgrad: bool, maximize: bool,
+              decoupled: bool) -> tuple:
+    """The generic Adam/AdamW step (same operations in the same order, so the same
+    values) with four new arrays instead of about ten: temporaries are reused in place.
+    New arrays are still returned; the inputs are left untouched."""
+    if amsgrad or param.dtype not in (np.float32, np.float64) or param.shape == ():
+        return optim_generic.adam_step(
+            xp, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step=step, lr=lr,
+            beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+            maximize=maximize, decoupled=decoupled)
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        if decoupled:
+            param = param * (1.0 - lr * weight_decay)
+        else:
+            g = g + weight_decay * param
+    m = np.subtract(g, exp_avg)  # exp_avg + (1 - beta1) * (g - exp_avg)
+    m *= 1.0 - beta1
+    m += exp_avg
+    v = np.multiply(exp_avg_sq, beta2)  # beta2 * exp_avg_sq + (1 - beta2) * (g * g)
+    t = np.multiply(g, g)
+    t *= 1.0 - beta2
+    v += t
+    bias1 = 1.0 - beta1 ** step
+    bias2_sqrt = math.sqrt(1.0 - beta2 ** step)
+    np.sqrt(v, out=t)  # denom = sqrt(v) / bias2_sqrt + eps
+    t /= bias2_sqrt
+    t += eps
+    np.divide(m, t, out=t)
+    t *= lr / bias1
+    return np.subtract(param, t), m, v, max_exp_avg_sq
+
+
 KERNELS = {
+    "adam_step": adam_step,
     "erf": erf,
     "conv2d": conv2d,
     "conv2d_backward": conv2d_backward,
