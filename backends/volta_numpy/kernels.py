@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from volta_core.ops import elementwise as generic_elementwise
 from volta_core.ops import math as generic_math
 from volta_core.ops import nn as generic
 from volta_core.optim import kernels as optim_generic
@@ -141,7 +142,7 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
                     continue
                 better = v > best
                 np.copyto(best, v, where=better)
-                idx[better] = i * kernel[1] + j
+                np.copyto(idx, i * kernel[1] + j, where=better)
         return best, idx
     s0, s1, s2, s3 = xpad.strides
     n, c = x.shape[:2]
@@ -268,7 +269,17 @@ def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
     return np.subtract(param, t), m, v, max_exp_avg_sq
 
 
+def relu(xp: Any, x: Any) -> np.ndarray:
+    """The generic ``where(x < 0, 0, x)`` through ``np.maximum`` (SIMD, ~10x faster than
+    a masked ``where``). They differ only on -0.0, which ``maximum`` turns into +0.0: an
+    input holding any zero takes the generic kernel, so -0.0 stays -0.0 as in PyTorch."""
+    if x.dtype.kind != "f" or (x == 0).any():
+        return generic_elementwise.relu_kernel(xp, x)
+    return np.maximum(x, x.dtype.type(0))
+
+
 KERNELS = {
+    "relu": relu,
     "adam_step": adam_step,
     "erf": erf,
     "conv2d": conv2d,

@@ -52,3 +52,19 @@ def test_inplace_adam_equals_generic_and_leaves_inputs(dtype, opts):
             np.testing.assert_array_equal(a, b)
     for a, b in zip((p, g, m, v), before):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+@pytest.mark.parametrize("special", [False, True])
+def test_relu_equals_generic_with_signed_zeros_and_nan(dtype, special):
+    from volta_numpy.kernels import relu
+
+    from volta_core.ops.elementwise import relu_kernel
+
+    x = (np.random.default_rng(0).standard_normal((4, 33)) * 5).astype(dtype)
+    if special and x.dtype.kind == "f":
+        x[0, :4] = [-0.0, 0.0, np.nan, -np.inf]
+    got, want = relu(array_api_numpy, x), relu_kernel(array_api_numpy, x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
