@@ -1,10 +1,11 @@
-"""A whole LSTM layer as one autograd op: the time loop runs on backend arrays.
+"""A whole LSTM or GRU layer as one autograd op: the time loop runs on backend arrays.
 
-``LSTMLayer`` does one GEMM for the input projection of every time step, then a tight
-per-step loop (one GEMM and a few elementwise kernels per step) with no autograd
-recording inside; its backward is the matching backpropagation through time, with the
-weight gradients summed over all steps in one GEMM each. A step-by-step graph of Tensor
-ops (``rnn._rnn_step``) records about 20 ops per step; this records one per layer.
+``LSTMLayer`` (and ``GRULayer`` alike) does one GEMM for the input projection of every
+time step, then a tight per-step loop (one GEMM and a few elementwise kernels per step)
+with no autograd recording inside; its backward is the matching backpropagation through
+time, with the weight gradients summed over all steps in one GEMM each. A step-by-step
+graph of Tensor ops (``rnn._rnn_step``) records about 20 ops per step; this records one
+per layer.
 
 ``backward`` under ``create_graph`` rebuilds the step-by-step graph from the saved inputs
 and differentiates that, so double backward stays exact.
@@ -106,20 +107,113 @@ class LSTMLayer(Function):
         return tuple(None if a is None else Tensor._make(a, dev) for a in grads)
 
 
-def _backward_by_graph(ctx: LSTMLayer, grad: Tensor, saved: tuple) -> tuple:
+class GRULayer(Function):
+    """One direction of one GRU layer over a whole ``(T, B, I)`` sequence.
+
+    Inputs: ``x (T, B, I)``, ``h0 (B, H)``, ``w_ih (3H, I)``, ``w_hh (3H, H)``, ``b_ih``
+    and ``b_hh`` ``(3H,)`` or None. The output is ``(T, B, H)``, ``h_t`` in time order.
+    Gates ``r, z, n`` as PyTorch: ``n = tanh(x W_in + b_in + r * (h W_hn + b_hn))``,
+    ``h' = n + z * (h - n)``.
+    """
+
+    def forward(ctx, x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False):
+        xp = ctx.xp
+        steps, batch, n_in = x.shape
+        hid = h0.shape[-1]
+        ctx.reverse = reverse
+        xw = xp.matmul(xp.reshape(x, (steps * batch, n_in)), xp.matrix_transpose(w_ih))
+        if b_ih is not None:
+            xw = xw + b_ih
+        xw = xp.reshape(xw, (steps, batch, 3 * hid))
+        w_hh_t = xp.matrix_transpose(w_hh)
+        h = h0
+        hs, acts = [None] * steps, [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            gh = xp.matmul(h, w_hh_t)
+            if b_hh is not None:
+                gh = gh + b_hh
+            gi = xw[t, ...]
+            rz = _sigmoid(xp, gi[:, :2 * hid] + gh[:, :2 * hid])
+            r, z = rz[:, :hid], rz[:, hid:]
+            hn = gh[:, 2 * hid:]
+            n = xp.tanh(gi[:, 2 * hid:] + r * hn)
+            h = n + z * (h - n)
+            hs[t], acts[t] = h, (r, z, n, hn)
+        ctx.acts = acts
+        ctx.save_for_backward(x, h0, w_ih, w_hh, b_ih, b_hh)
+        ctx.out = xp.stack(hs, axis=0)
+        return ctx.out
+
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        if _grad_state.enabled:  # create_graph: differentiate the step-by-step graph
+            return _backward_by_graph(ctx, grad, saved)
+        x, h0, w_ih, w_hh, b_ih, b_hh = (None if s is None else s.array for s in saved)
+        xp, dev, needs = ctx.xp, ctx.device, ctx.needs_input_grad
+        g = grad.array
+        steps, batch, n_in = x.shape
+        hid = h0.shape[-1]
+        out = ctx.out
+        order = list(range(steps - 1, -1, -1) if ctx.reverse else range(steps))
+        dgi, dgh = [None] * steps, [None] * steps
+        dh_next = None
+        for k in range(steps - 1, -1, -1):
+            t = order[k]
+            r, z, n, hn = ctx.acts[t]
+            h_prev = h0 if k == 0 else out[order[k - 1]]
+            dh = g[t] if dh_next is None else g[t] + dh_next
+            dn = dh * (1.0 - z)
+            dz = dh * (h_prev - n)
+            dn_pre = dn * (1.0 - n * n)
+            dr = dn_pre * hn
+            drz_pre = xp.concat([dr * r * (1.0 - r), dz * z * (1.0 - z)], axis=-1)
+            dgi[t] = xp.concat([drz_pre, dn_pre], axis=-1)
+            dgh[t] = xp.concat([drz_pre, dn_pre * r], axis=-1)
+            dh_next = dh * z + xp.matmul(dgh[t], w_hh)
+        dgi_m = xp.reshape(xp.stack(dgi, axis=0), (steps * batch, 3 * hid))
+        dgh_m = xp.reshape(xp.stack(dgh, axis=0), (steps * batch, 3 * hid))
+        grads: list[Any] = [None] * 6
+        if needs[0]:
+            grads[0] = xp.reshape(xp.matmul(dgi_m, w_ih), (steps, batch, n_in))
+        if needs[1]:
+            grads[1] = dh_next
+        if needs[2]:
+            grads[2] = xp.matmul(xp.matrix_transpose(dgi_m),
+                                 xp.reshape(x, (steps * batch, n_in)))
+        if needs[3]:
+            prev = (xp.concat([out[1:], h0[None]], axis=0) if ctx.reverse
+                    else xp.concat([h0[None], out[:-1]], axis=0))
+            grads[3] = xp.matmul(xp.matrix_transpose(dgh_m),
+                                 xp.reshape(prev, (steps * batch, hid)))
+        if b_ih is not None and needs[4]:
+            grads[4] = xp.sum(dgi_m, axis=0)
+        if b_hh is not None and needs[5]:
+            grads[5] = xp.sum(dgh_m, axis=0)
+        return tuple(None if a is None else Tensor._make(a, dev) for a in grads)
+
+
+def _backward_by_graph(ctx: Function, grad: Tensor, saved: tuple) -> tuple:
     """Gradients through the step-by-step Tensor graph (differentiable, for create_graph)."""
     from ..autograd.engine import grad as autograd_grad
     from ..ops.movement import cat, stack
     from .rnn import _rnn_step
 
-    xi, hi, ci, wi, wh, bi = saved
-    steps = xi.shape[0]
-    state = (hi, ci)
-    hs, cs = [None] * steps, [None] * steps
-    for t in (range(steps - 1, -1, -1) if ctx.reverse else range(steps)):
-        state = _rnn_step("LSTM", xi[t], state, wi, wh, bi, None)
-        hs[t], cs[t] = state
-    out = cat([stack(hs, 0), stack(cs, 0)], -1)
+    steps = saved[0].shape[0]
+    order = range(steps - 1, -1, -1) if ctx.reverse else range(steps)
+    if isinstance(ctx, GRULayer):
+        xi, state, wi, wh, bi, bh = saved
+        hs = [None] * steps
+        for t in order:
+            hs[t] = state = _rnn_step("GRU", xi[t], state, wi, wh, bi, bh)
+        out = stack(hs, 0)
+    else:
+        xi, hi, ci, wi, wh, bi = saved
+        state = (hi, ci)
+        hs, cs = [None] * steps, [None] * steps
+        for t in order:
+            state = _rnn_step("LSTM", xi[t], state, wi, wh, bi, None)
+            hs[t], cs[t] = state
+        out = cat([stack(hs, 0), stack(cs, 0)], -1)
     wanted = [(k, t) for k, t in enumerate(saved)
               if t is not None and ctx.needs_input_grad[k] and t.requires_grad]
     got = autograd_grad(out, [t for _, t in wanted], grad, create_graph=True,

@@ -278,6 +278,26 @@ class RNNBase(Module):
                 x = _dropout(x, self.dropout)
         return x, finals
 
+    def _fused_gru(self, x: Tensor, hx: Tensor) -> tuple[Tensor, list]:
+        """Every layer and direction as one :class:`GRULayer` op (time loop on arrays)."""
+        from .fused_rnn import GRULayer
+
+        steps = x.shape[0]
+        directions = self._directions
+        finals = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                w_ih, w_hh, b_ih, b_hh, _ = self._weights(layer, d)
+                y = GRULayer.apply(x, select(hx, 0, layer * directions + d), w_ih, w_hh, b_ih,
+                                   b_hh, reverse=bool(d))
+                finals.append(select(y, 0, 0 if d else steps - 1))
+                outs.append(y)
+            x = outs[0] if directions == 1 else cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = _dropout(x, self.dropout)
+        return x, finals
+
     def _final(self, finals: list) -> Any:
         if self.mode == "LSTM":
             return stack([s[0] for s in finals], 0), stack([s[1] for s in finals], 0)
@@ -299,6 +319,8 @@ class RNNBase(Module):
         hx = self._initial_state(x, hx, batched, batch)
         if steps and lstm and not self.proj_size:
             output, finals = self._fused_lstm(x, hx)
+        elif steps and self.mode == "GRU":
+            output, finals = self._fused_gru(x, hx)
         else:
             seq, finals = self._layers([select(x, 0, t) for t in range(steps)],
                                        [batch] * steps, hx)

@@ -1,4 +1,4 @@
-"""The fused LSTM layer (``nn.fused_rnn.LSTMLayer``) against PyTorch: outputs, final states,
+"""The fused LSTM and GRU layers (``nn.fused_rnn``) against PyTorch: outputs, final states,
 every gradient, and double backward (``create_graph``), in float64 so they agree to ~1e-14."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import volta_core as vt
 torch = pytest.importorskip("torch")
 
 
-def _pair(layers: int, bidir: bool, bias: bool, batch_first: bool):
+def _pair(layers: int, bidir: bool, bias: bool, batch_first: bool, mode: str = "LSTM"):
     torch.manual_seed(0)
-    tm = torch.nn.LSTM(5, 7, layers, bias=bias, batch_first=batch_first,
-                       bidirectional=bidir).double()
-    vm = vt.nn.LSTM(5, 7, layers, bias=bias, batch_first=batch_first,
-                    bidirectional=bidir).double()
+    tm = getattr(torch.nn, mode)(5, 7, layers, bias=bias, batch_first=batch_first,
+                                 bidirectional=bidir).double()
+    vm = getattr(vt.nn, mode)(5, 7, layers, bias=bias, batch_first=batch_first,
+                              bidirectional=bidir).double()
     vm.load_state_dict({k: vt.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
     return tm, vm
 
@@ -47,9 +47,29 @@ def test_outputs_states_and_gradients_match_torch(layers, bidir, bias, batch_fir
         np.testing.assert_allclose(_np(b), _np(a), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("layers,bidir,bias,batch_first", [
+    (1, False, True, False), (2, True, True, False), (1, True, False, True)])
+def test_gru_outputs_state_and_gradients_match_torch(layers, bidir, bias, batch_first):
+    tm, vm = _pair(layers, bidir, bias, batch_first, "GRU")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 6, 5) if batch_first else (6, 3, 5))
+    h0 = rng.standard_normal((layers * (2 if bidir else 1), 3, 7))
+    tx, th = (torch.tensor(a, requires_grad=True) for a in (x, h0))
+    vx, vh = (vt.tensor(a, requires_grad=True) for a in (x, h0))
+    to, thn = tm(tx, th)
+    vo, vhn = vm(vx, vh)
+    (to.sin().sum() + thn.cos().sum()).backward()
+    (vo.sin().sum() + vhn.cos().sum()).backward()
+    pairs = [(to, vo), (thn, vhn), (tx.grad, vx.grad), (th.grad, vh.grad)]
+    pairs += [(p.grad, q.grad) for p, q in zip(tm.parameters(), vm.parameters())]
+    for a, b in pairs:
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
 @pytest.mark.parametrize("bidir", [False, True])
-def test_double_backward_matches_torch(bidir):
-    tm, vm = _pair(1, bidir, True, False)
+def test_double_backward_matches_torch(bidir, mode):
+    tm, vm = _pair(1, bidir, True, False, mode)
     x = np.random.default_rng(2).standard_normal((4, 2, 5))
     tx, vx = torch.tensor(x, requires_grad=True), vt.tensor(x, requires_grad=True)
     (tg,) = torch.autograd.grad((tm(tx)[0] ** 2).sum(), tx, create_graph=True)
@@ -62,9 +82,10 @@ def test_double_backward_matches_torch(bidir):
         np.testing.assert_allclose(_np(q.grad), _np(p.grad), rtol=1e-10, atol=1e-12)
 
 
-def test_one_op_per_layer_and_direction():
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_one_op_per_layer_and_direction(mode):
     """The whole time loop records one node: the graph does not grow with the sequence."""
-    vm = vt.nn.LSTM(4, 3, 2, bidirectional=True)
+    vm = getattr(vt.nn, mode)(4, 3, 2, bidirectional=True)
     out, _ = vm(vt.randn(50, 2, 4))
     seen, todo = {}, [out.grad_fn]
     while todo:
@@ -73,5 +94,5 @@ def test_one_op_per_layer_and_direction():
             continue
         seen[id(node)] = type(node).__name__
         todo.extend(node.parents)
-    assert list(seen.values()).count("LSTMLayer") == 4
+    assert list(seen.values()).count(f"{mode}Layer") == 4
     assert len(seen) < 40
