@@ -96,3 +96,31 @@ def test_one_op_per_layer_and_direction(mode):
         todo.extend(node.parents)
     assert list(seen.values()).count(f"{mode}Layer") == 4
     assert len(seen) < 40
+
+
+def _device_param(device_type: str):
+    from volta_core.backend.registry import backends
+
+    rows = [b for b in backends() if b.device_type == device_type]
+    reason = rows[0].reason if rows else f"no backend serves {device_type!r}"
+    return pytest.param(device_type, marks=pytest.mark.skipif(
+        reason is not None, reason=f"{device_type} unavailable: {reason}"))
+
+
+@pytest.mark.parametrize("device", [_device_param("wgpu"), _device_param("cuda")])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_other_devices_match_cpu(device, mode):
+    vt.manual_seed(0)
+    m = getattr(vt.nn, mode)(5, 7, 2, bidirectional=True)
+    md = getattr(vt.nn, mode)(5, 7, 2, bidirectional=True).to(device)
+    md.load_state_dict(m.state_dict())
+    x = np.random.default_rng(3).standard_normal((4, 3, 5)).astype(np.float32)
+    xc, xd = vt.tensor(x, requires_grad=True), vt.tensor(x, device=device, requires_grad=True)
+    oc, hc = m(xc)
+    od, hd = md(xd)
+    oc.sum().backward()
+    od.sum().backward()
+    np.testing.assert_allclose(od.detach().cpu().numpy(), _np(oc), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(xd.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-4, atol=1e-5)
+    for p, q in zip(m.parameters(), md.parameters()):
+        np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-5)
