@@ -12,6 +12,7 @@ import math
 import warnings
 from typing import Any
 
+from ..amp.state import state as _autocast_state
 from ..creation import rand
 from ..errors import DTypeError, ShapeError
 from ..ops.movement import cat, narrow, select, stack
@@ -317,9 +318,13 @@ class RNNBase(Module):
         steps, batch = x.shape[0], x.shape[1]
         lstm = self.mode == "LSTM"
         hx = self._initial_state(x, hx, batched, batch)
-        if steps and lstm and not self.proj_size:
+        # the fused layers take no autocast casts and no mixed dtypes: those step by step
+        fused = steps and not _autocast_state.active and all(
+            p.dtype is x.dtype for p in (*self._parameters.values(),
+                                         *(hx if lstm else (hx,))) if p is not None)
+        if fused and lstm and not self.proj_size:
             output, finals = self._fused_lstm(x, hx)
-        elif steps and self.mode == "GRU":
+        elif fused and self.mode == "GRU":
             output, finals = self._fused_gru(x, hx)
         else:
             seq, finals = self._layers([select(x, 0, t) for t in range(steps)],
