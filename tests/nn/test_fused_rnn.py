@@ -124,3 +124,12 @@ def test_other_devices_match_cpu(device, mode):
     np.testing.assert_allclose(xd.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-4, atol=1e-5)
     for p, q in zip(m.parameters(), md.parameters()):
         np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_inplace_change_of_output_is_caught(mode):
+    m = getattr(vt.nn, mode)(4, 3)
+    out, _ = m(vt.randn(5, 2, 4, requires_grad=True))
+    out.mul_(2.0)
+    with pytest.raises(vt.AutogradError, match="modified by an in-place operation"):
+        out.sum().backward()

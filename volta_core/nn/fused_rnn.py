@@ -55,20 +55,20 @@ class LSTMLayer(Function):
             h = o * xp.tanh(c)
             hs[t], cs[t], acts[t] = h, c, (i, f, gg, o)
         ctx.acts = acts
-        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, bias)
-        ctx.out = xp.concat([xp.stack(hs, axis=0), xp.stack(cs, axis=0)], axis=-1)
-        return ctx.out
+        out = xp.concat([xp.stack(hs, axis=0), xp.stack(cs, axis=0)], axis=-1)
+        # the output too: an in-place change of it is then caught, as PyTorch does
+        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, bias, out)
+        return out
 
     def backward(ctx, grad):
         saved = ctx.saved_tensors
         if _grad_state.enabled:  # create_graph: differentiate the step-by-step graph
             return _backward_by_graph(ctx, grad, saved)
-        x, h0, c0, w_ih, w_hh, bias = (None if s is None else s.array for s in saved)
+        x, h0, c0, w_ih, w_hh, bias, out = (None if s is None else s.array for s in saved)
         xp, dev, needs = ctx.xp, ctx.device, ctx.needs_input_grad
         g = grad.array
         steps, batch, n_in = x.shape
         hid = h0.shape[-1]
-        out = ctx.out
         order = list(range(steps - 1, -1, -1) if ctx.reverse else range(steps))
         dgates = [None] * steps
         dh_next = dc_next = None
@@ -140,20 +140,19 @@ class GRULayer(Function):
             h = n + z * (h - n)
             hs[t], acts[t] = h, (r, z, n, hn)
         ctx.acts = acts
-        ctx.save_for_backward(x, h0, w_ih, w_hh, b_ih, b_hh)
-        ctx.out = xp.stack(hs, axis=0)
-        return ctx.out
+        out = xp.stack(hs, axis=0)
+        ctx.save_for_backward(x, h0, w_ih, w_hh, b_ih, b_hh, out)
+        return out
 
     def backward(ctx, grad):
         saved = ctx.saved_tensors
         if _grad_state.enabled:  # create_graph: differentiate the step-by-step graph
             return _backward_by_graph(ctx, grad, saved)
-        x, h0, w_ih, w_hh, b_ih, b_hh = (None if s is None else s.array for s in saved)
+        x, h0, w_ih, w_hh, b_ih, b_hh, out = (None if s is None else s.array for s in saved)
         xp, dev, needs = ctx.xp, ctx.device, ctx.needs_input_grad
         g = grad.array
         steps, batch, n_in = x.shape
         hid = h0.shape[-1]
-        out = ctx.out
         order = list(range(steps - 1, -1, -1) if ctx.reverse else range(steps))
         dgi, dgh = [None] * steps, [None] * steps
         dh_next = None
@@ -201,20 +200,20 @@ def _backward_by_graph(ctx: Function, grad: Tensor, saved: tuple) -> tuple:
     steps = saved[0].shape[0]
     order = range(steps - 1, -1, -1) if ctx.reverse else range(steps)
     if isinstance(ctx, GRULayer):
-        xi, state, wi, wh, bi, bh = saved
+        xi, state, wi, wh, bi, bh = saved[:6]
         hs = [None] * steps
         for t in order:
             hs[t] = state = _rnn_step("GRU", xi[t], state, wi, wh, bi, bh)
         out = stack(hs, 0)
     else:
-        xi, hi, ci, wi, wh, bi = saved
+        xi, hi, ci, wi, wh, bi = saved[:6]
         state = (hi, ci)
         hs, cs = [None] * steps, [None] * steps
         for t in order:
             state = _rnn_step("LSTM", xi[t], state, wi, wh, bi, None)
             hs[t], cs[t] = state
         out = cat([stack(hs, 0), stack(cs, 0)], -1)
-    wanted = [(k, t) for k, t in enumerate(saved)
+    wanted = [(k, t) for k, t in enumerate(saved[:6])
               if t is not None and ctx.needs_input_grad[k] and t.requires_grad]
     got = autograd_grad(out, [t for _, t in wanted], grad, create_graph=True,
                         allow_unused=True)
