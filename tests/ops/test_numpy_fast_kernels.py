@@ -68,3 +68,43 @@ def test_relu_equals_generic_with_signed_zeros_and_nan(dtype, special):
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
     assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("special", [None, "nan", "negzero", "ties"])
+@pytest.mark.parametrize("geometry", [((2, 2), (2, 2), (0, 0)), ((3, 3), (3, 3), (1, 1)),
+                                      ((2, 3), (2, 3), (0, 1))])
+def test_max_pool_unmasked_path_equals_masked(special, geometry):
+    """The non-overlapping max-pool path gives the same values, signs and winning taps
+    whichever way it runs (plain maximum, or masked writes where NaN or -0.0 occur)."""
+    from volta_numpy import kernels
+
+    kernel, stride, padding = geometry
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    if special == "nan":
+        x[0, 0, :3, :3] = np.nan
+        x[1, 2, 4, 5] = np.nan
+    elif special == "negzero":
+        x[0, 0, :2, :2] = [[-0.0, 0.0], [0.0, -0.0]]
+    elif special == "ties":
+        x = np.round(x).clip(0, None)  # many equal values, +0.0 only
+    y, idx = kernels.max_pool2d(array_api_numpy, x, kernel=kernel, stride=stride,
+                                padding=padding)
+    # reference: the same scan with masked writes, tap by tap
+    xpad = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2),
+                  constant_values=-np.inf)
+    ho, wo = y.shape[2:]
+    best = ref_idx = None
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            v = xpad[:, :, i:i + stride[0] * (ho - 1) + 1:stride[0],
+                     j:j + stride[1] * (wo - 1) + 1:stride[1]]
+            if best is None:
+                best, ref_idx = v.copy(), np.zeros(v.shape, np.int32)
+                continue
+            better = v > best
+            best[better] = v[better]
+            ref_idx[better] = i * kernel[1] + j
+    np.testing.assert_array_equal(y, best)
+    assert np.array_equal(np.signbit(y), np.signbit(best))
+    np.testing.assert_array_equal(idx, ref_idx)
