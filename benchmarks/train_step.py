@@ -4,20 +4,29 @@ Models (sizes in ``MODELS``, so other devices can add bigger ones):
 
 - ``mlp``: 784-512-512-10 with ReLU, batch 256, Adam, cross entropy.
 - ``lenet``: LeNet-5 on 1x28x28, batch 64, SGD with momentum, cross entropy.
+- ``lstm_lm``: LSTM language model: embedding 128, one LSTM layer of 256, linear head,
+  vocab 1000, batch 20, 35 steps (PyTorch's word_language_model shape), Adam.
+- ``gpt``: small GPT: token + position embeddings, 2 pre-norm causal transformer layers
+  (d=128, 4 heads, ff 512, GELU, no dropout), linear head, vocab 512, batch 16, seq 64,
+  AdamW.
 
 Usage::
 
-    python benchmarks/train_step.py [--device cpu] [--steps 50] [--models mlp,lenet] [--json]
+    python benchmarks/train_step.py [--device cpu] [--steps 50] [--models mlp,lenet]
+        [--threads N] [--json]
 
 Prints the median step time of each framework and the ratio Volta / PyTorch (PyTorch runs
 on the same GPU for ``--device cuda`` and ``--device wgpu`` when PyTorch has CUDA, else on
-its CPU; and only when it is importable).
+its CPU; and only when it is importable). Both frameworks run their CPU ops on the same
+number of threads: ``--threads``, by default Volta's (``vt.get_num_threads()``, the cores
+this process may use); the count is printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,14 +48,64 @@ MODELS: dict[str, dict[str, Any]] = {
             "lr": 1e-3},
     "lenet": {"kind": "lenet", "channels": (1, 6, 16), "hw": 28, "batch": 64, "classes": 10,
               "optim": "sgd", "lr": 0.01, "momentum": 0.9},
+    "lstm_lm": {"kind": "lstm_lm", "vocab": 1000, "embed": 128, "hidden": 256, "layers": 1,
+                "batch": 20, "seq": 35, "optim": "adam", "lr": 1e-3},
+    "gpt": {"kind": "gpt", "vocab": 512, "d_model": 128, "heads": 4, "ff": 512, "layers": 2,
+            "batch": 16, "seq": 64, "optim": "adamw", "lr": 3e-4, "weight_decay": 0.01},
 }
 
 # extra models per device type (the CUDA issue adds its big ones here)
 DEVICE_MODELS: dict[str, dict[str, dict[str, Any]]] = {"cpu": {}, "cuda": {}}
 
 
+def _lstm_lm(lib: Any, cfg: dict[str, Any]) -> Any:
+    class LSTMLM(lib.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = lib.Embedding(cfg["vocab"], cfg["embed"])
+            self.rnn = lib.LSTM(cfg["embed"], cfg["hidden"], cfg["layers"], batch_first=True)
+            self.head = lib.Linear(cfg["hidden"], cfg["vocab"])
+
+        def forward(self, tokens: Any) -> Any:
+            out, _ = self.rnn(self.embed(tokens))
+            return self.head(out).reshape(-1, cfg["vocab"])
+
+    return LSTMLM()
+
+
+def _gpt(lib: Any, cfg: dict[str, Any]) -> Any:
+    root = sys.modules[lib.__name__.split(".")[0]]  # volta_core or torch
+    d, seq = cfg["d_model"], cfg["seq"]
+
+    class GPT(lib.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tok = lib.Embedding(cfg["vocab"], d)
+            self.pos = lib.Parameter(root.randn(seq, d) * 0.02)
+            self.blocks = lib.ModuleList(
+                lib.TransformerEncoderLayer(d, cfg["heads"], cfg["ff"], dropout=0.0,
+                                            activation="gelu", batch_first=True,
+                                            norm_first=True)
+                for _ in range(cfg["layers"]))
+            self.norm = lib.LayerNorm(d)
+            self.head = lib.Linear(d, cfg["vocab"])
+            self.register_buffer("causal", root.triu(root.full((seq, seq), -math.inf), 1))
+
+        def forward(self, tokens: Any) -> Any:
+            x = self.tok(tokens) + self.pos
+            for block in self.blocks:
+                x = block(x, src_mask=self.causal)
+            return self.head(self.norm(x)).reshape(-1, cfg["vocab"])
+
+    return GPT()
+
+
 def build(lib: Any, cfg: dict[str, Any]) -> Any:
     """Build the model of ``cfg`` with ``lib`` (``volta_core.nn`` or ``torch.nn``)."""
+    if cfg["kind"] == "lstm_lm":
+        return _lstm_lm(lib, cfg)
+    if cfg["kind"] == "gpt":
+        return _gpt(lib, cfg)
     if cfg["kind"] == "mlp":
         sizes = cfg["sizes"]
         layers: list[Any] = []
@@ -67,6 +126,10 @@ def build(lib: Any, cfg: dict[str, Any]) -> Any:
 def data(cfg: dict[str, Any], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A fixed random batch (float32 inputs, int64 labels)."""
     rng = np.random.default_rng(seed)
+    if cfg["kind"] in ("lstm_lm", "gpt"):
+        x = rng.integers(0, cfg["vocab"], (cfg["batch"], cfg["seq"]))
+        y = rng.integers(0, cfg["vocab"], cfg["batch"] * cfg["seq"])
+        return x.astype(np.int64), y.astype(np.int64)
     if cfg["kind"] == "mlp":
         x = rng.standard_normal((cfg["batch"], cfg["sizes"][0]), dtype=np.float32)
         y = rng.integers(0, cfg["sizes"][-1], cfg["batch"])
@@ -102,6 +165,19 @@ def torch_step(cfg: dict[str, Any], device: str) -> Callable[[], float] | None:
     return training_step(model, x, y, opt, torch.nn.CrossEntropyLoss())
 
 
+def set_threads(n: int | None) -> int:
+    """Put both frameworks' CPU ops on ``n`` threads (Volta's default count when None)."""
+    if n is None:
+        n = vt.get_num_threads()
+    vt.set_num_threads(n)
+    try:
+        import torch
+    except ImportError:
+        return n
+    torch.set_num_threads(n)
+    return n
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", help="Volta device: cpu, cuda, wgpu")
@@ -109,8 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
     parser.add_argument("--models", default=None,
                         help="comma-separated subset of: " + ", ".join(MODELS))
+    parser.add_argument("--threads", type=int, default=None,
+                        help="CPU threads of both frameworks (default: Volta's default)")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     args, rest = parser.parse_known_args(argv)
+    threads = set_threads(args.threads)
     if args.device.startswith("cuda") and not args.models:
         # the CUDA acceptance models (MLP 4096, ResNet-18, transformer) live next door
         from train_step_models import main as cuda_main
@@ -142,12 +221,14 @@ def main(argv: list[str] | None = None) -> int:
         if "torch" in med:
             row.update(torch_ms=med["torch"] * 1e3, ratio=med["volta"] / med["torch"],
                        torch_threads=torch.get_num_threads())
+        row["volta_threads"] = threads
         results.append(row)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
         for r in results:
-            line = f"{r['model']:>8} on {r['device']}: volta {r['volta_ms']:8.3f} ms"
+            line = (f"{r['model']:>8} on {r['device']}: volta ({r['volta_threads']} threads) "
+                    f"{r['volta_ms']:8.3f} ms")
             if "torch_ms" in r:
                 line += (f" | torch ({r['torch_device']}, {r['torch_threads']} threads) "
                          f"{r['torch_ms']:8.3f} ms | ratio {r['ratio']:.2f}x")

@@ -41,6 +41,7 @@ from .limits import finfo, iinfo
 from .ops import *  # noqa: F401,F403
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Tensor
+from .threads import get_num_threads, set_num_threads
 from .typed_tensors import *  # noqa: F401,F403
 
 __version__ = "0.1.0"

@@ -96,8 +96,23 @@ class NumpyBackend(Backend):
         if self._xp is None:
             import array_api_compat.numpy as xp
 
+            from .threads import apply_default
+
+            apply_default()  # BLAS on the cores this process has, not the host's
             self._xp = xp
         return self._xp
+
+    def get_num_threads(self) -> int:
+        """The thread count of NumPy's BLAS (``vt.get_num_threads``)."""
+        from .threads import get_num_threads
+
+        return get_num_threads()
+
+    def set_num_threads(self, n: int) -> None:
+        """Set the thread count of NumPy's BLAS (``vt.set_num_threads``)."""
+        from .threads import set_num_threads
+
+        set_num_threads(n)
 
     def native_device(self, index: int) -> Any:
         return "cpu"

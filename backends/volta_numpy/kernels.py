@@ -7,12 +7,16 @@ use NumPy-only tools: ``as_strided`` windows, one BLAS GEMM per convolution, and
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from volta_core.ops import elementwise as generic_elementwise
+from volta_core.ops import math as generic_math
 from volta_core.ops import nn as generic
+from volta_core.optim import kernels as optim_generic
 
 
 def _pad(x: np.ndarray, pads: tuple, fill: float = 0.0) -> np.ndarray:
@@ -128,6 +132,11 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
     xpad = _pad(x, pads, -np.inf)
     if dilation == (1, 1) and stride[0] >= kernel[0] and stride[1] >= kernel[1]:
         ho, wo = out_hw
+        # without NaN or -0.0, "take a later tap only where strictly greater" is a plain
+        # maximum, and the winning tap the last (largest) one that was greater: no masked
+        # writes, which NumPy runs several times slower
+        unmasked = x.dtype.kind == "f" and not (
+            np.isnan(x).any() or (np.signbit(x) & (x == 0)).any())
         best = idx = None
         for i in range(kernel[0]):
             for j in range(kernel[1]):
@@ -137,8 +146,12 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
                     best, idx = v.copy(), np.zeros(v.shape, np.int32)
                     continue
                 better = v > best
-                np.copyto(best, v, where=better)
-                idx[better] = i * kernel[1] + j
+                if unmasked:
+                    np.maximum(best, v, out=best)
+                    np.maximum(idx, better * np.int32(i * kernel[1] + j), out=idx)
+                else:
+                    np.copyto(best, v, where=better)
+                    np.copyto(idx, i * kernel[1] + j, where=better)
         return best, idx
     s0, s1, s2, s3 = xpad.strides
     n, c = x.shape[:2]
@@ -187,7 +200,112 @@ def embedding_backward(xp: Any, grad: Any, indices: Any, *, num_weights: int,
     return out
 
 
+_ERF_CHUNK = 65536  # elements per block: every temporary of a block stays in cache
+
+
+def erf(xp: Any, x: Any) -> np.ndarray:
+    """The generic float32/float16 ``erf`` (same formulas, same rounding, same values),
+    evaluated block by block in place: about 2.5x faster than whole-array temporaries."""
+    if x.dtype not in (np.float32, np.float16) or x.size == 0:
+        return generic_math.erf_kernel(xp, x)
+    fit, series = generic_math._ERFC_FIT, generic_math._ERF_SERIES
+    xf = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(xf)
+    m0 = min(_ERF_CHUNK, xf.size)
+    bufs = [np.empty(m0, x.dtype) for _ in range(4)]
+    for lo in range(0, xf.size, _ERF_CHUNK):
+        xc = xf[lo:lo + _ERF_CHUNK]
+        a, t, p, q = (b[:xc.size] for b in bufs)
+        np.abs(xc, out=a)
+        np.multiply(a, 0.5, out=t)
+        t += 1.0
+        np.divide(1.0, t, out=t)
+        np.multiply(t, fit[-1], out=p)  # erfc = t exp(poly(t) - a^2), Horner in place
+        for c in fit[-2:0:-1]:
+            p += c
+            p *= t
+        p += fit[0]
+        np.multiply(a, a, out=q)
+        p -= q
+        np.exp(p, out=p)
+        p *= t
+        np.subtract(1.0, p, out=p)  # erf = sign(x) (1 - erfc) for |x| >= 0.5
+        np.copysign(p, xc, out=p)
+        np.multiply(xc, xc, out=q)  # the odd series near 0
+        np.multiply(q, series[-1], out=t)
+        for c in series[-2:0:-1]:
+            t += c
+            t *= q
+        t += series[0]
+        t *= xc
+        np.copyto(p, t, where=a < 0.5)
+        out[lo:lo + xc.size] = p
+    return out.reshape(x.shape)
+
+
+def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
+              max_exp_avg_sq: Any, *, step: int, lr: float, beta1: float, beta2: float,
+              eps: float, weight_decay: float, amsgrad: bool, maximize: bool,
+              decoupled: bool) -> tuple:
+    """The generic Adam/AdamW step (same operations in the same order, so the same
+    values) with four new arrays instead of about ten: temporaries are reused in place.
+    New arrays are still returned; the inputs are left untouched."""
+    if amsgrad or param.dtype not in (np.float32, np.float64) or param.shape == ():
+        return optim_generic.adam_step(
+            xp, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step=step, lr=lr,
+            beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+            maximize=maximize, decoupled=decoupled)
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        if decoupled:
+            param = param * (1.0 - lr * weight_decay)
+        else:
+            g = g + weight_decay * param
+    m = np.subtract(g, exp_avg)  # exp_avg + (1 - beta1) * (g - exp_avg)
+    m *= 1.0 - beta1
+    m += exp_avg
+    v = np.multiply(exp_avg_sq, beta2)  # beta2 * exp_avg_sq + (1 - beta2) * (g * g)
+    t = np.multiply(g, g)
+    t *= 1.0 - beta2
+    v += t
+    bias1 = 1.0 - beta1 ** step
+    bias2_sqrt = math.sqrt(1.0 - beta2 ** step)
+    np.sqrt(v, out=t)  # denom = sqrt(v) / bias2_sqrt + eps
+    t /= bias2_sqrt
+    t += eps
+    np.divide(m, t, out=t)
+    t *= lr / bias1
+    return np.subtract(param, t), m, v, max_exp_avg_sq
+
+
+def relu(xp: Any, x: Any) -> np.ndarray:
+    """The generic ``where(x < 0, 0, x)`` through ``np.maximum`` (SIMD, ~10x faster than
+    a masked ``where``). They differ only on -0.0, which ``maximum`` turns into +0.0: an
+    input holding any zero takes the generic kernel, so -0.0 stays -0.0 as in PyTorch."""
+    if x.dtype.kind != "f" or (x == 0).any():
+        return generic_elementwise.relu_kernel(xp, x)
+    return np.maximum(x, x.dtype.type(0))
+
+
+def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
+    """The generic ``where(y <= 0, 0, grad)`` as ``grad * (y > 0) + 0.0`` (no masked
+    select, ~5x faster). The product differs from the select only at a NaN in ``y``, a
+    non-finite ``grad`` (``inf * 0``) or a -0.0 in ``grad`` (``+ 0.0`` turns the
+    ``-g * 0`` zeros to +0.0, but also -0.0 itself): such inputs take the generic kernel."""
+    if (grad.dtype.kind != "f" or grad.dtype != y.dtype or grad.shape != y.shape
+            or np.isnan(y).any() or not np.isfinite(grad).all()
+            or (np.signbit(grad) & (grad == 0)).any()):
+        return generic_elementwise.relu_backward_kernel(xp, grad, y)
+    out = grad * (y > 0)
+    out += 0.0
+    return out
+
+
 KERNELS = {
+    "relu": relu,
+    "relu_backward": relu_backward,
+    "adam_step": adam_step,
+    "erf": erf,
     "conv2d": conv2d,
     "conv2d_backward": conv2d_backward,
     "max_pool2d": max_pool2d,

@@ -12,6 +12,7 @@ import math
 import warnings
 from typing import Any
 
+from ..amp.state import state as _autocast_state
 from ..creation import rand
 from ..errors import DTypeError, ShapeError
 from ..ops.movement import cat, narrow, select, stack
@@ -253,6 +254,51 @@ class RNNBase(Module):
                 seq = [_dropout(s, self.dropout) for s in seq]
         return seq, finals
 
+    def _fused_lstm(self, x: Tensor, hx: Any) -> tuple[Tensor, list]:
+        """Every layer and direction as one :class:`LSTMLayer` op (time loop on arrays)."""
+        from .fused_rnn import LSTMLayer
+
+        steps = x.shape[0]
+        hid = self.hidden_size
+        directions = self._directions
+        finals = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                k = layer * directions + d
+                w_ih, w_hh, b_ih, b_hh, _ = self._weights(layer, d)
+                bias = None if b_ih is None else b_ih + b_hh
+                y = LSTMLayer.apply(x, select(hx[0], 0, k), select(hx[1], 0, k), w_ih, w_hh,
+                                    bias, reverse=bool(d))
+                h_seq = narrow(y, -1, 0, hid)
+                last = 0 if d else steps - 1  # a reversed pass ends at the first step
+                finals.append((select(h_seq, 0, last), select(narrow(y, -1, hid, hid), 0, last)))
+                outs.append(h_seq)
+            x = outs[0] if directions == 1 else cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = _dropout(x, self.dropout)
+        return x, finals
+
+    def _fused_gru(self, x: Tensor, hx: Tensor) -> tuple[Tensor, list]:
+        """Every layer and direction as one :class:`GRULayer` op (time loop on arrays)."""
+        from .fused_rnn import GRULayer
+
+        steps = x.shape[0]
+        directions = self._directions
+        finals = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                w_ih, w_hh, b_ih, b_hh, _ = self._weights(layer, d)
+                y = GRULayer.apply(x, select(hx, 0, layer * directions + d), w_ih, w_hh, b_ih,
+                                   b_hh, reverse=bool(d))
+                finals.append(select(y, 0, 0 if d else steps - 1))
+                outs.append(y)
+            x = outs[0] if directions == 1 else cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = _dropout(x, self.dropout)
+        return x, finals
+
     def _final(self, finals: list) -> Any:
         if self.mode == "LSTM":
             return stack([s[0] for s in finals], 0), stack([s[1] for s in finals], 0)
@@ -272,10 +318,19 @@ class RNNBase(Module):
         steps, batch = x.shape[0], x.shape[1]
         lstm = self.mode == "LSTM"
         hx = self._initial_state(x, hx, batched, batch)
-        seq, finals = self._layers([select(x, 0, t) for t in range(steps)], [batch] * steps, hx)
-        if steps:
-            output = stack(seq, 0)
+        # the fused layers take no autocast casts and no mixed dtypes: those step by step
+        fused = steps and not _autocast_state.active and all(
+            p.dtype is x.dtype for p in (*self._parameters.values(),
+                                         *(hx if lstm else (hx,))) if p is not None)
+        if fused and lstm and not self.proj_size:
+            output, finals = self._fused_lstm(x, hx)
+        elif fused and self.mode == "GRU":
+            output, finals = self._fused_gru(x, hx)
         else:
+            seq, finals = self._layers([select(x, 0, t) for t in range(steps)],
+                                       [batch] * steps, hx)
+            output = stack(seq, 0) if steps else None
+        if output is None:
             real_hidden = self.proj_size or self.hidden_size
             output = x.new_zeros(0, batch, real_hidden * self._directions)
         h_n = self._final(finals)

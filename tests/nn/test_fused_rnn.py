@@ -1,0 +1,135 @@
+"""The fused LSTM and GRU layers (``nn.fused_rnn``) against PyTorch: outputs, final states,
+every gradient, and double backward (``create_graph``), in float64 so they agree to ~1e-14."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import volta_core as vt
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(layers: int, bidir: bool, bias: bool, batch_first: bool, mode: str = "LSTM"):
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, mode)(5, 7, layers, bias=bias, batch_first=batch_first,
+                                 bidirectional=bidir).double()
+    vm = getattr(vt.nn, mode)(5, 7, layers, bias=bias, batch_first=batch_first,
+                              bidirectional=bidir).double()
+    vm.load_state_dict({k: vt.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    return tm, vm
+
+
+def _np(t) -> np.ndarray:
+    return t.detach().numpy()
+
+
+@pytest.mark.parametrize("layers,bidir,bias,batch_first", [
+    (1, False, True, False), (2, True, True, False), (1, True, False, True),
+    (3, False, True, True)])
+def test_outputs_states_and_gradients_match_torch(layers, bidir, bias, batch_first):
+    tm, vm = _pair(layers, bidir, bias, batch_first)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 6, 5) if batch_first else (6, 3, 5))
+    n = layers * (2 if bidir else 1)
+    h0, c0 = rng.standard_normal((n, 3, 7)), rng.standard_normal((n, 3, 7))
+    tx, th, tc = (torch.tensor(a, requires_grad=True) for a in (x, h0, c0))
+    vx, vh, vc = (vt.tensor(a, requires_grad=True) for a in (x, h0, c0))
+    to, (thn, tcn) = tm(tx, (th, tc))
+    vo, (vhn, vcn) = vm(vx, (vh, vc))
+    (to.sin().sum() + thn.cos().sum() + (tcn ** 2).sum()).backward()
+    (vo.sin().sum() + vhn.cos().sum() + (vcn ** 2).sum()).backward()
+    pairs = [(to, vo), (thn, vhn), (tcn, vcn), (tx.grad, vx.grad), (th.grad, vh.grad),
+             (tc.grad, vc.grad)]
+    pairs += [(p.grad, q.grad) for p, q in zip(tm.parameters(), vm.parameters())]
+    for a, b in pairs:
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("layers,bidir,bias,batch_first", [
+    (1, False, True, False), (2, True, True, False), (1, True, False, True)])
+def test_gru_outputs_state_and_gradients_match_torch(layers, bidir, bias, batch_first):
+    tm, vm = _pair(layers, bidir, bias, batch_first, "GRU")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 6, 5) if batch_first else (6, 3, 5))
+    h0 = rng.standard_normal((layers * (2 if bidir else 1), 3, 7))
+    tx, th = (torch.tensor(a, requires_grad=True) for a in (x, h0))
+    vx, vh = (vt.tensor(a, requires_grad=True) for a in (x, h0))
+    to, thn = tm(tx, th)
+    vo, vhn = vm(vx, vh)
+    (to.sin().sum() + thn.cos().sum()).backward()
+    (vo.sin().sum() + vhn.cos().sum()).backward()
+    pairs = [(to, vo), (thn, vhn), (tx.grad, vx.grad), (th.grad, vh.grad)]
+    pairs += [(p.grad, q.grad) for p, q in zip(tm.parameters(), vm.parameters())]
+    for a, b in pairs:
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+@pytest.mark.parametrize("bidir", [False, True])
+def test_double_backward_matches_torch(bidir, mode):
+    tm, vm = _pair(1, bidir, True, False, mode)
+    x = np.random.default_rng(2).standard_normal((4, 2, 5))
+    tx, vx = torch.tensor(x, requires_grad=True), vt.tensor(x, requires_grad=True)
+    (tg,) = torch.autograd.grad((tm(tx)[0] ** 2).sum(), tx, create_graph=True)
+    (vg,) = vt.autograd.grad((vm(vx)[0] ** 2).sum(), vx, create_graph=True)
+    np.testing.assert_allclose(_np(vg), _np(tg), rtol=1e-10, atol=1e-12)
+    tg.sin().sum().backward()
+    vg.sin().sum().backward()
+    np.testing.assert_allclose(_np(vx.grad), _np(tx.grad), rtol=1e-10, atol=1e-12)
+    for p, q in zip(tm.parameters(), vm.parameters()):
+        np.testing.assert_allclose(_np(q.grad), _np(p.grad), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_one_op_per_layer_and_direction(mode):
+    """The whole time loop records one node: the graph does not grow with the sequence."""
+    vm = getattr(vt.nn, mode)(4, 3, 2, bidirectional=True)
+    out, _ = vm(vt.randn(50, 2, 4))
+    seen, todo = {}, [out.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen or isinstance(node, vt.Tensor):
+            continue
+        seen[id(node)] = type(node).__name__
+        todo.extend(node.parents)
+    assert list(seen.values()).count(f"{mode}Layer") == 4
+    assert len(seen) < 40
+
+
+def _device_param(device_type: str):
+    from volta_core.backend.registry import backends
+
+    rows = [b for b in backends() if b.device_type == device_type]
+    reason = rows[0].reason if rows else f"no backend serves {device_type!r}"
+    return pytest.param(device_type, marks=pytest.mark.skipif(
+        reason is not None, reason=f"{device_type} unavailable: {reason}"))
+
+
+@pytest.mark.parametrize("device", [_device_param("wgpu"), _device_param("cuda")])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_other_devices_match_cpu(device, mode):
+    vt.manual_seed(0)
+    m = getattr(vt.nn, mode)(5, 7, 2, bidirectional=True)
+    md = getattr(vt.nn, mode)(5, 7, 2, bidirectional=True).to(device)
+    md.load_state_dict(m.state_dict())
+    x = np.random.default_rng(3).standard_normal((4, 3, 5)).astype(np.float32)
+    xc, xd = vt.tensor(x, requires_grad=True), vt.tensor(x, device=device, requires_grad=True)
+    oc, hc = m(xc)
+    od, hd = md(xd)
+    oc.sum().backward()
+    od.sum().backward()
+    np.testing.assert_allclose(od.detach().cpu().numpy(), _np(oc), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(xd.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-4, atol=1e-5)
+    for p, q in zip(m.parameters(), md.parameters()):
+        np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_inplace_change_of_output_is_caught(mode):
+    m = getattr(vt.nn, mode)(4, 3)
+    out, _ = m(vt.randn(5, 2, 4, requires_grad=True))
+    out.mul_(2.0)
+    with pytest.raises(vt.AutogradError, match="modified by an in-place operation"):
+        out.sum().backward()

@@ -1,0 +1,133 @@
+"""The NumPy backend's faster kernels (blocked ``erf``, in-place Adam) give the generic
+kernels' values exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+array_api_numpy = pytest.importorskip("array_api_compat.numpy")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+@pytest.mark.parametrize("shape", [(0,), (7,), (3, 70001)])
+def test_blocked_erf_equals_generic(dtype, shape):
+    from volta_numpy.kernels import erf
+
+    from volta_core.ops.math import erf_kernel
+
+    x = (np.random.default_rng(0).standard_normal(shape) * 3).astype(dtype)
+    if x.size >= 5:
+        x.reshape(-1)[:5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    got, want = erf(array_api_numpy, x), erf_kernel(array_api_numpy, x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("opts", [
+    {"weight_decay": 0.0, "decoupled": False, "maximize": False},
+    {"weight_decay": 0.1, "decoupled": True, "maximize": False},
+    {"weight_decay": 0.1, "decoupled": False, "maximize": True},
+    {"weight_decay": 0.0, "decoupled": False, "maximize": False, "amsgrad": True}])
+def test_inplace_adam_equals_generic_and_leaves_inputs(dtype, opts):
+    from volta_numpy.kernels import adam_step
+
+    from volta_core.optim.kernels import adam_step as generic
+
+    rng = np.random.default_rng(0)
+    p, g, m, v, vmax = (rng.standard_normal((30, 40)).astype(dtype) for _ in range(5))
+    v, vmax = np.abs(v), np.abs(vmax)
+    before = [a.copy() for a in (p, g, m, v)]
+    kw = {"amsgrad": False, **opts, "step": 3, "lr": 1e-3, "beta1": 0.9, "beta2": 0.999,
+          "eps": 1e-8}
+    got = adam_step(array_api_numpy, p, g, m, v, vmax, **kw)
+    want = generic(array_api_numpy, p, g, m, v, vmax, **kw)
+    for a, b in zip(got, want):
+        if b is None:
+            assert a is None
+        else:
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+    for a, b in zip((p, g, m, v), before):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+@pytest.mark.parametrize("special", [False, True])
+def test_relu_equals_generic_with_signed_zeros_and_nan(dtype, special):
+    from volta_numpy.kernels import relu
+
+    from volta_core.ops.elementwise import relu_kernel
+
+    x = (np.random.default_rng(0).standard_normal((4, 33)) * 5).astype(dtype)
+    if special and x.dtype.kind == "f":
+        x[0, :4] = [-0.0, 0.0, np.nan, -np.inf]
+    got, want = relu(array_api_numpy, x), relu_kernel(array_api_numpy, x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("special", [None, "nan", "negzero", "ties"])
+@pytest.mark.parametrize("geometry", [((2, 2), (2, 2), (0, 0)), ((3, 3), (3, 3), (1, 1)),
+                                      ((2, 3), (2, 3), (0, 1))])
+def test_max_pool_unmasked_path_equals_masked(special, geometry):
+    """The non-overlapping max-pool path gives the same values, signs and winning taps
+    whichever way it runs (plain maximum, or masked writes where NaN or -0.0 occur)."""
+    from volta_numpy import kernels
+
+    kernel, stride, padding = geometry
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    if special == "nan":
+        x[0, 0, :3, :3] = np.nan
+        x[1, 2, 4, 5] = np.nan
+    elif special == "negzero":
+        x[0, 0, :2, :2] = [[-0.0, 0.0], [0.0, -0.0]]
+    elif special == "ties":
+        x = np.round(x).clip(0, None)  # many equal values, +0.0 only
+    y, idx = kernels.max_pool2d(array_api_numpy, x, kernel=kernel, stride=stride,
+                                padding=padding)
+    # reference: the same scan with masked writes, tap by tap
+    xpad = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2),
+                  constant_values=-np.inf)
+    ho, wo = y.shape[2:]
+    best = ref_idx = None
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            v = xpad[:, :, i:i + stride[0] * (ho - 1) + 1:stride[0],
+                     j:j + stride[1] * (wo - 1) + 1:stride[1]]
+            if best is None:
+                best, ref_idx = v.copy(), np.zeros(v.shape, np.int32)
+                continue
+            better = v > best
+            best[better] = v[better]
+            ref_idx[better] = i * kernel[1] + j
+    np.testing.assert_array_equal(y, best)
+    assert np.array_equal(np.signbit(y), np.signbit(best))
+    np.testing.assert_array_equal(idx, ref_idx)
+
+
+@pytest.mark.parametrize("special", [None, "y_nan", "grad_inf", "grad_negzero", "y_negzero"])
+def test_relu_backward_equals_generic(special):
+    from volta_numpy.kernels import relu_backward
+
+    from volta_core.ops.elementwise import relu_backward_kernel
+
+    rng = np.random.default_rng(0)
+    y = np.maximum(rng.standard_normal((5, 40)).astype(np.float32), 0)
+    g = rng.standard_normal((5, 40)).astype(np.float32)
+    if special == "y_nan":
+        y[0, :3] = np.nan
+    elif special == "grad_inf":
+        g[y == 0] = np.inf
+    elif special == "grad_negzero":
+        g[0, :] = -0.0
+    elif special == "y_negzero":
+        y[1, :4] = -0.0
+    got, want = relu_backward(array_api_numpy, g, y), relu_backward_kernel(array_api_numpy, g, y)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))

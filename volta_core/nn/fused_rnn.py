@@ -1,0 +1,223 @@
+"""A whole LSTM or GRU layer as one autograd op: the time loop runs on backend arrays.
+
+``LSTMLayer`` (and ``GRULayer`` alike) does one GEMM for the input projection of every
+time step, then a tight per-step loop (one GEMM and a few elementwise kernels per step)
+with no autograd recording inside; its backward is the matching backpropagation through
+time, with the weight gradients summed over all steps in one GEMM each. A step-by-step
+graph of Tensor ops (``rnn._rnn_step``) records about 20 ops per step; this records one
+per layer.
+
+``backward`` under ``create_graph`` rebuilds the step-by-step graph from the saved inputs
+and differentiates that, so double backward stays exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
+from ..tensor import Tensor
+
+
+def _sigmoid(xp: Any, x: Any) -> Any:
+    e = xp.exp(-xp.abs(x))  # as ops.elementwise.Sigmoid: exp of a non-positive number only
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+class LSTMLayer(Function):
+    """One direction of one LSTM layer over a whole ``(T, B, I)`` sequence.
+
+    Inputs: ``x (T, B, I)``, ``h0 (B, H)``, ``c0 (B, H)``, ``w_ih (4H, I)``,
+    ``w_hh (4H, H)``, ``bias (4H,)`` (``b_ih + b_hh``) or None. The output is
+    ``(T, B, 2H)``: ``h_t`` then ``c_t`` of every step, in input time order.
+    """
+
+    def forward(ctx, x, h0, c0, w_ih, w_hh, bias=None, reverse=False):
+        xp = ctx.xp
+        steps, batch, n_in = x.shape
+        hid = h0.shape[-1]
+        ctx.reverse = reverse
+        xw = xp.matmul(xp.reshape(x, (steps * batch, n_in)), xp.matrix_transpose(w_ih))
+        if bias is not None:
+            xw = xw + bias
+        xw = xp.reshape(xw, (steps, batch, 4 * hid))
+        w_hh_t = xp.matrix_transpose(w_hh)
+        h, c = h0, c0
+        hs, cs, acts = [None] * steps, [None] * steps, [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            g = xw[t, ...] + xp.matmul(h, w_hh_t)
+            sig_if = _sigmoid(xp, g[:, :2 * hid])
+            i, f = sig_if[:, :hid], sig_if[:, hid:]
+            gg = xp.tanh(g[:, 2 * hid:3 * hid])
+            o = _sigmoid(xp, g[:, 3 * hid:])
+            c = f * c + i * gg
+            h = o * xp.tanh(c)
+            hs[t], cs[t], acts[t] = h, c, (i, f, gg, o)
+        ctx.acts = acts
+        out = xp.concat([xp.stack(hs, axis=0), xp.stack(cs, axis=0)], axis=-1)
+        # the output too: an in-place change of it is then caught, as PyTorch does
+        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, bias, out)
+        return out
+
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        if _grad_state.enabled:  # create_graph: differentiate the step-by-step graph
+            return _backward_by_graph(ctx, grad, saved)
+        x, h0, c0, w_ih, w_hh, bias, out = (None if s is None else s.array for s in saved)
+        xp, dev, needs = ctx.xp, ctx.device, ctx.needs_input_grad
+        g = grad.array
+        steps, batch, n_in = x.shape
+        hid = h0.shape[-1]
+        order = list(range(steps - 1, -1, -1) if ctx.reverse else range(steps))
+        dgates = [None] * steps
+        dh_next = dc_next = None
+        for k in range(steps - 1, -1, -1):  # backward in time: the forward order reversed
+            t = order[k]
+            i, f, gg, o = ctx.acts[t]
+            c_prev = c0 if k == 0 else out[order[k - 1], :, hid:]
+            tc = xp.tanh(out[t, :, hid:])
+            dh = g[t, :, :hid]
+            dc = g[t, :, hid:]
+            if dh_next is not None:
+                dh = dh + dh_next
+                dc = dc + dc_next
+            dc = dc + dh * o * (1.0 - tc * tc)
+            d = xp.concat([dc * gg * i * (1.0 - i), dc * c_prev * f * (1.0 - f),
+                           dc * i * (1.0 - gg * gg), dh * tc * o * (1.0 - o)], axis=-1)
+            dgates[t] = d
+            dc_next = dc * f
+            dh_next = xp.matmul(d, w_hh)
+        dg = xp.reshape(xp.stack(dgates, axis=0), (steps * batch, 4 * hid))
+        grads: list[Any] = [None] * 6
+        if needs[0]:
+            grads[0] = xp.reshape(xp.matmul(dg, w_ih), (steps, batch, n_in))
+        grads[1], grads[2] = (dh_next if needs[1] else None), (dc_next if needs[2] else None)
+        if needs[3]:
+            grads[3] = xp.matmul(xp.matrix_transpose(dg), xp.reshape(x, (steps * batch, n_in)))
+        if needs[4]:
+            # h_{t-1} of every step in time order: h0 then the outputs, shifted by one
+            hs = out[:, :, :hid]
+            prev = (xp.concat([hs[1:], h0[None]], axis=0) if ctx.reverse
+                    else xp.concat([h0[None], hs[:-1]], axis=0))
+            grads[4] = xp.matmul(xp.matrix_transpose(dg),
+                                 xp.reshape(prev, (steps * batch, hid)))
+        if bias is not None and needs[5]:
+            grads[5] = xp.sum(dg, axis=0)
+        return tuple(None if a is None else Tensor._make(a, dev) for a in grads)
+
+
+class GRULayer(Function):
+    """One direction of one GRU layer over a whole ``(T, B, I)`` sequence.
+
+    Inputs: ``x (T, B, I)``, ``h0 (B, H)``, ``w_ih (3H, I)``, ``w_hh (3H, H)``, ``b_ih``
+    and ``b_hh`` ``(3H,)`` or None. The output is ``(T, B, H)``, ``h_t`` in time order.
+    Gates ``r, z, n`` as PyTorch: ``n = tanh(x W_in + b_in + r * (h W_hn + b_hn))``,
+    ``h' = n + z * (h - n)``.
+    """
+
+    def forward(ctx, x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False):
+        xp = ctx.xp
+        steps, batch, n_in = x.shape
+        hid = h0.shape[-1]
+        ctx.reverse = reverse
+        xw = xp.matmul(xp.reshape(x, (steps * batch, n_in)), xp.matrix_transpose(w_ih))
+        if b_ih is not None:
+            xw = xw + b_ih
+        xw = xp.reshape(xw, (steps, batch, 3 * hid))
+        w_hh_t = xp.matrix_transpose(w_hh)
+        h = h0
+        hs, acts = [None] * steps, [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            gh = xp.matmul(h, w_hh_t)
+            if b_hh is not None:
+                gh = gh + b_hh
+            gi = xw[t, ...]
+            rz = _sigmoid(xp, gi[:, :2 * hid] + gh[:, :2 * hid])
+            r, z = rz[:, :hid], rz[:, hid:]
+            hn = gh[:, 2 * hid:]
+            n = xp.tanh(gi[:, 2 * hid:] + r * hn)
+            h = n + z * (h - n)
+            hs[t], acts[t] = h, (r, z, n, hn)
+        ctx.acts = acts
+        out = xp.stack(hs, axis=0)
+        ctx.save_for_backward(x, h0, w_ih, w_hh, b_ih, b_hh, out)
+        return out
+
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        if _grad_state.enabled:  # create_graph: differentiate the step-by-step graph
+            return _backward_by_graph(ctx, grad, saved)
+        x, h0, w_ih, w_hh, b_ih, b_hh, out = (None if s is None else s.array for s in saved)
+        xp, dev, needs = ctx.xp, ctx.device, ctx.needs_input_grad
+        g = grad.array
+        steps, batch, n_in = x.shape
+        hid = h0.shape[-1]
+        order = list(range(steps - 1, -1, -1) if ctx.reverse else range(steps))
+        dgi, dgh = [None] * steps, [None] * steps
+        dh_next = None
+        for k in range(steps - 1, -1, -1):
+            t = order[k]
+            r, z, n, hn = ctx.acts[t]
+            h_prev = h0 if k == 0 else out[order[k - 1]]
+            dh = g[t] if dh_next is None else g[t] + dh_next
+            dn = dh * (1.0 - z)
+            dz = dh * (h_prev - n)
+            dn_pre = dn * (1.0 - n * n)
+            dr = dn_pre * hn
+            drz_pre = xp.concat([dr * r * (1.0 - r), dz * z * (1.0 - z)], axis=-1)
+            dgi[t] = xp.concat([drz_pre, dn_pre], axis=-1)
+            dgh[t] = xp.concat([drz_pre, dn_pre * r], axis=-1)
+            dh_next = dh * z + xp.matmul(dgh[t], w_hh)
+        dgi_m = xp.reshape(xp.stack(dgi, axis=0), (steps * batch, 3 * hid))
+        dgh_m = xp.reshape(xp.stack(dgh, axis=0), (steps * batch, 3 * hid))
+        grads: list[Any] = [None] * 6
+        if needs[0]:
+            grads[0] = xp.reshape(xp.matmul(dgi_m, w_ih), (steps, batch, n_in))
+        if needs[1]:
+            grads[1] = dh_next
+        if needs[2]:
+            grads[2] = xp.matmul(xp.matrix_transpose(dgi_m),
+                                 xp.reshape(x, (steps * batch, n_in)))
+        if needs[3]:
+            prev = (xp.concat([out[1:], h0[None]], axis=0) if ctx.reverse
+                    else xp.concat([h0[None], out[:-1]], axis=0))
+            grads[3] = xp.matmul(xp.matrix_transpose(dgh_m),
+                                 xp.reshape(prev, (steps * batch, hid)))
+        if b_ih is not None and needs[4]:
+            grads[4] = xp.sum(dgi_m, axis=0)
+        if b_hh is not None and needs[5]:
+            grads[5] = xp.sum(dgh_m, axis=0)
+        return tuple(None if a is None else Tensor._make(a, dev) for a in grads)
+
+
+def _backward_by_graph(ctx: Function, grad: Tensor, saved: tuple) -> tuple:
+    """Gradients through the step-by-step Tensor graph (differentiable, for create_graph)."""
+    from ..autograd.engine import grad as autograd_grad
+    from ..ops.movement import cat, stack
+    from .rnn import _rnn_step
+
+    steps = saved[0].shape[0]
+    order = range(steps - 1, -1, -1) if ctx.reverse else range(steps)
+    if isinstance(ctx, GRULayer):
+        xi, state, wi, wh, bi, bh = saved[:6]
+        hs = [None] * steps
+        for t in order:
+            hs[t] = state = _rnn_step("GRU", xi[t], state, wi, wh, bi, bh)
+        out = stack(hs, 0)
+    else:
+        xi, hi, ci, wi, wh, bi = saved[:6]
+        state = (hi, ci)
+        hs, cs = [None] * steps, [None] * steps
+        for t in order:
+            state = _rnn_step("LSTM", xi[t], state, wi, wh, bi, None)
+            hs[t], cs[t] = state
+        out = cat([stack(hs, 0), stack(cs, 0)], -1)
+    wanted = [(k, t) for k, t in enumerate(saved[:6])
+              if t is not None and ctx.needs_input_grad[k] and t.requires_grad]
+    got = autograd_grad(out, [t for _, t in wanted], grad, create_graph=True,
+                        allow_unused=True)
+    grads: list[Any] = [None] * 6
+    for (k, _), gk in zip(wanted, got):
+        grads[k] = gk
+    return tuple(grads)
