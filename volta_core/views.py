@@ -229,6 +229,43 @@ def _overlaps(shape: tuple, strides: tuple) -> bool:
     return False
 
 
+def _dense(shape: tuple, strides: tuple) -> bool:
+    """Non-overlapping and dense: some order of the dims is row-major (size-1 dims aside)."""
+    step = 1
+    for st, n in sorted((st, n) for st, n in zip(strides, shape) if n > 1):
+        if st != step:
+            return False
+        step *= n
+    return True
+
+
+def check_no_partial_overlap(op: str, t: Tensor, others: tuple) -> None:
+    """PyTorch's refusal of an in-place write whose operand shares some, not all, of the
+    written-to memory (``v.t().mul_(v)``): the result would depend on the loop order.
+
+    As PyTorch, only dense layouts are compared (others are too hard to tell) and the same
+    elements in the same layout are fine (``x.add_(x)``).
+    """
+    root = t if t._base is None else t._base
+    for o in others:
+        if type(o) is not Tensor or o is t or (o if o._base is None else o._base) is not root:
+            continue
+        shape, other_shape = tuple(t.shape), tuple(o.shape)
+        if 0 in shape or 0 in other_shape:
+            continue
+        (strides, start), (other_strides, other_start) = layout(t), layout(o)
+        if not (_dense(shape, strides) and _dense(other_shape, other_strides)):
+            continue
+        end, other_end = start + t.numel(), other_start + o.numel()
+        same = (start, end) == (other_start, other_end)
+        if (same and strides != other_strides) or (not same and start < other_end
+                                                    and other_start < end):
+            raise ShapeError(
+                f"{op}: some elements of the input tensor (shape {o.shape}) and the "
+                f"written-to tensor (shape {t.shape}) refer to a single memory location; "
+                "clone() the input before the in-place operation")
+
+
 def check_writable(op: str, t: Tensor, records: bool) -> None:
     """Raise PyTorch's errors for in-place writes it refuses."""
     if t._base is None:

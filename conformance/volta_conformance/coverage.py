@@ -16,6 +16,7 @@ NON_OPS = frozenset({
     # but not array ops
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full",
     "arange", "linspace", "eye", "rand", "randn", "randint", "randperm", "manual_seed", "seed",
+    "get_num_threads", "set_num_threads",  # thread settings
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "generator_states", "set_generator_states", "bernoulli", "multinomial",
     "normal", "uniform",

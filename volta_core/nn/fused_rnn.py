@@ -98,8 +98,8 @@ class LSTMLayer(Function):
         if needs[4]:
             # h_{t-1} of every step in time order: h0 then the outputs, shifted by one
             hs = out[:, :, :hid]
-            prev = (xp.concat([hs[1:], h0[None]], axis=0) if ctx.reverse
-                    else xp.concat([h0[None], hs[:-1]], axis=0))
+            prev = (xp.concat([hs[1:, ...], h0[None, ...]], axis=0) if ctx.reverse
+                    else xp.concat([h0[None, ...], hs[:-1, ...]], axis=0))
             grads[4] = xp.matmul(xp.matrix_transpose(dg),
                                  xp.reshape(prev, (steps * batch, hid)))
         if bias is not None and needs[5]:
@@ -159,8 +159,8 @@ class GRULayer(Function):
         for k in range(steps - 1, -1, -1):
             t = order[k]
             r, z, n, hn = ctx.acts[t]
-            h_prev = h0 if k == 0 else out[order[k - 1]]
-            dh = g[t] if dh_next is None else g[t] + dh_next
+            h_prev = h0 if k == 0 else out[order[k - 1], ...]
+            dh = g[t, ...] if dh_next is None else g[t, ...] + dh_next
             dn = dh * (1.0 - z)
             dz = dh * (h_prev - n)
             dn_pre = dn * (1.0 - n * n)
@@ -180,8 +180,8 @@ class GRULayer(Function):
             grads[2] = xp.matmul(xp.matrix_transpose(dgi_m),
                                  xp.reshape(x, (steps * batch, n_in)))
         if needs[3]:
-            prev = (xp.concat([out[1:], h0[None]], axis=0) if ctx.reverse
-                    else xp.concat([h0[None], out[:-1]], axis=0))
+            prev = (xp.concat([out[1:, ...], h0[None, ...]], axis=0) if ctx.reverse
+                    else xp.concat([h0[None, ...], out[:-1, ...]], axis=0))
             grads[3] = xp.matmul(xp.matrix_transpose(dgh_m),
                                  xp.reshape(prev, (steps * batch, hid)))
         if b_ih is not None and needs[4]:

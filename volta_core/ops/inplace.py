@@ -23,7 +23,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ..dtypes import checked_scalar
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
-from ..views import assign, check_writable
+from ..views import assign, check_no_partial_overlap, check_writable
 from ._util import broadcast_shapes
 from .elementwise import add, sub
 from .indexing import _as_python, getitem
@@ -76,6 +76,8 @@ def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any,
     """
     records = _records(self, others)
     check_writable(op, self, records)
+    if others and op != "__setitem__":  # setitem writes self[key], not self: see its copy_
+        check_no_partial_overlap(op, self, others)
     old = Tensor._make(self.array, self.device, self.requires_grad, self.grad_fn)
     out = _conform(op, self, fn(old))
     if shares:
