@@ -1,0 +1,356 @@
+"""Lazy elementwise execution: record elementwise ops as a graph, run it as one fused kernel.
+
+With lazy mode on, :func:`volta_wgpu.kernels.mapkernel.launch_map` (the kernel behind every
+elementwise op, cast and broadcast) does not dispatch: it returns a *pending* array whose
+:class:`Node` holds the op's WGSL expression, its operands (arrays, scalars or other
+nodes), casts and result dtype. A pending array has contiguous strides and offset 0, as
+the eager result would.
+
+A pending array is materialized when its buffer is needed: any access to ``Array._st``
+(every non-elementwise op, a view, a host read), and every pending array of an engine is
+materialized before the engine records any other dispatch, copy or readback, so the
+order of reads and writes is the eager order (a later in-place write cannot change what
+a pending op reads). Materializing generates one WGSL kernel for the graph under the
+array: leaves (materialized arrays, read through their own broadcast strides and offsets)
+and scalars (metadata words) feed one ``let`` per node, each the same expression, casts
+and helper functions the eager kernel uses, so results are the same bit for bit. The
+pipeline is cached by the graph's signature (expressions, dtypes, rank, leaf and scalar
+layout), so a repeated step compiles nothing; shapes, strides and scalars are metadata.
+
+A graph stops growing past :data:`MAX_OPS` ops or when its leaves would need more storage
+buffers than the adapter binds: the operands are materialized first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+import weakref
+from typing import Any
+
+from . import codegen as cg
+from .dtypes import DType
+from .engine import Engine, groups_for
+from .layout import broadcast_shapes, broadcast_strides, collapse, prod
+
+MAX_OPS = 256  # ops in one fused kernel (counted as a tree: shared subgraphs count twice)
+MAX_PENDING = 4096  # pending arrays of an engine before they are all materialized
+
+
+def _env_default() -> bool:
+    if os.environ.get("VOLTA_WGPU_EAGER", "") not in ("", "0"):
+        return False
+    return os.environ.get("VOLTA_WGPU_LAZY", "0") not in ("", "0")
+
+
+_enabled = _env_default()
+
+
+def set_lazy(enabled: bool) -> None:
+    """Turn lazy elementwise fusion on or off for every wgpu device.
+
+    Turning it off materializes nothing by itself: pending arrays still run when needed.
+    The environment variables ``VOLTA_WGPU_LAZY=1`` and ``VOLTA_WGPU_EAGER=1`` set the
+    initial state (eager wins).
+    """
+    global _enabled
+    _enabled = bool(enabled)
+
+
+def is_lazy() -> bool:
+    """Whether elementwise ops on wgpu arrays are recorded lazily."""
+    return _enabled
+
+
+class Node:
+    """One recorded elementwise op.
+
+    Attributes:
+        expr, helpers, casts, dtype: as :func:`launch_map` takes them.
+        inputs: per operand an :class:`~volta_wgpu.array.Array` (materialized), a Python
+            scalar, or a :class:`Node`; None once materialized.
+        shape: the result shape.
+        op: the op's name, for error messages.
+        size: ops in the graph under this node (as a tree).
+        bufs: the ``(buffer id, dtype)`` pairs its leaves bind.
+        storage: the result once materialized.
+    """
+
+    __slots__ = ("expr", "helpers", "inputs", "casts", "dtype", "shape", "op", "engine",
+                 "size", "bufs", "storage")
+
+    def __init__(self, expr: str, helpers: tuple, inputs: list, casts: tuple, dtype: DType,
+                 shape: tuple, op: str, engine: Engine, size: int, bufs: frozenset) -> None:
+        self.expr = expr
+        self.helpers = helpers
+        self.inputs = inputs
+        self.casts = casts
+        self.dtype = dtype
+        self.shape = shape
+        self.op = op
+        self.engine = engine
+        self.size = size
+        self.bufs = bufs
+        self.storage = None
+
+
+def _max_bufs(eng: Engine) -> int:
+    n = getattr(eng, "_lazy_max_bufs", None)
+    if n is None:
+        n = int(eng.device.limits.get("max-storage-buffers-per-shader-stage", 8)) - 1
+        eng._lazy_max_bufs = n = max(3, min(n, 15))
+    return n
+
+
+def _inputs(operands: list, casts: tuple) -> tuple[list, int, frozenset, list]:
+    """Graph inputs of the operands: nodes for pending arrays, leaves otherwise."""
+    from .array import Array
+    ins: list = []
+    size = 1
+    bufs: set = set()
+    shapes = []
+    for a, c in zip(operands, casts):
+        if isinstance(a, Array):
+            shapes.append(a.shape)
+            if a._s is None and a._node.storage is None:
+                node = a._node
+                ins.append(node)
+                size += node.size
+                bufs |= node.bufs
+                continue
+            st = a._st
+            bufs.add((id(st.buffer), a.dtype))
+            ins.append(a)
+        elif c.itemsize == 8:  # 64-bit scalars do not fit a metadata word (as eager)
+            from .namespace.creation import asarray
+            a = asarray(a, dtype=c)
+            bufs.add((id(a._st.buffer), a.dtype))
+            shapes.append(a.shape)
+            ins.append(a)
+        else:
+            ins.append(a)
+    return ins, size, frozenset(bufs), shapes
+
+
+def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
+           op: str) -> Any:
+    """A pending array for ``launch_map(expr, operands, ...)``; None to run it eagerly."""
+    from .array import Array
+    eng = None
+    for a in operands:
+        if isinstance(a, Array):
+            eng = a.engine
+            break
+    if eng is None:
+        return None
+    casts = tuple(casts)
+    ins, size, bufs, shapes = _inputs(list(operands), casts)
+    shape = broadcast_shapes(*shapes, op=op) if shapes else ()
+    if prod(shape) == 0:
+        return None
+    if size > MAX_OPS or len(bufs) > _max_bufs(eng):
+        # start a new graph: the pending operands become leaves
+        for x in ins:
+            if isinstance(x, Node):
+                materialize(x)
+        ins, size, bufs, shapes = _inputs(list(operands), casts)
+    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, size, bufs)
+    arr = Array(None, shape, out_dtype)
+    arr._node = node
+    pend = eng._lazy_pending
+    pend.append(weakref.ref(arr))
+    if len(pend) > MAX_PENDING:
+        run_pending(eng)
+    return arr
+
+
+def run_pending(eng: Engine) -> None:
+    """Materialize every live pending array of ``eng``, oldest first."""
+    with eng._lock:
+        if eng._lazy_busy:
+            return
+        pend = eng._lazy_pending
+        eng._lazy_pending = []
+        for ref in pend:
+            a = ref()
+            if a is not None and a._s is None:
+                a._s = materialize(a._node)
+                a._node = None
+
+
+# -- code generation ------------------------------------------------------------------------
+
+_FN = re.compile(r"^(?=fn |const |alias |var<private>)", re.M)
+
+
+def _helper_chunks(names: tuple, t: DType) -> list[str]:
+    from .kernels.wgsl_lib import helper
+    out = []
+    for h in names:
+        out.extend(c.strip() for c in _FN.split(helper(h, t)) if c.strip())
+    return out
+
+
+class _Graph:
+    """The unmaterialized nodes under a root, in dependency order, and their leaves."""
+
+    def __init__(self, root: Node) -> None:
+        self.nodes: list[Node] = []
+        self.index: dict[int, int] = {}
+        self.leaves: list[tuple] = []  # (storage, dtype, shape, strides, offset)
+        self.leaf_at: dict[tuple, int] = {}
+        self.bufs: list[tuple] = []  # (buffer, dtype) per binding
+        self.buf_at: dict[tuple, int] = {}
+        self.scalars: list[tuple] = []  # (value, dtype)
+        self.refs: list[list[tuple]] = []  # per node: ("n"|"l"|"s", index) per input
+        self._visit(root)
+
+    def _leaf(self, st: Any, dtype: DType, shape: tuple, strides: tuple, off: int) -> int:
+        key = (id(st.buffer), dtype, shape, strides, off)
+        i = self.leaf_at.get(key)
+        if i is None:
+            bk = (id(st.buffer), dtype)
+            if bk not in self.buf_at:
+                self.buf_at[bk] = len(self.bufs)
+                self.bufs.append((st.buffer, dtype))
+            i = self.leaf_at[key] = len(self.leaves)
+            self.leaves.append((st, dtype, shape, strides, off))
+        return i
+
+    def _visit(self, root: Node) -> None:
+        from .array import Array
+        stack = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if id(node) in self.index:
+                continue
+            if not done:
+                stack.append((node, True))
+                for x in node.inputs:
+                    if isinstance(x, Node) and x.storage is None and id(x) not in self.index:
+                        stack.append((x, False))
+                continue
+            refs = []
+            for x, c in zip(node.inputs, node.casts):
+                if isinstance(x, Node):
+                    if x.storage is None:
+                        refs.append(("n", self.index[id(x)]))
+                    else:
+                        refs.append(("l", self._leaf(x.storage, x.dtype, x.shape,
+                                                     _contig(x.shape), 0)))
+                elif isinstance(x, Array):
+                    refs.append(("l", self._leaf(x._st, x.dtype, x.shape, x.strides,
+                                                 x.offset)))
+                else:
+                    refs.append(("s", len(self.scalars)))
+                    self.scalars.append((x, c))
+            self.index[id(node)] = len(self.nodes)
+            self.nodes.append(node)
+            self.refs.append(refs)
+
+
+def _contig(shape: tuple) -> tuple:
+    from .layout import contiguous_strides
+    return contiguous_strides(shape)
+
+
+def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
+    nl = len(g.leaves)
+    at_off = 1 + rank + rank * (1 + nl)
+    ops = [("oo", at_off, 1 + rank)]
+    for j in range(nl):
+        ops.append((f"o{j}", at_off + 1 + j, 1 + rank * (2 + j)))
+    at_sc = at_off + 1 + nl
+    words = at_sc + len(g.scalars)
+    body = [f"  if (gi >= {cg.word(0)}) {{ return; }}", cg.strided_offsets(rank, 1, ops)]
+    for j, (st, dt, *_r) in enumerate(g.leaves):
+        b = g.buf_at[(id(st.buffer), dt)]
+        body.append(f"  let l{j} = {cg.load(dt, f'in{b}[u32(o{j})]')};")
+    chunks: list[str] = []
+    types = {out} | {dt for _, dt in g.bufs}
+    for k, (node, refs) in enumerate(zip(g.nodes, g.refs)):
+        vals = []
+        for i, ((kind, idx), c) in enumerate(zip(refs, node.casts)):
+            if kind == "n":
+                v, t = f"t{idx}", g.nodes[idx].dtype
+            elif kind == "l":
+                v, t = f"l{idx}", g.leaves[idx][1]
+            else:
+                t = g.scalars[idx][1]
+                v = cg.scalar_expr(at_sc + idx, t)
+            body.append(f"  let v{k}_{i} = {cg.cast(v, t, c)};")
+            vals.append(f"v{k}_{i}")
+            types |= {t, c}
+        T = node.casts[0].wgsl if node.casts else node.dtype.wgsl
+        e = node.expr.format(*vals, T=T, R=node.dtype.wgsl)
+        body.append(f"  let t{k}: {node.dtype.wgsl} = {e};")
+        chunks += _helper_chunks(node.helpers, node.casts[0] if node.casts else node.dtype)
+    body.append(f"  out[u32(oo)] = {cg.store(out, f't{len(g.nodes) - 1}')};")
+    seen: set = set()
+    hsrc = []
+    for c in chunks:
+        if c not in seen:
+            seen.add(c)
+            hsrc.append(c)
+    hs = "\n".join(hsrc)
+    main = cg.main_1d("\n".join(body))
+    from .kernels.f64_math import F64_SRC
+    lib = F64_SRC if "_f64p(" in ("\n".join(body) + hs) else ""
+    src = (cg.header(types, words, [("out", out)],
+                     [(f"in{b}", dt) for b, (_, dt) in enumerate(g.bufs)])
+           + lib + hs + "\n" + main)
+    return src, words
+
+
+def _signature(g: _Graph, rank: int) -> tuple:
+    prog = tuple((n.expr, n.helpers, n.casts, n.dtype, tuple(r)) for n, r in
+                 zip(g.nodes, g.refs))
+    leaves = tuple((dt, g.buf_at[(id(st.buffer), dt)]) for st, dt, *_r in g.leaves)
+    return ("lazy", rank, prog, leaves, tuple(dt for _, dt in g.bufs),
+            tuple(t for _, t in g.scalars))
+
+
+def materialize(node: Node) -> Any:
+    """Run the fused kernel computing ``node`` (once) and return its storage."""
+    if node.storage is not None:
+        return node.storage
+    from .kernels.mapkernel import scalar_word
+    eng = node.engine
+    with eng._lock:
+        if node.storage is not None:
+            return node.storage
+        eng._lazy_busy += 1
+        try:
+            g = _Graph(node)
+            shape = node.shape
+            n = prod(shape)
+            out_strides = _contig(shape)
+            strides = [out_strides] + [broadcast_strides(sh, st, shape)
+                                       for _s, _d, sh, st, _o in g.leaves]
+            cshape, cstrides = collapse(shape, strides)
+            rank = len(cshape)
+            key = _signature(g, rank)
+            try:
+                kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
+            except Exception as exc:
+                ops = ", ".join(x.op for x in g.nodes)
+                raise type(exc)(
+                    f"wgpu: the fused kernel of the lazily recorded ops [{ops}] (result of "
+                    f"{node.op}, shape {shape}, {node.dtype.name}) failed to compile: {exc}. "
+                    f"Set VOLTA_WGPU_EAGER=1 (or volta_wgpu.set_lazy(False)) to run each op "
+                    f"on its own") from exc
+            head = [n, *cshape]
+            for st in cstrides:
+                head.extend(st)
+            head.append(0)
+            head.extend(off for _s, _d, _sh, _st, off in g.leaves)
+            head.extend(scalar_word(v, t) for v, t in g.scalars)
+            meta = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
+            out = eng.alloc(max(n, 1) * node.dtype.itemsize)
+            eng.dispatch(kern, meta, [out.buffer] + [b for b, _ in g.bufs], groups_for(n))
+            node.storage = out
+            node.inputs = None  # the leaves may go: later graphs read the result
+            return out
+        finally:
+            eng._lazy_busy -= 1
