@@ -78,7 +78,7 @@ class Node:
     """
 
     __slots__ = ("expr", "helpers", "inputs", "casts", "dtype", "shape", "op", "engine",
-                 "size", "bufs", "storage")
+                 "size", "bufs", "storage", "barrier")
 
     def __init__(self, expr: str, helpers: tuple, inputs: list, casts: tuple, dtype: DType,
                  shape: tuple, op: str, engine: Engine, size: int, bufs: frozenset) -> None:
@@ -93,6 +93,7 @@ class Node:
         self.size = size
         self.bufs = bufs
         self.storage = None
+        self.barrier = False  # consumers read it stored, not inline
 
 
 def _max_bufs(eng: Engine) -> int:
@@ -113,7 +114,7 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, int, frozenset, list]:
     for a, c in zip(operands, casts):
         if isinstance(a, Array):
             shapes.append(a.shape)
-            if a._s is None and a._node.storage is None:
+            if a._s is None and a._node.storage is None and not a._node.barrier:
                 node = a._node
                 ins.append(node)
                 size += node.size
@@ -131,6 +132,10 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, int, frozenset, list]:
         else:
             ins.append(a)
     return ins, size, frozenset(bufs), shapes
+
+
+def _dtype(x: Any) -> Any:
+    return x.dtype if isinstance(x, Node) or hasattr(x, "dtype") else None
 
 
 def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
@@ -156,6 +161,9 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
                 materialize(x)
         ins, size, bufs, shapes = _inputs(list(operands), casts)
     node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, size, bufs)
+    # a value cast inline from a 32-bit type to a native i64 and then used by more i64
+    # arithmetic is miscompiled by some drivers (lavapipe): store it first, as eager does
+    node.barrier = any(c.wgsl == "i64" and _dtype(x) is not c for x, c in zip(ins, casts))
     arr = Array(None, shape, out_dtype)
     arr._node = node
     pend = eng._lazy_pending
@@ -311,6 +319,16 @@ def _signature(g: _Graph, rank: int) -> tuple:
             tuple(t for _, t in g.scalars))
 
 
+def _error(exc: Exception, g: _Graph, node: Node) -> Exception:
+    """``exc`` again (a Volta error keeps its class), naming the recorded ops."""
+    from ._errors import DeviceError, OutOfMemoryError
+    ops = ", ".join(x.op for x in g.nodes)
+    msg = (f"wgpu: the fused kernel of the lazily recorded ops [{ops}] (the result of "
+           f"{node.op}: shape {node.shape}, {node.dtype.name}) failed: {exc}. Set "
+           f"VOLTA_WGPU_EAGER=1 (or volta_wgpu.set_lazy(False)) to run each op on its own")
+    return OutOfMemoryError(msg) if isinstance(exc, OutOfMemoryError) else DeviceError(msg)
+
+
 def materialize(node: Node) -> Any:
     """Run the fused kernel computing ``node`` (once) and return its storage."""
     if node.storage is not None:
@@ -331,15 +349,6 @@ def materialize(node: Node) -> Any:
             cshape, cstrides = collapse(shape, strides)
             rank = len(cshape)
             key = _signature(g, rank)
-            try:
-                kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
-            except Exception as exc:
-                ops = ", ".join(x.op for x in g.nodes)
-                raise type(exc)(
-                    f"wgpu: the fused kernel of the lazily recorded ops [{ops}] (result of "
-                    f"{node.op}, shape {shape}, {node.dtype.name}) failed to compile: {exc}. "
-                    f"Set VOLTA_WGPU_EAGER=1 (or volta_wgpu.set_lazy(False)) to run each op "
-                    f"on its own") from exc
             head = [n, *cshape]
             for st in cstrides:
                 head.extend(st)
@@ -347,7 +356,11 @@ def materialize(node: Node) -> Any:
             head.extend(off for _s, _d, _sh, _st, off in g.leaves)
             head.extend(scalar_word(v, t) for v, t in g.scalars)
             meta = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
-            out = eng.alloc(max(n, 1) * node.dtype.itemsize)
+            try:
+                kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
+                out = eng.alloc(max(n, 1) * node.dtype.itemsize)
+            except Exception as exc:
+                raise _error(exc, g, node) from exc
             eng.dispatch(kern, meta, [out.buffer] + [b for b, _ in g.bufs], groups_for(n))
             node.storage = out
             node.inputs = None  # the leaves may go: later graphs read the result
