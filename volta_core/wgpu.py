@@ -10,5 +10,28 @@ by itself before raising :class:`~volta_core.errors.OutOfMemoryError`.
 from __future__ import annotations
 
 from .backend.accelerator import Accelerator
+from .backend.device import Device
 
 __all__ = Accelerator("wgpu").bind(globals())
+
+
+def set_lazy(enabled: bool) -> None:
+    """Record elementwise ops on wgpu tensors lazily and run each chain as one fused kernel.
+
+    A chain runs when a value is needed (a non-elementwise op, a host read, a
+    synchronize). ``set_lazy(False)`` runs every op on its own, for debugging; the
+    environment variables ``VOLTA_WGPU_LAZY=1`` / ``VOLTA_WGPU_EAGER=1`` set the start
+    state.
+
+    Args:
+        enabled: True for lazy fusion, False for eager execution.
+    """
+    Device("wgpu").backend.set_lazy(enabled)
+
+
+def is_lazy() -> bool:
+    """Whether wgpu elementwise ops are recorded lazily (see :func:`set_lazy`)."""
+    return Device("wgpu").backend.is_lazy()
+
+
+__all__ += ["set_lazy", "is_lazy"]

@@ -241,6 +241,7 @@ def test_eager_switch(xp):
 
 def test_materialization_errors_name_the_ops(lazy, monkeypatch):
     from volta_wgpu import lazy as L
+
     from volta_core.errors import DeviceError
     xp = lazy
     x = xp.asarray(np.ones(4, dtype=np.float32))
@@ -249,3 +250,37 @@ def test_materialization_errors_name_the_ops(lazy, monkeypatch):
     monkeypatch.setattr(L, "_signature", lambda g, rank: ("lazy-broken",))
     with pytest.raises(DeviceError, match=r"(?s)\[multiply, exp\].*VOLTA_WGPU_EAGER"):
         xp.to_numpy(y)
+
+
+def _train(vt, lazy_on: bool) -> tuple[list, int]:
+    from volta_wgpu.engine import get_engine
+    vt.wgpu.set_lazy(lazy_on)
+    vt.manual_seed(0)
+    model = vt.nn.Sequential(vt.nn.Linear(8, 16), vt.nn.GELU(), vt.nn.Linear(16, 3))
+    model = model.to("wgpu")
+    opt = vt.optim.Adam(model.parameters(), lr=1e-2)
+    gen = np.random.default_rng(0)
+    x = vt.tensor(gen.standard_normal((32, 8)).astype(np.float32), device="wgpu")
+    y = vt.tensor(gen.standard_normal((32, 3)).astype(np.float32), device="wgpu")
+    eng = get_engine()
+    losses = []
+    d0 = eng.dispatch_count
+    for _ in range(3):
+        opt.zero_grad()
+        loss = vt.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses + [p.tolist() for p in model.parameters()], eng.dispatch_count - d0
+
+
+def test_training_steps_match_eager_bit_for_bit(xp):
+    import volta_core as vt
+    was = vt.wgpu.is_lazy()
+    try:
+        eager, n_eager = _train(vt, False)
+        fused, n_lazy = _train(vt, True)
+    finally:
+        vt.wgpu.set_lazy(was)
+    assert fused == eager
+    assert n_lazy < n_eager
