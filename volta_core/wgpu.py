@@ -19,9 +19,8 @@ def set_lazy(enabled: bool) -> None:
     """Record elementwise ops on wgpu tensors lazily and run each chain as one fused kernel.
 
     A chain runs when a value is needed (a non-elementwise op, a host read, a
-    synchronize). ``set_lazy(False)`` runs every op on its own, for debugging; the
-    environment variables ``VOLTA_WGPU_LAZY=1`` / ``VOLTA_WGPU_EAGER=1`` set the start
-    state.
+    synchronize). On by default; ``set_lazy(False)`` runs every op on its own, for
+    debugging, as ``VOLTA_WGPU_EAGER=1`` in the environment does from the start.
 
     Args:
         enabled: True for lazy fusion, False for eager execution.
