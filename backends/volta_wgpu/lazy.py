@@ -98,6 +98,17 @@ class Node:
         self.barrier = False  # consumers read it stored, not inline
 
 
+_Array: Any = None
+
+
+def _array_type() -> Any:
+    global _Array
+    if _Array is None:  # array.py imports this module (through mapkernel)
+        from .array import Array
+        _Array = Array
+    return _Array
+
+
 def _max_bufs(eng: Engine) -> int:
     n = getattr(eng, "_lazy_max_bufs", None)
     if n is None:
@@ -108,7 +119,7 @@ def _max_bufs(eng: Engine) -> int:
 
 def _inputs(operands: list, casts: tuple) -> tuple[list, int, frozenset, list]:
     """Graph inputs of the operands: nodes for pending arrays, leaves otherwise."""
-    from .array import Array
+    Array = _array_type()
     ins: list = []
     size = 1
     bufs: set = set()
@@ -143,7 +154,7 @@ def _dtype(x: Any) -> Any:
 def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
            op: str) -> Any:
     """A pending array for ``launch_map(expr, operands, ...)``; None to run it eagerly."""
-    from .array import Array
+    Array = _array_type()
     eng = None
     for a in operands:
         if isinstance(a, Array):
@@ -165,7 +176,8 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, size, bufs)
     # a value cast inline from a 32-bit type to a native i64 and then used by more i64
     # arithmetic is miscompiled by some drivers (lavapipe): store it first, as eager does
-    node.barrier = any(c.wgsl == "i64" and _dtype(x) is not c for x, c in zip(ins, casts))
+    if any(c.wgsl == "i64" for c in casts):
+        node.barrier = any(c.wgsl == "i64" and _dtype(x) is not c for x, c in zip(ins, casts))
     arr = Array(None, shape, out_dtype)
     arr._node = node
     pend = eng._lazy_pending

@@ -284,3 +284,15 @@ def test_training_steps_match_eager_bit_for_bit(xp):
         vt.wgpu.set_lazy(was)
     assert fused == eager
     assert n_lazy < n_eager
+
+
+def test_dropped_pending_results_never_run(lazy):
+    xp = lazy
+    eng = _engine()
+    x = xp.asarray(np.ones(8, dtype=np.float32))
+    xp.synchronize()
+    d0 = eng.dispatch_count
+    y = xp.exp(x) * 2.0
+    del y
+    xp.synchronize()
+    assert eng.dispatch_count == d0
