@@ -261,6 +261,10 @@ class Array:
             from ._errors import ShapeError
             raise ShapeError(f"in-place op: result shape {r.shape} differs from the "
                              f"array's shape {self.shape}")
+        if r._s is None:  # lazy: the fused result is written straight into self
+            from .lazy import write_into
+            if write_into(self, r):
+                return self
         copy_into(self, r)
         return self
 

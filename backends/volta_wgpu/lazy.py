@@ -151,9 +151,9 @@ def _dtype(x: Any) -> Any:
     return x.dtype if isinstance(x, Node) or hasattr(x, "dtype") else None
 
 
-def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
-           op: str) -> Any:
-    """A pending array for ``launch_map(expr, operands, ...)``; None to run it eagerly."""
+def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
+              op: str) -> Node | None:
+    """The node of ``launch_map(expr, operands, ...)``; None to run it eagerly."""
     Array = _array_type()
     eng = None
     for a in operands:
@@ -178,7 +178,17 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     # arithmetic is miscompiled by some drivers (lavapipe): store it first, as eager does
     if any(c.wgsl == "i64" for c in casts):
         node.barrier = any(c.wgsl == "i64" and _dtype(x) is not c for x, c in zip(ins, casts))
-    arr = Array(None, shape, out_dtype)
+    return node
+
+
+def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
+           op: str) -> Any:
+    """A pending array for ``launch_map(expr, operands, ...)``; None to run it eagerly."""
+    node = _new_node(expr, operands, casts, out_dtype, helpers, op)
+    if node is None:
+        return None
+    eng = node.engine
+    arr = _array_type()(None, node.shape, out_dtype)
     arr._node = node
     pend = eng._lazy_pending
     pend.append(weakref.ref(arr))
@@ -187,18 +197,47 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     return arr
 
 
-def run_pending(eng: Engine) -> None:
-    """Materialize every live pending array of ``eng``, oldest first."""
+def run_pending(eng: Engine, reads: Any = None, skip: Any = None) -> None:
+    """Materialize the live pending arrays of ``eng``, oldest first: all of them, or with
+    ``reads`` (a buffer) those that read it, except ``skip``."""
     with eng._lock:
         if eng._lazy_busy:
             return
         pend = eng._lazy_pending
-        eng._lazy_pending = []
+        keep = []
+        eng._lazy_pending = keep if reads is not None else []
         for ref in pend:
             a = ref()
-            if a is not None and a._s is None:
-                a._s = materialize(a._node)
-                a._node = None
+            if a is None or a._s is not None:
+                continue
+            if a is skip or (reads is not None and not _reads(a._node, reads)):
+                keep.append(ref)
+                continue
+            a._s = materialize(a._node)
+            a._node = None
+
+
+def _reads(node: Node, buf: Any) -> bool:
+    """Whether computing ``node`` reads ``buf`` (walked now: an inner node may have been
+    materialized since it was recorded)."""
+    Array = _array_type()
+    stack = [node]
+    seen = set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if x.storage is not None:
+            if x.storage.buffer is buf:
+                return True
+            continue
+        for i in x.inputs:
+            if isinstance(i, Node):
+                stack.append(i)
+            elif isinstance(i, Array) and i._st.buffer is buf:
+                return True
+    return False
 
 
 # -- code generation ------------------------------------------------------------------------
@@ -226,7 +265,34 @@ class _Graph:
         self.buf_at: dict[tuple, int] = {}
         self.scalars: list[tuple] = []  # (value, dtype)
         self.refs: list[list[tuple]] = []  # per node: ("n"|"l"|"s", index) per input
+        self.self_read: Any = None  # a buffer the kernel writes and reads (in place)
         self._visit(root)
+
+    def read_through(self, out: Any) -> bool:
+        """Let leaves that read ``out``'s buffer read it through the output binding (a
+        buffer cannot be bound writable and read-only at once). True when each such leaf
+        reads exactly the element a thread writes; False (run eagerly) otherwise."""
+        buf = out._st.buffer
+        shape = out.shape
+        mine = [i for i, (st, *_r) in enumerate(self.leaves) if st.buffer is buf]
+        if not mine:
+            return True
+        for i in mine:
+            _st, dt, sh, strides, off = self.leaves[i]
+            bs = broadcast_strides(sh, strides, shape)
+            if dt is not out.dtype or off != out.offset or any(
+                    n != 1 and a != b for n, a, b in zip(shape, bs, out.strides)):
+                return False  # another element of the target: threads would race
+        self.self_read = buf
+        self.bufs = [(b, dt) for b, dt in self.bufs if b is not buf]
+        self.buf_at = {(id(b), dt): i for i, (b, dt) in enumerate(self.bufs)}
+        return True
+
+    def binding(self, st: Any, dt: DType) -> str:
+        """The WGSL array a leaf reads."""
+        if st.buffer is self.self_read:
+            return "out"
+        return f"in{self.buf_at[(id(st.buffer), dt)]}"
 
     def _leaf(self, st: Any, dtype: DType, shape: tuple, strides: tuple, off: int) -> int:
         key = (id(st.buffer), dtype, shape, strides, off)
@@ -287,8 +353,7 @@ def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
     words = at_sc + len(g.scalars)
     body = [f"  if (gi >= {cg.word(0)}) {{ return; }}", cg.strided_offsets(rank, 1, ops)]
     for j, (st, dt, *_r) in enumerate(g.leaves):
-        b = g.buf_at[(id(st.buffer), dt)]
-        body.append(f"  let l{j} = {cg.load(dt, f'in{b}[u32(o{j})]')};")
+        body.append(f"  let l{j} = {cg.load(dt, f'{g.binding(st, dt)}[u32(o{j})]')};")
     chunks: list[str] = []
     types = {out} | {dt for _, dt in g.bufs}
     for k, (node, refs) in enumerate(zip(g.nodes, g.refs)):
@@ -328,7 +393,7 @@ def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
 def _signature(g: _Graph, rank: int) -> tuple:
     prog = tuple((n.expr, n.helpers, n.casts, n.dtype, tuple(r)) for n, r in
                  zip(g.nodes, g.refs))
-    leaves = tuple((dt, g.buf_at[(id(st.buffer), dt)]) for st, dt, *_r in g.leaves)
+    leaves = tuple((dt, g.binding(st, dt)) for st, dt, *_r in g.leaves)
     return ("lazy", rank, prog, leaves, tuple(dt for _, dt in g.bufs),
             tuple(t for _, t in g.scalars))
 
@@ -347,7 +412,6 @@ def materialize(node: Node) -> Any:
     """Run the fused kernel computing ``node`` (once) and return its storage."""
     if node.storage is not None:
         return node.storage
-    from .kernels.mapkernel import scalar_word
     eng = node.engine
     with eng._lock:
         if node.storage is not None:
@@ -355,29 +419,82 @@ def materialize(node: Node) -> Any:
         eng._lazy_busy += 1
         try:
             g = _Graph(node)
-            shape = node.shape
-            n = prod(shape)
-            out_strides = _contig(shape)
-            strides = [out_strides] + [broadcast_strides(sh, st, shape)
-                                       for _s, _d, sh, st, _o in g.leaves]
-            cshape, cstrides = collapse(shape, strides)
-            rank = len(cshape)
-            key = _signature(g, rank)
-            head = [n, *cshape]
-            for st in cstrides:
-                head.extend(st)
-            head.append(0)
-            head.extend(off for _s, _d, _sh, _st, off in g.leaves)
-            head.extend(scalar_word(v, t) for v, t in g.scalars)
-            meta = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
-            try:
-                kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
-                out = eng.alloc(max(n, 1) * node.dtype.itemsize)
-            except Exception as exc:
-                raise _error(exc, g, node) from exc
-            eng.dispatch(kern, meta, [out.buffer] + [b for b, _ in g.bufs], groups_for(n))
+            out = _launch(g, node, None)
             node.storage = out
             node.inputs = None  # the leaves may go: later graphs read the result
             return out
         finally:
             eng._lazy_busy -= 1
+
+
+def run_into(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
+             op: str, out: Any) -> bool:
+    """Compute ``launch_map(expr, operands, ..., out=out)`` with its pending operands in
+    one kernel that writes ``out`` (any view); False when the eager path must serve (no
+    pending operand, another dtype, or ``out``'s buffer is also read)."""
+    Array = _array_type()
+    if out_dtype is not out.dtype or out.size == 0 or not any(
+            isinstance(a, Array) and a._s is None for a in operands):
+        return False
+    node = _new_node(expr, operands, casts, out_dtype, helpers, op)
+    if node is None or broadcast_shapes(node.shape, out.shape, op=op) != out.shape:
+        return False
+    return _write(node, out, None)
+
+
+def write_into(out: Any, arr: Any) -> bool:
+    """Compute the pending ``arr`` (same shape and dtype) straight into ``out``, for an
+    in-place op whose temporary result ``arr`` is dropped right after; False when the
+    eager path must serve."""
+    node = arr._node
+    if (node is None or node.storage is not None or arr.dtype is not out.dtype
+            or arr.shape != out.shape or out.size == 0 or node.engine is not out.engine):
+        return False
+    return _write(node, out, arr)
+
+
+def _write(node: Node, out: Any, skip: Any) -> bool:
+    eng = node.engine
+    # the pending arrays that read ``out`` run before it is written (the others cannot
+    # see the write); ``skip`` is the in-place op's own temporary
+    run_pending(eng, reads=out._st.buffer, skip=skip)
+    with eng._lock:
+        g = _Graph(node)
+        if not g.read_through(out):
+            return False
+        eng._lazy_busy += 1
+        try:
+            _launch(g, node, out)
+        finally:
+            eng._lazy_busy -= 1
+    return True
+
+
+def _launch(g: _Graph, node: Node, out: Any) -> Any:
+    """Record the fused kernel of ``g``; into a new buffer (returned) or the view ``out``."""
+    from .kernels.mapkernel import scalar_word
+    eng = node.engine
+    if out is None:
+        shape, out_strides, out_off = node.shape, _contig(node.shape), 0
+    else:
+        shape, out_strides, out_off = out.shape, out.strides, out.offset
+    n = prod(shape)
+    strides = [out_strides] + [broadcast_strides(sh, st, shape)
+                               for _s, _d, sh, st, _o in g.leaves]
+    cshape, cstrides = collapse(shape, strides)
+    rank = len(cshape)
+    key = _signature(g, rank)
+    head = [n, *cshape]
+    for st in cstrides:
+        head.extend(st)
+    head.append(out_off)
+    head.extend(off for _s, _d, _sh, _st, off in g.leaves)
+    head.extend(scalar_word(v, t) for v, t in g.scalars)
+    meta = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
+    try:
+        kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
+        res = eng.alloc(max(n, 1) * node.dtype.itemsize) if out is None else out._st
+    except Exception as exc:
+        raise _error(exc, g, node) from exc
+    eng.dispatch(kern, meta, [res.buffer] + [b for b, _ in g.bufs], groups_for(n))
+    return res

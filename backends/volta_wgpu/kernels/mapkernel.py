@@ -124,10 +124,13 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
         out: an array (possibly a strided view) to write into, else a new one.
         op: the op's name for error messages.
     """
-    if out is None and lazy._enabled:  # record it; it runs fused when a value is needed
-        arr = lazy.record(expr, operands, casts, out_dtype, helpers, op)
-        if arr is not None:
-            return arr
+    if lazy._enabled:  # record it; it runs fused when a value is needed
+        if out is None:
+            arr = lazy.record(expr, operands, casts, out_dtype, helpers, op)
+            if arr is not None:
+                return arr
+        elif lazy.run_into(expr, operands, casts, out_dtype, helpers, op, out):
+            return out
     if out is None:  # fast path: a plan cached for these shapes, strides and dtypes
         # the signature is flat: 5 items per array operand (the 2nd a DType), 2 per
         # scalar (the 2nd a type), so it parses one way only
