@@ -19,6 +19,11 @@ layout), so a repeated step compiles nothing; shapes, strides and scalars are me
 
 A graph stops growing past :data:`MAX_OPS` ops or when its leaves would need more storage
 buffers than the adapter binds: the operands are materialized first.
+
+In-place ops (``x += expr``, ``copy_into``) write the fused result straight into the
+target view: first the pending arrays that read the target's buffer run, and a leaf on
+that buffer is read through the output binding only when each thread reads the element
+it writes (else the eager path, with its temporary, serves).
 """
 
 from __future__ import annotations
