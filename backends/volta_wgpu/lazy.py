@@ -195,10 +195,11 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     eng = node.engine
     arr = _array_type()(None, node.shape, out_dtype)
     arr._node = node
-    pend = eng._lazy_pending
-    pend.append(weakref.ref(arr))
-    if len(pend) > MAX_PENDING:
-        run_pending(eng)
+    with eng._lock:  # run_pending swaps the list under the lock
+        pend = eng._lazy_pending
+        pend.append(weakref.ref(arr))
+        if len(pend) > MAX_PENDING:
+            run_pending(eng)
     return arr
 
 
