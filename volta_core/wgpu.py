@@ -10,5 +10,27 @@ by itself before raising :class:`~volta_core.errors.OutOfMemoryError`.
 from __future__ import annotations
 
 from .backend.accelerator import Accelerator
+from .backend.device import Device
 
 __all__ = Accelerator("wgpu").bind(globals())
+
+
+def set_lazy(enabled: bool) -> None:
+    """Record elementwise ops on wgpu tensors lazily and run each chain as one fused kernel.
+
+    A chain runs when a value is needed (a non-elementwise op, a host read, a
+    synchronize). On by default; ``set_lazy(False)`` runs every op on its own, for
+    debugging, as ``VOLTA_WGPU_EAGER=1`` in the environment does from the start.
+
+    Args:
+        enabled: True for lazy fusion, False for eager execution.
+    """
+    Device("wgpu").backend.set_lazy(enabled)
+
+
+def is_lazy() -> bool:
+    """Whether wgpu elementwise ops are recorded lazily (see :func:`set_lazy`)."""
+    return Device("wgpu").backend.is_lazy()
+
+
+__all__ += ["set_lazy", "is_lazy"]

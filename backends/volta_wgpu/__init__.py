@@ -25,6 +25,7 @@ from .dtypes import (
     uint32,
 )
 from .engine import synchronize
+from .lazy import is_lazy, set_lazy
 from .namespace import *  # noqa: F403
 from .namespace import __all__ as _ns_all
 
@@ -75,4 +76,5 @@ def __array_namespace_info__() -> _Info:
 __all__ = sorted(set(_ns_all) | {
     "Array", "Device", "to_numpy", "synchronize", "bool", "int32", "uint32", "int64",
     "float16", "float32", "float64", "finfo", "iinfo", "isdtype", "result_type", "can_cast",
-    "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "linalg"})
+    "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "linalg",
+    "set_lazy", "is_lazy"})

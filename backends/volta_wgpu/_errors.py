@@ -4,6 +4,7 @@ from __future__ import annotations
 
 try:
     from volta_core.errors import (
+        DeviceError,
         DTypeError,
         IndexOutOfRangeError,
         OutOfMemoryError,
@@ -22,4 +23,8 @@ except ImportError:  # pragma: no cover - volta_wgpu used on its own
     class OutOfMemoryError(MemoryError):  # type: ignore[no-redef]
         """An allocation larger than the adapter allows."""
 
-__all__ = ["ShapeError", "DTypeError", "IndexOutOfRangeError", "OutOfMemoryError"]
+    class DeviceError(RuntimeError):  # type: ignore[no-redef]
+        """The device failed to run the work."""
+
+__all__ = ["ShapeError", "DTypeError", "IndexOutOfRangeError", "OutOfMemoryError",
+           "DeviceError"]

@@ -59,16 +59,33 @@ class Array:
         offset: index of element ``[0, ..., 0]`` in the buffer, in elements.
     """
 
-    __slots__ = ("_st", "shape", "dtype", "strides", "offset", "__weakref__")
+    __slots__ = ("_s", "_node", "shape", "dtype", "strides", "offset", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, storage: Storage, shape: tuple[int, ...], dtype: DType,
                  strides: tuple[int, ...] | None = None, offset: int = 0) -> None:
-        self._st = storage
+        self._s = storage  # None while pending (lazy mode): then _node is its graph
+        self._node = None
         self.shape = shape
         self.dtype = dtype
         self.strides = contiguous_strides(shape) if strides is None else strides
         self.offset = offset
+
+    # -- storage ---------------------------------------------------------------------
+    @property
+    def _st(self) -> Storage:
+        """The array's buffer; a pending (lazily recorded) array is computed first."""
+        st = self._s
+        if st is None:
+            from .lazy import materialize
+            st = self._s = materialize(self._node)
+            self._node = None
+        return st
+
+    @_st.setter
+    def _st(self, storage: Storage) -> None:
+        self._s = storage
+        self._node = None
 
     # -- attributes ------------------------------------------------------------------
     @property
@@ -84,12 +101,13 @@ class Array:
     @property
     def device(self) -> Device:
         """The device holding the array."""
-        return Device(self._st.engine.index)
+        return Device(self.engine.index)
 
     @property
     def engine(self) -> Engine:
         """The engine of the array's device."""
-        return self._st.engine
+        st = self._s
+        return st.engine if st is not None else self._node.engine
 
     @property
     def is_contiguous(self) -> bool:
@@ -243,6 +261,10 @@ class Array:
             from ._errors import ShapeError
             raise ShapeError(f"in-place op: result shape {r.shape} differs from the "
                              f"array's shape {self.shape}")
+        if r._s is None:  # lazy: the fused result is written straight into self
+            from .lazy import write_into
+            if write_into(self, r):
+                return self
         copy_into(self, r)
         return self
 

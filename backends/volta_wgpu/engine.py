@@ -194,6 +194,10 @@ class Engine:
         # [flag, bad index, axis size, 0], set by index kernels (a GPU kernel cannot
         # raise): read back with every readback and raised there, as CUDA does
         self._err: Any = None
+        # lazy mode (lazy.py): weak references to pending arrays, materialized before any
+        # other work is recorded; nonzero while a fused kernel is being recorded
+        self._lazy_pending: list = []
+        self._lazy_busy = 0
         # after an out-of-range index (as a CUDA context after a device-side assert), the
         # results it may have spoiled stay unreadable: buffers written since the last
         # checked readback, and what is later computed from them (id(buffer) -> message)
@@ -276,6 +280,11 @@ class Engine:
         self._buffers.add(buf)
         return buf
 
+    def _run_lazy(self) -> None:
+        """Materialize the pending (lazily recorded) arrays: a sync point for lazy mode."""
+        from .lazy import run_pending
+        run_pending(self)
+
     def _drain(self) -> None:
         """Pool the buffers queued by ``Storage.__del__`` (the caller holds the lock)."""
         freed = self._freed
@@ -311,12 +320,16 @@ class Engine:
     # -- memory statistics -----------------------------------------------------------------
     def memory_allocated(self) -> int:
         """Bytes of the buffers held by live arrays (pool-bucket sizes)."""
+        if self._lazy_pending and not self._lazy_busy:
+            self._run_lazy()
         with self._lock:
             self._drain()
             return self._allocated
 
     def max_memory_allocated(self) -> int:
         """Peak of :meth:`memory_allocated` since start or the last reset."""
+        if self._lazy_pending and not self._lazy_busy:
+            self._run_lazy()
         with self._lock:
             return self._peak
 
@@ -362,6 +375,8 @@ class Engine:
         Raises IndexOutOfRangeError when a kernel recorded an out-of-range index since
         the last readback.
         """
+        if self._lazy_pending and not self._lazy_busy:
+            self._run_lazy()
         if self._poisoned and id(storage.buffer) in self._poisoned:
             from ._errors import IndexOutOfRangeError
             raise IndexOutOfRangeError(self._poisoned[id(storage.buffer)])
@@ -419,6 +434,8 @@ class Engine:
 
     def copy(self, src: Storage, src_off: int, dst: Storage, dst_off: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
+        if self._lazy_pending and not self._lazy_busy:
+            self._run_lazy()
         with self._lock:
             enc = self._get_encoder()
             self._end_pass()
@@ -504,6 +521,8 @@ class Engine:
             buffers: GPU buffers, writable ones first, in binding order.
             groups: workgroup counts ``(x, y, z)``.
         """
+        if self._lazy_pending and not self._lazy_busy:
+            self._run_lazy()
         with self._lock:
             off = self._meta_used
             if off + kernel.meta_bytes > META_CAPACITY:
@@ -519,6 +538,8 @@ class Engine:
 
         ``packer`` is a :class:`struct.Struct`; nothing is allocated for the metadata.
         """
+        if self._lazy_pending and not self._lazy_busy:
+            self._run_lazy()
         with self._lock:
             off = self._meta_used
             if off + kernel.meta_bytes > META_CAPACITY:
@@ -571,6 +592,8 @@ class Engine:
 
     def flush(self) -> None:
         """Submit all recorded work (does not wait for it)."""
+        if self._lazy_pending and not self._lazy_busy:
+            self._run_lazy()
         with self._lock:
             if self._freed:
                 self._drain()

@@ -157,6 +157,16 @@ class WgpuBackend(Backend):
             g = self._generators[index] = WgpuGenerator(index)
         return g
 
+    def set_lazy(self, enabled: bool) -> None:
+        """Turn lazy elementwise fusion on or off (see :mod:`volta_wgpu.lazy`)."""
+        from .lazy import set_lazy
+        set_lazy(enabled)
+
+    def is_lazy(self) -> bool:
+        """Whether elementwise ops are recorded lazily and fused."""
+        from .lazy import is_lazy
+        return is_lazy()
+
     def synchronize(self, index: int) -> None:
         from .engine import synchronize
         synchronize(index)

@@ -42,6 +42,15 @@ def xp():
     return volta_wgpu
 
 
+@pytest.fixture
+def eager(xp):
+    """Run the test with lazy fusion off: it checks how single eager kernels run."""
+    was = xp.is_lazy()
+    xp.set_lazy(False)
+    yield xp
+    xp.set_lazy(was)
+
+
 def has(dtype_name: str) -> bool:
     """Whether the test adapter supports a dtype."""
     if _REASON is not None:

@@ -22,7 +22,7 @@ def _host(a: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_dense_add_sizes_and_offsets(xp, check, n):
+def test_dense_add_sizes_and_offsets(xp, eager, check, n):
     a = RNG.standard_normal(n + 6).astype(np.float32)
     b = RNG.standard_normal(n + 6).astype(np.float32)
     x, y = xp.asarray(a), xp.asarray(b)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 
-def test_small_op_chain_reuses_bind_groups_and_plans(xp):
+def test_small_op_chain_reuses_bind_groups_and_plans(xp, eager):
     from volta_wgpu.engine import get_engine
     from volta_wgpu.kernels import mapkernel
     eng = get_engine(0)

@@ -48,7 +48,7 @@ def test_softmax(xp, check, shape, axis):
                   if axis < 0 else a.ndim - 1 - axis), ref.T, rtol=1e-5, atol=1e-6)
 
 
-def test_engine_batches_pools_and_limits(xp):
+def test_engine_batches_pools_and_limits(xp, eager):
     from volta_wgpu._errors import OutOfMemoryError
     from volta_wgpu.engine import bucket_size, get_engine, groups_for
     eng = get_engine()

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import codegen as cg
 from .. import dtypes as D
+from .. import lazy
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
@@ -123,6 +124,13 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
         out: an array (possibly a strided view) to write into, else a new one.
         op: the op's name for error messages.
     """
+    if lazy._enabled:  # record it; it runs fused when a value is needed
+        if out is None:
+            arr = lazy.record(expr, operands, casts, out_dtype, helpers, op)
+            if arr is not None:
+                return arr
+        elif lazy.run_into(expr, operands, casts, out_dtype, helpers, op, out):
+            return out
     if out is None:  # fast path: a plan cached for these shapes, strides and dtypes
         # the signature is flat: 5 items per array operand (the 2nd a DType), 2 per
         # scalar (the 2nd a type), so it parses one way only
@@ -134,7 +142,7 @@ def launch_map(expr: str, operands: Sequence[Any], casts: Sequence[DType], out_d
         for a, c in zip(operands, casts):
             if isinstance(a, Array):
                 off = a.offset
-                st = a._st
+                st = a._st  # a pending array is computed here
                 sig += (c, a.dtype, a.shape, a.strides, off & 3)
                 words.append(off)
                 bufs.append(st.buffer)

@@ -1,0 +1,506 @@
+"""Lazy elementwise execution: record elementwise ops as a graph, run it as one fused kernel.
+
+With lazy mode on, :func:`volta_wgpu.kernels.mapkernel.launch_map` (the kernel behind every
+elementwise op, cast and broadcast) does not dispatch: it returns a *pending* array whose
+:class:`Node` holds the op's WGSL expression, its operands (arrays, scalars or other
+nodes), casts and result dtype. A pending array has contiguous strides and offset 0, as
+the eager result would.
+
+A pending array is materialized when its buffer is needed: any access to ``Array._st``
+(every non-elementwise op, a view, a host read), and every pending array of an engine is
+materialized before the engine records any other dispatch, copy or readback, so the
+order of reads and writes is the eager order (a later in-place write cannot change what
+a pending op reads). Materializing generates one WGSL kernel for the graph under the
+array: leaves (materialized arrays, read through their own broadcast strides and offsets)
+and scalars (metadata words) feed one ``let`` per node, each the same expression, casts
+and helper functions the eager kernel uses, so results are the same bit for bit. The
+pipeline is cached by the graph's signature (expressions, dtypes, rank, leaf and scalar
+layout), so a repeated step compiles nothing; shapes, strides and scalars are metadata.
+
+A graph stops growing past :data:`MAX_OPS` ops or when its leaves would need more storage
+buffers than the adapter binds: the operands are materialized first.
+
+In-place ops (``x += expr``, ``copy_into``) write the fused result straight into the
+target view: first the pending arrays that read the target's buffer run, and a leaf on
+that buffer is read through the output binding only when each thread reads the element
+it writes (else the eager path, with its temporary, serves).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+import weakref
+from typing import Any
+
+from . import codegen as cg
+from .dtypes import DType
+from .engine import Engine, groups_for
+from .layout import broadcast_shapes, broadcast_strides, collapse, prod
+
+MAX_OPS = 256  # ops in one fused kernel (counted as a tree: shared subgraphs count twice)
+MAX_PENDING = 4096  # pending arrays of an engine before they are all materialized
+
+
+def _env_default() -> bool:
+    # on by default: the wgpu tests and the conformance suite pass in both modes on
+    # lavapipe and OpenGL llvmpipe, with the same results
+    if os.environ.get("VOLTA_WGPU_EAGER", "") not in ("", "0"):
+        return False
+    return os.environ.get("VOLTA_WGPU_LAZY", "1") not in ("", "0")
+
+
+_enabled = _env_default()
+
+
+def set_lazy(enabled: bool) -> None:
+    """Turn lazy elementwise fusion on or off for every wgpu device.
+
+    Lazy mode is on by default. Turning it off materializes nothing by itself: pending
+    arrays still run when needed. ``VOLTA_WGPU_EAGER=1`` (or ``VOLTA_WGPU_LAZY=0``) in the
+    environment starts in eager mode.
+    """
+    global _enabled
+    _enabled = bool(enabled)
+
+
+def is_lazy() -> bool:
+    """Whether elementwise ops on wgpu arrays are recorded lazily."""
+    return _enabled
+
+
+class Node:
+    """One recorded elementwise op.
+
+    Attributes:
+        expr, helpers, casts, dtype: as :func:`launch_map` takes them.
+        inputs: per operand an :class:`~volta_wgpu.array.Array` (materialized), a Python
+            scalar, or a :class:`Node`; None once materialized.
+        shape: the result shape.
+        op: the op's name, for error messages.
+        size: ops in the graph under this node (as a tree).
+        bufs: the ``(buffer id, dtype)`` pairs its leaves bind.
+        storage: the result once materialized.
+    """
+
+    __slots__ = ("expr", "helpers", "inputs", "casts", "dtype", "shape", "op", "engine",
+                 "size", "bufs", "storage", "barrier")
+
+    def __init__(self, expr: str, helpers: tuple, inputs: list, casts: tuple, dtype: DType,
+                 shape: tuple, op: str, engine: Engine, size: int, bufs: frozenset) -> None:
+        self.expr = expr
+        self.helpers = helpers
+        self.inputs = inputs
+        self.casts = casts
+        self.dtype = dtype
+        self.shape = shape
+        self.op = op
+        self.engine = engine
+        self.size = size
+        self.bufs = bufs
+        self.storage = None
+        self.barrier = False  # consumers read it stored, not inline
+
+
+_Array: Any = None
+
+
+def _array_type() -> Any:
+    global _Array
+    if _Array is None:  # array.py imports this module (through mapkernel)
+        from .array import Array
+        _Array = Array
+    return _Array
+
+
+def _max_bufs(eng: Engine) -> int:
+    n = getattr(eng, "_lazy_max_bufs", None)
+    if n is None:
+        n = int(eng.device.limits.get("max-storage-buffers-per-shader-stage", 8)) - 1
+        eng._lazy_max_bufs = n = max(3, min(n, 15))
+    return n
+
+
+def _inputs(operands: list, casts: tuple) -> tuple[list, int, frozenset, list]:
+    """Graph inputs of the operands: nodes for pending arrays, leaves otherwise."""
+    Array = _array_type()
+    ins: list = []
+    size = 1
+    bufs: set = set()
+    shapes = []
+    for a, c in zip(operands, casts):
+        if isinstance(a, Array):
+            shapes.append(a.shape)
+            if a._s is None and a._node.storage is None and not a._node.barrier:
+                node = a._node
+                ins.append(node)
+                size += node.size
+                bufs |= node.bufs
+                continue
+            st = a._st
+            bufs.add((id(st.buffer), a.dtype))
+            ins.append(a)
+        elif c.itemsize == 8:  # 64-bit scalars do not fit a metadata word (as eager)
+            from .namespace.creation import asarray
+            a = asarray(a, dtype=c)
+            bufs.add((id(a._st.buffer), a.dtype))
+            shapes.append(a.shape)
+            ins.append(a)
+        else:
+            ins.append(a)
+    return ins, size, frozenset(bufs), shapes
+
+
+def _dtype(x: Any) -> Any:
+    return x.dtype if isinstance(x, Node) or hasattr(x, "dtype") else None
+
+
+def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
+              op: str) -> Node | None:
+    """The node of ``launch_map(expr, operands, ...)``; None to run it eagerly."""
+    Array = _array_type()
+    eng = None
+    for a in operands:
+        if isinstance(a, Array):
+            eng = a.engine
+            break
+    if eng is None:
+        return None
+    casts = tuple(casts)
+    ins, size, bufs, shapes = _inputs(list(operands), casts)
+    shape = broadcast_shapes(*shapes, op=op) if shapes else ()
+    if prod(shape) == 0:
+        return None
+    if size > MAX_OPS or len(bufs) > _max_bufs(eng):
+        # start a new graph: the pending operands become leaves
+        for x in ins:
+            if isinstance(x, Node):
+                materialize(x)
+        ins, size, bufs, shapes = _inputs(list(operands), casts)
+    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, size, bufs)
+    # a value cast inline from a 32-bit type to a native i64 and then used by more i64
+    # arithmetic is miscompiled by some drivers (lavapipe): store it first, as eager does
+    if any(c.wgsl == "i64" for c in casts):
+        node.barrier = any(c.wgsl == "i64" and _dtype(x) is not c for x, c in zip(ins, casts))
+    return node
+
+
+def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
+           op: str) -> Any:
+    """A pending array for ``launch_map(expr, operands, ...)``; None to run it eagerly."""
+    node = _new_node(expr, operands, casts, out_dtype, helpers, op)
+    if node is None:
+        return None
+    eng = node.engine
+    arr = _array_type()(None, node.shape, out_dtype)
+    arr._node = node
+    with eng._lock:  # run_pending swaps the list under the lock
+        pend = eng._lazy_pending
+        pend.append(weakref.ref(arr))
+        if len(pend) > MAX_PENDING:
+            run_pending(eng)
+    return arr
+
+
+def run_pending(eng: Engine, reads: Any = None, skip: Any = None) -> None:
+    """Materialize the live pending arrays of ``eng``, oldest first: all of them, or with
+    ``reads`` (a buffer) those that read it, except ``skip``."""
+    with eng._lock:
+        if eng._lazy_busy:
+            return
+        pend = eng._lazy_pending
+        keep = []
+        eng._lazy_pending = keep if reads is not None else []
+        for ref in pend:
+            a = ref()
+            if a is None or a._s is not None:
+                continue
+            if a is skip or (reads is not None and not _reads(a._node, reads)):
+                keep.append(ref)
+                continue
+            a._s = materialize(a._node)
+            a._node = None
+
+
+def _reads(node: Node, buf: Any) -> bool:
+    """Whether computing ``node`` reads ``buf`` (walked now: an inner node may have been
+    materialized since it was recorded)."""
+    Array = _array_type()
+    stack = [node]
+    seen = set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if x.storage is not None:
+            if x.storage.buffer is buf:
+                return True
+            continue
+        for i in x.inputs:
+            if isinstance(i, Node):
+                stack.append(i)
+            elif isinstance(i, Array) and i._st.buffer is buf:
+                return True
+    return False
+
+
+# -- code generation ------------------------------------------------------------------------
+
+_FN = re.compile(r"^(?=fn |const |alias |var<private>)", re.M)
+
+
+def _helper_chunks(names: tuple, t: DType) -> list[str]:
+    from .kernels.wgsl_lib import helper
+    out = []
+    for h in names:
+        out.extend(c.strip() for c in _FN.split(helper(h, t)) if c.strip())
+    return out
+
+
+class _Graph:
+    """The unmaterialized nodes under a root, in dependency order, and their leaves."""
+
+    def __init__(self, root: Node) -> None:
+        self.nodes: list[Node] = []
+        self.index: dict[int, int] = {}
+        self.leaves: list[tuple] = []  # (storage, dtype, shape, strides, offset)
+        self.leaf_at: dict[tuple, int] = {}
+        self.bufs: list[tuple] = []  # (buffer, dtype) per binding
+        self.buf_at: dict[tuple, int] = {}
+        self.scalars: list[tuple] = []  # (value, dtype)
+        self.refs: list[list[tuple]] = []  # per node: ("n"|"l"|"s", index) per input
+        self.self_read: Any = None  # a buffer the kernel writes and reads (in place)
+        self._visit(root)
+
+    def read_through(self, out: Any) -> bool:
+        """Let leaves that read ``out``'s buffer read it through the output binding (a
+        buffer cannot be bound writable and read-only at once). True when each such leaf
+        reads exactly the element a thread writes; False (run eagerly) otherwise."""
+        buf = out._st.buffer
+        shape = out.shape
+        mine = [i for i, (st, *_r) in enumerate(self.leaves) if st.buffer is buf]
+        if not mine:
+            return True
+        for i in mine:
+            _st, dt, sh, strides, off = self.leaves[i]
+            bs = broadcast_strides(sh, strides, shape)
+            if dt is not out.dtype or off != out.offset or any(
+                    n != 1 and a != b for n, a, b in zip(shape, bs, out.strides)):
+                return False  # another element of the target: threads would race
+        self.self_read = buf
+        self.bufs = [(b, dt) for b, dt in self.bufs if b is not buf]
+        self.buf_at = {(id(b), dt): i for i, (b, dt) in enumerate(self.bufs)}
+        return True
+
+    def binding(self, st: Any, dt: DType) -> str:
+        """The WGSL array a leaf reads."""
+        if st.buffer is self.self_read:
+            return "out"
+        return f"in{self.buf_at[(id(st.buffer), dt)]}"
+
+    def _leaf(self, st: Any, dtype: DType, shape: tuple, strides: tuple, off: int) -> int:
+        key = (id(st.buffer), dtype, shape, strides, off)
+        i = self.leaf_at.get(key)
+        if i is None:
+            bk = (id(st.buffer), dtype)
+            if bk not in self.buf_at:
+                self.buf_at[bk] = len(self.bufs)
+                self.bufs.append((st.buffer, dtype))
+            i = self.leaf_at[key] = len(self.leaves)
+            self.leaves.append((st, dtype, shape, strides, off))
+        return i
+
+    def _visit(self, root: Node) -> None:
+        from .array import Array
+        stack = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if id(node) in self.index:
+                continue
+            if not done:
+                stack.append((node, True))
+                for x in node.inputs:
+                    if isinstance(x, Node) and x.storage is None and id(x) not in self.index:
+                        stack.append((x, False))
+                continue
+            refs = []
+            for x, c in zip(node.inputs, node.casts):
+                if isinstance(x, Node):
+                    if x.storage is None:
+                        refs.append(("n", self.index[id(x)]))
+                    else:
+                        refs.append(("l", self._leaf(x.storage, x.dtype, x.shape,
+                                                     _contig(x.shape), 0)))
+                elif isinstance(x, Array):
+                    refs.append(("l", self._leaf(x._st, x.dtype, x.shape, x.strides,
+                                                 x.offset)))
+                else:
+                    refs.append(("s", len(self.scalars)))
+                    self.scalars.append((x, c))
+            self.index[id(node)] = len(self.nodes)
+            self.nodes.append(node)
+            self.refs.append(refs)
+
+
+def _contig(shape: tuple) -> tuple:
+    from .layout import contiguous_strides
+    return contiguous_strides(shape)
+
+
+def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
+    nl = len(g.leaves)
+    at_off = 1 + rank + rank * (1 + nl)
+    ops = [("oo", at_off, 1 + rank)]
+    for j in range(nl):
+        ops.append((f"o{j}", at_off + 1 + j, 1 + rank * (2 + j)))
+    at_sc = at_off + 1 + nl
+    words = at_sc + len(g.scalars)
+    body = [f"  if (gi >= {cg.word(0)}) {{ return; }}", cg.strided_offsets(rank, 1, ops)]
+    for j, (st, dt, *_r) in enumerate(g.leaves):
+        body.append(f"  let l{j} = {cg.load(dt, f'{g.binding(st, dt)}[u32(o{j})]')};")
+    chunks: list[str] = []
+    types = {out} | {dt for _, dt in g.bufs}
+    for k, (node, refs) in enumerate(zip(g.nodes, g.refs)):
+        vals = []
+        for i, ((kind, idx), c) in enumerate(zip(refs, node.casts)):
+            if kind == "n":
+                v, t = f"t{idx}", g.nodes[idx].dtype
+            elif kind == "l":
+                v, t = f"l{idx}", g.leaves[idx][1]
+            else:
+                t = g.scalars[idx][1]
+                v = cg.scalar_expr(at_sc + idx, t)
+            body.append(f"  let v{k}_{i} = {cg.cast(v, t, c)};")
+            vals.append(f"v{k}_{i}")
+            types |= {t, c}
+        T = node.casts[0].wgsl if node.casts else node.dtype.wgsl
+        e = node.expr.format(*vals, T=T, R=node.dtype.wgsl)
+        body.append(f"  let t{k}: {node.dtype.wgsl} = {e};")
+        chunks += _helper_chunks(node.helpers, node.casts[0] if node.casts else node.dtype)
+    body.append(f"  out[u32(oo)] = {cg.store(out, f't{len(g.nodes) - 1}')};")
+    seen: set = set()
+    hsrc = []
+    for c in chunks:
+        if c not in seen:
+            seen.add(c)
+            hsrc.append(c)
+    hs = "\n".join(hsrc)
+    main = cg.main_1d("\n".join(body))
+    from .kernels.f64_math import F64_SRC
+    lib = F64_SRC if "_f64p(" in ("\n".join(body) + hs) else ""
+    src = (cg.header(types, words, [("out", out)],
+                     [(f"in{b}", dt) for b, (_, dt) in enumerate(g.bufs)])
+           + lib + hs + "\n" + main)
+    return src, words
+
+
+def _signature(g: _Graph, rank: int) -> tuple:
+    prog = tuple((n.expr, n.helpers, n.casts, n.dtype, tuple(r)) for n, r in
+                 zip(g.nodes, g.refs))
+    leaves = tuple((dt, g.binding(st, dt)) for st, dt, *_r in g.leaves)
+    return ("lazy", rank, prog, leaves, tuple(dt for _, dt in g.bufs),
+            tuple(t for _, t in g.scalars))
+
+
+def _error(exc: Exception, g: _Graph, node: Node) -> Exception:
+    """``exc`` again (a Volta error keeps its class), naming the recorded ops."""
+    from ._errors import DeviceError, OutOfMemoryError
+    ops = ", ".join(x.op for x in g.nodes)
+    msg = (f"wgpu: the fused kernel of the lazily recorded ops [{ops}] (the result of "
+           f"{node.op}: shape {node.shape}, {node.dtype.name}) failed: {exc}. Set "
+           f"VOLTA_WGPU_EAGER=1 (or volta_wgpu.set_lazy(False)) to run each op on its own")
+    return OutOfMemoryError(msg) if isinstance(exc, OutOfMemoryError) else DeviceError(msg)
+
+
+def materialize(node: Node) -> Any:
+    """Run the fused kernel computing ``node`` (once) and return its storage."""
+    if node.storage is not None:
+        return node.storage
+    eng = node.engine
+    with eng._lock:
+        if node.storage is not None:
+            return node.storage
+        eng._lazy_busy += 1
+        try:
+            g = _Graph(node)
+            out = _launch(g, node, None)
+            node.storage = out
+            node.inputs = None  # the leaves may go: later graphs read the result
+            return out
+        finally:
+            eng._lazy_busy -= 1
+
+
+def run_into(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: tuple,
+             op: str, out: Any) -> bool:
+    """Compute ``launch_map(expr, operands, ..., out=out)`` with its pending operands in
+    one kernel that writes ``out`` (any view); False when the eager path must serve (no
+    pending operand, another dtype, or ``out``'s buffer is also read)."""
+    Array = _array_type()
+    if out_dtype is not out.dtype or out.size == 0 or not any(
+            isinstance(a, Array) and a._s is None for a in operands):
+        return False
+    node = _new_node(expr, operands, casts, out_dtype, helpers, op)
+    if node is None or broadcast_shapes(node.shape, out.shape, op=op) != out.shape:
+        return False
+    return _write(node, out, None)
+
+
+def write_into(out: Any, arr: Any) -> bool:
+    """Compute the pending ``arr`` (same shape and dtype) straight into ``out``, for an
+    in-place op whose temporary result ``arr`` is dropped right after; False when the
+    eager path must serve."""
+    node = arr._node
+    if (node is None or node.storage is not None or arr.dtype is not out.dtype
+            or arr.shape != out.shape or out.size == 0 or node.engine is not out.engine):
+        return False
+    return _write(node, out, arr)
+
+
+def _write(node: Node, out: Any, skip: Any) -> bool:
+    eng = node.engine
+    # the pending arrays that read ``out`` run before it is written (the others cannot
+    # see the write); ``skip`` is the in-place op's own temporary
+    run_pending(eng, reads=out._st.buffer, skip=skip)
+    with eng._lock:
+        g = _Graph(node)
+        if not g.read_through(out):
+            return False
+        eng._lazy_busy += 1
+        try:
+            _launch(g, node, out)
+        finally:
+            eng._lazy_busy -= 1
+    return True
+
+
+def _launch(g: _Graph, node: Node, out: Any) -> Any:
+    """Record the fused kernel of ``g``; into a new buffer (returned) or the view ``out``."""
+    from .kernels.mapkernel import scalar_word
+    eng = node.engine
+    if out is None:
+        shape, out_strides, out_off = node.shape, _contig(node.shape), 0
+    else:
+        shape, out_strides, out_off = out.shape, out.strides, out.offset
+    n = prod(shape)
+    strides = [out_strides] + [broadcast_strides(sh, st, shape)
+                               for _s, _d, sh, st, _o in g.leaves]
+    cshape, cstrides = collapse(shape, strides)
+    rank = len(cshape)
+    key = _signature(g, rank)
+    head = [n, *cshape]
+    for st in cstrides:
+        head.extend(st)
+    head.append(out_off)
+    head.extend(off for _s, _d, _sh, _st, off in g.leaves)
+    head.extend(scalar_word(v, t) for v, t in g.scalars)
+    meta = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
+    try:
+        kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
+        res = eng.alloc(max(n, 1) * node.dtype.itemsize) if out is None else out._st
+    except Exception as exc:
+        raise _error(exc, g, node) from exc
+    eng.dispatch(kern, meta, [res.buffer] + [b for b, _ in g.bufs], groups_for(n))
+    return res
