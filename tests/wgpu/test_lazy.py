@@ -27,8 +27,19 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(np.uint8)
 
 
-def _same(xp, fn, *hosts, pending=True):
-    """Run ``fn`` eagerly and lazily on device copies of ``hosts``; compare bit for bit."""
+def _rtol(rtol=None):
+    """Software adapters (lavapipe, llvmpipe) give fused kernels eager's bits exactly; a
+    GPU driver may contract ``a * b + c`` inside one kernel into an FMA (NVIDIA does),
+    which eager's separate kernels cannot: there, results agree to rounding."""
+    if rtol is not None or not _engine().is_gpu:
+        return rtol
+    return 1e-5
+
+
+def _same(xp, fn, *hosts, pending=True, rtol=None):
+    """Run ``fn`` eagerly and lazily on device copies of ``hosts``; compare bit for bit
+    (within ``rtol`` where a driver may keep fused intermediates more precise)."""
+    rtol = _rtol(rtol)
     was = xp.is_lazy()
     try:
         xp.set_lazy(False)
@@ -44,7 +55,10 @@ def _same(xp, fn, *hosts, pending=True):
     finally:
         xp.set_lazy(was)
     assert got.dtype == eager.dtype and got.shape == eager.shape
-    np.testing.assert_array_equal(_bits(got), _bits(eager))
+    if rtol is None:
+        np.testing.assert_array_equal(_bits(got), _bits(eager))
+    else:
+        np.testing.assert_allclose(got, eager, rtol=rtol, equal_nan=True)
     return got, dispatches
 
 
@@ -106,7 +120,10 @@ def test_int32_and_uint32_chain(xp):
 def test_float16_chain(xp):
     with np.errstate(over="ignore"):  # 3e38 becomes inf
         a = SPECIAL.astype(np.float16)
-    _same(xp, lambda x: xp.tanh(x * 3.0 + 0.1) / (x - 1.0) + xp.astype(x, xp.float32), a)
+    # NVIDIA's driver may keep float16 intermediates of one fused kernel in float32 (eager
+    # stores each op's result as float16): equal within float16 rounding, not bit for bit
+    _same(xp, lambda x: xp.tanh(x * 3.0 + 0.1) / (x - 1.0) + xp.astype(x, xp.float32), a,
+          rtol=2.0 ** -9)
 
 
 @pytest.mark.skipif(not has("float64"), reason="the adapter lacks shader-f64")
@@ -282,7 +299,13 @@ def test_training_steps_match_eager_bit_for_bit(xp):
         fused, n_lazy = _train(vt, True)
     finally:
         vt.wgpu.set_lazy(was)
-    assert fused == eager
+    tol = _rtol()
+    if tol is None:
+        assert fused == eager
+    else:
+        np.testing.assert_allclose(np.array(fused[:3]), np.array(eager[:3]), rtol=1e-4)
+        for f, e in zip(fused[3:], eager[3:]):
+            np.testing.assert_allclose(np.array(f), np.array(e), rtol=1e-4, atol=1e-6)
     assert n_lazy < n_eager
 
 
