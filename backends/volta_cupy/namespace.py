@@ -7,6 +7,11 @@ in ``clip_grad_norm_``, ``clip_grad_value_``, Muon's Newton-Schulz step and repl
 padding. The version here is ``maximum``/``minimum`` (same NaN propagation, same
 result dtype), all on the device.
 
+It also keeps bfloat16 results bfloat16: CuPy (>= 14, through ml_dtypes) has no
+bfloat16 loops for many ufuncs and reductions and computes them in float32, returning
+float32 where the Array API (and PyTorch) give bfloat16. The functions in
+:data:`_BF16_KEEPS` cast such a result back.
+
 To use it, ``CupyBackend.namespace`` returns :data:`xp` instead of
 ``array_api_compat.cupy``.
 """
@@ -38,13 +43,48 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     return out if out.dtype == x.dtype else out.astype(x.dtype)
 
 
+# elementwise functions and reductions whose result dtype is their floating inputs'
+_BF16_KEEPS = (
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "clip",
+    "copysign", "cos", "cosh", "divide", "exp", "expm1", "floor", "floor_divide", "hypot",
+    "log", "log1p", "log2", "log10", "logaddexp", "maximum", "minimum", "multiply",
+    "negative", "nextafter", "positive", "pow", "reciprocal", "remainder", "round", "sign",
+    "sin", "sinh", "square", "sqrt", "subtract", "tan", "tanh", "trunc", "where", "sum",
+    "prod", "mean", "std", "var", "max", "min", "cumulative_sum", "cumulative_prod",
+)
+
+
+def _keeps_bfloat16(fn: Any, bf16: Any) -> Any:
+    f32 = cupy.dtype("float32")
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        if getattr(out, "dtype", None) != f32 or kwargs.get("dtype") is not None:
+            return out
+        dts = [a.dtype for a in args if isinstance(a, cupy.ndarray)]
+        if bf16 in dts and all(d == bf16 or d.kind != "f" for d in dts):
+            return out.astype(bf16)
+        return out
+
+    wrapped.__name__ = wrapped.__qualname__ = getattr(fn, "__name__", "wrapped")
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
 def _build() -> types.ModuleType:
     ns = types.ModuleType("volta_cupy.xp", _compat.__doc__)
     ns.__dict__.update({k: v for k, v in vars(_compat).items() if not k.startswith("__")})
     ns.__all__ = list(getattr(_compat, "__all__", ()))
     ns.clip = clip
+    from ._util import BFLOAT16
+
+    if BFLOAT16 is not None:
+        for name in _BF16_KEEPS:
+            if hasattr(ns, name):
+                setattr(ns, name, _keeps_bfloat16(getattr(ns, name), cupy.dtype(BFLOAT16)))
     return ns
 
 
 xp = _build()
-"""The namespace: every name of ``array_api_compat.cupy``, with :func:`clip` replaced."""
+"""The namespace: every name of ``array_api_compat.cupy``, with :func:`clip` replaced and
+bfloat16 results kept bfloat16."""
