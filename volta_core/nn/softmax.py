@@ -66,10 +66,11 @@ class Softmax2d(Module):
 @autocast_op("softmin")
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
-    """``softmax(-x)`` along ``dim`` (None picks PyTorch's legacy choice)."""
+    """``softmax(-x)`` along ``dim`` (None picks PyTorch's legacy choice); ``dtype`` casts
+    the input first, so an integer tensor with a floating ``dtype`` is accepted."""
+    if dtype is not None and isinstance(input, Tensor):
+        input = input.to(dtype)
     x = _floating("softmin", input)
-    if dtype is not None:
-        x = x.to(dtype)
     return softmax(-x, dim if dim is not None else _legacy_dim(x.ndim))
 
 
