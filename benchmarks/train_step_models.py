@@ -101,7 +101,8 @@ def _transformer(lib: Any, cfg: dict) -> Any:
             d, v = cfg["d_model"], cfg["vocab"]
             self.embed = lib.Embedding(v, d)
             layer = lib.TransformerEncoderLayer(d, cfg["heads"], cfg["ff"],
-                                                dropout=cfg["dropout"], batch_first=True)
+                                                dropout=cfg["dropout"], batch_first=True,
+                                                norm_first=cfg.get("norm_first", False))
             self.encoder = lib.TransformerEncoder(layer, cfg["layers"])
             self.head = lib.Linear(d, v)
 
