@@ -7,12 +7,10 @@ from collections.abc import Sequence
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from . import constraints
+from .discrete import _BinaryEvent
 from .distribution import (
     Distribution,
     broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 
@@ -51,32 +49,11 @@ class Poisson(Distribution):
         return value.xlogy(rate) - rate - (value + 1).lgamma()
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryEvent):
     """The number of failures before the first success of Bernoulli(``probs``) trials."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
-
-    def __init__(self, probs: Tensor | float | None = None,
-                 logits: Tensor | float | None = None,
-                 validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            shape = self.probs.shape
-        else:
-            (self.logits,) = broadcast_all(logits)
-            shape = self.logits.shape
-        super().__init__(shape, validate_args=validate_args)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

@@ -27,17 +27,14 @@ def _softplus(x: Tensor) -> Tensor:
     return x.clamp(min=0) + (-x.abs()).exp().log1p()
 
 
-class Bernoulli(Distribution):
-    """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
-
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.boolean
-    has_enumerate_support = True
+class _BinaryEvent(Distribution):
+    """A distribution of one binary event per element, given by ``probs`` or ``logits``
+    (the other is derived on first use): Bernoulli, Geometric."""
 
     def __init__(self, probs: Tensor | float | None = None,
                  logits: Tensor | float | None = None,
                  validate_args: bool | None = None) -> None:
-        _one_of("Bernoulli", probs, logits)
+        _one_of(type(self).__name__, probs, logits)
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
             shape = self.probs.shape
@@ -53,6 +50,14 @@ class Bernoulli(Distribution):
     @lazy_property
     def probs(self) -> Tensor:
         return logits_to_probs(self.logits, is_binary=True)
+
+
+class Bernoulli(_BinaryEvent):
+    """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
 
     @property
     def param_shape(self) -> tuple[int, ...]:

@@ -353,7 +353,26 @@ def _per_group(name: str, value: float | Sequence[float], n: int) -> list[float]
     return [float(value)] * n
 
 
-class SequentialLR(LRScheduler):
+class _Composite(LRScheduler):
+    """A scheduler driving others (``_schedulers``); its state holds theirs."""
+
+    _not_saved = ("optimizer", "_schedulers")
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        subs = state.pop("_schedulers", None)
+        super().load_state_dict(state)
+        if subs is not None:
+            for s, sd in zip(self._schedulers, subs):
+                s.load_state_dict(sd)
+
+
+class SequentialLR(_Composite):
     """Run ``schedulers`` one after another, switching at the epochs in ``milestones``.
 
     Example (5 epochs of linear warm-up, then cosine decay)::
@@ -362,8 +381,6 @@ class SequentialLR(LRScheduler):
         decay = CosineAnnealingLR(opt, T_max=95)
         sched = SequentialLR(opt, [warm, decay], milestones=[5])
     """
-
-    _not_saved = ("optimizer", "_schedulers")
 
     def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler],
                  milestones: Sequence[int], last_epoch: int = -1) -> None:
@@ -404,21 +421,8 @@ class SequentialLR(LRScheduler):
             sched.step()
         self._last_lr = sched.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        state = super().state_dict()
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = dict(state_dict)
-        subs = state.pop("_schedulers", None)
-        super().load_state_dict(state)
-        if subs is not None:
-            for s, sd in zip(self._schedulers, subs):
-                s.load_state_dict(sd)
-
-
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Composite):
     """Step several chainable schedulers together on every :meth:`step`, so their
     effects multiply (e.g. a constant warm-up factor and an exponential decay).
 
@@ -426,8 +430,6 @@ class ChainedScheduler(LRScheduler):
         schedulers: the schedulers, all on the same optimizer.
         optimizer: that optimizer (the first scheduler's when None).
     """
-
-    _not_saved = ("optimizer", "_schedulers")
 
     def __init__(self, schedulers: Sequence[LRScheduler],
                  optimizer: Optimizer | None = None) -> None:
@@ -449,19 +451,6 @@ class ChainedScheduler(LRScheduler):
         for s in self._schedulers:
             s.step()
         self._last_lr = self._lrs()
-
-    def state_dict(self) -> dict[str, Any]:
-        state = super().state_dict()
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = dict(state_dict)
-        subs = state.pop("_schedulers", None)
-        super().load_state_dict(state)
-        if subs is not None:
-            for s, sd in zip(self._schedulers, subs):
-                s.load_state_dict(sd)
 
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
