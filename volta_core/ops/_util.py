@@ -139,3 +139,16 @@ def promote_pair(a: Any, b: Any, checked: str = "") -> tuple[Any, Any]:
 def shape_of(x: Any) -> tuple[int, ...]:
     """Shape of a Tensor, or () for a Python scalar."""
     return tuple(x._data.shape) if type(x) is Tensor else ()
+
+
+def checked_pair(op: str, a: Any, b: Any, scalars: bool) -> tuple[Any, Any]:
+    """``a`` and ``b`` promoted to their common dtype, after PyTorch's argument check:
+    Tensors, or (with ``scalars``) numbers and NumPy scalars, which count as numbers."""
+    if scalars:
+        a, b = python_scalar(a), python_scalar(b)
+    for v in (a, b):
+        if type(v) is not Tensor and (not scalars or not isinstance(v, Scalar)):
+            raise TypeError(f"{op}: expected Tensor arguments, got {type(a).__name__} and "
+                            f"{type(b).__name__}")
+    return promote_pair(a, b)
+

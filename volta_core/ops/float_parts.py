@@ -12,7 +12,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
-from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
+from ._util import broadcast_shapes, checked_pair
 from .elementwise import _default_float, cast, where
 from .math import sign, trunc
 from .movement import sum_to
@@ -153,13 +153,7 @@ class FMin(FMax):
 
 
 def _pair(op: str, a: Any, b: Any, scalars: bool) -> tuple[Tensor, Tensor]:
-    if scalars:  # NumPy scalars count as numbers, as in PyTorch
-        a, b = python_scalar(a), python_scalar(b)
-    for v in (a, b):
-        if type(v) is not Tensor and (not scalars or not isinstance(v, Scalar)):
-            raise TypeError(f"{op}: expected Tensor arguments, got {type(a).__name__} and "
-                            f"{type(b).__name__}")
-    a, b = promote_pair(a, b)
+    a, b = checked_pair(op, a, b, scalars)
     if type(a) is not Tensor:
         a = b.new_full((), a)
     elif type(b) is not Tensor:

@@ -12,7 +12,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
-from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar, shape_of
+from ._util import broadcast_shapes, checked_pair, shape_of
 from .elementwise import _default_float, _unary, cast, in_float32, refusing_backward, where
 from .movement import sum_to
 
@@ -201,13 +201,7 @@ def _float_pair(op: str, a: Any, b: Any, scalars: bool = True,
 
     bfloat16 pairs are returned in float32 (the caller casts the result back).
     """
-    if scalars:  # NumPy scalars count as numbers, as in PyTorch
-        a, b = python_scalar(a), python_scalar(b)
-    for v in (a, b):
-        if type(v) is not Tensor and (not scalars or not isinstance(v, Scalar)):
-            raise TypeError(f"{op}: expected Tensor arguments, got {type(a).__name__} and "
-                            f"{type(b).__name__}")
-    a, b = promote_pair(a, b)
+    a, b = checked_pair(op, a, b, scalars)
     dt = (a if type(a) is Tensor else b).dtype
     if not dt.is_floating_point:
         if not integers:
