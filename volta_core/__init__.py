@@ -69,5 +69,15 @@ def __getattr__(name: str):
 
 
 def synchronize(on=None) -> None:
-    """Wait for all queued work on device ``on`` (the default device when None)."""
-    Device(on or get_default_device()).synchronize()
+    """Wait for all queued work on device ``on``.
+
+    Args:
+        on: a device or device string. When None, waits for every device used so far in
+            this process (the default device included), so timings and host reads after it
+            see finished work whichever device the tensors live on.
+    """
+    if on is not None:
+        Device(on).synchronize()
+        return
+    for dev in {get_default_device(), *Device._interned.values()}:
+        dev.synchronize()

@@ -254,7 +254,9 @@ def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any 
     if high is None:
         low, high = 0, low
     if high <= low:
-        raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
+        # RuntimeError as PyTorch's random_ check, so ported ``except`` clauses still match
+        raise RuntimeError(f"randint: expected low < high, got low={low}, high={high} "
+                           "(values are drawn from [low, high), so high must exceed low)")
     if requires_grad:
         raise RuntimeError("randint: only tensors of floating point dtype can require "
                            "gradients")

@@ -96,6 +96,8 @@ def test_randint_forms_like_torch():
         assert str(m.randint(5, (2,)).dtype).endswith("int64")
         with pytest.raises(TypeError):
             m.randint(5)
+        with pytest.raises(RuntimeError):
+            m.randint(5, 5, (2,))
     x = vt.randint(3, 7, (1000,))
     assert int(x.min()) >= 3 and int(x.max()) <= 6
 

@@ -70,3 +70,15 @@ def test_mixed_advanced_indexing_matches_numpy(key, xp):
     b[key] = v
     y[key] = xp.asarray(v)
     np.testing.assert_array_equal(xp.to_numpy(y), b)
+
+
+def test_vt_synchronize_without_device_flushes_wgpu():
+    # vt.synchronize() waits for every device in use, not only the default (cpu) one
+    from volta_wgpu.engine import get_engine
+
+    import volta_core as vt
+    x = vt.ones(64, device="wgpu") * 3
+    assert get_engine(0)._encoder is not None  # recorded, not yet submitted
+    vt.synchronize()
+    assert get_engine(0)._encoder is None
+    assert x.sum().item() == 192
