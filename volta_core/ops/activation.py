@@ -156,7 +156,9 @@ class Elu(Function):
         xp = ctx.xp
         ctx.alpha = alpha
         ctx.save_for_backward(x)
-        return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, xp.zeros_like(x))))
+        # x itself (not minimum(x, 0)) on the negative side keeps elu(-0.0) = -0.0, as PyTorch
+        neg = xp.where(x > 0, xp.zeros_like(x), x)
+        return xp.where(x > 0, x, alpha * xp.expm1(neg))
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors

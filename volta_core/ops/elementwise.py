@@ -352,19 +352,21 @@ class Pow(Function):
         sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
         ga = gb = None
+        # PyTorch's products and selections, in its order: an inf or NaN g survives a
+        # selected 0 only where PyTorch multiplies after selecting
         if na:  # b * a^(b-1), taken as 0 where b == 0 (also at 0**0), as in PyTorch
-            if type(b) is not Tensor:
-                ga = g * 0.0 if b == 0 else g * b * a ** (b - 1)
+            if type(b) is not Tensor:  # zeros outright for a number 0, even where g is NaN
+                ga = g.new_zeros(g.shape) if b == 0 else g * (b * a ** (b - 1))
             else:
-                ga = where(b == 0, 0.0, g * b * a ** (b - 1))
+                ga = where(b == 0, 0.0, g * (b * a ** (b - 1)))
             ga = sum_to(ga, sa)
         if nb:
-            # a^b log a, taken as 0 where a == 0 and b >= 0 (the limit), as in PyTorch
+            # g * (a^b log a), the factor taken as 0 where a == 0 and b >= 0 (the limit)
             if type(a) is not Tensor:
-                gb = g * y * math.log(a) if a != 0 else where(b >= 0, 0.0, g * -math.inf)
+                gb = g * (y * math.log(a)) if a != 0 else g * where(b >= 0, 0.0, y * -math.inf)
             else:
                 zero = (a == 0).logical_and(b >= 0)
-                gb = where(zero, 0.0, g * y * where(zero, 1.0, a).log())
+                gb = g * where(zero, 0.0, y * where(zero, 1.0, a).log())
             gb = sum_to(gb, sb)
         return ga, gb
 
@@ -422,8 +424,10 @@ class Remainder(Function):
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
         if ctx.device.volta_dtype(getattr(a, "dtype", getattr(b, "dtype", None))
                                   ).is_floating_point:  # integers have no gradient
-            ctx.save_for_backward(xp.floor(a / b))
             a, b = _arrays(xp, a, b)
+            # PyTorch's gradient -g * floor_divide(a, b), whose quotient is exact (it is
+            # -1, not floor(5 / -inf) = -0, for 5 % -inf)
+            ctx.save_for_backward(xp.floor_divide(a, b))
             r = a % b
             # PyTorch's zero remainder keeps fmod's sign (the dividend's), not the divisor's
             return xp.where(r == 0, xp.copysign(r, a), r)

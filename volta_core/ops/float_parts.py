@@ -12,7 +12,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
-from ._util import broadcast_shapes, checked_pair
+from ._util import broadcast_shapes, checked_pair, python_scalar
 from .elementwise import _default_float, cast, where
 from .math import sign, trunc
 from .movement import sum_to
@@ -173,7 +173,11 @@ def copysign(input: Tensor, other: Any) -> Tensor:
     a, b = _pair("copysign", _tensor("copysign", input), other, scalars=True)
     dt = a.dtype if a.dtype.is_floating_point else _default_float()
     work = "float32" if dt.name in ("bfloat16", "float16") else dt
-    out = CopySign.apply(cast(a, work), cast(b, work))
+    # each operand goes to the float dtype from its own value, not through the integer
+    # common dtype (copysign(uint8, -1) is negative, as in PyTorch)
+    b = other if type(other) is Tensor else a.new_full((), float(python_scalar(other)),
+                                                       dtype=work)
+    out = CopySign.apply(cast(input, work), cast(b, work))
     return cast(out, dt)
 
 

@@ -98,7 +98,11 @@ def _bitwise_operator(logical: Any, fn: str):
             if not is_bool and not isinstance(other, numbers.Integral):
                 return NotImplemented
             if is_bool or self.dtype is not bool_:
-                other = self.new_full((), bool(other) if is_bool else int(other))
+                from ._util import wrap_int
+
+                # an int out of the dtype's range wraps (300 ^ int8), as in PyTorch
+                other = self.new_full((), bool(other) if is_bool
+                                      else wrap_int(self.dtype, int(other)))
             else:  # bool tensor with an int: the int's category wins, as in PyTorch
                 other = self.new_full((), int(other), dtype="int64")
         if self.dtype is bool_ and other.dtype is bool_:

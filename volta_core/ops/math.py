@@ -461,13 +461,40 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         if type(t) is Tensor and t.dtype is not input.dtype and (name == "end" or t.ndim):
             raise DTypeError(f"lerp: {name} dtype {t.dtype.name} must equal the input's "
                              f"dtype {input.dtype.name}; convert it with .to()")
-    diff = end - input
-    # PyTorch's two-sided form: from the nearer end, so lerp(-inf, x, 0.5) is -inf
+    if type(end) is not Tensor:
+        raise TypeError(f"lerp: end must be a Tensor, got {type(end).__name__}")
+    broadcast_shapes("lerp", input.shape, end.shape)
     if type(weight) is not Tensor:
-        return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+        return Lerp.apply(input, end, None, scalar=python_scalar(weight))
     if weight.dtype is not input.dtype:
         weight = cast(weight, input.dtype)
-    return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
+    broadcast_shapes("lerp", input.shape, end.shape, weight.shape)
+    return Lerp.apply(input, end, weight)
+
+
+class Lerp(Function):
+    """``lerp`` with PyTorch's gradients: ``g * (1 - w)``, ``g * w`` and ``g * (end -
+    start)``, each one product (a composite's ``g - g * w`` is NaN where ``g`` is inf)."""
+
+    def forward(ctx, x, end, w, scalar=None):
+        ctx.shapes = (shape_of_raw(x), shape_of_raw(end), None if w is None else shape_of_raw(w))
+        ctx.scalar = scalar
+        ctx.save_for_backward(x, end, w)
+        diff = end - x
+        # PyTorch's two-sided form: from the nearer end, so lerp(-inf, x, 0.5) is -inf
+        if w is None:
+            return x + scalar * diff if abs(scalar) < 0.5 else end - diff * (1 - scalar)
+        xp = ctx.xp
+        return xp.where(xp.abs(w) < 0.5, x + w * diff, end - diff * (1 - w))
+
+    def backward(ctx, g):
+        x, end, w = ctx.saved_tensors
+        nx, nend, nw = ctx.needs_input_grad
+        sx, send, sw = ctx.shapes
+        weight = ctx.scalar if w is None else w
+        return (sum_to(g * (1 - weight), sx) if nx else None,
+                sum_to(g * weight, send) if nend else None,
+                sum_to(g * (end - x), sw) if nw else None)
 
 
 @tensor_method()
@@ -483,6 +510,9 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
             tensors, as in PyTorch).
     """
     _tensor_args("addcmul", input, tensor1, tensor2)
+    # the three promote together (float16 input, int64 factors: float16), as in PyTorch
+    dt = _result_type3(input, tensor1, tensor2)
+    input, tensor1, tensor2 = (cast(t, dt) for t in (input, tensor1, tensor2))
     prod = tensor1 * tensor2
     if value == 1:
         return input + prod
@@ -490,6 +520,21 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
                                          or prod.dtype.is_floating_point):
         value = checked_scalar("addcmul", prod.dtype, int(value))
     return input + value * prod
+
+
+def _result_type3(*tensors: Tensor) -> Any:
+    """PyTorch's promotion of several tensors: 0-d ones only raise the category."""
+    from functools import reduce
+
+    from ..dtypes import promote_types
+
+    dimmed = [t.dtype for t in tensors if t.ndim]
+    zero = [t.dtype for t in tensors if not t.ndim]
+    if not dimmed or not zero:
+        return reduce(promote_types, dimmed or zero)
+    d, z = reduce(promote_types, dimmed), reduce(promote_types, zero)
+    order = {"b": 0, "u": 1, "i": 1, "f": 2}
+    return d if order[z.kind] <= order[d.kind] else z
 
 
 def _tensor_args(op: str, *args: Any) -> None:

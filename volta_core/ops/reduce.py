@@ -259,8 +259,8 @@ def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
 
 
 class Prod(Function):
-    def forward(ctx, x, dims=(), keepdim=False):
-        ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+    def forward(ctx, x, dims=(), keepdim=False, full=False):
+        ctx.in_shape, ctx.dims, ctx.keepdim, ctx.full = x.shape, dims, keepdim, full
         ctx.save_for_backward(x)
         return ctx.xp.prod(x, axis=dims, keepdims=keepdim)
 
@@ -277,10 +277,10 @@ class Prod(Function):
         zeros = int(sum(x == 0).item())
         if zeros == 0:
             return g * (Prod.apply(x, dims=dims, keepdim=True) / x)
-        if len(dims) == 1:
+        if not ctx.full:
             return g * _prod_of_others(x, dims[0])
-        if zeros > 1:  # several dims (all of them): two zeros make every gradient 0
-            return x * 0.0
+        if zeros > 1:  # the product of all: two zeros make every gradient 0, even at NaN
+            return x.new_zeros(x.shape)
         return g * _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
 
 
@@ -319,8 +319,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
     if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
         from .elementwise import in_float32
 
-        return in_float32(Prod.apply, x, dims=dims, keepdim=keepdim)
-    return Prod.apply(x, dims=dims, keepdim=keepdim)
+        return in_float32(Prod.apply, x, dims=dims, keepdim=keepdim, full=dim is None)
+    return Prod.apply(x, dims=dims, keepdim=keepdim, full=dim is None)
 
 
 def _amax_dims(op: str, x: Tensor, dim: Dims) -> tuple[int, ...]:
@@ -536,13 +536,14 @@ class VectorNorm(Function):
             keep = _keep_shape(ctx.in_shape, ctx.dims)
             g, y = g.reshape(keep), y.reshape(keep)
         p = ctx.ord
-        if p == 0:
-            return x * 0.0
+        if p == 0:  # zeros, even at inf or NaN
+            return x.new_zeros(x.shape)
         if p == 1:
             return g * x.sign()
         if p in (math.inf, -math.inf):
-            hit = (x.abs() == y).to(x.dtype)
-            return g * x.sign() * (hit / sum(hit, ctx.dims, True))
+            # PyTorch's: split among the ties and the NaNs (a NaN is the max of its row)
+            hit = (x.abs() == y).logical_or(x.isnan())
+            return x.sign() * ((g / sum(hit, ctx.dims, True)) * hit)
         if p < 1:  # PyTorch's form: 0 where x is 0, times norm^(1 - p) (0 for a 0 norm)
             scaled = where(x == 0, 0.0, x.sign() * x.abs() ** (p - 1))
             return scaled * g * y ** (1 - p)

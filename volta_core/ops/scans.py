@@ -80,15 +80,17 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     if not input.dtype.is_floating_point:
         raise DTypeError(f"logcumsumexp: expected a floating tensor, got {input.dtype.name}; "
                          "call .float() first")
+    d = normalize_dim("logcumsumexp", dim, input.ndim)  # a 0-d tensor takes -1 and 0 only
     if input.ndim == 0:
         return input.clone()
-    d = normalize_dim("logcumsumexp", dim, input.ndim)
     if input.dtype.name == "bfloat16":
         return LogCumSumExp.apply(input.float(), dim=d).to("bfloat16")
     return LogCumSumExp.apply(input, dim=d)
 
 
 def _cum_extremum(op: str, x: Tensor, dim: int, high: bool) -> tuple[Tensor, Tensor]:
+    if x.ndim == 0:  # dims -1 and 0 only, as in PyTorch
+        normalize_dim(op, dim, 0)
     if x.ndim == 0 or x.numel() == 0:  # PyTorch checks no dim when there is nothing
         return x.clone(), x.new_zeros(x.shape, dtype="int64")
     d = normalize_dim(op, dim, x.ndim)

@@ -131,6 +131,8 @@ class Cumprod(Function):
     def backward(ctx, g):
         x, y = ctx.saved_tensors
         d = ctx.dim
+        if x.numel() <= 1 or x.shape[d] == 1:  # g itself, even at a NaN x, as in PyTorch
+            return g
         if not ctx.has_zero:
             gy = g * y
             d1 = (d,)
