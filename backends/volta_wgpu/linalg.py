@@ -158,6 +158,8 @@ def vector_norm(x: Array, /, *, axis: Any = None, keepdims: bool = False,
         return R.sum(a if ord == 1 else E.pow(a, float(ord)), **kw)
     # the p-norm scaled by the largest element, so that it neither overflows nor underflows
     p = float(ord)
+    if p != 0 and abs(p) * float(np.finfo(x.dtype.np).max) < 1:  # 1/p overflows the dtype
+        return _tiny_order_norm(a, p, kw)
     m = R.max(a, axis=axis, keepdims=True)
     safe = E.where(E.logical_or(E.equal(m, 0), E.isinf(m)), 1.0, m)
     q = E.divide(a, safe)
@@ -166,6 +168,21 @@ def vector_norm(x: Array, /, *, axis: Any = None, keepdims: bool = False,
     out = E.multiply(s, safe if keepdims else _drop(safe, axis, x.ndim))
     return E.where(E.isinf(R.max(a, **kw)), math.inf, out) if p > 0 else \
         E.pow(R.sum(E.pow(a, p), **kw), 1.0 / p)
+
+
+def _tiny_order_norm(a: Array, p: float, kw: dict) -> Array:
+    """The limit of the ``p``-norm of ``|x|`` (``a``) for an order too close to 0 for the
+    dtype (``1/p`` is past its range): with ``k`` nonzero elements, ``inf`` for ``k > 1``,
+    the one element for ``k == 1`` and 0 for none when ``p > 0``; for ``p < 0``, the
+    element of a single-element vector, else 0."""
+    from .namespace import elementwise as E
+    from .namespace import reduction as R
+    from .namespace.creation import zeros_like
+    if p < 0:
+        m = R.max(a, **kw)
+        return m if a.size == m.size else zeros_like(m)
+    k = R.sum(E.astype(E.not_equal(a, 0), a.dtype), **kw)
+    return E.where(E.greater(k, 1), math.inf, R.max(a, **kw))
 
 
 def _drop(m: Array, axis: Any, ndim: int) -> Array:
