@@ -140,19 +140,33 @@ class Array:
         import volta_wgpu
         return volta_wgpu
 
+    # DLPack: a wgpu buffer has no address another library can import. WebGPU (wgpu-native
+    # and browsers alike) exposes no native handle or device pointer of a buffer (no VkBuffer,
+    # MTLBuffer or ID3D12Resource, no memory export), and the standard's DLPack device types
+    # name no WebGPU memory. So the array is exported as what a kDLCPU consumer (NumPy,
+    # PyTorch on the CPU) can take: a host copy, downloaded when __dlpack__ is called (one
+    # sync). __dlpack_device__ names the device of that capsule, as the consumer needs it
+    # to; copy=False, or any other dl_device, raises BufferError as the standard asks.
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: bool | None = None) -> Any:
-        """A DLPack capsule of a host copy (wgpu buffers cannot be shared in place)."""
+        """A DLPack capsule of a host copy (kDLCPU): a wgpu buffer cannot be shared in
+        place, so ``copy=False`` raises ``BufferError``, as does a ``dl_device`` other
+        than ``(kDLCPU, 0)``."""
         if copy is False:
-            raise BufferError("__dlpack__: a wgpu array can only be exported as a host copy; "
-                              "pass copy=None or copy=True")
+            raise BufferError("__dlpack__: a wgpu buffer cannot be shared with another "
+                              "library; it is exported as a host copy: pass copy=None or "
+                              "copy=True")
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"__dlpack__: a wgpu array is exported to the host only "
+                              f"(dl_device (1, 0), kDLCPU), not to {tuple(dl_device)}")
         host = to_numpy(self)
         if max_version is None:
             return host.__dlpack__()
         return host.__dlpack__(max_version=max_version)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        """``(kDLCPU, 0)``: the exported capsule holds a host copy."""
+        """``(kDLCPU, 0)``: the device of the capsule :meth:`__dlpack__` exports (a host
+        copy; the data itself stays on the wgpu device)."""
         return (1, 0)
 
     def to_device(self, device: Any, stream: Any = None) -> Array:

@@ -3,11 +3,12 @@
 Products, norms, ``diagonal`` and ``trace`` run on the device, and so do ``det``,
 ``slogdet``, ``inv``, ``solve`` (Gaussian elimination with partial pivoting),
 ``cholesky``, ``qr`` (Householder) and ``eigh``/``eigvalsh`` (cyclic Jacobi), one thread
-per matrix (:mod:`.kernels.dense_solve`), for matrices up to ``DEVICE_MAX_N`` (128) on a
+per matrix (:mod:`.kernels.dense_solve`), and ``svd``/``svdvals`` (one-sided Jacobi, one
+workgroup per matrix, :mod:`.kernels.svd`) with ``matrix_rank``, ``pinv`` and the 2-, -2-
+and nuclear ``matrix_norm`` built on them, for matrices up to ``DEVICE_MAX_N`` (128) on a
 side (larger ones go through NumPy on the host); ``inv``, ``solve`` and ``cholesky`` read back
 one flag per matrix to raise NumPy's ``LinAlgError`` for a singular or
-non-positive-definite matrix. ``svd``, ``svdvals`` and ``matrix_rank``, ``pinv`` (built
-on the SVD) are a host round trip through NumPy (one sync each, float32 stays float32).
+non-positive-definite matrix.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ._errors import DTypeError
 from .array import Array, to_numpy
 from .dtypes import DType
 from .kernels import dense_solve as DS
+from .kernels import svd as SVD
 from .namespace.creation import asarray
 from .namespace.linalg import matmul, outer, tensordot, vecdot
 from .namespace.manipulation import matrix_transpose
@@ -156,6 +158,8 @@ def vector_norm(x: Array, /, *, axis: Any = None, keepdims: bool = False,
         return R.sum(a if ord == 1 else E.pow(a, float(ord)), **kw)
     # the p-norm scaled by the largest element, so that it neither overflows nor underflows
     p = float(ord)
+    if p != 0 and abs(p) * float(np.finfo(x.dtype.np).max) < 1:  # 1/p overflows the dtype
+        return _tiny_order_norm(a, p, kw)
     m = R.max(a, axis=axis, keepdims=True)
     safe = E.where(E.logical_or(E.equal(m, 0), E.isinf(m)), 1.0, m)
     q = E.divide(a, safe)
@@ -164,6 +168,21 @@ def vector_norm(x: Array, /, *, axis: Any = None, keepdims: bool = False,
     out = E.multiply(s, safe if keepdims else _drop(safe, axis, x.ndim))
     return E.where(E.isinf(R.max(a, **kw)), math.inf, out) if p > 0 else \
         E.pow(R.sum(E.pow(a, p), **kw), 1.0 / p)
+
+
+def _tiny_order_norm(a: Array, p: float, kw: dict) -> Array:
+    """The limit of the ``p``-norm of ``|x|`` (``a``) for an order too close to 0 for the
+    dtype (``1/p`` is past its range): with ``k`` nonzero elements, ``inf`` for ``k > 1``,
+    the one element for ``k == 1`` and 0 for none when ``p > 0``; for ``p < 0``, the
+    element of a single-element vector, else 0."""
+    from .namespace import elementwise as E
+    from .namespace import reduction as R
+    from .namespace.creation import zeros_like
+    if p < 0:
+        m = R.max(a, **kw)
+        return m if a.size == m.size else zeros_like(m)
+    k = R.sum(E.astype(E.not_equal(a, 0), a.dtype), **kw)
+    return E.where(E.greater(k, 1), math.inf, R.max(a, **kw))
 
 
 def _drop(m: Array, axis: Any, ndim: int) -> Array:
@@ -213,13 +232,23 @@ def _back(a: Array, t: DType) -> Array:
     return a if a.dtype is t else astype(a, t)
 
 
-# one thread factors a whole matrix: past this size NumPy on the host is faster, and a
-# long-running shader risks the driver's watchdog
+# one thread (one workgroup for the SVD) factors a whole matrix: past this size NumPy on the
+# host is faster, and a long-running shader risks the driver's watchdog
 DEVICE_MAX_N = 128
 
 
-def _big(x: Array) -> bool:
-    return max(x.shape[-2:]) > DEVICE_MAX_N
+# Mesa's llvmpipe (lavapipe, and OpenGL on llvmpipe: the CPU standing in for a GPU) ends a
+# shader invocation's loops after 65535 iterations in all, without an error, so there a
+# matrix goes to the device only when the kernel's worst case stays below that
+LLVMPIPE_LOOP_LIMIT = 65535
+
+
+def _big(x: Array, loops: int = 0) -> bool:
+    """True when ``x`` is factored on the host: past ``DEVICE_MAX_N`` on a side, or on
+    llvmpipe when the kernel would run ``loops`` loop iterations or more in one thread."""
+    if max(x.shape[-2:]) > DEVICE_MAX_N:
+        return True
+    return loops >= LLVMPIPE_LOOP_LIMIT and "llvmpipe" in x.engine.name.lower()
 
 
 def _raise_if(flags: Array, op: str, what: str) -> None:
@@ -233,7 +262,7 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     from .namespace.elementwise import contiguous_copy
     from .namespace.manipulation import reshape
     x = _square(x, "cholesky")
-    if _big(x):
+    if _big(x, DS.cholesky_loops(x.shape[-1])):
         low = np.linalg.cholesky(to_numpy(x))
         return _up(np.swapaxes(low, -1, -2) if upper else low, x)
     w, batch, t = _work(x)
@@ -251,7 +280,7 @@ def _elim(x: Array, op: str) -> tuple[Array, tuple, DType]:
 def det(x: Array, /) -> Array:
     """Determinants."""
     from .namespace.manipulation import reshape
-    if _big(_square(x, "det")):
+    if _big(_square(x, "det"), DS.elim_loops(x.shape[-1], 0, False)):
         return _up(np.linalg.det(to_numpy(x)), x)
     d, batch, t = _elim(x, "det")
     return _back(reshape(d[:, 0], batch), t)
@@ -260,7 +289,7 @@ def det(x: Array, /) -> Array:
 def slogdet(x: Array, /) -> SlogdetResult:
     """Sign and log of the absolute value of the determinants."""
     from .namespace.manipulation import reshape
-    if _big(_square(x, "slogdet")):
+    if _big(_square(x, "slogdet"), DS.elim_loops(x.shape[-1], 0, False)):
         r = np.linalg.slogdet(to_numpy(x))
         return SlogdetResult(_up(r.sign, x), _up(r.logabsdet, x))
     d, batch, t = _elim(x, "slogdet")
@@ -270,7 +299,7 @@ def slogdet(x: Array, /) -> SlogdetResult:
 def _solve(a: Array, b: Array, op: str) -> Array:
     """``a^-1 @ b`` for ``a`` (..., n, n) and ``b`` (..., n, k) of one batch shape."""
     from .namespace.manipulation import reshape
-    if _big(a):
+    if _big(a, DS.elim_loops(a.shape[-1], b.shape[-1], True)):
         return _up(np.linalg.solve(to_numpy(a), to_numpy(b)), b)
     w, batch, t = _work(a)
     rhs, _, _ = _work(b)
@@ -314,7 +343,7 @@ def _eigh(x: Array, op: str) -> tuple[Array, Array, DType]:
     from .namespace.manipulation import broadcast_to, expand_dims, reshape
     from .namespace.sorting import argsort
     x = _square(x, op)
-    if _big(x):
+    if _big(x, DS.jacobi_loops(x.shape[-1])):
         vals, vec = np.linalg.eigh(to_numpy(x))
         return _up(vals, x), _up(vec, x), x.dtype
     w, batch, t = _work(x)
@@ -348,7 +377,7 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     x = _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
         raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    if _big(x):
+    if _big(x, DS.qr_loops(*x.shape[-2:])):
         q, r = np.linalg.qr(to_numpy(x), mode=mode)
         return QRResult(_up(q, x), _up(r, x))
     r, batch, t = _work(x)
@@ -361,45 +390,94 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
                     _back(reshape(r, batch + r.shape[1:]), t))
 
 
-# -- host round trips through NumPy ------------------------------------------------------
+# -- the SVD on the device (kernels/svd.py), and what is built on it --------------------
+def _svd(x: Array, op: str, full: bool, uv: bool) -> SVDResult:
+    """U, S (descending), Vh of the matrices in ``x`` (U and Vh None without ``uv``)."""
+    from .namespace.creation import eye, zeros
+    from .namespace.manipulation import broadcast_to, reshape
+    x = _matrices(x, op)
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    if k == 0:  # no singular values; full U and Vh are identities, as NumPy gives
+        s = zeros(x.shape[:-2] + (0,), dtype=x.dtype, device=x.device)
+        if not uv:
+            return SVDResult(None, s, None)
+        mu, nv = (m, n) if full else (0, 0)
+        u = broadcast_to(eye(m, mu, dtype=x.dtype, device=x.device), x.shape[:-2] + (m, mu))
+        vh = broadcast_to(eye(nv, n, dtype=x.dtype, device=x.device), x.shape[:-2] + (nv, n))
+        return SVDResult(_copy(u), s, _copy(vh))
+    if _big(x, SVD.svd_loops(max(m, n), k, full, uv)):
+        if not uv:
+            return SVDResult(None, _up(np.linalg.svd(to_numpy(x), compute_uv=False), x), None)
+        u, s, vh = np.linalg.svd(to_numpy(x), full_matrices=full)
+        return SVDResult(_up(u, x), _up(s, x), _up(vh, x))
+    wide = m < n  # the kernel factors tall matrices: a wide one as its transpose
+    w, batch, t = _work(matrix_transpose(x) if wide else x)
+    u, s, vh = SVD.jacobi_svd(w, full, uv, wide)
+    s = _back(reshape(s, batch + (k,)), t)
+    if not uv:
+        return SVDResult(None, s, None)
+    return SVDResult(_back(reshape(u, batch + u.shape[1:]), t), s,
+                     _back(reshape(vh, batch + vh.shape[1:]), t))
+
+
+def _copy(a: Array) -> Array:
+    from .namespace.elementwise import contiguous_copy
+    return contiguous_copy(a)
+
+
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
-    """Singular value decomposition."""
-    x = _matrices(x, "svd")
-    u, s, vh = np.linalg.svd(to_numpy(x), full_matrices=full_matrices)
-    return SVDResult(_up(u, x), _up(s, x), _up(vh, x))
+    """Singular value decomposition ``x = U @ diag(S) @ Vh``, singular values descending
+    (one-sided Jacobi on the device up to ``DEVICE_MAX_N`` on a side)."""
+    return _svd(x, "svd", full_matrices, True)
 
 
 def svdvals(x: Array, /) -> Array:
-    """Singular values, descending."""
-    x = _matrices(x, "svdvals")
-    return _up(np.linalg.svd(to_numpy(x), compute_uv=False), x)
+    """Singular values, descending (the ``S`` of :func:`svd`, bit for bit)."""
+    return _svd(x, "svdvals", False, False).S
 
 
-def _rtol(rtol: Any, a: np.ndarray) -> Any:
+def _cutoff(s: Array, rtol: Any, shape: tuple) -> Array:
+    """``rtol`` (default ``max(M, N) * eps``) times the largest singular value, per matrix
+    (keepdims)."""
+    from .namespace import elementwise as E
+    from .namespace.manipulation import expand_dims
+    from .namespace.reduction import max as _max
     if rtol is None:
-        return max(a.shape[-2:]) * np.finfo(a.dtype).eps
-    return to_numpy(rtol)[..., None] if isinstance(rtol, Array) else rtol
+        rtol = max(shape[-2:]) * float(np.finfo(s.dtype.np).eps)
+    elif isinstance(rtol, Array):
+        rtol = expand_dims(E.astype(rtol, s.dtype), axis=-1)
+    return E.multiply(_max(s, axis=-1, keepdims=True), rtol)
 
 
 def matrix_rank(x: Array, /, *, rtol: Any = None) -> Array:
     """Number of singular values above ``rtol`` times the largest."""
+    from .namespace import elementwise as E
+    from .namespace.creation import zeros
+    from .namespace.reduction import sum as _sum
     x = _matrices(x, "matrix_rank")
-    a = to_numpy(x)
-    s = np.linalg.svd(a, compute_uv=False)
-    tol = s.max(axis=-1, keepdims=True, initial=0.0) * _rtol(rtol, a)
-    r = np.count_nonzero(s > tol, axis=-1)
-    return asarray(np.asarray(r, np.int64), dtype=D.default_int(), device=x.device)
+    if min(x.shape[-2:]) == 0:
+        return zeros(x.shape[:-2], dtype=D.default_int(), device=x.device)
+    s = svdvals(x)
+    big = E.greater(s, _cutoff(s, rtol, x.shape))
+    return _sum(E.astype(big, D.default_int()), axis=-1)
 
 
 def pinv(x: Array, /, *, rtol: Any = None) -> Array:
-    """Moore-Penrose pseudo-inverse."""
+    """Moore-Penrose pseudo-inverse ``Vh^T @ diag(1/S) @ U^T``, dropping singular values
+    at most ``rtol`` times the largest."""
+    from .namespace import elementwise as E
+    from .namespace.creation import zeros
+    from .namespace.manipulation import expand_dims
     x = _matrices(x, "pinv")
-    a = to_numpy(x)
-    if rtol is None:
-        rtol = max(a.shape[-2:]) * np.finfo(a.dtype).eps
-    elif isinstance(rtol, Array):
-        rtol = to_numpy(rtol)
-    return _up(np.linalg.pinv(a, rtol=rtol), x)
+    m, n = x.shape[-2:]
+    if min(m, n) == 0:
+        return zeros(x.shape[:-2] + (n, m), dtype=x.dtype, device=x.device)
+    u, s, vh = svd(x, full_matrices=False)
+    keep = E.greater(s, _cutoff(s, rtol, x.shape))
+    inv_s = E.where(keep, E.divide(1.0, E.where(keep, s, 1.0)), 0.0)
+    return matmul(E.multiply(matrix_transpose(vh), expand_dims(inv_s, axis=-2)),
+                  matrix_transpose(u))
 
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",

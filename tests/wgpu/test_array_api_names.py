@@ -61,6 +61,27 @@ def test_diff_and_dlpack(xp, check):
     np.testing.assert_array_equal(np.from_dlpack(x), a)
 
 
+def test_dlpack_exports_a_host_copy(xp):
+    import torch
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = xp.asarray(a)
+    assert x.__dlpack_device__() == (1, 0)  # the capsule's device: kDLCPU
+    np.testing.assert_array_equal(np.from_dlpack(x), a)
+    np.testing.assert_array_equal(torch.from_dlpack(x).numpy(), a)
+    x.__dlpack__(dl_device=(1, 0), copy=True, max_version=(1, 0))
+    with pytest.raises(BufferError, match="host copy"):
+        x.__dlpack__(copy=False)
+    with pytest.raises(BufferError, match="kDLCPU"):
+        x.__dlpack__(dl_device=(2, 0))
+    # a wgpu array on its own device needs no copy; anything else is uploaded
+    assert xp.from_dlpack(x, copy=False) is x and xp.from_dlpack(x) is x
+    y = xp.from_dlpack(x, copy=True)
+    assert y is not x and np.array_equal(xp.to_numpy(y), a)
+    with pytest.raises(BufferError, match="alias host memory"):
+        xp.from_dlpack(a, copy=False)
+    np.testing.assert_array_equal(xp.to_numpy(xp.from_dlpack(torch.from_numpy(a))), a)
+
+
 def test_indexing_and_asarray_additions(xp, check):
     x = xp.asarray(5.0)
     check(x[xp.asarray(True)], np.array([5.0], np.float32))

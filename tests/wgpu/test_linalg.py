@@ -119,3 +119,25 @@ def test_matrices_past_the_device_size_go_through_the_host(xp):
                                np.linalg.slogdet(a).logabsdet, rtol=1e-4)
     np.testing.assert_allclose(xp.to_numpy(xp.linalg.inv(xp.asarray(a))) @ a, np.eye(n),
                                atol=1e-3)
+
+
+@pytest.mark.parametrize("n", [40, 64, 100])
+def test_mid_sized_matrices_are_right_on_every_adapter(xp, n):
+    # llvmpipe ends a shader's loops after 65535 iterations; such sizes go to the host there
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    s = a + a.T
+    x = xp.asarray(a)
+    np.testing.assert_allclose(xp.to_numpy(xp.linalg.inv(x)) @ a, np.eye(n), atol=2e-3)
+    np.testing.assert_allclose(xp.to_numpy(xp.linalg.slogdet(x).logabsdet),
+                               np.linalg.slogdet(a).logabsdet, rtol=1e-4)
+    np.testing.assert_allclose(xp.to_numpy(xp.linalg.eigvalsh(xp.asarray(s))),
+                               np.linalg.eigvalsh(s), atol=1e-3)
+    q, r = (xp.to_numpy(t) for t in xp.linalg.qr(x))
+    np.testing.assert_allclose(q @ r, a, atol=1e-4)
+    spd = a @ a.T + n * np.eye(n, dtype=np.float32)
+    low = xp.to_numpy(xp.linalg.cholesky(xp.asarray(spd)))
+    np.testing.assert_allclose(low @ low.T, spd, rtol=1e-4, atol=1e-3)
+    u, sv, vh = (xp.to_numpy(t) for t in xp.linalg.svd(x))
+    np.testing.assert_allclose((u * sv) @ vh, a, atol=1e-4)
+    np.testing.assert_allclose(sv, np.linalg.svd(a, compute_uv=False), rtol=1e-4, atol=1e-4)

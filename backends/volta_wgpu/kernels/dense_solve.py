@@ -270,3 +270,33 @@ def jacobi_eigh(a: Array) -> Array:
     eng.dispatch(kern, struct.pack("<2I", batch, n), [a._st.buffer, v._st.buffer],
                  groups_for(batch))
     return v
+
+
+# -- loop iterations per thread (worst case), for drivers that cap them ---------------------
+# Mesa's llvmpipe (lavapipe, and OpenGL on llvmpipe) ends a shader invocation's loops after
+# 65535 iterations in all, silently: the caller sends larger matrices to the host there.
+def elim_loops(n: int, k: int, gauss_jordan: bool) -> int:
+    """Loop iterations of :func:`eliminate` on one (n, n) matrix with k right-hand sides."""
+    total = 0
+    for c in range(n):
+        total += 1 + (n - c - 1) + n + k
+        total += n + k + n * (1 + n + k) if gauss_jordan else (n - c - 1) * (1 + n - c)
+    return total
+
+
+def cholesky_loops(n: int) -> int:
+    """Loop iterations of :func:`cholesky` on one (n, n) matrix."""
+    return n * n + sum(1 + j + (n - j - 1) * (1 + j) for j in range(n))
+
+
+def qr_loops(m: int, n: int) -> int:
+    """Loop iterations of :func:`householder_qr` on one (m, n) matrix."""
+    total = m + m * m
+    for j in range(min(m, n)):
+        total += 1 + 3 * (m - j) + (n - j) * (1 + 2 * (m - j)) + m * (1 + 2 * (m - j))
+    return total
+
+
+def jacobi_loops(n: int) -> int:
+    """Loop iterations of :func:`jacobi_eigh` on one (n, n) matrix (every sweep run)."""
+    return n + n * n + 40 * (1 + n + n * (n - 1) // 2 * (1 + 3 * n))

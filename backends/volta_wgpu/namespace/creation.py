@@ -268,10 +268,18 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
-    """An Array from any object with ``__dlpack__`` (always a copy onto the device)."""
+    """An Array from any object with ``__dlpack__``: a volta_wgpu Array on the same device
+    is taken as it is (unless ``copy=True``); anything else is copied onto the device
+    (wgpu buffers cannot alias host memory, so ``copy=False`` raises ``BufferError``)."""
+    if isinstance(x, Array):
+        same = device is None or as_device(device) == x.device
+        if same and not copy:
+            return x
+        if copy is False:
+            raise BufferError(f"from_dlpack: moving an array from {x.device} to {device} "
+                              f"needs a copy; pass copy=None or copy=True")
+        return asarray(x, device=device, copy=True)
     if copy is False:
         raise BufferError("from_dlpack: wgpu arrays cannot alias host memory; pass "
                           "copy=None or copy=True")
-    if isinstance(x, Array):
-        return asarray(x, device=device, copy=True)
     return asarray(np.from_dlpack(x), device=device)
