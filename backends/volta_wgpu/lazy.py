@@ -35,6 +35,7 @@ import weakref
 from typing import Any
 
 from . import codegen as cg
+from . import dtypes as D
 from .dtypes import DType
 from .engine import Engine, groups_for
 from .layout import broadcast_shapes, broadcast_strides, collapse, prod
@@ -356,8 +357,11 @@ def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
     for j in range(nl):
         ops.append((f"o{j}", at_off + 1 + j, 1 + rank * (2 + j)))
     at_sc = at_off + 1 + nl
-    words = at_sc + len(g.scalars)
-    body = [f"  if (gi >= {cg.word(0)}) {{ return; }}", cg.strided_offsets(rank, 1, ops)]
+    at_z = at_sc + len(g.scalars)  # an always-zero word the compiler cannot see through
+    words = at_z + 1
+    body = [f"  if (gi >= {cg.word(0)}) {{ return; }}", cg.strided_offsets(rank, 1, ops),
+            f"  let oz = {cg.word(at_z)};"]
+    used = {idx for refs in g.refs for kind, idx in refs if kind == "n"}
     for j, (st, dt, *_r) in enumerate(g.leaves):
         body.append(f"  let l{j} = {cg.load(dt, f'{g.binding(st, dt)}[u32(o{j})]')};")
     chunks: list[str] = []
@@ -366,7 +370,7 @@ def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
         vals = []
         for i, ((kind, idx), c) in enumerate(zip(refs, node.casts)):
             if kind == "n":
-                v, t = f"t{idx}", g.nodes[idx].dtype
+                v, t = f"q{idx}", g.nodes[idx].dtype
             elif kind == "l":
                 v, t = f"l{idx}", g.leaves[idx][1]
             else:
@@ -378,6 +382,8 @@ def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
         T = node.casts[0].wgsl if node.casts else node.dtype.wgsl
         e = node.expr.format(*vals, T=T, R=node.dtype.wgsl)
         body.append(f"  let t{k}: {node.dtype.wgsl} = {e};")
+        if k in used:
+            body.append(f"  let q{k} = {_opaque(f't{k}', node.dtype)};")  # not u32
         chunks += _helper_chunks(node.helpers, node.casts[0] if node.casts else node.dtype)
     body.append(f"  out[u32(oo)] = {cg.store(out, f't{len(g.nodes) - 1}')};")
     seen: set = set()
@@ -394,6 +400,25 @@ def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
                      [(f"in{b}", dt) for b, (_, dt) in enumerate(g.bufs)])
            + lib + hs + "\n" + main)
     return src, words
+
+
+def _opaque(v: str, t: DType) -> str:
+    """``v`` unchanged, through an identity the compiler cannot see through (``oz`` is a
+    metadata word that is always 0).
+
+    Eager kernels store every result, so the next op reads it from memory; a fused kernel
+    must keep the compiler from optimizing across op boundaries as well, or results
+    differ: a driver contracts one op's ``a * b`` and the next op's ``+ c`` into an FMA
+    (NVIDIA), or folds ``select(x, m, x < m)`` (a ``less`` feeding a ``where``) into a
+    ``max`` that drops NaN (OpenGL llvmpipe).
+    """
+    if t is D.bool:
+        return f"({v} != (oz != 0u))"
+    if t is D.float32:
+        return f"bitcast<f32>(bitcast<u32>({v}) ^ oz)"
+    if t.kind == "f":  # float16/64 (no bitcast to u32): times an opaque 1, which is exact
+        return f"({v} * {t.wgsl}(1u - oz))"
+    return v  # integers: exact; nothing to fold across ops
 
 
 def _signature(g: _Graph, rank: int) -> tuple:
@@ -496,6 +521,7 @@ def _launch(g: _Graph, node: Node, out: Any) -> Any:
     head.append(out_off)
     head.extend(off for _s, _d, _sh, _st, off in g.leaves)
     head.extend(scalar_word(v, t) for v, t in g.scalars)
+    head.append(0)  # oz
     meta = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
     try:
         kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
