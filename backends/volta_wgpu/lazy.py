@@ -71,6 +71,21 @@ def is_lazy() -> bool:
     return _enabled
 
 
+class lazy_scope:  # noqa: N801 - used as a function: ``with lazy_scope():``
+    """A context with lazy mode on inside, restored after (what ``vt.compile`` runs a call
+    in). ``VOLTA_WGPU_EAGER=1`` in the environment keeps it off, for debugging."""
+
+    def __enter__(self) -> None:
+        global _enabled
+        self.was = _enabled
+        if os.environ.get("VOLTA_WGPU_EAGER", "") in ("", "0"):
+            _enabled = True
+
+    def __exit__(self, *exc: Any) -> None:
+        global _enabled
+        _enabled = self.was
+
+
 class Node:
     """One recorded elementwise op.
 
