@@ -198,6 +198,9 @@ class Engine:
         # other work is recorded; nonzero while a fused kernel is being recorded
         self._lazy_pending: list = []
         self._lazy_busy = 0
+        # ids of the buffers pending graphs read: a dispatch or copy that writes none of
+        # them leaves the graphs pending (what they read cannot change)
+        self._lazy_reads: set = set()
         # after an out-of-range index (as a CUDA context after a device-side assert), the
         # results it may have spoiled stay unreadable: buffers written since the last
         # checked readback, and what is later computed from them (id(buffer) -> message)
@@ -284,6 +287,15 @@ class Engine:
         """Materialize the pending (lazily recorded) arrays: a sync point for lazy mode."""
         from .lazy import run_pending
         run_pending(self)
+
+    def _lazy_write(self, written: Any) -> None:
+        """Before recording work that writes the buffers ``written``: materialize the
+        pending arrays if any of them may read one of those buffers."""
+        reads = self._lazy_reads
+        for b in written:
+            if id(b) in reads:
+                self._run_lazy()
+                return
 
     def _drain(self) -> None:
         """Pool the buffers queued by ``Storage.__del__`` (the caller holds the lock)."""
@@ -435,7 +447,7 @@ class Engine:
     def copy(self, src: Storage, src_off: int, dst: Storage, dst_off: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
         if self._lazy_pending and not self._lazy_busy:
-            self._run_lazy()
+            self._lazy_write((dst.buffer,))
         with self._lock:
             enc = self._get_encoder()
             self._end_pass()
@@ -522,7 +534,7 @@ class Engine:
             groups: workgroup counts ``(x, y, z)``.
         """
         if self._lazy_pending and not self._lazy_busy:
-            self._run_lazy()
+            self._lazy_write(buffers[:kernel.n_write])
         with self._lock:
             off = self._meta_used
             if off + kernel.meta_bytes > META_CAPACITY:
@@ -539,7 +551,7 @@ class Engine:
         ``packer`` is a :class:`struct.Struct`; nothing is allocated for the metadata.
         """
         if self._lazy_pending and not self._lazy_busy:
-            self._run_lazy()
+            self._lazy_write(buffers[:kernel.n_write])
         with self._lock:
             off = self._meta_used
             if off + kernel.meta_bytes > META_CAPACITY:
