@@ -191,6 +191,7 @@ class Engine:
         self._off = _ffi.new("uint32_t[1]") if _ffi is not None else None
         self._lock = threading.RLock()
         self.dispatch_count = 0
+        self.submit_count = 0  # queue submissions (flushes with work)
         # [flag, bad index, axis size, 0], set by index kernels (a GPU kernel cannot
         # raise): read back with every readback and raised there, as CUDA does
         self._err: Any = None
@@ -308,6 +309,7 @@ class Engine:
                 break
             size = buf.size
             self._allocated -= size
+            self._lazy_reads.discard(id(buf))  # no pending graph reads a freed buffer
             bufs = pool.get(size)
             if bufs is None:
                 pool[size] = [buf]
@@ -619,6 +621,7 @@ class Engine:
             self._encoder = None
             self._meta_used = 0
             self.queue.submit([cb])
+            self.submit_count += 1
             pool = self._pool
             for size, bufs in self._dirty.items():
                 free = pool.get(size)

@@ -478,6 +478,9 @@ class Fused:
                    + "\n}\n")
         self.reads = [(f"in{b}", dt) for b, (_, dt) in enumerate(g.bufs)]
         self.buffers = [b for b, _ in g.bufs]
+        # the leaves' storages, alive until the kernel is recorded: running the pending
+        # graphs first (a dispatch may) drops the graphs' own references
+        self.storages = [st for st, *_r in g.leaves]
         self.ops = [x.op for x in g.nodes]
 
     def source(self, host: str) -> str:
