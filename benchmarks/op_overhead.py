@@ -8,7 +8,10 @@ printed. The two are timed alternately, run by run, in one process, so load on a
 machine falls on both alike.
 
 Usage: python benchmarks/op_overhead.py [--ops 100] [--repeat 50] [--threads 1]
-    [--json out.json]
+    [--json out.json] [--device wgpu [--lazy on|off] [--compile]]
+
+On wgpu, ``--lazy`` sets the backend's lazy fusion, ``--compile`` runs the chain's forward
+and backward through ``vt.compile``, and the dispatches per chain are printed.
 """
 
 from __future__ import annotations
@@ -45,15 +48,18 @@ def time_lib(lib, make_leaf, n_ops: int, repeat: int, sync=lambda: None) -> floa
 
 
 def time_libs(libs: dict, n_ops: int, repeat: int) -> dict[str, float]:
-    """``time_lib`` for several ``name: (lib, make_leaf, sync)``, alternating run by run."""
+    """``time_lib`` for several ``name: (lib, make_leaf, sync[, run])``, alternating run by
+    run; ``run(x)``, when given, replaces the chain's forward and backward."""
     samples: dict[str, list[float]] = {name: [] for name in libs}
     for _ in range(repeat + 5):
-        for name, (lib, make_leaf, sync) in libs.items():
+        for name, (lib, make_leaf, sync, *run) in libs.items():
             x = make_leaf()
             sync()
             t0 = time.perf_counter()
-            loss = chain(lib, x, n_ops)
-            loss.backward()
+            if run:
+                run[0](x)
+            else:
+                chain(lib, x, n_ops).backward()
             sync()
             samples[name].append((time.perf_counter() - t0) / n_ops * 1e6)
     return {name: statistics.median(s[5:]) for name, s in samples.items()}
@@ -67,15 +73,24 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1,
                         help="CPU threads of both frameworks")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--lazy", choices=("on", "off"), default=None,
+                        help="wgpu: lazy fusion on or off (default: the backend's default)")
+    parser.add_argument("--compile", action="store_true",
+                        help="run Volta's chain through vt.compile")
     args = parser.parse_args()
 
     import volta_core as vt
+
+    if args.lazy is not None and args.device.startswith("wgpu"):
+        vt.wgpu.set_lazy(args.lazy == "on")
 
     vt.set_num_threads(args.threads)
     results = {"machine": platform.processor() or platform.machine(), "device": args.device,
                "threads": args.threads}
     libs = {"volta": (vt, lambda: vt.randn(16, device=args.device, requires_grad=True),
                       vt.device(args.device).synchronize)}
+    if args.compile:  # forward and backward inside one compiled function
+        libs["volta"] += (vt.compile(lambda x: chain(vt, x, args.ops).backward()),)
     try:
         import torch
     except ImportError:
@@ -90,7 +105,19 @@ def main() -> None:
                          torch.cuda.synchronize if tdev == "cuda" else (lambda: None))
     us = time_libs(libs, args.ops, args.repeat)
     volta_us = results["volta_us_per_op"] = us["volta"]
-    print(f"volta  ({args.device}, {args.threads} threads): {volta_us:8.2f} us/op "
+    mode = ""
+    if args.device.startswith("wgpu"):
+        from volta_wgpu.engine import get_engine
+
+        eng = get_engine()
+        d0 = eng.dispatch_count
+        time_libs({"volta": libs["volta"]}, args.ops, 1)
+        results["lazy"] = vt.wgpu.is_lazy() or args.compile
+        results["dispatches_per_run"] = (eng.dispatch_count - d0) // 6
+        mode = (f", lazy {'on' if results['lazy'] else 'off'}"
+                f"{' (compile)' if args.compile else ''}, "
+                f"{results['dispatches_per_run']} dispatches per chain")
+    print(f"volta  ({args.device}, {args.threads} threads{mode}): {volta_us:8.2f} us/op "
           "(forward + backward, median)")
     if torch is not None:
         torch_us = us["torch"]

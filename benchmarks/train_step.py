@@ -140,14 +140,31 @@ def data(cfg: dict[str, Any], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return x, y.astype(np.int64)
 
 
-def volta_step(cfg: dict[str, Any], device: str) -> Callable[[], float]:
-    """Return a function running one Volta training step (returns the loss)."""
+def volta_step(cfg: dict[str, Any], device: str,
+               compiled: bool = False) -> Callable[[], float]:
+    """Return a function running one Volta training step (returns the loss); with
+    ``compiled`` the model goes through ``vt.compile``."""
     vt.manual_seed(0)
     model = build(nn, cfg).to(device)
+    if compiled:
+        model = vt.compile(model)
     xs, ys = data(cfg)
     x, y = vt.tensor(xs, device=device), vt.tensor(ys, device=device)
     opt = optimizer(vt.optim, model.parameters(), cfg)
     return training_step(model, x, y, opt, nn.CrossEntropyLoss())
+
+
+def wgpu_work(step: Callable[[], float]) -> dict[str, int]:
+    """GPU dispatches and queue submissions of one more ``step`` on wgpu (the submission
+    of the synchronize after it included)."""
+    from volta_wgpu.engine import get_engine
+
+    eng = get_engine()
+    vt.wgpu.synchronize()
+    d, s = eng.dispatch_count, eng.submit_count
+    step()
+    vt.wgpu.synchronize()
+    return {"dispatches": eng.dispatch_count - d, "submits": eng.submit_count - s}
 
 
 def torch_step(cfg: dict[str, Any], device: str) -> Callable[[], float] | None:
@@ -188,8 +205,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None,
                         help="CPU threads of both frameworks (default: Volta's default)")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
+    parser.add_argument("--lazy", choices=("on", "off"), default=None,
+                        help="wgpu: lazy fusion on or off (default: the backend's default)")
+    parser.add_argument("--compile", action="store_true",
+                        help="run Volta's model through vt.compile (wgpu: lazy in forward)")
     args, rest = parser.parse_known_args(argv)
     threads = set_threads(args.threads)
+    if args.lazy is not None and args.device.startswith("wgpu"):
+        vt.wgpu.set_lazy(args.lazy == "on")
     if args.device.startswith("cuda") and not args.models:
         # the CUDA acceptance models (MLP 4096, ResNet-18, transformer) live next door
         from train_step_models import main as cuda_main
@@ -205,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name in names:
         cfg = models[name]
-        steps = {"volta": volta_step(cfg, args.device)}
+        steps = {"volta": volta_step(cfg, args.device, args.compile)}
         syncs: dict[str, Callable[[], None]] = {"volta": dev.synchronize}
         ts = torch_step(cfg, args.device)
         if ts is not None:
@@ -222,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             row.update(torch_ms=med["torch"] * 1e3, ratio=med["volta"] / med["torch"],
                        torch_threads=torch.get_num_threads())
         row["volta_threads"] = threads
+        if args.device.startswith("wgpu"):
+            row.update(wgpu_work(steps["volta"]), lazy=vt.wgpu.is_lazy())
         results.append(row)
     if args.json:
         print(json.dumps(results, indent=2))
@@ -232,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
             if "torch_ms" in r:
                 line += (f" | torch ({r['torch_device']}, {r['torch_threads']} threads) "
                          f"{r['torch_ms']:8.3f} ms | ratio {r['ratio']:.2f}x")
+            if "dispatches" in r:
+                line += (f" | lazy {'on' if r['lazy'] else 'off'}: {r['dispatches']} "
+                         f"dispatches, {r['submits']} submits per step")
             print(line)
     return 0
 

@@ -1,13 +1,17 @@
-"""``vt.compile`` and ``vt.compiler``: PyTorch's compiler entry points, as passthroughs.
+"""``vt.compile`` and ``vt.compiler``: PyTorch's compiler entry points.
 
-Volta has no graph compiler at this API: the wgpu backend fuses lazily on its own, and
-the other backends run eagerly. ``vt.compile(model)`` therefore returns ``model`` itself
-(PyTorch returns a wrapper whose ``state_dict`` keys gain an ``_orig_mod.`` prefix;
-Volta's keep theirs), and accepts PyTorch's keyword arguments so ported code runs.
+Volta traces nothing at this API. On the wgpu backend, ``vt.compile(model_or_fn)`` runs
+each call with the backend's lazy engine on (elementwise chains and their reductions are
+recorded and run as fused kernels, see ``volta_wgpu.lazy``); elsewhere it changes nothing.
+A Module is returned itself, its ``forward`` wrapped on the instance (PyTorch returns a
+wrapper whose ``state_dict`` keys gain an ``_orig_mod.`` prefix; Volta's keep theirs); a
+function comes back wrapped. PyTorch's keyword arguments are accepted so ported code runs.
+``VOLTA_WGPU_EAGER=1`` keeps every op eager, compiled or not (for debugging).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -18,12 +22,17 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
             dynamic: bool | None = None, backend: str | Callable = "inductor",
             mode: str | None = None, options: dict[str, Any] | None = None,
             disable: bool = False, **kwargs: Any) -> Any:
-    """Return ``model`` unchanged (a documented passthrough, see the module docstring).
+    """Run ``model`` with the wgpu backend's lazy fusion on (see the module docstring).
 
     Args:
         model: a module or function; when None, returns a decorator that does the same.
-        fullgraph, dynamic, backend, mode, options, disable: PyTorch's options, checked
-            as PyTorch checks them and otherwise ignored.
+        fullgraph, dynamic, backend, mode, options: PyTorch's options, checked as PyTorch
+            checks them and otherwise ignored.
+        disable: True returns ``model`` unchanged.
+
+    Returns:
+        A Module: ``model`` itself, whose calls now run lazily on wgpu. A function: a
+        wrapper that does.
     """
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
@@ -37,7 +46,61 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
     if not callable(model):
         raise RuntimeError("compile(): model must be callable (a Module or a function), got "
                            f"{type(model).__name__}")
-    return model
+    if disable:
+        return model
+    from .nn.module import Module
+    if isinstance(model, Module):
+        if not isinstance(model.__dict__.get("forward"), _LazyForward):
+            object.__setattr__(model, "forward", _LazyForward(model))
+        return model
+
+    @functools.wraps(model)
+    def compiled(*args: Any, **kw: Any) -> Any:
+        with _lazy():
+            return model(*args, **kw)
+    return compiled
+
+
+class _Lazy:
+    """Context: the wgpu backend's lazy mode on inside (when that backend is loaded)."""
+
+    backend: Any = False  # the wgpu backend once looked up; None when there is none
+
+    def __enter__(self) -> None:
+        b = _Lazy.backend
+        if b is False:
+            try:
+                from .backend.registry import backend_for_type
+                b = backend_for_type("wgpu")
+                b = b if hasattr(b, "lazy_scope") else None
+            except Exception:  # no wgpu backend here: a passthrough
+                b = None
+            _Lazy.backend = b
+        self.scope = b.lazy_scope() if b is not None else None
+        if self.scope is not None:
+            self.scope.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.scope is not None:
+            self.scope.__exit__(*exc)
+
+
+def _lazy() -> _Lazy:
+    return _Lazy()
+
+
+class _LazyForward:
+    """A compiled Module's ``forward``: the class's forward under :class:`_Lazy`.
+
+    Holds the module, not a bound method, so deepcopy and pickle rebind it to the copy.
+    """
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        with _lazy():
+            return type(self.module).forward(self.module, *args, **kw)
 
 
 def is_compiling() -> bool:

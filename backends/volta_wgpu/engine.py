@@ -191,6 +191,7 @@ class Engine:
         self._off = _ffi.new("uint32_t[1]") if _ffi is not None else None
         self._lock = threading.RLock()
         self.dispatch_count = 0
+        self.submit_count = 0  # queue submissions (flushes with work)
         # [flag, bad index, axis size, 0], set by index kernels (a GPU kernel cannot
         # raise): read back with every readback and raised there, as CUDA does
         self._err: Any = None
@@ -198,6 +199,9 @@ class Engine:
         # other work is recorded; nonzero while a fused kernel is being recorded
         self._lazy_pending: list = []
         self._lazy_busy = 0
+        # ids of the buffers pending graphs read: a dispatch or copy that writes none of
+        # them leaves the graphs pending (what they read cannot change)
+        self._lazy_reads: set = set()
         # after an out-of-range index (as a CUDA context after a device-side assert), the
         # results it may have spoiled stay unreadable: buffers written since the last
         # checked readback, and what is later computed from them (id(buffer) -> message)
@@ -285,6 +289,15 @@ class Engine:
         from .lazy import run_pending
         run_pending(self)
 
+    def _lazy_write(self, written: Any) -> None:
+        """Before recording work that writes the buffers ``written``: materialize the
+        pending arrays if any of them may read one of those buffers."""
+        reads = self._lazy_reads
+        for b in written:
+            if id(b) in reads:
+                self._run_lazy()
+                return
+
     def _drain(self) -> None:
         """Pool the buffers queued by ``Storage.__del__`` (the caller holds the lock)."""
         freed = self._freed
@@ -296,6 +309,7 @@ class Engine:
                 break
             size = buf.size
             self._allocated -= size
+            self._lazy_reads.discard(id(buf))  # no pending graph reads a freed buffer
             bufs = pool.get(size)
             if bufs is None:
                 pool[size] = [buf]
@@ -435,7 +449,7 @@ class Engine:
     def copy(self, src: Storage, src_off: int, dst: Storage, dst_off: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
         if self._lazy_pending and not self._lazy_busy:
-            self._run_lazy()
+            self._lazy_write((dst.buffer,))
         with self._lock:
             enc = self._get_encoder()
             self._end_pass()
@@ -522,7 +536,7 @@ class Engine:
             groups: workgroup counts ``(x, y, z)``.
         """
         if self._lazy_pending and not self._lazy_busy:
-            self._run_lazy()
+            self._lazy_write(buffers[:kernel.n_write])
         with self._lock:
             off = self._meta_used
             if off + kernel.meta_bytes > META_CAPACITY:
@@ -539,7 +553,7 @@ class Engine:
         ``packer`` is a :class:`struct.Struct`; nothing is allocated for the metadata.
         """
         if self._lazy_pending and not self._lazy_busy:
-            self._run_lazy()
+            self._lazy_write(buffers[:kernel.n_write])
         with self._lock:
             off = self._meta_used
             if off + kernel.meta_bytes > META_CAPACITY:
@@ -607,6 +621,7 @@ class Engine:
             self._encoder = None
             self._meta_used = 0
             self.queue.submit([cb])
+            self.submit_count += 1
             pool = self._pool
             for size, bufs in self._dirty.items():
                 free = pool.get(size)

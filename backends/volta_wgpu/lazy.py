@@ -7,13 +7,19 @@ nodes), casts and result dtype. A pending array has contiguous strides and offse
 the eager result would.
 
 A pending array is materialized when its buffer is needed: any access to ``Array._st``
-(every non-elementwise op, a view, a host read), and every pending array of an engine is
-materialized before the engine records any other dispatch, copy or readback, so the
-order of reads and writes is the eager order (a later in-place write cannot change what
-a pending op reads). Materializing generates one WGSL kernel for the graph under the
-array: leaves (materialized arrays, read through their own broadcast strides and offsets)
-and scalars (metadata words) feed one ``let`` per node, each the same expression, casts
-and helper functions the eager kernel uses, so results are the same bit for bit. The
+(every non-elementwise op, a view, a host read). Every pending array of an engine is
+materialized before a readback, and before any other dispatch or copy that writes a
+buffer a pending graph reads (``Engine._lazy_reads``: the leaves' buffers, and the
+results of nodes materialized meanwhile), so a later in-place write cannot change what a
+pending op reads; work that writes only fresh buffers (most kernels) leaves the graphs
+pending, so they keep growing across matmuls and reductions. A reduction or softmax of a
+pending array computes it inside its own kernel (:class:`Fused`) and leaves it pending.
+
+Materializing generates one WGSL kernel for the graph under the array: leaves
+(materialized arrays, read through their own broadcast strides and offsets) and scalars
+(metadata words) feed one ``let`` per node, each the same expression, casts and helper
+functions the eager kernel uses, so results are the same bit for bit (each node's value
+passes to the next through an opaque identity, see :func:`_opaque`). The
 pipeline is cached by the graph's signature (expressions, dtypes, rank, leaf and scalar
 layout), so a repeated step compiles nothing; shapes, strides and scalars are metadata.
 
@@ -35,6 +41,7 @@ import weakref
 from typing import Any
 
 from . import codegen as cg
+from . import dtypes as D
 from .dtypes import DType
 from .engine import Engine, groups_for
 from .layout import broadcast_shapes, broadcast_strides, collapse, prod
@@ -68,6 +75,21 @@ def set_lazy(enabled: bool) -> None:
 def is_lazy() -> bool:
     """Whether elementwise ops on wgpu arrays are recorded lazily."""
     return _enabled
+
+
+class lazy_scope:  # noqa: N801 - used as a function: ``with lazy_scope():``
+    """A context with lazy mode on inside, restored after (what ``vt.compile`` runs a call
+    in). ``VOLTA_WGPU_EAGER=1`` in the environment keeps it off, for debugging."""
+
+    def __enter__(self) -> None:
+        global _enabled
+        self.was = _enabled
+        if os.environ.get("VOLTA_WGPU_EAGER", "") in ("", "0"):
+            _enabled = True
+
+    def __exit__(self, *exc: Any) -> None:
+        global _enabled
+        _enabled = self.was
 
 
 class Node:
@@ -196,6 +218,7 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     arr = _array_type()(None, node.shape, out_dtype)
     arr._node = node
     with eng._lock:  # run_pending swaps the list under the lock
+        eng._lazy_reads.update(b for b, _dt in node.bufs)
         pend = eng._lazy_pending
         pend.append(weakref.ref(arr))
         if len(pend) > MAX_PENDING:
@@ -221,6 +244,8 @@ def run_pending(eng: Engine, reads: Any = None, skip: Any = None) -> None:
                 continue
             a._s = materialize(a._node)
             a._node = None
+        if not eng._lazy_pending:
+            eng._lazy_reads.clear()
 
 
 def _reads(node: Node, buf: Any) -> bool:
@@ -349,24 +374,32 @@ def _contig(shape: tuple) -> tuple:
     return contiguous_strides(shape)
 
 
-def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
+def _program(g: _Graph, rank: int, base: int, out: bool) -> tuple[list[str], int, str, set]:
+    """WGSL lines computing the graph's root as ``t{last}`` at the linear index ``gi``.
+
+    Metadata from word ``base``: the (collapsed) shape, the strides of the output (with
+    ``out``) and of each leaf, the offsets in the same order, the scalars, and ``oz``.
+    Returns the lines, the word after the block, the helper functions and the types.
+    """
     nl = len(g.leaves)
-    at_off = 1 + rank + rank * (1 + nl)
-    ops = [("oo", at_off, 1 + rank)]
+    no = 1 if out else 0
+    at_off = base + rank + rank * (no + nl)
+    ops = [("oo", at_off, base + rank)] if out else []
     for j in range(nl):
-        ops.append((f"o{j}", at_off + 1 + j, 1 + rank * (2 + j)))
-    at_sc = at_off + 1 + nl
-    words = at_sc + len(g.scalars)
-    body = [f"  if (gi >= {cg.word(0)}) {{ return; }}", cg.strided_offsets(rank, 1, ops)]
+        ops.append((f"o{j}", at_off + no + j, base + rank * (1 + no + j)))
+    at_sc = at_off + no + nl
+    at_z = at_sc + len(g.scalars)  # an always-zero word the compiler cannot see through
+    body = [cg.strided_offsets(rank, base, ops), f"  let oz = {cg.word(at_z)};"]
+    used = {idx for refs in g.refs for kind, idx in refs if kind == "n"}
     for j, (st, dt, *_r) in enumerate(g.leaves):
         body.append(f"  let l{j} = {cg.load(dt, f'{g.binding(st, dt)}[u32(o{j})]')};")
     chunks: list[str] = []
-    types = {out} | {dt for _, dt in g.bufs}
+    types = {dt for _, dt in g.bufs} | {g.nodes[-1].dtype}
     for k, (node, refs) in enumerate(zip(g.nodes, g.refs)):
         vals = []
         for i, ((kind, idx), c) in enumerate(zip(refs, node.casts)):
             if kind == "n":
-                v, t = f"t{idx}", g.nodes[idx].dtype
+                v, t = f"q{idx}", g.nodes[idx].dtype
             elif kind == "l":
                 v, t = f"l{idx}", g.leaves[idx][1]
             else:
@@ -378,22 +411,132 @@ def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
         T = node.casts[0].wgsl if node.casts else node.dtype.wgsl
         e = node.expr.format(*vals, T=T, R=node.dtype.wgsl)
         body.append(f"  let t{k}: {node.dtype.wgsl} = {e};")
+        if k in used:
+            body.append(f"  let q{k} = {_opaque(f't{k}', node.dtype)};")  # not u32
         chunks += _helper_chunks(node.helpers, node.casts[0] if node.casts else node.dtype)
-    body.append(f"  out[u32(oo)] = {cg.store(out, f't{len(g.nodes) - 1}')};")
-    seen: set = set()
-    hsrc = []
-    for c in chunks:
-        if c not in seen:
-            seen.add(c)
-            hsrc.append(c)
-    hs = "\n".join(hsrc)
-    main = cg.main_1d("\n".join(body))
+    hsrc = list(dict.fromkeys(chunks))  # each helper once, in order
     from .kernels.f64_math import F64_SRC
-    lib = F64_SRC if "_f64p(" in ("\n".join(body) + hs) else ""
-    src = (cg.header(types, words, [("out", out)],
+    if "_f64p(" in ("\n".join(body) + "\n".join(hsrc)):
+        hsrc.insert(0, F64_SRC)
+    return body, at_z + 1, hsrc, types
+
+
+def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
+    body, words, lib, types = _program(g, rank, 1, True)
+    body.insert(0, f"  if (gi >= {cg.word(0)}) {{ return; }}")
+    body.append(f"  out[u32(oo)] = {cg.store(out, f't{len(g.nodes) - 1}')};")
+    src = (cg.header(types | {out}, words, [("out", out)],
                      [(f"in{b}", dt) for b, (_, dt) in enumerate(g.bufs)])
-           + lib + hs + "\n" + main)
+           + "\n".join(lib) + "\n" + cg.main_1d("\n".join(body)))
     return src, words
+
+
+def _meta(g: _Graph, shape: tuple, out: tuple | None) -> tuple[int, list[int]]:
+    """The rank and the metadata words of :func:`_program` (after ``n``) over ``shape``;
+    ``out`` is the output's ``(strides, offset)`` or None."""
+    strides = [broadcast_strides(sh, st, shape) for _s, _d, sh, st, _o in g.leaves]
+    if out is not None:
+        strides.insert(0, out[0])
+    cshape, cstrides = collapse(shape, strides)
+    head = [*cshape]
+    for st in cstrides:
+        head.extend(st)
+    if out is not None:
+        head.append(out[1])
+    head.extend(off for _s, _d, _sh, _st, off in g.leaves)
+    from .kernels.mapkernel import scalar_word
+    head.extend(scalar_word(v, t) for v, t in g.scalars)
+    head.append(0)  # oz
+    return len(cshape), head
+
+
+class Fused:
+    """A pending array as a WGSL function ``fn NAME(gi: u32) -> T``, its element ``gi``
+    (row-major), for a kernel that reads it (a reduction) in place of a buffer.
+
+    Attributes:
+        fn, helpers: the function and the helper functions it calls (module scope; see
+            :meth:`source`).
+        reads: ``(binding name, dtype)`` of the buffers it reads, to declare after the
+            kernel's own; ``buffers`` the buffers to bind there.
+        words: metadata words to append after the kernel's own (at word ``base``).
+        key: the graph's signature, for the kernel's cache key.
+        types: the dtypes it uses (for the ``enable`` lines).
+    """
+
+    def __init__(self, arr: Any, name: str, base: int) -> None:
+        node = arr._node
+        g = _Graph(node)
+        rank, self.words = _meta(g, arr.shape, None)
+        self.key = _signature(g, rank)
+        body, _end, lib, self.types = _program(g, rank, base, False)
+        last = len(g.nodes) - 1
+        # opaque as a stored result would be: no FMA with the reduction's own sum
+        body.append(f"  return {_opaque(f't{last}', node.dtype)};")
+        self.helpers = lib
+        self.fn = (f"fn {name}(gi: u32) -> {node.dtype.wgsl} {{\n" + "\n".join(body)
+                   + "\n}\n")
+        self.reads = [(f"in{b}", dt) for b, (_, dt) in enumerate(g.bufs)]
+        self.buffers = [b for b, _ in g.bufs]
+        # the leaves' storages, alive until the kernel is recorded: running the pending
+        # graphs first (a dispatch may) drops the graphs' own references
+        self.storages = [st for st, *_r in g.leaves]
+        self.ops = [x.op for x in g.nodes]
+
+    def source(self, host: str) -> str:
+        """The function and the helpers that the kernel source ``host`` lacks."""
+        return "\n".join(h for h in self.helpers if h not in host) + "\n" + self.fn
+
+
+def fuse(x: Any, name: str, base: int) -> Fused | None:
+    """``x`` (pending) as :class:`Fused`; None when its leaves need too many bindings."""
+    f = Fused(x, name, base)
+    return f if len(f.buffers) <= _max_bufs(x.engine) else None
+
+
+def dispatch(f: Fused, key: Any, make: Any, words: list, out: Any, groups: tuple) -> bool:
+    """Record a kernel that reads the pending array of ``f`` through its function and
+    writes the fresh array ``out``: metadata ``words`` then ``f.words``; bindings ``out``
+    then ``f.buffers``. ``make()`` returns the source as :meth:`Engine.kernel` wants. False
+    (nothing recorded: the caller runs it unfused) when the kernel does not compile."""
+    eng = out.engine
+
+    def build() -> tuple:
+        src, _w, nw, _nr = make()
+        return src, len(words) + len(f.words), nw, len(f.buffers)
+    try:
+        kern = eng.kernel(key, build)
+    except Exception:  # a driver that rejects the fused source: unfused still works
+        return False
+    w = [*words, *f.words]
+    meta = struct.pack(f"<{len(w)}I", *[v & 0xFFFFFFFF for v in w])
+    eng.dispatch(kern, meta, [out._st.buffer, *f.buffers], groups)
+    return True
+
+
+def fusable(x: Any) -> bool:
+    """Whether ``x`` is pending, so a kernel reading it may compute it in place."""
+    node = x._node if x._s is None else None
+    return node is not None and node.storage is None and node.inputs is not None
+
+
+def _opaque(v: str, t: DType) -> str:
+    """``v`` unchanged, through an identity the compiler cannot see through (``oz`` is a
+    metadata word that is always 0).
+
+    Eager kernels store every result, so the next op reads it from memory; a fused kernel
+    must keep the compiler from optimizing across op boundaries as well, or results
+    differ: a driver contracts one op's ``a * b`` and the next op's ``+ c`` into an FMA
+    (NVIDIA), or folds ``select(x, m, x < m)`` (a ``less`` feeding a ``where``) into a
+    ``max`` that drops NaN (OpenGL llvmpipe).
+    """
+    if t is D.bool:
+        return f"({v} != (oz != 0u))"
+    if t is D.float32:
+        return f"bitcast<f32>(bitcast<u32>({v}) ^ oz)"
+    if t.kind == "f":  # float16/64 (no bitcast to u32): times an opaque 1, which is exact
+        return f"({v} * {t.wgsl}(1u - oz))"
+    return v  # integers: exact; nothing to fold across ops
 
 
 def _signature(g: _Graph, rank: int) -> tuple:
@@ -427,6 +570,8 @@ def materialize(node: Node) -> Any:
             g = _Graph(node)
             out = _launch(g, node, None)
             node.storage = out
+            if eng._lazy_pending:  # pending graphs holding this node now read its result
+                eng._lazy_reads.add(id(out.buffer))
             node.inputs = None  # the leaves may go: later graphs read the result
             return out
         finally:
@@ -478,25 +623,15 @@ def _write(node: Node, out: Any, skip: Any) -> bool:
 
 def _launch(g: _Graph, node: Node, out: Any) -> Any:
     """Record the fused kernel of ``g``; into a new buffer (returned) or the view ``out``."""
-    from .kernels.mapkernel import scalar_word
     eng = node.engine
     if out is None:
         shape, out_strides, out_off = node.shape, _contig(node.shape), 0
     else:
         shape, out_strides, out_off = out.shape, out.strides, out.offset
     n = prod(shape)
-    strides = [out_strides] + [broadcast_strides(sh, st, shape)
-                               for _s, _d, sh, st, _o in g.leaves]
-    cshape, cstrides = collapse(shape, strides)
-    rank = len(cshape)
+    rank, words = _meta(g, shape, (out_strides, out_off))
     key = _signature(g, rank)
-    head = [n, *cshape]
-    for st in cstrides:
-        head.extend(st)
-    head.append(out_off)
-    head.extend(off for _s, _d, _sh, _st, off in g.leaves)
-    head.extend(scalar_word(v, t) for v, t in g.scalars)
-    meta = struct.pack(f"<{len(head)}I", *[w & 0xFFFFFFFF for w in head])
+    meta = struct.pack(f"<{len(words) + 1}I", *[w & 0xFFFFFFFF for w in [n, *words]])
     try:
         kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
         res = eng.alloc(max(n, 1) * node.dtype.itemsize) if out is None else out._st

@@ -167,6 +167,11 @@ class WgpuBackend(Backend):
         from .lazy import is_lazy
         return is_lazy()
 
+    def lazy_scope(self) -> Any:
+        """A context with lazy fusion on inside (``vt.compile``); VOLTA_WGPU_EAGER=1 wins."""
+        from .lazy import lazy_scope
+        return lazy_scope()
+
     def synchronize(self, index: int) -> None:
         from .engine import synchronize
         synchronize(index)

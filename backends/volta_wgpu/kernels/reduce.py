@@ -8,9 +8,11 @@ per output and a shared-memory tree; otherwise one thread loops over its row.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from .. import codegen as cg
 from .. import dtypes as D
+from .. import lazy
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
@@ -69,13 +71,16 @@ def _combine(op: str, t: DType) -> str:
 
 
 def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
-         wg: bool) -> tuple[str, int, int, int]:
-    # meta: M, K, kshape[rk], x_off, kstrides[rk], rshape[rr], rstrides[rr]
+         wg: bool, fused: Any = None) -> tuple[str, int, int, int]:
+    # meta: M, K, kshape[rk], x_off, kstrides[rk], rshape[rr], rstrides[rr]; then the
+    # words of ``fused`` (a lazy.Fused computing x's elements in place of a buffer)
     at_ks = 2
     at_x = at_ks + rk
     at_rs = at_x + 1 + rk
     at_rst = at_rs + rr
     words = at_rst + rr
+    xval = "x[u32(o)]" if fused is None else "xv(u32(o))"
+    reads = [("x", xt)] if fused is None else fused.reads
     arg = op in ("argmax", "argmin")
     helpers = ""
     if acc.kind == "f" and op in ("max", "min", "any", "all"):
@@ -84,9 +89,11 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
     for d in range(rr - 1, -1, -1):
         lines.append(f"  o += i32(rem % {cg.word(at_rs + d)}) * {cg.iword(at_rst + d)}; "
                      f"rem = rem / {cg.word(at_rs + d)};")
-    load = cg.cast(cg.load(xt, "x[u32(o)]"), xt, acc)
+    if fused is None:  # a stored element (bool as u32); xv gives the value itself
+        xval = cg.load(xt, xval)
+    load = cg.cast(xval, xt, acc)
     if op in ("any", "all"):
-        nz = cg.cast(cg.load(xt, "x[u32(o)]"), xt, D.bool)
+        nz = cg.cast(xval, xt, D.bool)
         load = f"select({acc.wgsl}(0), {acc.wgsl}(1), {nz})"
     lines.append(f"  let v = {load};")
     if arg:
@@ -105,7 +112,12 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
     if out is D.bool:
         fin = cg.store(out, fin)
     decomp = cg.strided_offsets(rk, at_ks, [("ox", at_x)], index="row")
-    head = cg.header([xt, acc, out], words, [("out", out)], [("x", xt)]) + helpers
+    types = [xt, acc, out]
+    if fused is not None:
+        types += list(fused.types)
+        words += len(fused.words)
+        helpers += fused.source(helpers + _combine(op, acc))
+    head = cg.header(types, words, [("out", out)], reads) + helpers
     head += _combine(op, acc)
     if not wg:
         body = (f"  let row = gi;\n  if (row >= {cg.word(0)}) {{ return; }}\n{decomp}\n"
@@ -148,11 +160,18 @@ def reduce(op: str, x: Array, axes: tuple[int, ...], acc: DType, out_dtype: DTyp
     rs, (rst,) = collapse(rshape, [tuple(x.strides[d] for d in axes)])
     rk, rr = len(ks), len(rs)
     wg = K > 64 and M < 2048
+    words = [M, K, *ks, x.offset, *kst, *rs, *rst]
+    groups = groups_for(M * WGR if wg else M, WGR)
+    if lazy.fusable(x):  # x pending: compute its elements here (it stays pending)
+        f = lazy.fuse(x, "xv", len(words))
+        if f is not None:
+            key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg, f.key)
+            if lazy.dispatch(f, key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg, f),
+                             words, out, groups):
+                return out
     key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg)
     kern = x.engine.kernel(key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg))
-    words = [M, K, *ks, x.offset, *kst, *rs, *rst]
     meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
-    groups = groups_for(M * WGR if wg else M, WGR)
     x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer], groups)
     return out
 

@@ -7,9 +7,11 @@ tree-reduced in shared memory); short rows use one thread per row.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from .. import codegen as cg
 from .. import dtypes as D
+from .. import lazy
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
@@ -19,7 +21,8 @@ from .f64_math import F64_NAMES, F64_SRC
 WGS = 256
 
 
-def _src(t: DType, log: bool, rank: int, wg: bool) -> tuple[str, int, int, int]:
+def _src(t: DType, log: bool, rank: int, wg: bool,
+         fused: Any = None) -> tuple[str, int, int, int]:
     # An infinite row maximum is kept, as PyTorch does: inf - inf makes the row NaN (a row
     # holding +inf, or all -inf), where the CPU backend gives NaN too.
     # meta: rows, n, shape[rank], x_off, xstr[rank], x_last
@@ -30,10 +33,18 @@ def _src(t: DType, log: bool, rank: int, wg: bool) -> tuple[str, int, int, int]:
     at_x = 2 + rank
     words = at_x + 1 + rank + 1
     xl = cg.iword(at_x + 1 + rank)
-    ld = cg.cast("x[u32(ox + i32(j) * xl)]", t, acc)
+    # with ``fused`` (a lazy.Fused, its words after these), x's elements are computed
+    at = "u32(ox + i32(j) * xl)"
+    ld = cg.cast(f"x[{at}]" if fused is None else f"xv({at})", t, acc)
     res = f"(v - mx - {lg}(s))" if log else f"({ex}(v - mx) / s)"
-    head = cg.header([t, acc], words, [("out", t)], [("x", t)])
-    head += F64_SRC if t is D.float64 else ""
+    if fused is None:
+        head = cg.header([t, acc], words, [("out", t)], [("x", t)])
+        head += F64_SRC if t is D.float64 else ""
+    else:
+        head = cg.header([t, acc, *fused.types], words + len(fused.words), [("out", t)],
+                         fused.reads)
+        lib = F64_SRC if t is D.float64 else ""
+        head += lib + fused.source(lib)
     neg = cg.const(acc, float("-inf"))
     decomp = cg.strided_offsets(rank, 2, [("ox", at_x)], index="row")
     fmax = (f"fn fmx(a: {a}, b: {a}) -> {a} {{ if (!(a == a) || !(b == b)) {{ return a + b; }}"
@@ -85,6 +96,10 @@ def _run(x: Array, axis: int, log: bool) -> Array:
         from ..namespace.manipulation import reshape
         return reshape(_run(reshape(x, (1,)), 0, log), ())
     ax = normalize_axis(axis, x.ndim, "softmax")
+    if ax == x.ndim - 1 and lazy.fusable(x):  # x pending: computed in the kernel
+        out = _fused(x, log)
+        if out is not None:
+            return out
     xm = moveaxis(x, ax, -1)
     out = new_array(xm.shape, x.dtype, x.engine)
     n = xm.shape[-1]
@@ -102,6 +117,27 @@ def _run(x: Array, axis: int, log: bool) -> Array:
     x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer],
                       groups_for(rows * WGS if wg else rows, WGS))
     return moveaxis(out, -1, ax)
+
+
+def _fused(x: Array, log: bool) -> Array | None:
+    """Softmax along the last axis of the pending ``x``, computed in the kernel."""
+    n = x.shape[-1]
+    lead = x.shape[:-1]
+    rows = prod(lead)
+    if rows * n == 0:
+        return None
+    cs, (cst,) = collapse(lead, [x.strides[:-1]]) if lead else ((), [()])
+    rank = len(cs)
+    wg = n > 64
+    words = [rows, n, *cs, 0, *cst, 1]
+    f = lazy.fuse(x, "xv", len(words))
+    if f is None:
+        return None
+    out = new_array(x.shape, x.dtype, x.engine)
+    key = ("softmax", x.dtype, log, rank, wg, f.key)
+    ok = lazy.dispatch(f, key, lambda: _src(x.dtype, log, rank, wg, f), words, out,
+                       groups_for(rows * WGS if wg else rows, WGS))
+    return out if ok else None
 
 
 def softmax(x: Array, axis: int = -1) -> Array:
