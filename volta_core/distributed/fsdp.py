@@ -444,7 +444,11 @@ class FullyShardedDataParallel(Module):
         def hook(view: Tensor) -> None:
             if not self._root._sync_grads:
                 return  # no_sync: the gradient stays in view.grad, unsharded
-            self._stash(index)
+            if not self._is_root:
+                self._stash(index)
+            # the root's gradients come at both ends of backward (output layer first,
+            # embedding last): they stay in view.grad until it reduces, instead of a
+            # whole-unit buffer held all through backward
             got = self._got
             got.add(index)
             if len(got) == self._n_grads():
