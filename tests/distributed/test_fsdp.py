@@ -287,6 +287,7 @@ def test_fsdp_scaling_benchmark_runs_on_the_cpu():
     assert "engine check (collectives, subgroups, send/recv, FSDP == 1 process, " \
            "checkpoint): ok" in out.stdout, out.stdout + out.stderr
     assert "DDP transformer : 1 GPU" in out.stdout and "FSDP step" in out.stdout
+    assert "DDP under no_sync (no communication)" in out.stdout, out.stdout
 
 
 def test_no_sync_accumulates_then_reduces_the_sum(solo):
