@@ -3,9 +3,9 @@
 Registered under the entry-point group ``volta.comm`` as ``nccl``. Each rank drives
 one GPU; rank 0 creates NCCL's unique id and shares it through the rendezvous store.
 
-Every collective of a group runs on the group's own CUDA stream (one stream per
-communicator, so all of a communicator's calls keep one order on every rank), in place,
-with no host copies. An event recorded on the caller's current stream makes the
+Every collective runs on a communication stream of its own (one per GPU, shared by all
+groups, so all collectives keep the order of the calls on every rank), in place, with no
+host copies. An event recorded on the caller's current stream makes the
 collective wait for the kernels that produced its inputs; a second event, recorded after
 it on the communication stream, is what later work waits for. The plain calls
 (``all_reduce``...) make the current stream wait at once, so they behave as if they ran
@@ -91,6 +91,9 @@ class NcclEngine(CommEngine):
         return NcclProcessGroup(comm, rank, world_size, device_index, self.name)
 
 
+_COMM_STREAMS: dict[int, Any] = {}  # device index -> the communication stream
+
+
 class NcclWork(PendingWork):
     """A collective queued on a group's communication stream.
 
@@ -139,7 +142,6 @@ class NcclProcessGroup(ProcessGroup):
         self.device_index = device_index
         self._nccl = nccl
         self.native_avg = hasattr(nccl, "NCCL_AVG")
-        self._stream: Any = None  # the communication stream, made on first use
 
     def _dtype(self, array: Any) -> int:
         name = _DTYPES.get(array.dtype.name)
@@ -168,13 +170,20 @@ class NcclProcessGroup(ProcessGroup):
         return cupy.ascontiguousarray(array), True
 
     def _comm_stream(self) -> Any:
-        """The group's communication stream (made on first use, on the group's GPU)."""
-        if self._stream is None:
+        """The communication stream of the group's GPU (made on first use).
+
+        One stream per GPU, shared by every group of this process: collectives of
+        different communicators (subgroups) then still run one after the other, in the
+        order they were called, as they did on the compute stream, so two communicators
+        can never wait on each other.
+        """
+        stream = _COMM_STREAMS.get(self.device_index)
+        if stream is None:
             import cupy
 
             with cupy.cuda.Device(self.device_index):
-                self._stream = cupy.cuda.Stream(non_blocking=True)
-        return self._stream
+                stream = _COMM_STREAMS[self.device_index] = cupy.cuda.Stream(non_blocking=True)
+        return stream
 
     def _launch(self, enqueue: Any, *keep: Any) -> NcclWork:
         """Run ``enqueue(stream_ptr)`` on the communication stream after the work queued
@@ -240,8 +249,8 @@ class NcclProcessGroup(ProcessGroup):
         work = self._launch(lambda s: self.comm.recv(buf.data.ptr, count, dtype, src, s), buf)
         (work.then_copy(array, buf) if copied else work).wait()
 
-    # isend/irecv: the base class's (enqueued on the current stream, ordered like every
-    # other collective; a later kernel that reads the received tensor runs after it)
+    # isend/irecv: the base class's (send/recv on the communication stream, which the
+    # current stream waits for: a later kernel that reads the received tensor runs after)
 
     def new_subgroup(self, ranks: list[int], store: Any, tag: int,
                      timeout: timedelta) -> NcclProcessGroup | None:

@@ -77,6 +77,9 @@ def fake_cupy(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setitem(sys.modules, "cupy.cuda", cupy_cuda)
     FakeComm.calls = []
+    from volta_cupy import nccl as engine
+
+    monkeypatch.setattr(engine, "_COMM_STREAMS", {})
     return FakeComm.calls
 
 
@@ -147,3 +150,5 @@ def test_collectives_run_on_the_comm_stream_ordered_by_events(fake_cupy):
     assert names == ["record", "wait", "allGather", "record",
                      "record", "wait", "broadcast", "record", "wait"]
     assert all(c[-1] == COMM_PTR for c in fake_cupy if c[0] in ("allGather", "broadcast"))
+    sub = engine.NcclProcessGroup(FakeComm(2, "v", 0), 0, 2, 0)
+    assert sub._comm_stream() is pg._comm_stream()  # one stream per GPU: one order
