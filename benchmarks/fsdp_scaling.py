@@ -8,20 +8,27 @@ One command on a machine with N GPUs (NCCL), all figures printed at the end::
 It starts, one after the other (each a separate job, so nothing leaks between them):
 
 1. Volta on 1 GPU (``volta-run --nproc 1``): plain training step of each model, and the
-   memory of the unsharded transformer (parameters + gradients + AdamW state, and the
-   peak during a step).
+   unsharded transformer's model state (parameters + gradients + AdamW state: the memory
+   a training step keeps between steps).
 2. Volta on N GPUs (``volta-run --nproc N``): DDP step of each model (batch per GPU as on
-   1 GPU), then the transformer under ``FullyShardedDataParallel`` (one unit per encoder
-   layer), its step time and its memory per GPU.
+   1 GPU), the same step under ``no_sync`` (DDP without communication) and the time of
+   one all-reduce of the model's gradients (diagnostics for the efficiency), then the
+   transformer under ``FullyShardedDataParallel`` (one unit per encoder layer): its step
+   time, and its peak memory per GPU.
 3. PyTorch on N GPUs (``torchrun``): ``torch.distributed.fsdp.FullyShardedDataParallel``
    on the same transformer, same wrapping, batch and optimizer (skipped without torch).
 
 Figures (targets of the issue in brackets):
 
 - DDP scaling efficiency = throughput on N GPUs / (N x throughput on 1 GPU)  [>= 0.9]
-- FSDP state memory per GPU: the peak during a step minus the activations (measured on
-  one GPU as peak - persistent memory of the unsharded step), against
-  unsharded state / N + the largest gathered unit (parameters + gradients) + 10 %
+- FSDP peak memory per GPU against unsharded state / N + the largest gathered unit
+  (its parameters + their gradients) + 10 %. The bound is about model state, so the peak
+  is measured on training steps whose activations are negligible (one sequence of 8
+  tokens per GPU, same model, same optimizer): everything else a step allocates (the
+  sharded parameters, gradients and AdamW state, gathered units, unsharded gradient
+  buffers, temporaries) counts. Memory that was allocated before the model was built is
+  not counted. PyTorch FSDP's peak on the same steps is printed beside it, and both
+  frameworks' peaks at the full batch too (for information).
 - FSDP throughput / PyTorch FSDP throughput                                 [>= 0.85]
 
 ``--device cpu --smoke`` runs the same logic on the CPU with tiny models: the Volta jobs
@@ -203,6 +210,7 @@ def volta_worker(args: argparse.Namespace) -> dict[str, Any]:
         cfg = cfgs[name]
         vt.manual_seed(0)
         model = build(vt.nn, cfg).to(dev)
+        numel = sum(p.numel() for p in model.parameters())
         if world > 1:
             model = DistributedDataParallel(model, device_ids=[local] if cuda else None)
         x, y = batch(cfg)
@@ -211,6 +219,17 @@ def volta_worker(args: argparse.Namespace) -> dict[str, Any]:
         t = _median_step(step, sync, args.steps, args.warmup)
         out[f"step/{name}"] = t
         out[f"throughput/{name}"] = world * cfg["batch"] / t
+        if world > 1:  # where the time goes: DDP without communication, and the reduction
+            def local_step(step: Any = step, model: Any = model) -> None:
+                with model.no_sync():
+                    step()
+
+            out[f"step_no_sync/{name}"] = _median_step(local_step, sync, args.steps, 2)
+            grads = vt.ones(numel, device=dev)
+            out[f"all_reduce/{name}"] = _median_step(lambda g=grads: dist.all_reduce(g),
+                                                     sync, args.steps, 2)
+            out[f"grad_bytes/{name}"] = numel * 4
+            del grads
         del model, opt, step
         if mem:
             mem.clear()
@@ -243,8 +262,51 @@ def volta_worker(args: argparse.Namespace) -> dict[str, Any]:
     if mem:
         out[f"{key}/peak_bytes"] = mem.peak()
         out[f"{key}/persistent_bytes"] = mem.allocated()
+    del model, opt, step, x, y
+    out.update(_state_memory(vt, dev, mem, sync, cfg, world, key, rank, args))
     dist.destroy_process_group()
     return out
+
+
+TINY = {"batch": 1, "seq": 8}  # activations of a few KiB: the step's memory is model state
+
+
+def _state_memory(vt: Any, dev: str, mem: Any, sync: Any, cfg: dict, world: int, key: str,
+                  rank: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Peak and persistent memory of training steps on one 8-token sequence per GPU.
+
+    Counted from the memory allocated before the model is built (what earlier parts of
+    the job left is not this model's). Steps run also without memory statistics (cpu),
+    so the code path is checked there.
+    """
+    from train_step_models import build, data, optimizer, training_step
+
+    from volta_core.distributed.fsdp import FullyShardedDataParallel, ModuleWrapPolicy
+
+    tiny = dict(cfg, **TINY)
+    if mem:
+        mem.clear()
+    before = mem.allocated() if mem else 0
+    vt.manual_seed(0)
+    model = build(vt.nn, tiny).to(dev)
+    if world > 1:
+        policy = ModuleWrapPolicy({type(model.encoder.layers[0])})
+        model = FullyShardedDataParallel(model, auto_wrap_policy=policy)
+    xs, ys = data(tiny, seed=rank)
+    x, y = vt.tensor(xs, device=dev), vt.tensor(ys, device=dev)
+    opt = optimizer(vt.optim, model.parameters(), tiny)
+    step = training_step(model, x, y, opt, vt.nn.CrossEntropyLoss())
+    for _ in range(2):  # AdamW state exists after the first step
+        step()
+    sync()
+    if not mem:
+        return {}
+    mem.reset_peak()
+    for _ in range(max(3, args.steps // 4)):
+        step()
+    sync()
+    return {f"{key}/state_peak_bytes": mem.peak() - before,
+            f"{key}/state_persistent_bytes": mem.allocated() - before}
 
 
 class _VoltaMemory:
@@ -307,6 +369,30 @@ def torch_worker(args: argparse.Namespace) -> dict[str, Any]:
     if cuda:
         out["torch_fsdp/peak_bytes"] = int(torch.cuda.max_memory_allocated())
         out["torch_fsdp/persistent_bytes"] = int(torch.cuda.memory_allocated())
+    del model, opt, step, x, y
+    # the same model-state measurement as Volta's (_state_memory)
+    tiny = dict(cfg, **TINY)
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    before = int(torch.cuda.memory_allocated()) if cuda else 0
+    torch.manual_seed(0)
+    model = build(torch.nn, tiny).to(dev)
+    model = FullyShardedDataParallel(model, auto_wrap_policy=ModuleWrapPolicy({layer_cls}),
+                                     device_id=dev)
+    xs, ys = data(tiny, seed=rank)
+    x, y = torch.from_numpy(xs).to(dev), torch.from_numpy(ys).to(dev)
+    opt = optimizer(torch.optim, model.parameters(), tiny)
+    step = training_step(model, x, y, opt, torch.nn.CrossEntropyLoss())
+    for _ in range(2):
+        step()
+    sync()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+        for _ in range(max(3, args.steps // 4)):
+            step()
+        sync()
+        out["torch_fsdp/state_peak_bytes"] = int(torch.cuda.max_memory_allocated()) - before
     tdist.destroy_process_group()
     return out
 
@@ -401,26 +487,46 @@ def report(args: argparse.Namespace, one: dict | None, many: dict | None,
                          f"{n} GPUs {many[f'throughput/{name}']:9.1f} samples/s, "
                          f"efficiency {eff:.3f} [target >= 0.9] "
                          f"{'ok' if eff >= 0.9 else 'BELOW'}")
+            if f"step_no_sync/{name}" in many:
+                ar, nbytes = many[f"all_reduce/{name}"], many[f"grad_bytes/{name}"]
+                busbw = 2 * (n - 1) / n * nbytes / ar / 1e9
+                lines.append(
+                    f"    step ms: 1 GPU {one[f'step/{name}'] * 1e3:.1f}, {n} GPUs DDP "
+                    f"{many[f'step/{name}'] * 1e3:.1f}, DDP under no_sync (no communication) "
+                    f"{many[f'step_no_sync/{name}'] * 1e3:.1f}; one all-reduce of all "
+                    f"{nbytes / 2**20:.1f} MiB of gradients {ar * 1e3:.2f} ms "
+                    f"(bus bandwidth {busbw:.1f} GB/s)")
         else:
             lines.append(f"DDP {name:12s}: n/a (a job failed)")
     mib = 1 / 2**20
-    if one and many and "plain/peak_bytes" in one and "fsdp/peak_bytes" in many:
+    if one and many and "plain/state_persistent_bytes" in one \
+            and "fsdp/state_peak_bytes" in many:
         numel = many["fsdp/numel"]
-        state = one["plain/persistent_bytes"]  # params + grads + AdamW state, unsharded
-        act = one["plain/peak_bytes"] - one["plain/persistent_bytes"]
+        # params + grads + AdamW state, unsharded, as measured between steps on 1 GPU
+        state = one["plain/state_persistent_bytes"]
         unit = many["fsdp/largest_unit_numel"] * 4 * 2  # gathered params + their grads
         bound = (state / n + unit) * 1.1
-        fsdp_state = many["fsdp/peak_bytes"] - act
-        fig.update(fsdp_state_bytes=fsdp_state, fsdp_bound_bytes=bound,
-                   fsdp_peak_bytes=many["fsdp/peak_bytes"], unsharded_state_bytes=state,
-                   activation_bytes=act, fsdp_persistent_bytes=many["fsdp/persistent_bytes"])
+        peak = many["fsdp/state_peak_bytes"]
+        fig.update(fsdp_state_peak_bytes=peak, fsdp_bound_bytes=bound,
+                   unsharded_state_bytes=state, largest_unit_bytes=unit,
+                   fsdp_state_persistent_bytes=many["fsdp/state_persistent_bytes"])
         lines.append(f"FSDP memory : {numel / 1e6:.1f} M params; unsharded state "
-                     f"{state * mib:.0f} MiB (1 GPU), activations {act * mib:.0f} MiB; "
-                     f"per GPU: persistent {many['fsdp/persistent_bytes'] * mib:.0f} MiB, "
-                     f"peak {many['fsdp/peak_bytes'] * mib:.0f} MiB")
-        lines.append(f"FSDP state  : peak - activations {fsdp_state * mib:.0f} MiB vs bound "
-                     f"state/{n} + largest unit + 10% = {bound * mib:.0f} MiB "
-                     f"{'ok' if fsdp_state <= bound else 'ABOVE'}")
+                     f"{state * mib:.1f} MiB on 1 GPU ({numel * 16 * mib:.1f} MiB = 16 B/param), "
+                     f"largest unit + its grads {unit * mib:.1f} MiB; per GPU between steps "
+                     f"{many['fsdp/state_persistent_bytes'] * mib:.1f} MiB")
+        torch_peak = ""
+        if tfsdp and "torch_fsdp/state_peak_bytes" in tfsdp:
+            torch_peak = (f" (PyTorch FSDP, same steps: "
+                          f"{tfsdp['torch_fsdp/state_peak_bytes'] * mib:.1f} MiB)")
+        lines.append(f"FSDP peak   : {peak * mib:.1f} MiB per GPU on 8-token steps vs bound "
+                     f"state/{n} + largest unit + 10% = {bound * mib:.1f} MiB "
+                     f"{'ok' if peak <= bound else 'ABOVE'}{torch_peak}")
+        if "fsdp/peak_bytes" in many:
+            full = (f"FSDP peak at the full batch (with activations): Volta "
+                    f"{many['fsdp/peak_bytes'] * mib:.0f} MiB/GPU")
+            if tfsdp and "torch_fsdp/peak_bytes" in tfsdp:
+                full += f", PyTorch {tfsdp['torch_fsdp/peak_bytes'] * mib:.0f} MiB/GPU"
+            lines.append(full)
     else:
         lines.append("FSDP memory : n/a" + (" (no memory statistics on cpu)"
                                             if args.device == "cpu" else " (a job failed)"))
@@ -431,8 +537,6 @@ def report(args: argparse.Namespace, one: dict | None, many: dict | None,
         ratio = many["fsdp/throughput"] / tfsdp["torch_fsdp/throughput"]
         fig["fsdp_vs_torch"] = ratio
         extra = ""
-        if "torch_fsdp/peak_bytes" in tfsdp:
-            extra = f", PyTorch peak {tfsdp['torch_fsdp/peak_bytes'] * mib:.0f} MiB/GPU"
         lines.append(f"FSDP vs PyTorch FSDP: {tfsdp['torch_fsdp/step'] * 1e3:.1f} ms PyTorch, "
                      f"throughput ratio Volta/PyTorch {ratio:.3f} [target >= 0.85] "
                      f"{'ok' if ratio >= 0.85 else 'BELOW'}{extra}")

@@ -2,9 +2,16 @@
 
 Registered under the entry-point group ``volta.comm`` as ``nccl``. Each rank drives
 one GPU; rank 0 creates NCCL's unique id and shares it through the rendezvous store.
-Collectives are enqueued on the current CuPy stream, in place, with no host copies,
-so they are ordered after the kernels that produced their inputs and before any later
-kernel that reads the results.
+
+Every collective runs on a communication stream of its own (one per GPU, shared by all
+groups, so all collectives keep the order of the calls on every rank), in place, with no
+host copies. An event recorded on the caller's current stream makes the
+collective wait for the kernels that produced its inputs; a second event, recorded after
+it on the communication stream, is what later work waits for. The plain calls
+(``all_reduce``...) make the current stream wait at once, so they behave as if they ran
+on it; the ``start_*`` calls return a :class:`NcclWork` whose ``wait()`` does that later,
+which lets DDP's and FSDP's collectives overlap the backward kernels. No call blocks the
+host.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Any
 from volta_core.distributed import (
     CommEngine,
     DistributedError,
+    PendingWork,
     ProcessGroup,
     ReduceOp,
     hookimpl,
@@ -83,6 +91,43 @@ class NcclEngine(CommEngine):
         return NcclProcessGroup(comm, rank, world_size, device_index, self.name)
 
 
+_COMM_STREAMS: dict[int, Any] = {}  # device index -> the communication stream
+
+
+class NcclWork(PendingWork):
+    """A collective queued on a group's communication stream.
+
+    ``wait()`` makes the caller's current stream wait for it (the host does not block)
+    and then drops the arrays it kept alive: freed memory goes back to CuPy's pool for
+    the current stream, whose later kernels now run after the collective, so nothing
+    can reuse it while NCCL still reads or writes it.
+    """
+
+    __slots__ = ("event", "keep", "copy")
+
+    def __init__(self, event: Any, keep: tuple[Any, ...]) -> None:
+        self.event, self.keep, self.copy = event, keep, None
+
+    def then_copy(self, dst: Any, src: Any) -> NcclWork:
+        """After the collective, copy ``src`` (a contiguous stand-in) into ``dst``."""
+        self.copy = (dst, src)
+        return self
+
+    def wait(self) -> None:
+        import cupy
+
+        if self.keep is None:
+            return
+        cupy.cuda.get_current_stream().wait_event(self.event)
+        if self.copy is not None:
+            dst, src = self.copy
+            dst[...] = src
+        self.keep = self.copy = None
+
+    def is_completed(self) -> bool:
+        return self.keep is None or bool(self.event.done)
+
+
 class NcclProcessGroup(ProcessGroup):
     """A process group over one NCCL communicator; arrays are CuPy arrays on its GPU."""
 
@@ -124,54 +169,88 @@ class NcclProcessGroup(ProcessGroup):
             return array, False
         return cupy.ascontiguousarray(array), True
 
-    @staticmethod
-    def _stream() -> int:
+    def _comm_stream(self) -> Any:
+        """The communication stream of the group's GPU (made on first use).
+
+        One stream per GPU, shared by every group of this process: collectives of
+        different communicators (subgroups) then still run one after the other, in the
+        order they were called, as they did on the compute stream, so two communicators
+        can never wait on each other.
+        """
+        stream = _COMM_STREAMS.get(self.device_index)
+        if stream is None:
+            import cupy
+
+            with cupy.cuda.Device(self.device_index):
+                stream = _COMM_STREAMS[self.device_index] = cupy.cuda.Stream(non_blocking=True)
+        return stream
+
+    def _launch(self, enqueue: Any, *keep: Any) -> NcclWork:
+        """Run ``enqueue(stream_ptr)`` on the communication stream after the work queued
+        so far on the current stream; ``keep``: arrays to hold until ``wait()``."""
         import cupy
 
-        return cupy.cuda.get_current_stream().ptr
+        comm = self._comm_stream()
+        ready = cupy.cuda.Event(block=False, disable_timing=True, interprocess=False)
+        ready.record(cupy.cuda.get_current_stream())
+        comm.wait_event(ready)
+        enqueue(comm.ptr)
+        done = cupy.cuda.Event(block=False, disable_timing=True, interprocess=False)
+        done.record(comm)
+        return NcclWork(done, keep)
+
+    def start_all_reduce(self, array: Any, op: ReduceOp) -> NcclWork:
+        buf, copied = self._buffer(array)
+        count, dtype, nop = buf.size, self._dtype(buf), self._op(op)
+        work = self._launch(lambda s: self.comm.allReduce(buf.data.ptr, buf.data.ptr, count,
+                                                          dtype, nop, s), buf)
+        return work.then_copy(array, buf) if copied else work
+
+    def start_all_gather(self, out: Any, array: Any) -> NcclWork:
+        buf, copied = self._buffer(out)
+        src, _ = self._buffer(array)
+        count, dtype = src.size, self._dtype(src)
+        work = self._launch(lambda s: self.comm.allGather(src.data.ptr, buf.data.ptr, count,
+                                                          dtype, s), buf, src)
+        return work.then_copy(out, buf) if copied else work
+
+    def start_reduce_scatter(self, out: Any, array: Any, op: ReduceOp) -> NcclWork:
+        buf, copied = self._buffer(out)
+        src, _ = self._buffer(array)
+        count, dtype, nop = buf.size, self._dtype(buf), self._op(op)
+        work = self._launch(lambda s: self.comm.reduceScatter(src.data.ptr, buf.data.ptr,
+                                                              count, dtype, nop, s), buf, src)
+        return work.then_copy(out, buf) if copied else work
 
     def all_reduce(self, array: Any, op: ReduceOp) -> None:
-        buf, copied = self._buffer(array)
-        self.comm.allReduce(buf.data.ptr, buf.data.ptr, buf.size, self._dtype(buf),
-                            self._op(op), self._stream())
-        if copied:
-            array[...] = buf
+        self.start_all_reduce(array, op).wait()
+
+    def all_gather(self, out: Any, array: Any) -> None:
+        self.start_all_gather(out, array).wait()
+
+    def reduce_scatter(self, out: Any, array: Any, op: ReduceOp) -> None:
+        self.start_reduce_scatter(out, array, op).wait()
 
     def broadcast(self, array: Any, src: int) -> None:
         buf, copied = self._buffer(array)
-        self.comm.broadcast(buf.data.ptr, buf.data.ptr, buf.size, self._dtype(buf), src,
-                            self._stream())
-        if copied:
-            array[...] = buf
-
-    def all_gather(self, out: Any, array: Any) -> None:
-        buf, copied = self._buffer(out)
-        src, _ = self._buffer(array)
-        self.comm.allGather(src.data.ptr, buf.data.ptr, src.size, self._dtype(src),
-                            self._stream())
-        if copied:
-            out[...] = buf
-
-    def reduce_scatter(self, out: Any, array: Any, op: ReduceOp) -> None:
-        buf, copied = self._buffer(out)
-        src, _ = self._buffer(array)
-        self.comm.reduceScatter(src.data.ptr, buf.data.ptr, buf.size, self._dtype(buf),
-                                self._op(op), self._stream())
-        if copied:
-            out[...] = buf
+        count, dtype = buf.size, self._dtype(buf)
+        work = self._launch(lambda s: self.comm.broadcast(buf.data.ptr, buf.data.ptr, count,
+                                                          dtype, src, s), buf)
+        (work.then_copy(array, buf) if copied else work).wait()
 
     def send(self, array: Any, dst: int) -> None:
         src, _ = self._buffer(array)
-        self.comm.send(src.data.ptr, src.size, self._dtype(src), dst, self._stream())
+        count, dtype = src.size, self._dtype(src)
+        self._launch(lambda s: self.comm.send(src.data.ptr, count, dtype, dst, s), src).wait()
 
     def recv(self, array: Any, src: int) -> None:
         buf, copied = self._buffer(array)
-        self.comm.recv(buf.data.ptr, buf.size, self._dtype(buf), src, self._stream())
-        if copied:
-            array[...] = buf
+        count, dtype = buf.size, self._dtype(buf)
+        work = self._launch(lambda s: self.comm.recv(buf.data.ptr, count, dtype, src, s), buf)
+        (work.then_copy(array, buf) if copied else work).wait()
 
-    # isend/irecv: the base class's (enqueued on the current stream, ordered like every
-    # other collective; a later kernel that reads the received tensor runs after it)
+    # isend/irecv: the base class's (send/recv on the communication stream, which the
+    # current stream waits for: a later kernel that reads the received tensor runs after)
 
     def new_subgroup(self, ranks: list[int], store: Any, tag: int,
                      timeout: timedelta) -> NcclProcessGroup | None:

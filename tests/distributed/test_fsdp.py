@@ -31,11 +31,14 @@ needs_mpi = pytest.mark.skipif(mpi_skip_reason() is not None, reason=mpi_skip_re
 # -- multi-rank jobs (mpirun) ---------------------------------------------------------------
 
 @needs_mpi
-@pytest.mark.parametrize("mode", ["fsdp", "zero"])
+@pytest.mark.parametrize("mode", ["fsdp", "zero", "fsdp-deferred", "zero-deferred"])
 def test_four_ranks_train_like_one_process(mode):
+    """``-deferred``: started collectives land only when waited for (NaN before), as on
+    NCCL's own stream, so DDP (under ZeRO) and FSDP (with backward prefetch) must wait
+    before reading gradients or gathered parameters."""
     out = run_mpi("fsdp_train.py", mode, n=4, timeout=90)
     assert out.returncode == 0, out.stdout + out.stderr
-    want = "FSDP matches" if mode == "fsdp" else "ZeRO matches"
+    want = "FSDP matches" if mode.startswith("fsdp") else "ZeRO matches"
     for rank in range(4):
         assert f"rank {rank}: {want} single process" in out.stdout, out.stdout + out.stderr
 
@@ -172,6 +175,21 @@ def test_gathered_parameters_are_freed_and_unused_ones_get_zero_grads(solo):
     np.testing.assert_array_equal(model.flat_param.grad.numpy()[e.offset:e.offset + e.numel], 0)
 
 
+def test_a_root_without_parameters_of_its_own(solo):
+    vt.manual_seed(0)
+    ref = nn.Sequential(Block(), Block())
+    vt.manual_seed(0)
+    model = FSDP(nn.Sequential(Block(), Block()), auto_wrap_policy=ModuleWrapPolicy({Block}))
+    assert model.flat_param is None
+    x = vt.ones(2, 4)
+    model(x).square().sum().backward()
+    ref(x).square().sum().backward()
+    g = model.module[1].flat_param.grad.numpy()
+    e = next(e for e in model.module[1]._entries if e.fqn == "fc.weight")
+    np.testing.assert_allclose(g[e.offset:e.offset + e.numel].reshape(e.shape),
+                               ref[1].fc.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_full_state_dict_round_trip_and_errors(solo):
     model = FSDP(_net(), auto_wrap_policy=size_based_auto_wrap_policy)
     sd = model.state_dict()
@@ -269,6 +287,7 @@ def test_fsdp_scaling_benchmark_runs_on_the_cpu():
     assert "engine check (collectives, subgroups, send/recv, FSDP == 1 process, " \
            "checkpoint): ok" in out.stdout, out.stdout + out.stderr
     assert "DDP transformer : 1 GPU" in out.stdout and "FSDP step" in out.stdout
+    assert "DDP under no_sync (no communication)" in out.stdout, out.stdout
 
 
 def test_no_sync_accumulates_then_reduces_the_sum(solo):

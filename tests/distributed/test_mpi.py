@@ -16,10 +16,11 @@ def test_collectives_values_on_two_ranks():
         assert f"rank {rank}: collectives OK" in out.stdout, out.stdout + out.stderr
 
 
-def test_ddp_matches_single_process_on_concatenated_batch():
-    out = run_mpi("ddp_mlp.py", "mpi")
+@pytest.mark.parametrize("n,extra", [(2, ()), (4, ()), (4, ("deferred",))])
+def test_ddp_matches_single_process_on_concatenated_batch(n, extra):
+    out = run_mpi("ddp_mlp.py", "mpi", *extra, n=n, timeout=90)
     assert out.returncode == 0, out.stdout + out.stderr
-    for rank in (0, 1):
+    for rank in range(n):
         assert f"rank {rank}: DDP matches single process" in out.stdout, out.stdout + out.stderr
 
 

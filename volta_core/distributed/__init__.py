@@ -27,7 +27,7 @@ from .collectives import (
     reduce_scatter,
     reduce_scatter_tensor,
 )
-from .engine import CommEngine, DistributedError, ProcessGroup, ReduceOp
+from .engine import CommEngine, DistributedError, PendingWork, ProcessGroup, ReduceOp
 from .groups import (
     GroupMember,
     get_global_rank,
@@ -80,7 +80,7 @@ __all__ = [
     "unregister_engine_plugin", "Store", "TCPStore", "FileStore", "default_pg_timeout",
     "all_gather_object", "broadcast_object_list", "new_group", "GroupMember",
     "get_group_rank", "get_global_rank", "get_process_group_ranks", "send", "recv", "isend",
-    "irecv",
+    "irecv", "PendingWork",
 ]
 
 

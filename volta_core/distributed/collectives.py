@@ -31,6 +31,24 @@ class Work:
         return True
 
 
+class _Started(Work):
+    """The handle of a collective the engine started beside the compute (NCCL's own
+    stream): ``wait()`` orders later device work after it and writes the result."""
+
+    def __init__(self, pending: Any, finish: Any) -> None:
+        self._pending, self._finish = pending, finish
+
+    def wait(self, timeout: Any = None) -> bool:
+        if self._finish is not None:
+            self._pending.wait()
+            finish, self._finish = self._finish, None
+            finish()
+        return True
+
+    def is_completed(self) -> bool:
+        return self._finish is None or self._pending.is_completed()
+
+
 def _done(async_op: bool) -> Work | None:
     return Work() if async_op else None
 
@@ -188,13 +206,21 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup 
     pg, op = _group(group), _op(op)
     _check(pg, "all_reduce", [tensor])
     avg = op is ReduceOp.AVG and not pg.native_avg
+    if avg and not tensor.dtype.is_floating_point:
+        _scale_avg(pg, tensor, None, "all_reduce")  # raises
     arr = _private(tensor)
     _begin(pg, "all_reduce", tensor, list(ReduceOp).index(op))
+
+    def finish() -> None:
+        if avg:
+            _scale_avg(pg, tensor, arr, "all_reduce")
+        _write(tensor, arr)
+
+    if async_op:  # the tensor holds the result after wait(), as in PyTorch
+        return _Started(pg.start_all_reduce(arr, ReduceOp.SUM if avg else op), finish)
     pg.all_reduce(arr, ReduceOp.SUM if avg else op)
-    if avg:
-        _scale_avg(pg, tensor, arr, "all_reduce")
-    _write(tensor, arr)
-    return _done(async_op)
+    finish()
+    return None
 
 
 def broadcast(tensor: Tensor, src: int, group: ProcessGroup | None = None,

@@ -34,6 +34,24 @@ class ReduceOp(enum.Enum):
         return f"ReduceOp.{self.name}"
 
 
+class PendingWork:
+    """A started collective (see :meth:`ProcessGroup.start_all_reduce`).
+
+    ``wait()`` makes whatever runs next on the device (for CUDA, the current stream)
+    come after the collective, and may be called more than once; ``is_completed()``
+    says whether the collective has finished. This base class is a finished one.
+    """
+
+    def wait(self) -> None:
+        """Order later work after the collective (finished work: nothing to do)."""
+
+    def is_completed(self) -> bool:
+        return True
+
+
+DONE = PendingWork()  # what engines without overlap return
+
+
 class ProcessGroup:
     """A set of ranks that run collectives together; made by :meth:`CommEngine.new_group`.
 
@@ -87,6 +105,27 @@ class ProcessGroup:
         Only engines without a rendezvous store (``needs_store = False``) need it.
         """
         raise NotImplementedError(f"engine {self.engine!r} does not implement broadcast_bytes")
+
+    # -- started collectives (overlap with compute) ------------------------------------
+    # An engine that can run collectives beside the compute (NCCL on its own CUDA stream)
+    # overrides these; the defaults run the collective at once and return a finished
+    # handle. A handle's ``wait()`` orders later work on the device after the collective
+    # (it need not block the host); until then the arrays must stay alive and untouched.
+
+    def start_all_reduce(self, array: Any, op: ReduceOp) -> PendingWork:
+        """Start :meth:`all_reduce`; the result is in ``array`` once ``wait()`` returns."""
+        type(self).all_reduce(self, array, op)
+        return DONE
+
+    def start_all_gather(self, out: Any, array: Any) -> PendingWork:
+        """Start :meth:`all_gather`; ``out`` is filled once ``wait()`` returns."""
+        type(self).all_gather(self, out, array)
+        return DONE
+
+    def start_reduce_scatter(self, out: Any, array: Any, op: ReduceOp) -> PendingWork:
+        """Start :meth:`reduce_scatter`; ``out`` is filled once ``wait()`` returns."""
+        type(self).reduce_scatter(self, out, array, op)
+        return DONE
 
     def wait(self, test: Any, op: str) -> None:
         """Poll ``test()`` until true, raising ``DistributedError`` on a lost rank or timeout.

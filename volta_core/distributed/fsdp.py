@@ -12,9 +12,12 @@ freed (``reshard_after_forward``; the root unit keeps it for the backward that f
 Before the unit's backward, a hook on its outputs all-gathers it again (and, with
 ``backward_prefetch``, the unit that ran before it in forward); each parameter's gradient is
 copied into the unit's flat gradient buffer as soon as it is final, and once all have come
-the buffer is *reduce-scattered* (averaged) into ``flat_param.grad`` and the gathered
-parameters are freed. A callback at the end of
-backward handles units some of whose parameters got no gradient.
+the buffer's reduce-scatter (average) into ``flat_param.grad`` is *started* and the
+gathered parameters are freed. On engines that overlap (NCCL on its own stream) the
+reduce-scatter runs while backward goes on; it is waited for (and its unsharded buffer
+freed) before the next unit allocates its buffer, so at most one unit's unsharded
+gradients exist at a time. A callback at the end of backward handles units some of whose
+parameters got no gradient and waits for the last reduce-scatter.
 
 The gathered parameters are leaf tensors that keep their identity from step to step (they
 take the original parameters' places in the modules' ``_parameters``, but
@@ -123,10 +126,11 @@ class FullyShardedDataParallel(Module):
         auto_wrap_policy: a callable ``policy(module, recurse, nonwrapped_numel)``, a
             :class:`ModuleWrapPolicy`, or a set of module classes; the submodules it picks
             become units of their own (wrapped bottom-up, before this one).
-        backward_prefetch: ``BACKWARD_PRE`` also gathers, when a unit's backward starts,
-            the unit whose backward comes next. Off (None) by default, unlike PyTorch:
-            Volta's collectives run on the compute stream, so gathering early overlaps
-            nothing and only holds one more unit's parameters.
+        backward_prefetch: ``BACKWARD_PRE`` also starts, when a unit's backward starts,
+            the all-gather of the unit whose backward comes next (on NCCL it runs on the
+            communication stream, beside this unit's backward). Off (None) by default,
+            unlike PyTorch: it holds a second unit's parameters, which the memory bound
+            of one gathered unit per GPU does not allow for.
         mixed_precision: a :class:`MixedPrecision` (parameter / reduction dtypes).
         device_id: the device to move ``module`` to before sharding.
         sync_module_states: broadcast rank 0's parameters and buffers first (use it when
@@ -192,6 +196,7 @@ class FullyShardedDataParallel(Module):
         sa(self, "_recording", False)
         sa(self, "_queued", False)
         sa(self, "_sync_grads", True)
+        sa(self, "_rs_pending", None)  # root only: the started reduce-scatter
 
     # -- construction --------------------------------------------------------------------
     def _build_flat_param(self, sync: bool) -> None:
@@ -273,6 +278,7 @@ class FullyShardedDataParallel(Module):
         sa(self, "_got", set())
         sa(self, "_gflat", None)
         sa(self, "_pre_backward_done", False)
+        sa(self, "_gather_work", None)  # a started (prefetched) all-gather
 
     def _compute_dtype(self, dev: Any, dtype: Any) -> Any:
         pdt = _as_dtype(self.mixed_precision.param_dtype)
@@ -308,13 +314,19 @@ class FullyShardedDataParallel(Module):
             return getattr(wrapped, name)
 
     # -- gathering and freeing -----------------------------------------------------------
-    def _unshard(self) -> None:
-        """All-gather the flat parameter and point the original names at its pieces."""
+    def _unshard(self, wait: bool = True) -> None:
+        """All-gather the flat parameter and point the original names at its pieces.
+
+        ``wait=False`` (prefetch) only starts the all-gather; the next ``_unshard()``
+        waits for it.
+        """
         fp = self.flat_param
         if fp is None:
             return
         src = (id(fp.array), fp._version[0])
         if self._full is not None and self._full_src == src:
+            if wait:
+                self._wait_gather()
             return
         dev, pg = self._dev, self.process_group
         xp = dev.xp
@@ -324,7 +336,9 @@ class FullyShardedDataParallel(Module):
             shard = xp.astype(shard, want)
         if pg.world_size > 1:
             full = xp.empty((self._shard_numel * pg.world_size,), dtype=want, device=dev.native)
-            pg.all_gather(full, shard)
+            object.__setattr__(self, "_gather_work", pg.start_all_gather(full, shard))
+            if wait:
+                self._wait_gather()
         else:
             full = xp.asarray(shard, copy=True)
         for e, v in zip(self._entries, self._views):
@@ -332,10 +346,17 @@ class FullyShardedDataParallel(Module):
         object.__setattr__(self, "_full", full)
         object.__setattr__(self, "_full_src", src)
 
+    def _wait_gather(self) -> None:
+        work = self._gather_work
+        if work is not None:
+            object.__setattr__(self, "_gather_work", None)
+            work.wait()
+
     def _reshard(self) -> None:
         """Free the gathered parameters (the views keep their identity, not their values)."""
         if self._full is None:
             return
+        self._wait_gather()  # a prefetch never used: its buffer may not be reused before
         for v in self._views:
             v._data = self._empty
         object.__setattr__(self, "_full", None)
@@ -400,7 +421,7 @@ class FullyShardedDataParallel(Module):
         if self.backward_prefetch is not None and self in root._order:
             i = root._order.index(self)
             if i > 0:
-                root._order[i - 1]._unshard()
+                root._order[i - 1]._unshard(wait=False)
         return None
 
     @contextmanager
@@ -423,7 +444,11 @@ class FullyShardedDataParallel(Module):
         def hook(view: Tensor) -> None:
             if not self._root._sync_grads:
                 return  # no_sync: the gradient stays in view.grad, unsharded
-            self._stash(index)
+            if not self._is_root:
+                self._stash(index)
+            # the root's gradients come at both ends of backward (output layer first,
+            # embedding last): they stay in view.grad until it reduces, instead of a
+            # whole-unit buffer held all through backward
             got = self._got
             got.add(index)
             if len(got) == self._n_grads():
@@ -445,6 +470,7 @@ class FullyShardedDataParallel(Module):
     def _grad_buffer(self) -> Any:
         """The unit's padded flat gradient (zeros where no gradient came, and padding)."""
         if self._gflat is None:
+            self._root._finish_reduce()  # the previous unit's buffer goes first
             object.__setattr__(self, "_gflat", self._dev.xp.zeros(
                 (self._shard_numel * self.process_group.world_size,), dtype=self._empty.dtype,
                 device=self._dev.native))
@@ -454,39 +480,60 @@ class FullyShardedDataParallel(Module):
         return sum(1 for e in self._entries if e.requires_grad)
 
     def _reduce_grads(self) -> None:
-        """Reduce-scatter (average) the unit's gradients into ``flat_param.grad``."""
-        dev, pg, fp = self._dev, self.process_group, self.flat_param
+        """Start the reduce-scatter (average) of the unit's gradients into
+        ``flat_param.grad``; :meth:`_finish_reduce` completes it."""
+        dev, pg = self._dev, self.process_group
         xp = dev.xp
         for i, v in enumerate(self._views):
             if v.grad is not None:  # accumulated under no_sync and not stashed in this pass
                 self._stash(i)
         flat = self._grad_buffer()
         object.__setattr__(self, "_gflat", None)
+        root = self._root
+        root._finish_reduce()  # one reduce-scatter in flight at a time
         world, shard = pg.world_size, self._shard_numel
         rdt = _as_dtype(self.mixed_precision.reduce_dtype)
         if rdt is not None:
             flat = xp.astype(flat, dev.native_dtype(rdt))
         if world > 1:
             out = xp.empty((shard,), dtype=flat.dtype, device=dev.native)
-            if pg.native_avg:
-                pg.reduce_scatter(out, flat, ReduceOp.AVG)
-            else:
-                pg.reduce_scatter(out, flat, ReduceOp.SUM)
-                out = out * (1.0 / world)
+            op = ReduceOp.AVG if pg.native_avg else ReduceOp.SUM
+            work = pg.start_reduce_scatter(out, flat, op)
         else:
-            out = flat
-        out = xp.astype(out, fp.array.dtype, copy=False)
-        new = Tensor._make(out, dev)
-        fp.grad = new if fp.grad is None else fp.grad + new
+            out, work = flat, None
+        object.__setattr__(root, "_rs_pending", (self, work, out))
         self._got.clear()
         if not self._is_root:
             self._reshard()
+        if not root._queued:  # no end-of-backward callback (vt.autograd.grad): finish now
+            root._finish_reduce()
+
+    def _finish_reduce(self) -> None:
+        """Root only: wait for the started reduce-scatter and add its shard to the grad.
+
+        Its unsharded input buffer is released here, after the wait, so the memory is
+        not reused while the collective may still read it.
+        """
+        pending = self._rs_pending
+        if pending is None:
+            return
+        object.__setattr__(self, "_rs_pending", None)
+        unit, work, out = pending
+        if work is not None:
+            work.wait()
+        pg, fp = unit.process_group, unit.flat_param
+        if pg.world_size > 1 and not pg.native_avg:
+            out = out * (1.0 / pg.world_size)
+        out = unit._dev.xp.astype(out, fp.array.dtype, copy=False)
+        new = Tensor._make(out, unit._dev)
+        fp.grad = new if fp.grad is None else fp.grad + new
 
     def _finish_backward(self) -> None:
         """End of backward (root only): reduce partial units, free everything."""
         for u in self._units:
             if u.flat_param is not None and u._got:
                 u._reduce_grads()
+        self._finish_reduce()
         for u in self._units:
             u._reshard()
             object.__setattr__(u, "_pre_backward_done", False)

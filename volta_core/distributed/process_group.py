@@ -177,7 +177,8 @@ def debug_mode() -> str:
     return value
 
 
-_COLLECTIVES = ("all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier")
+_COLLECTIVES = ("all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier",
+                "start_all_reduce", "start_all_gather", "start_reduce_scatter")
 
 
 def _guard(group: ProcessGroup) -> None:

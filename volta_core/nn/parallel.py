@@ -4,9 +4,15 @@ Each rank holds a replica of the model and a shard of the batch. At wrap time ra
 parameters and buffers are broadcast to every rank. During backward, a gradient hook on
 each parameter drops its gradient into a *bucket* (buckets hold parameters in reverse
 registration order, about the order backward produces them, up to ``bucket_cap_mb``
-each); when a bucket is full it is flattened and all-reduced (averaged) at once, and
-the reduced values become the parameters' ``.grad``. Buckets are launched in bucket
+each, the first one only 1 MiB as in PyTorch so that communication starts early); when a
+bucket is full it is flattened into one buffer and its all-reduce (average) is *started*,
+and views of that buffer become the parameters' ``.grad``. Buckets are launched in bucket
 order on every rank, so all ranks issue the same collectives in the same order.
+
+Engines that can overlap (NCCL runs collectives on its own CUDA stream) reduce a bucket
+while backward goes on computing the gradients of the next ones; a callback at the end of
+backward waits for every bucket (on the GPU: the compute stream waits, the host does
+not), so the optimizer, or anything else after ``backward()``, reads reduced gradients.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from .module import Module
 class _Bucket:
     """Parameters reduced together: their indices, offsets and the gradients received."""
 
-    __slots__ = ("index", "params", "offsets", "numel", "grads", "pending", "flat")
+    __slots__ = ("index", "params", "offsets", "numel", "grads", "pending", "flat", "work")
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -35,6 +41,10 @@ class _Bucket:
         self.grads: dict[int, Any] = {}
         self.pending = 0
         self.flat: Any = None
+        self.work: Any = None  # the started all-reduce, until the end of backward
+
+
+_FIRST_BUCKET_BYTES = 1024 * 1024  # PyTorch's first bucket: start communicating early
 
 
 class DistributedDataParallel(Module):
@@ -49,10 +59,16 @@ class DistributedDataParallel(Module):
             each forward in training mode.
         process_group: the group to reduce over (the default group).
         bucket_cap_mb: the most megabytes of gradients reduced in one collective.
+            The first bucket (the last parameters) holds at most 1 MiB, as in PyTorch.
         find_unused_parameters: walk the autograd graph after each forward so that
             parameters which get no gradient do not stall their bucket.
         gradient_as_bucket_view: accepted for compatibility; ``.grad`` is always a view
             of the reduced bucket (no extra copy).
+
+    After ``backward()`` returns, the gradients are reduced: the collectives started
+    during backward are waited for by a callback at its end. (With
+    ``vt.autograd.grad``, which runs no such callback, each bucket is waited for as soon
+    as it is launched.)
 
     Shape:
         Whatever ``module`` takes and returns; each rank passes its shard of the batch.
@@ -97,6 +113,7 @@ class DistributedDataParallel(Module):
         sa(self, "_next_launch", 0)
         sa(self, "_used", None)
         sa(self, "_current", None)
+        sa(self, "_wait_at_end", False)
         sa(self, "_handles", [p.register_hook(self._make_hook(i))
                               for i, p in enumerate(self._params)])
 
@@ -152,8 +169,9 @@ class DistributedDataParallel(Module):
         for i in reversed(range(len(self._params))):
             p = self._params[i]
             nbytes = p.numel() * p.dtype.itemsize
+            cap = min(cap_bytes, _FIRST_BUCKET_BYTES) if len(buckets) == 1 else cap_bytes
             if current is None or (current.params and (
-                    current.numel * p.dtype.itemsize + nbytes > cap_bytes
+                    current.numel * p.dtype.itemsize + nbytes > cap
                     or self._params[current.params[0]].dtype is not p.dtype)):
                 current = _Bucket(len(buckets))
                 buckets.append(current)
@@ -207,11 +225,19 @@ class DistributedDataParallel(Module):
         return hook
 
     def _start_round(self) -> None:
+        from ..autograd.engine import queue_callback
+        from ..errors import AutogradError
+
         sa = object.__setattr__
         sa(self, "_round_open", True)
         sa(self, "_next_launch", 0)
+        try:
+            queue_callback(self._finish_round)
+            sa(self, "_wait_at_end", True)
+        except AutogradError:  # vt.autograd.grad: no end-of-backward callback
+            sa(self, "_wait_at_end", False)
         for b in self._buckets:
-            b.grads, b.pending, b.flat = {}, len(b.params), None
+            b.grads, b.pending, b.flat, b.work = {}, len(b.params), None, None
         if self._used is not None:
             for i, p in enumerate(self._params):
                 if id(p) not in self._used:  # no gradient will come: contribute zeros
@@ -246,6 +272,26 @@ class DistributedDataParallel(Module):
             object.__setattr__(self, "_used", None)
         return result
 
+    def _finish_round(self) -> None:
+        """End of backward: wait for every started all-reduce (the optimizer comes next).
+
+        If some bucket was never launched (a parameter got no gradient), the round stays
+        open and the next forward raises; the buckets that were launched are still
+        finished, so no collective is left half-done.
+        """
+        for b in self._buckets:
+            self._wait(b)
+
+    def _wait(self, bucket: _Bucket) -> None:
+        work = bucket.work
+        if work is None:
+            return
+        bucket.work = None
+        work.wait()
+        pg = self.process_group
+        if not pg.native_avg:
+            bucket.flat *= 1.0 / pg.world_size  # the .grad views see it
+
     def _launch_ready(self) -> None:
         """All-reduce every complete bucket whose predecessors have all been launched."""
         while self._next_launch < len(self._buckets):
@@ -256,16 +302,16 @@ class DistributedDataParallel(Module):
             object.__setattr__(self, "_next_launch", self._next_launch + 1)
 
     def _reduce(self, bucket: _Bucket) -> None:
+        """Flatten the bucket's gradients into one buffer and start its all-reduce."""
         pg = self.process_group
         xp = self.device.xp
         flat = xp.concat([xp.reshape(bucket.grads[i], (-1,)) for i in bucket.params])
-        if pg.world_size > 1:
-            if pg.native_avg:
-                pg.all_reduce(flat, ReduceOp.AVG)
-            else:
-                pg.all_reduce(flat, ReduceOp.SUM)
-                flat *= 1.0 / pg.world_size
         bucket.flat, bucket.grads = flat, {}
+        if pg.world_size > 1:
+            bucket.work = pg.start_all_reduce(flat, ReduceOp.AVG if pg.native_avg
+                                              else ReduceOp.SUM)
+            if not self._wait_at_end:
+                self._wait(bucket)
         for i in bucket.params:
             if i != self._current:  # the current hook returns its view to the engine
                 self._params[i].grad = self._view(bucket, i)

@@ -3,6 +3,7 @@
 Each rank trains a small MLP on its shard of every batch for 20 steps, then 3 steps of
 gradient accumulation under ``no_sync``; a reference model trained in the same process
 on the concatenated batch must end with the same parameters (float32 tolerance).
+``deferred`` as a second argument makes the started all-reduces land only at ``wait()``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def batch(step: int, world: int) -> tuple[np.ndarray, np.ndarray]:
 def main() -> None:
     dist.init_process_group(sys.argv[1] if len(sys.argv) > 1 else "mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
+    if "deferred" in sys.argv[2:]:  # all-reduces land only when waited for (NaN before)
+        from fsdp_train import defer_collectives
+
+        defer_collectives()
     vt.manual_seed(rank)  # different initial weights per rank: DDP must broadcast rank 0's
     model = mlp()
     model.scale.array[...] = rank + 1

@@ -88,10 +88,53 @@ def compare(got: dict, want: dict, what: str, exact: bool = False) -> float:
     return worst
 
 
-def wrap(model):
+def wrap(model, **kwargs):
     policy = functools.partial(transformer_auto_wrap_policy,
                                transformer_layer_cls={nn.TransformerEncoderLayer})
-    return FullyShardedDataParallel(model, auto_wrap_policy=policy)
+    return FullyShardedDataParallel(model, auto_wrap_policy=policy, **kwargs)
+
+
+class _Late(dist.PendingWork):
+    """A collective still in flight: its output holds NaN until ``wait()``."""
+
+    def __init__(self, out, result):
+        self.out, self.result = out, result
+        out[...] = np.nan
+
+    def wait(self):
+        if self.result is not None:
+            self.out[...] = self.result
+            self.result = None
+
+    def is_completed(self):
+        return self.result is None
+
+
+def defer_collectives() -> None:
+    """Make the default group's started collectives land only at ``wait()``, as NCCL's do
+    on their own stream: DDP and FSDP must wait before anything reads the results."""
+    from volta_core.distributed.process_group import _group
+
+    pg = _group()
+
+    def start_all_reduce(array, op):
+        result = array.copy()
+        pg.all_reduce(result, op)
+        return _Late(array, result)
+
+    def start_all_gather(out, array):
+        result = np.empty_like(out)
+        pg.all_gather(result, array)
+        return _Late(out, result)
+
+    def start_reduce_scatter(out, array, op):
+        result = np.empty_like(out)
+        pg.reduce_scatter(result, array, op)
+        return _Late(out, result)
+
+    pg.start_all_reduce = start_all_reduce
+    pg.start_all_gather = start_all_gather
+    pg.start_reduce_scatter = start_reduce_scatter
 
 
 def main() -> None:
@@ -99,8 +142,15 @@ def main() -> None:
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
     steps = 3
+    deferred = mode.endswith("-deferred")  # collectives finish late, prefetch on
+    if deferred:
+        defer_collectives()
+        mode = mode.removesuffix("-deferred")
     if mode == "fsdp":
-        fsdp = wrap(make_model())
+        from volta_core.distributed.fsdp import BackwardPrefetch
+
+        prefetch = BackwardPrefetch.BACKWARD_PRE if deferred else None
+        fsdp = wrap(make_model(), backward_prefetch=prefetch)
         units = [m for m in fsdp.modules() if isinstance(m, FullyShardedDataParallel)]
         assert len(units) == 3, len(units)  # root + 2 encoder layers
         opt = vt.optim.Adam(fsdp.parameters(), **ADAM)
