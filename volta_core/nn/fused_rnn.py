@@ -22,7 +22,8 @@ from ..tensor import Tensor
 
 def _sigmoid(xp: Any, x: Any) -> Any:
     e = xp.exp(-xp.abs(x))  # as ops.elementwise.Sigmoid: exp of a non-positive number only
-    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    d = 1.0 + e
+    return xp.where(x >= 0, 1.0 / d, e / d)
 
 
 class LSTMLayer(Function):
@@ -50,10 +51,10 @@ class LSTMLayer(Function):
         hs, cs, acts = [None] * steps, [None] * steps, [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             g = xw[t, ...] + xp.matmul(h, w_hh_t)
-            sig_if = _sigmoid(xp, g[:, :2 * hid])
-            i, f = sig_if[:, :hid], sig_if[:, hid:]
+            # one sigmoid over all four gates (the g gate's is unused): fewer, larger kernels
+            sig = _sigmoid(xp, g)
+            i, f, o = sig[:, :hid], sig[:, hid:2 * hid], sig[:, 3 * hid:]
             gg = xp.tanh(g[:, 2 * hid:3 * hid])
-            o = _sigmoid(xp, g[:, 3 * hid:])
             c = f * c + i * gg
             h = o * xp.tanh(c)
             hs[t], cs[t], acts[t] = h, c, (i, f, gg, o)
