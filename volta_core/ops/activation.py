@@ -9,6 +9,7 @@ import math
 
 from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
 from ..dtypes import bfloat16
 from ..errors import DTypeError
 from ..tensor import Tensor
@@ -76,18 +77,28 @@ class Gelu(Function):
             return 0.5 * x * erfc64(xp, x * -_SQRT_HALF)
         from ..backend.kernels import get_kernel
 
-        y = 0.5 * x * (1.0 + get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF))
+        e = get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(x, e)  # backward reuses erf: it costs more than the rest
+        y = 0.5 * x * (1.0 + e)
         if inf_nan:
             nan = xp.asarray(math.nan, dtype=x.dtype, device=ctx.device.native)
             y = xp.where(x == math.inf, nan, y)
         return y
 
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        saved = ctx.saved_tensors
+        x = saved[0]
         if ctx.approximate == "tanh":
             th = tanh(_TANH_K * (x + _TANH_C * x * x * x))
             slope = _TANH_K * (1.0 + 3.0 * _TANH_C * x * x)
             return g * (0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * slope)
+        if len(saved) == 2 and not _grad_state.enabled and g.dtype is x.dtype:
+            # plain backward: the same operations on arrays, with the forward's erf
+            xa, ga = x.array, g.array
+            cdf_a = 0.5 * (1.0 + saved[1].array)
+            pdf_a = ctx.xp.exp(xa * xa * -0.5) * _INV_SQRT_2PI
+            return Tensor._make(ga * (cdf_a + xa * pdf_a), ctx.device)
         cdf = 0.5 * (1.0 + (x * _SQRT_HALF).erf())
         pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
         return g * (cdf + x * pdf)

@@ -20,6 +20,37 @@ from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
 from .movement import sum_to
 
+# -- backward on arrays -----------------------------------------------------------------
+# A plain backward (no create_graph) records nothing, so the hot backward formulas below
+# run on the arrays directly: the same operations in the same order (the same values) as
+# their Tensor form, without an op dispatch per term.
+
+def _plain(g: Tensor, t: Tensor) -> bool:
+    """True when ``g``'s backward formula with ``t`` may run on arrays: nothing is being
+    recorded, one dtype, and not bfloat16 (whose arithmetic with a Python float NumPy
+    would widen to float32; the Tensor ops keep it)."""
+    if _grad_state.enabled:
+        return False
+    dt = g.dtype
+    return dt is t.dtype and dt is not bfloat16
+
+
+def _times(g: Tensor, v: Any) -> Tensor:
+    """``g * v`` in a backward: on arrays where that is the Tensor op's result as is (same
+    dtype and shape, or a Python number with a float ``g``), else the Tensor op."""
+    if not _grad_state.enabled:
+        tv = type(v)
+        if tv is Tensor:
+            ga, va = g.array, v.array
+            if ga.dtype == va.dtype and ga.shape == va.shape:
+                return Tensor._make(ga * va, g.device)
+        elif tv is float or tv is int:
+            dt = g.dtype
+            if dt.kind == "f" and dt is not bfloat16:
+                return Tensor._make(g.array * v, g.device)
+    return g * v
+
+
 # -- unary --------------------------------------------------------------------------------
 
 class Neg(Function):
@@ -27,6 +58,8 @@ class Neg(Function):
         return -x
 
     def backward(ctx, g):
+        if not _grad_state.enabled:
+            return Tensor._make(-g.array, g.device)
         return -g
 
 
@@ -60,7 +93,7 @@ class Exp(Function):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return g * y
+        return _times(g, y)
 
 
 class Exp2(Function):
@@ -122,6 +155,9 @@ class Tanh(Function):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        if _plain(g, y):
+            ya = y.array
+            return Tensor._make(g.array * (1.0 - ya * ya), g.device)
         return g * (1.0 - y * y)
 
 
@@ -136,6 +172,9 @@ class Sigmoid(Function):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        if _plain(g, y):
+            ya = y.array
+            return Tensor._make(g.array * ya * (1.0 - ya), g.device)
         return g * y * (1.0 - y)
 
 
@@ -311,7 +350,8 @@ class Mul(Function):
         b, a = ctx.saved_tensors
         sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
-        return (sum_to(g * b, sa) if na else None, sum_to(g * a, sb) if nb else None)
+        return (sum_to(_times(g, b), sa) if na else None,
+                sum_to(_times(g, a), sb) if nb else None)
 
 
 class Div(Function):
