@@ -38,6 +38,7 @@ class SGD(Optimizer):
     """
 
     kernel_name = "sgd_step"
+    capture_safe = True
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0,
