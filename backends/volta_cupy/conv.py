@@ -16,7 +16,7 @@ import cupy
 
 from volta_core.ops import nn as generic
 
-from . import cudnn_ops
+from . import blas, cudnn_ops
 from ._util import BFLOAT16, acc_type, contiguous, elementwise, is_float
 
 COLS_BYTES = 1 << 30
@@ -167,7 +167,7 @@ def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0
     if (groups == 1 and kh == kw == 1 and tuple(stride) == (1, 1) and not any(pads)
             and length >= 64):
         # 1x1 fast path: one batched GEMM straight from NCHW memory, no im2col
-        y = cupy.matmul(w2, x.reshape(n, c, length))
+        y = blas.matmul(w2, x.reshape(n, c, length))
         if bias is not None:
             y += bias.reshape(1, o, 1)
         return y.reshape(n, o, *out_hw)
@@ -181,9 +181,9 @@ def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0
         nb = min(step, n - n0)
         cols = im2col(x[n0:n0 + nb], geom)
         if groups == 1:
-            y2 = cupy.matmul(w2, cols)
+            y2 = blas.matmul(w2, cols)
         else:
-            y2 = cupy.matmul(w2.reshape(groups, og, ck), cols.reshape(groups, ck, nb * length))
+            y2 = blas.matmul(w2.reshape(groups, og, ck), cols.reshape(groups, ck, nb * length))
         to_nchw(y2, nb, o, length, *extra, y[n0:n0 + nb])
     return y
 
@@ -197,10 +197,10 @@ def _input_grad(w: Any, g2: Any, groups: int) -> Any:
     o, ck = w.shape[0], w.shape[1] * w.shape[2] * w.shape[3]
     w2 = contiguous(w).reshape(o, ck)
     if groups == 1:
-        return cupy.matmul(w2.T, g2)
+        return blas.matmul(w2.T, g2)
     og = o // groups
     w3 = w2.reshape(groups, og, ck).transpose(0, 2, 1)
-    return cupy.matmul(w3, g2.reshape(groups, og, -1)).reshape(groups * ck, -1)
+    return blas.matmul(w3, g2.reshape(groups, og, -1)).reshape(groups * ck, -1)
 
 
 def _weight_grad(g2: Any, cols: Any, groups: int, out: Any, accumulate: bool) -> None:
@@ -209,12 +209,12 @@ def _weight_grad(g2: Any, cols: Any, groups: int, out: Any, accumulate: bool) ->
     og, ck = o // groups, cols.shape[0] // groups
     if groups == 1 or groups > 16:
         if groups == 1 and not accumulate:
-            cupy.matmul(g2, cols.T, out=out)
+            blas.matmul(g2, cols.T, out=out)
             return
         if groups == 1:
-            part = cupy.matmul(g2, cols.T)
+            part = blas.matmul(g2, cols.T)
         else:  # many small groups: one batched GEMM (CuPy copies the transposed cols)
-            part = cupy.matmul(g2.reshape(groups, og, -1),
+            part = blas.matmul(g2.reshape(groups, og, -1),
                                cols.reshape(groups, ck, -1).transpose(0, 2, 1))
             part = part.reshape(o, ck)
         if accumulate:
@@ -223,7 +223,7 @@ def _weight_grad(g2: Any, cols: Any, groups: int, out: Any, accumulate: bool) ->
             out[...] = part
         return
     for gi in range(groups):
-        part = cupy.matmul(g2[gi * og:(gi + 1) * og], cols[gi * ck:(gi + 1) * ck].T)
+        part = blas.matmul(g2[gi * og:(gi + 1) * og], cols[gi * ck:(gi + 1) * ck].T)
         if accumulate:
             out[gi * og:(gi + 1) * og] += part
         else:

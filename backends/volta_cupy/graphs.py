@@ -18,7 +18,7 @@ import cupy
 _CAPTURE_ERRORS = ("cudaErrorStreamCaptureUnsupported", "cudaErrorStreamCaptureInvalidated",
                    "cudaErrorStreamCaptureImplicit", "cudaErrorStreamCaptureUnjoined",
                    "cudaErrorStreamCaptureIsolation", "cudaErrorStreamCaptureWrongThread",
-                   "cudaErrorCapturedEvent", "cudaErrorNotPermitted")
+                   "cudaErrorCapturedEvent", "cudaErrorNotPermitted", "during stream capture")
 
 
 def new_stream(index: int) -> Any:
@@ -64,6 +64,9 @@ def new_pool() -> Any:
 
 def begin(stream: Any) -> None:
     """Start capturing ``stream`` (relaxed mode: the pool may grow with cudaMalloc)."""
+    from . import blas
+
+    blas.prepare(cupy.cuda.runtime.getDevice())  # its handle and workspace: not captured
     stream.begin_capture()
 
 
