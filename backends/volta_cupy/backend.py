@@ -253,9 +253,9 @@ class CupyBackend(Backend):
         from . import graphs
 
         if graphs.is_capturing():
-            from volta_core.errors import VoltaError
+            from volta_core.errors import GraphCaptureError
 
-            raise VoltaError(
+            raise GraphCaptureError(
                 "copying a cuda tensor to the host (.item(), .tolist(), .cpu(), .numpy(), "
                 "printing) waits for the GPU, which a CUDA graph capture cannot record; "
                 "move it out of the captured region (or read a static output after "
@@ -283,9 +283,9 @@ class CupyBackend(Backend):
         from . import graphs
 
         if graphs.is_capturing():
-            from volta_core.errors import VoltaError
+            from volta_core.errors import GraphCaptureError
 
-            raise VoltaError("vt.cuda.synchronize() during a CUDA graph capture: a capture "
+            raise GraphCaptureError("vt.cuda.synchronize() during a CUDA graph capture: a capture "
                              "cannot wait for the GPU; synchronize before or after it")
         with cupy.cuda.Device(index):
             cupy.cuda.runtime.deviceSynchronize()  # every stream, not only the default

@@ -22,6 +22,20 @@ from ._util import BFLOAT16, acc_type, contiguous, elementwise, is_float
 COLS_BYTES = 1 << 30
 """Largest im2col buffer (bytes) before the batch is split into chunks."""
 
+SMALL_CONV_MACS = 1 << 26
+"""float32/float64 convolutions with fewer multiply-adds than this skip cuDNN: the
+frontend's Python-side cost per call (~100 us) exceeds the whole im2col + GEMM path
+(LeNet-sized layers are launch-bound)."""
+
+
+def _small(x_shape: tuple, w_shape: tuple, out_hw: tuple, dtype: Any) -> bool:
+    """Whether the im2col path is cheaper than cuDNN for this convolution."""
+    if dtype not in (cupy.float32, cupy.float64):
+        return False  # half types: cuDNN's tensor-core kernels
+    macs = x_shape[0] * w_shape[0] * out_hw[0] * out_hw[1] * w_shape[1] * w_shape[2] \
+        * w_shape[3]
+    return macs < SMALL_CONV_MACS
+
 _IM2COL = """
 IDX r = (IDX)i;
 const int ow = r % wout; r /= wout;
@@ -136,8 +150,10 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
 
     cuDNN serves it when available (see ``cudnn_ops``), the CuPy kernels otherwise.
     """
-    if x.ndim == 4 and w.ndim == 4 and 0 not in x.shape and 0 not in w.shape:
-        out_hw = generic.conv_out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
+    if x.ndim == 4 and w.ndim == 4 and 0 not in x.shape and 0 not in w.shape and not _small(
+            x.shape, w.shape,
+            out_hw := generic.conv_out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation),
+            x.dtype):
         y = cudnn_ops.conv_fprop(contiguous(x), contiguous(w), stride=stride, pads=pads,
                                  dilation=dilation, groups=groups, out_hw=out_hw)
         if y is not None:
@@ -234,7 +250,8 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
                     w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
                     pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1) -> tuple:
     """Same contract as ``volta_core.ops.nn.conv2d_backward`` (cuDNN first, as conv2d)."""
-    if grad.ndim == 4 and 0 not in grad.shape and 0 not in x_shape:
+    if grad.ndim == 4 and 0 not in grad.shape and 0 not in x_shape and not _small(
+            x_shape, tuple(w_shape or w.shape), grad.shape[2:], grad.dtype):
         w_shape = tuple(w_shape or w.shape)
         geom = dict(stride=stride, pads=pads, dilation=dilation, groups=groups)
         g = contiguous(grad)

@@ -26,6 +26,7 @@ KERNELS: dict = {
     "softmax": rows.softmax,
     "log_softmax": rows.log_softmax,
     "cross_entropy": rows.cross_entropy,
+    "cross_entropy_backward": rows.cross_entropy_backward,
     "layer_norm": rows.layer_norm,
     "layer_norm_backward": norms.layer_norm_backward,
     "softmax_backward": norms.softmax_backward,
