@@ -10,6 +10,7 @@ chunks so the column buffer stays under :data:`COLS_BYTES`.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import cupy
@@ -150,19 +151,28 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
 
     cuDNN serves it when available (see ``cudnn_ops``), the CuPy kernels otherwise.
     """
-    if x.ndim == 4 and w.ndim == 4 and 0 not in x.shape and 0 not in w.shape and not _small(
-            x.shape, w.shape,
-            out_hw := generic.conv_out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation),
-            x.dtype):
+    small = True
+    if x.ndim == 4 and w.ndim == 4 and 0 not in x.shape and 0 not in w.shape:
+        out_hw = generic.conv_out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
+        small = _small(x.shape, w.shape, out_hw, x.dtype)
+    if not small:
         y = cudnn_ops.conv_fprop(contiguous(x), contiguous(w), stride=stride, pads=pads,
                                  dilation=dilation, groups=groups, out_hw=out_hw)
         if y is not None:
             if bias is not None:
                 y += bias.reshape(1, -1, 1, 1)
             return y
-    with cudnn_ops.conv_math(x.dtype):
+    with _math(x.dtype, small):
         return _conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
                        groups=groups, algo=algo)
+
+
+def _math(dtype: Any, small: bool) -> Any:
+    """The GEMMs' float32 math: ``cudnn.allow_tf32``'s, except that a small convolution
+    (launch-bound, nothing to gain) uses TF32 only where both TF32 flags allow it."""
+    if small and cudnn_ops.FLAGS["cudnn_tf32"]:
+        return contextlib.nullcontext()  # the matmul flag's math
+    return cudnn_ops.conv_math(dtype)
 
 
 def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
@@ -250,8 +260,9 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
                     w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
                     pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1) -> tuple:
     """Same contract as ``volta_core.ops.nn.conv2d_backward`` (cuDNN first, as conv2d)."""
-    if grad.ndim == 4 and 0 not in grad.shape and 0 not in x_shape and not _small(
-            x_shape, tuple(w_shape or w.shape), grad.shape[2:], grad.dtype):
+    small = True
+    if grad.ndim == 4 and 0 not in grad.shape and 0 not in x_shape and not (small := _small(
+            x_shape, tuple(w_shape or w.shape), grad.shape[2:], grad.dtype)):
         w_shape = tuple(w_shape or w.shape)
         geom = dict(stride=stride, pads=pads, dilation=dilation, groups=groups)
         g = contiguous(grad)
@@ -261,7 +272,7 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
             if needs[1] else None
         if (gx is not None or not needs[0]) and (gw is not None or not needs[1]):
             return gx, gw
-    with cudnn_ops.conv_math(grad.dtype):
+    with _math(grad.dtype, small):
         return _conv2d_backward(xp, grad, x, w, x_shape=x_shape, w_shape=w_shape,
                                 needs=needs, stride=stride, pads=pads, dilation=dilation,
                                 groups=groups)
