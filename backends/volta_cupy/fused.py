@@ -261,3 +261,23 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> Any:
                        "gx = y <= (T)0 ? (T)0 : g;")
     return kern(grad, y)
 
+
+
+# -- tanh, sigmoid backward -------------------------------------------------------------------
+
+def tanh_backward(xp: Any, grad: Any, y: Any) -> Any:
+    """Same contract as the ``tanh_backward`` fallback, in one kernel."""
+    if not is_float(grad, y) or grad.shape != y.shape:
+        return generic_elementwise.tanh_backward_kernel(xp, grad, y)
+    kern = elementwise("tanh_bwd", acc_type(y.dtype), "T g, T y", "T gx",
+                       "gx = (T)((A)g * ((A)1 - (A)y * (A)y));")
+    return kern(grad, y)
+
+
+def sigmoid_backward(xp: Any, grad: Any, y: Any) -> Any:
+    """Same contract as the ``sigmoid_backward`` fallback, in one kernel."""
+    if not is_float(grad, y) or grad.shape != y.shape:
+        return generic_elementwise.sigmoid_backward_kernel(xp, grad, y)
+    kern = elementwise("sigmoid_bwd", acc_type(y.dtype), "T g, T y", "T gx",
+                       "gx = (T)((A)g * (A)y * ((A)1 - (A)y));")
+    return kern(grad, y)

@@ -235,3 +235,26 @@ def test_streams_order_work_and_nest():
     s.synchronize()
     assert s.query()
     assert not vt.cuda.is_current_stream_capturing()
+
+
+@pytest.mark.parametrize("make_opt", [
+    lambda ps: vt.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True),
+    lambda ps: vt.optim.SGD(ps, lr=0.1, maximize=True),
+    lambda ps: vt.optim.Adam(ps, lr=1e-2, weight_decay=0.1),
+    lambda ps: vt.optim.AdamW(ps, lr=1e-2, weight_decay=0.1, maximize=True),
+], ids=["sgd_nesterov", "sgd_plain", "adam", "adamw"])
+def test_multi_tensor_optimizer_steps_match_cpu(make_opt):
+    # after the first step every group goes through one multi-tensor launch on cuda
+    vt.manual_seed(3)
+    cpu = _mlp().double()
+    gpu = _mlp().double().to(DEV)
+    gpu.load_state_dict({k: v.to(DEV) for k, v in cpu.state_dict().items()})
+    opt_c, opt_g = make_opt(cpu.parameters()), make_opt(gpu.parameters())
+    for xs, ys in _batches(4, (16, 64), 10, seed=5):
+        for model, opt, dev in ((cpu, opt_c, "cpu"), (gpu, opt_g, DEV)):
+            opt.zero_grad()
+            x = vt.tensor(xs.astype(np.float64), device=dev)
+            nn.functional.cross_entropy(model(x), vt.tensor(ys, device=dev)).backward()
+            opt.step()
+    for pc, pg in zip(cpu.parameters(), gpu.parameters()):
+        np.testing.assert_allclose(_np(pg), _np(pc), rtol=1e-9, atol=1e-12)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..backend.kernels import get_kernel
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_betas
 
@@ -60,6 +61,31 @@ class Adam(Optimizer):
 
     def _check_group(self, group: dict) -> None:
         check_betas(type(self).__name__, group)
+
+    def _step_group(self, group: dict) -> bool:
+        if group["amsgrad"] or group["capturable"]:
+            return False
+        found = self._group_arrays(group, "exp_avg", "exp_avg_sq")
+        if found is None:
+            return False
+        params, arrays, grads, ms, vs = found
+        steps = {self.state[p]["step"] for p in params}
+        if len(steps) != 1 or not isinstance(step := next(iter(steps)), int):
+            return False
+        beta1, beta2 = group["betas"]
+        kern = get_kernel(params[0].device.backend, "adam_step_multi")
+        if not kern(params[0].device.xp, arrays, grads, ms, vs, step=step + 1, lr=group["lr"],
+                    beta1=beta1, beta2=beta2, eps=group["eps"],
+                    weight_decay=group["weight_decay"], maximize=group["maximize"],
+                    decoupled=group["decoupled_weight_decay"]):
+            return False
+        for p in params:  # updated in place
+            state = self.state[p]
+            state["step"] = step + 1
+            p._version[0] += 1
+            state["exp_avg"]._version[0] += 1
+            state["exp_avg_sq"]._version[0] += 1
+        return True
 
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]

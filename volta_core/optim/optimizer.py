@@ -148,6 +148,8 @@ class Optimizer:
                 loss = closure()
         self._check_capture()
         for group in self.param_groups:
+            if self._step_group(group):
+                continue
             for p in group["params"]:
                 if p.grad is not None:
                     if p.dtype.itemsize == 2:  # float16 / bfloat16
@@ -198,6 +200,34 @@ class Optimizer:
             if isinstance(value, Tensor) and value.array.dtype != native \
                     and value.dtype.is_floating_point:
                 value.array = xp.astype(value.array, native)
+
+    def _step_group(self, group: dict) -> bool:
+        """Update the whole group with one multi-tensor kernel, if the optimizer and the
+        backend can; returns whether it did (else ``step`` updates parameter by parameter).
+        """
+        return False
+
+    def _group_arrays(self, group: dict, *state_names: str) -> tuple | None:
+        """``(params, [param arrays], [grad arrays], [state arrays] per name)`` of the
+        group's parameters that have a gradient, or None when a multi-tensor step does
+        not apply (no such parameter, several devices, a missing state, low precision)."""
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            return None
+        dev = params[0].device
+        if dev.type == "cpu":
+            return None  # NumPy: no launch cost to save
+        states = [[] for _ in state_names]
+        for p in params:
+            if p.device is not dev or p.dtype.itemsize == 2 or p._base is not None:
+                return None
+            state = self.state.get(p)
+            for arrays, name in zip(states, state_names):
+                value = None if state is None else state.get(name)
+                if not isinstance(value, Tensor):
+                    return None
+                arrays.append(value.array)
+        return (params, [p._data for p in params], [p.grad.array for p in params], *states)
 
     def _update(self, p: Tensor, group: dict) -> None:
         """Update one parameter that has a gradient (subclasses implement)."""
