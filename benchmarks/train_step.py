@@ -13,7 +13,11 @@ Models (sizes in ``MODELS``, so other devices can add bigger ones):
 Usage::
 
     python benchmarks/train_step.py [--device cpu] [--steps 50] [--models mlp,lenet]
-        [--threads N] [--json]
+        [--threads N] [--json] [--cuda-graphs]
+
+``--cuda-graphs`` (``--device cuda``) adds Volta's whole step captured in a CUDA graph
+(``vt.cuda.graph``, Adam with ``capturable=True``) and PyTorch's, next to both eager
+steps; ratios are against PyTorch eager.
 
 Prints the median step time of each framework and the ratio Volta / PyTorch (PyTorch runs
 on the same GPU for ``--device cuda`` and ``--device wgpu`` when PyTorch has CUDA, else on
@@ -37,7 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 # the optimizer, the step and the alternating timer are shared with the CUDA models
-from train_step_models import optimizer, peer_device, time_steps, training_step  # noqa: E402
+from train_step_models import (  # noqa: E402
+    graphed_step,
+    optimizer,
+    peer_device,
+    time_steps,
+    training_step,
+)
 
 import volta_core as vt  # noqa: E402
 from volta_core import nn  # noqa: E402
@@ -140,17 +150,20 @@ def data(cfg: dict[str, Any], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return x, y.astype(np.int64)
 
 
-def volta_step(cfg: dict[str, Any], device: str,
-               compiled: bool = False) -> Callable[[], float]:
+def volta_step(cfg: dict[str, Any], device: str, compiled: bool = False,
+               graphed: bool = False) -> Callable[[], float]:
     """Return a function running one Volta training step (returns the loss); with
-    ``compiled`` the model goes through ``vt.compile``."""
+    ``compiled`` the model goes through ``vt.compile``; ``graphed``: the step is a CUDA
+    graph replay."""
     vt.manual_seed(0)
     model = build(nn, cfg).to(device)
     if compiled:
         model = vt.compile(model)
     xs, ys = data(cfg)
     x, y = vt.tensor(xs, device=device), vt.tensor(ys, device=device)
-    opt = optimizer(vt.optim, model.parameters(), cfg)
+    opt = optimizer(vt.optim, model.parameters(), cfg, capturable=graphed)
+    if graphed:
+        return graphed_step(vt, model, x, y, opt, nn.CrossEntropyLoss())
     return training_step(model, x, y, opt, nn.CrossEntropyLoss())
 
 
@@ -167,7 +180,8 @@ def wgpu_work(step: Callable[[], float]) -> dict[str, int]:
     return {"dispatches": eng.dispatch_count - d, "submits": eng.submit_count - s}
 
 
-def torch_step(cfg: dict[str, Any], device: str) -> Callable[[], float] | None:
+def torch_step(cfg: dict[str, Any], device: str, graphed: bool = False
+               ) -> Callable[[], float] | None:
     """Return a function running one PyTorch step, or None if torch is not importable."""
     try:
         import torch
@@ -178,7 +192,9 @@ def torch_step(cfg: dict[str, Any], device: str) -> Callable[[], float] | None:
     model = build(torch.nn, cfg).to(dev)
     xs, ys = data(cfg)
     x, y = torch.from_numpy(xs).to(dev), torch.from_numpy(ys).to(dev)
-    opt = optimizer(torch.optim, model.parameters(), cfg)
+    opt = optimizer(torch.optim, model.parameters(), cfg, capturable=graphed)
+    if graphed:
+        return graphed_step(torch, model, x, y, opt, torch.nn.CrossEntropyLoss())
     return training_step(model, x, y, opt, torch.nn.CrossEntropyLoss())
 
 
@@ -209,10 +225,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="wgpu: lazy fusion on or off (default: the backend's default)")
     parser.add_argument("--compile", action="store_true",
                         help="run Volta's model through vt.compile (wgpu: lazy in forward)")
+    parser.add_argument("--cuda-graphs", action="store_true",
+                        help="also time each step captured in a CUDA graph (cuda only)")
     args, rest = parser.parse_known_args(argv)
     threads = set_threads(args.threads)
     if args.lazy is not None and args.device.startswith("wgpu"):
         vt.wgpu.set_lazy(args.lazy == "on")
+    if args.cuda_graphs:
+        if not args.device.startswith("cuda"):
+            parser.error("--cuda-graphs needs --device cuda")
+        return graphs_main(args)
     if args.device.startswith("cuda") and not args.models:
         # the CUDA acceptance models (MLP 4096, ResNet-18, transformer) live next door
         from train_step_models import main as cuda_main
@@ -261,6 +283,41 @@ def main(argv: list[str] | None = None) -> int:
                 line += (f" | lazy {'on' if r['lazy'] else 'off'}: {r['dispatches']} "
                          f"dispatches, {r['submits']} submits per step")
             print(line)
+    return 0
+
+
+def graphs_main(args: argparse.Namespace) -> int:
+    """``--cuda-graphs``: Volta and PyTorch, eager and graphed, ratios to PyTorch eager."""
+    import torch
+
+    names = args.models.split(",") if args.models else ["mlp", "lenet"]
+    dev = vt.device(args.device)
+    results = []
+    for name in names:
+        cfg = MODELS[name]
+        steps = {"volta": volta_step(cfg, args.device),
+                 "volta_graph": volta_step(cfg, args.device, graphed=True),
+                 "torch": torch_step(cfg, args.device),
+                 "torch_graph": torch_step(cfg, args.device, graphed=True)}
+        syncs = {"volta": dev.synchronize, "volta_graph": dev.synchronize,
+                 "torch": torch.cuda.synchronize, "torch_graph": torch.cuda.synchronize}
+        med = time_steps(steps, syncs, args.steps, args.warmup)
+        row = {"model": name, "device": vt.cuda.get_device_name(),
+               **{f"{k}_ms": v * 1e3 for k, v in med.items()},
+               "volta_eager_throughput_vs_torch_eager": med["torch"] / med["volta"],
+               "volta_graph_throughput_vs_torch_eager": med["torch"] / med["volta_graph"],
+               "torch_graph_throughput_vs_torch_eager": med["torch"] / med["torch_graph"]}
+        results.append(row)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for r in results:
+            print(f"{r['model']:>6} on {r['device']}: volta eager {r['volta_ms']:.3f} ms, "
+                  f"volta graph {r['volta_graph_ms']:.3f} ms, torch eager {r['torch_ms']:.3f} "
+                  f"ms, torch graph {r['torch_graph_ms']:.3f} ms | throughput vs torch eager: "
+                  f"volta eager {r['volta_eager_throughput_vs_torch_eager']:.2f}x, volta graph "
+                  f"{r['volta_graph_throughput_vs_torch_eager']:.2f}x, torch graph "
+                  f"{r['torch_graph_throughput_vs_torch_eager']:.2f}x")
     return 0
 
 

@@ -134,12 +134,16 @@ def data(cfg: dict[str, Any], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return x, y.astype(np.int64)
 
 
-def optimizer(optim_mod: Any, params: Any, cfg: dict[str, Any]) -> Any:
-    """The optimizer of ``cfg`` from ``vt.optim`` or ``torch.optim``."""
+def optimizer(optim_mod: Any, params: Any, cfg: dict[str, Any],
+              capturable: bool = False) -> Any:
+    """The optimizer of ``cfg`` from ``vt.optim`` or ``torch.optim`` (``capturable``: Adam
+    and AdamW keep their step counts on the GPU, for CUDA graphs)."""
+    extra = {"capturable": True} if capturable else {}
     if cfg["optim"] == "adam":
-        return optim_mod.Adam(params, lr=cfg["lr"])
+        return optim_mod.Adam(params, lr=cfg["lr"], **extra)
     if cfg["optim"] == "adamw":
-        return optim_mod.AdamW(params, lr=cfg["lr"], weight_decay=cfg["weight_decay"])
+        return optim_mod.AdamW(params, lr=cfg["lr"], weight_decay=cfg["weight_decay"],
+                               **extra)
     return optim_mod.SGD(params, lr=cfg["lr"], momentum=cfg.get("momentum", 0.0))
 
 
@@ -157,6 +161,42 @@ def training_step(model: Any, x: Any, y: Any, opt: Any, lossf: Any) -> Callable[
         return loss
 
     return step
+
+
+def graphed_step(lib: Any, model: Any, x: Any, y: Any, opt: Any, lossf: Any,
+                 warmup: int = 3) -> Callable[[], Any]:
+    """One training step as a CUDA graph replay (``lib`` is ``volta_core`` or ``torch``):
+    warm-up steps on a side stream, then the whole step (forward, backward, optimizer)
+    captured once; each call copies the batch into the static inputs and replays."""
+    static_x, static_y = x.clone(), y.clone()
+
+    def step() -> Any:
+        opt.zero_grad(set_to_none=True)
+        loss = lossf(model(static_x), static_y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    side = lib.cuda.Stream()
+    side.wait_stream(lib.cuda.current_stream())
+    with lib.cuda.stream(side):
+        for _ in range(warmup):
+            step()
+    lib.cuda.current_stream().wait_stream(side)
+    graph = lib.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with lib.cuda.graph(graph):
+        static_loss = lossf(model(static_x), static_y)
+        static_loss.backward()
+        opt.step()
+
+    def replay() -> Any:
+        static_x.copy_(x)
+        static_y.copy_(y)
+        graph.replay()
+        return static_loss
+
+    return replay
 
 
 def volta_step(cfg: dict[str, Any], device: str = "cuda") -> Callable[[], Any]:

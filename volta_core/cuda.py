@@ -15,3 +15,20 @@ __all__ = Accelerator("cuda").bind(globals())
 from .amp import cuda_amp as amp  # noqa: E402 - ``vt.cuda.amp.autocast`` as in PyTorch
 
 __all__ = [*__all__, "amp"]
+
+from .cuda_graphs import (  # noqa: E402 - streams and CUDA graphs
+    CUDAGraph,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+    stream,
+)
+
+__all__ = [*__all__, "CUDAGraph", "Stream", "StreamContext", "current_stream", "default_stream",
+           "graph", "graph_pool_handle", "is_current_stream_capturing",
+           "make_graphed_callables", "stream"]

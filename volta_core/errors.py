@@ -47,8 +47,12 @@ class OutOfMemoryError(VoltaError, MemoryError):
     """A device allocation that does not fit in the device's memory."""
 
 
+class GraphCaptureError(VoltaError, RuntimeError):
+    """Work that a CUDA graph capture cannot record (a host sync), or a misused graph."""
+
+
 __all__ = [
     "VoltaError", "ShapeError", "DTypeError", "DeviceError", "BackendUnavailableError",
     "AutogradError", "IndexOutOfRangeError", "CheckpointError", "OutOfMemoryError",
-    "DivisionByZeroError",
+    "DivisionByZeroError", "GraphCaptureError",
 ]

@@ -74,6 +74,8 @@ class CupyBackend(Backend):
     device_type = "cuda"
     extra = "cupy"
     is_gpu = True
+    #: ``Tensor.copy_`` writes into the destination's memory (CUDA graphs' static inputs)
+    copy_in_place = True
 
     def __init__(self) -> None:
         self._reason: str | None = None
@@ -81,12 +83,28 @@ class CupyBackend(Backend):
         self._generators: dict[int, CupyGenerator] = {}
         self._pool = None
         self._peak: dict[int, int] = {}
+        # the pool that allocations come from: [main pool] or, while a graph is being
+        # captured, [that graph's private pool] (a one-item list: read on every malloc)
+        self._active: list = [None]
 
     @property
     def kernels(self) -> dict:
         from .kernels import KERNELS
 
         return KERNELS
+
+    @property
+    def graphs(self) -> Any:
+        """Streams and graph capture (:mod:`volta_cupy.graphs`)."""
+        from . import graphs
+
+        return graphs
+
+    def set_capture_pool(self, pool: Any) -> None:
+        """Allocate from ``pool`` (a graph's private pool) until called with None."""
+        if self._pool is None:
+            self._install_allocator()
+        self._active[0] = self._pool if pool is None else pool
 
     # -- memory ---------------------------------------------------------------------------
     def _install_allocator(self) -> None:
@@ -95,10 +113,13 @@ class CupyBackend(Backend):
 
         from volta_core.errors import OutOfMemoryError
 
-        pool = self._pool = cupy.cuda.MemoryPool()
+        main = self._pool = cupy.cuda.MemoryPool()
         peak = self._peak
+        active = self._active
+        active[0] = main
 
         def allocate(size: int):
+            pool = active[0]
             try:
                 mem = pool.malloc(size)
             except cupy.cuda.memory.OutOfMemoryError:
@@ -112,10 +133,11 @@ class CupyBackend(Backend):
                         f"allocated by tensors and {_mib(pool.total_bytes())} reserved. Use "
                         "a smaller batch, free tensors (del), or vt.cuda.empty_cache()."
                     ) from None
-            dev = mem.device_id
-            used = pool.used_bytes()
-            if used > peak.get(dev, 0):
-                peak[dev] = used
+            if pool is main:
+                dev = mem.device_id
+                used = pool.used_bytes()
+                if used > peak.get(dev, 0):
+                    peak[dev] = used
             return mem
 
         cupy.cuda.set_allocator(allocate)
@@ -228,6 +250,16 @@ class CupyBackend(Backend):
             return cupy.array(data, dtype=dtype, copy=True if copy is None else copy)
 
     def to_host(self, array):
+        from . import graphs
+
+        if graphs.is_capturing():
+            from volta_core.errors import GraphCaptureError
+
+            raise GraphCaptureError(
+                "copying a cuda tensor to the host (.item(), .tolist(), .cpu(), .numpy(), "
+                "printing) waits for the GPU, which a CUDA graph capture cannot record; "
+                "move it out of the captured region (or read a static output after "
+                "replay())")
         return array.get()
 
     def from_device(self, array, src, index):
@@ -248,8 +280,15 @@ class CupyBackend(Backend):
     def synchronize(self, index: int) -> None:
         import cupy
 
+        from . import graphs
+
+        if graphs.is_capturing():
+            from volta_core.errors import GraphCaptureError
+
+            raise GraphCaptureError("vt.cuda.synchronize() during a CUDA graph capture: a capture "
+                             "cannot wait for the GPU; synchronize before or after it")
         with cupy.cuda.Device(index):
-            cupy.cuda.Stream.null.synchronize()
+            cupy.cuda.runtime.deviceSynchronize()  # every stream, not only the default
 
 
 def _mib(n: int) -> str:

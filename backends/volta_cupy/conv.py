@@ -10,17 +10,32 @@ chunks so the column buffer stays under :data:`COLS_BYTES`.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import cupy
 
 from volta_core.ops import nn as generic
 
-from . import cudnn_ops
+from . import blas, cudnn_ops
 from ._util import BFLOAT16, acc_type, contiguous, elementwise, is_float
 
 COLS_BYTES = 1 << 30
 """Largest im2col buffer (bytes) before the batch is split into chunks."""
+
+SMALL_CONV_MACS = 1 << 26
+"""float32/float64 convolutions with fewer multiply-adds than this skip cuDNN: the
+frontend's Python-side cost per call (~100 us) exceeds the whole im2col + GEMM path
+(LeNet-sized layers are launch-bound)."""
+
+
+def _small(x_shape: tuple, w_shape: tuple, out_hw: tuple, dtype: Any) -> bool:
+    """Whether the im2col path is cheaper than cuDNN for this convolution."""
+    if dtype not in (cupy.float32, cupy.float64):
+        return False  # half types: cuDNN's tensor-core kernels
+    macs = x_shape[0] * w_shape[0] * out_hw[0] * out_hw[1] * w_shape[1] * w_shape[2] \
+        * w_shape[3]
+    return macs < SMALL_CONV_MACS
 
 _IM2COL = """
 IDX r = (IDX)i;
@@ -136,17 +151,28 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
 
     cuDNN serves it when available (see ``cudnn_ops``), the CuPy kernels otherwise.
     """
+    small = True
     if x.ndim == 4 and w.ndim == 4 and 0 not in x.shape and 0 not in w.shape:
         out_hw = generic.conv_out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
+        small = _small(x.shape, w.shape, out_hw, x.dtype)
+    if not small:
         y = cudnn_ops.conv_fprop(contiguous(x), contiguous(w), stride=stride, pads=pads,
                                  dilation=dilation, groups=groups, out_hw=out_hw)
         if y is not None:
             if bias is not None:
                 y += bias.reshape(1, -1, 1, 1)
             return y
-    with cudnn_ops.conv_math(x.dtype):
+    with _math(x.dtype, small):
         return _conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
                        groups=groups, algo=algo)
+
+
+def _math(dtype: Any, small: bool) -> Any:
+    """The GEMMs' float32 math: ``cudnn.allow_tf32``'s, except that a small convolution
+    (launch-bound, nothing to gain) uses TF32 only where both TF32 flags allow it."""
+    if small and cudnn_ops.FLAGS["cudnn_tf32"]:
+        return contextlib.nullcontext()  # the matmul flag's math
+    return cudnn_ops.conv_math(dtype)
 
 
 def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
@@ -167,7 +193,7 @@ def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0
     if (groups == 1 and kh == kw == 1 and tuple(stride) == (1, 1) and not any(pads)
             and length >= 64):
         # 1x1 fast path: one batched GEMM straight from NCHW memory, no im2col
-        y = cupy.matmul(w2, x.reshape(n, c, length))
+        y = blas.matmul(w2, x.reshape(n, c, length))
         if bias is not None:
             y += bias.reshape(1, o, 1)
         return y.reshape(n, o, *out_hw)
@@ -181,9 +207,9 @@ def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0
         nb = min(step, n - n0)
         cols = im2col(x[n0:n0 + nb], geom)
         if groups == 1:
-            y2 = cupy.matmul(w2, cols)
+            y2 = blas.matmul(w2, cols)
         else:
-            y2 = cupy.matmul(w2.reshape(groups, og, ck), cols.reshape(groups, ck, nb * length))
+            y2 = blas.matmul(w2.reshape(groups, og, ck), cols.reshape(groups, ck, nb * length))
         to_nchw(y2, nb, o, length, *extra, y[n0:n0 + nb])
     return y
 
@@ -197,10 +223,10 @@ def _input_grad(w: Any, g2: Any, groups: int) -> Any:
     o, ck = w.shape[0], w.shape[1] * w.shape[2] * w.shape[3]
     w2 = contiguous(w).reshape(o, ck)
     if groups == 1:
-        return cupy.matmul(w2.T, g2)
+        return blas.matmul(w2.T, g2)
     og = o // groups
     w3 = w2.reshape(groups, og, ck).transpose(0, 2, 1)
-    return cupy.matmul(w3, g2.reshape(groups, og, -1)).reshape(groups * ck, -1)
+    return blas.matmul(w3, g2.reshape(groups, og, -1)).reshape(groups * ck, -1)
 
 
 def _weight_grad(g2: Any, cols: Any, groups: int, out: Any, accumulate: bool) -> None:
@@ -209,12 +235,12 @@ def _weight_grad(g2: Any, cols: Any, groups: int, out: Any, accumulate: bool) ->
     og, ck = o // groups, cols.shape[0] // groups
     if groups == 1 or groups > 16:
         if groups == 1 and not accumulate:
-            cupy.matmul(g2, cols.T, out=out)
+            blas.matmul(g2, cols.T, out=out)
             return
         if groups == 1:
-            part = cupy.matmul(g2, cols.T)
+            part = blas.matmul(g2, cols.T)
         else:  # many small groups: one batched GEMM (CuPy copies the transposed cols)
-            part = cupy.matmul(g2.reshape(groups, og, -1),
+            part = blas.matmul(g2.reshape(groups, og, -1),
                                cols.reshape(groups, ck, -1).transpose(0, 2, 1))
             part = part.reshape(o, ck)
         if accumulate:
@@ -223,7 +249,7 @@ def _weight_grad(g2: Any, cols: Any, groups: int, out: Any, accumulate: bool) ->
             out[...] = part
         return
     for gi in range(groups):
-        part = cupy.matmul(g2[gi * og:(gi + 1) * og], cols[gi * ck:(gi + 1) * ck].T)
+        part = blas.matmul(g2[gi * og:(gi + 1) * og], cols[gi * ck:(gi + 1) * ck].T)
         if accumulate:
             out[gi * og:(gi + 1) * og] += part
         else:
@@ -234,7 +260,9 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
                     w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
                     pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1) -> tuple:
     """Same contract as ``volta_core.ops.nn.conv2d_backward`` (cuDNN first, as conv2d)."""
-    if grad.ndim == 4 and 0 not in grad.shape and 0 not in x_shape:
+    small = True
+    if grad.ndim == 4 and 0 not in grad.shape and 0 not in x_shape and not (small := _small(
+            x_shape, tuple(w_shape or w.shape), grad.shape[2:], grad.dtype)):
         w_shape = tuple(w_shape or w.shape)
         geom = dict(stride=stride, pads=pads, dilation=dilation, groups=groups)
         g = contiguous(grad)
@@ -244,7 +272,7 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
             if needs[1] else None
         if (gx is not None or not needs[0]) and (gw is not None or not needs[1]):
             return gx, gw
-    with cudnn_ops.conv_math(grad.dtype):
+    with _math(grad.dtype, small):
         return _conv2d_backward(xp, grad, x, w, x_shape=x_shape, w_shape=w_shape,
                                 needs=needs, stride=stride, pads=pads, dilation=dilation,
                                 groups=groups)

@@ -95,6 +95,11 @@ vm = (vm > vv || vm != vm) ? vm : vv;
 vmax = (T)vm;
 vv = vm;
 """
+# bias corrections from the step count on the GPU (capturable: nothing comes from the host)
+_ADAM_STEP = """
+const A step_size = lr / ((A)1 - pow(b1, (A)st));
+const A bc2 = sqrt((A)1 - pow(b2, (A)st));
+"""
 _ADAM_IN = ("T g, F lr, F b1, F b2, F eps, F wd, F step_size, F bc2, int32 maximize, "
             "int32 decoupled")
 
@@ -106,15 +111,31 @@ def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
     """Same contract as ``volta_core.optim.kernels.adam_step`` (updates in place)."""
     vmax = max_exp_avg_sq if amsgrad else None
     if not _same(param, grad, exp_avg, exp_avg_sq, vmax) or (amsgrad and vmax is None):
+        if not isinstance(step, int):
+            from volta_core.errors import DTypeError
+
+            raise DTypeError("Adam(capturable=True) on cuda needs a floating parameter with "
+                             "state of its dtype and shape; got parameter "
+                             f"{param.dtype}{tuple(param.shape)}, gradient "
+                             f"{grad.dtype}{tuple(grad.shape)}")
         return generic_optim.adam_step(xp, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq,
                                        step=step, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
                                        weight_decay=weight_decay, amsgrad=amsgrad,
                                        maximize=maximize, decoupled=decoupled)
+    acc = acc_type(param.dtype)
+    if not isinstance(step, int):  # capturable: the step count is a 0-d array on the GPU
+        outs = "T p, T m, T v" + (", T vmax" if amsgrad else "")
+        kern = elementwise("adam_capturable" + ("_amsgrad" if amsgrad else ""), acc,
+                           "T g, float32 st, F lr, F b1, F b2, F eps, F wd, int32 maximize, "
+                           "int32 decoupled", outs,
+                           _ADAM_STEP + _ADAM.replace("AMSGRAD", _AMSGRAD if amsgrad else ""))
+        kern(grad, step, lr, beta1, beta2, eps, weight_decay, int(maximize), int(decoupled),
+             param, exp_avg, exp_avg_sq, *((vmax,) if amsgrad else ()))
+        return param, exp_avg, exp_avg_sq, max_exp_avg_sq
     bias1 = 1.0 - beta1 ** step
     bias2_sqrt = math.sqrt(1.0 - beta2 ** step)
     args = (grad, lr, beta1, beta2, eps, weight_decay, lr / bias1, bias2_sqrt, int(maximize),
             int(decoupled))
-    acc = acc_type(param.dtype)
     if amsgrad:
         kern = elementwise("adam_amsgrad", acc, _ADAM_IN, "T p, T m, T v, T vmax",
                            _ADAM.replace("AMSGRAD", _AMSGRAD))
@@ -240,3 +261,23 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> Any:
                        "gx = y <= (T)0 ? (T)0 : g;")
     return kern(grad, y)
 
+
+
+# -- tanh, sigmoid backward -------------------------------------------------------------------
+
+def tanh_backward(xp: Any, grad: Any, y: Any) -> Any:
+    """Same contract as the ``tanh_backward`` fallback, in one kernel."""
+    if not is_float(grad, y) or grad.shape != y.shape:
+        return generic_elementwise.tanh_backward_kernel(xp, grad, y)
+    kern = elementwise("tanh_bwd", acc_type(y.dtype), "T g, T y", "T gx",
+                       "gx = (T)((A)g * ((A)1 - (A)y * (A)y));")
+    return kern(grad, y)
+
+
+def sigmoid_backward(xp: Any, grad: Any, y: Any) -> Any:
+    """Same contract as the ``sigmoid_backward`` fallback, in one kernel."""
+    if not is_float(grad, y) or grad.shape != y.shape:
+        return generic_elementwise.sigmoid_backward_kernel(xp, grad, y)
+    kern = elementwise("sigmoid_bwd", acc_type(y.dtype), "T g, T y", "T gx",
+                       "gx = (T)((A)g * (A)y * ((A)1 - (A)y));")
+    return kern(grad, y)

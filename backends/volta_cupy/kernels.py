@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from . import conv, cudnn_ops, fused, norms, pool, rows, scatter
+from . import conv, cudnn_ops, fused, multi_tensor, norms, pool, rows, scatter
 
 KERNELS: dict = {
     "conv2d": conv.conv2d,
@@ -26,6 +26,7 @@ KERNELS: dict = {
     "softmax": rows.softmax,
     "log_softmax": rows.log_softmax,
     "cross_entropy": rows.cross_entropy,
+    "cross_entropy_backward": rows.cross_entropy_backward,
     "layer_norm": rows.layer_norm,
     "layer_norm_backward": norms.layer_norm_backward,
     "softmax_backward": norms.softmax_backward,
@@ -36,7 +37,11 @@ KERNELS: dict = {
     "erf": fused.erf,
     "relu": fused.relu,
     "relu_backward": fused.relu_backward,
+    "tanh_backward": fused.tanh_backward,
+    "sigmoid_backward": fused.sigmoid_backward,
     "sgd_step": fused.sgd_step,
+    "sgd_step_multi": multi_tensor.sgd_step_multi,
+    "adam_step_multi": multi_tensor.adam_step_multi,
     "adam_step": fused.adam_step,
     "rmsprop_step": fused.rmsprop_step,
     "adagrad_step": fused.adagrad_step,

@@ -71,11 +71,25 @@ def _keeps_bfloat16(fn: Any, bf16: Any) -> Any:
     return wrapped
 
 
+def _matmul_of(compat_matmul: Any) -> Any:
+    from . import blas
+
+    def matmul(x1: Any, x2: Any, /) -> Any:
+        """Array-API ``matmul``; 2-d products go through :func:`volta_cupy.blas.matmul`
+        (capturable in a CUDA graph)."""
+        if x1.ndim == 2 and x2.ndim == 2:
+            return blas.matmul(x1, x2)
+        return compat_matmul(x1, x2)
+
+    return matmul
+
+
 def _build() -> types.ModuleType:
     ns = types.ModuleType("volta_cupy.xp", _compat.__doc__)
     ns.__dict__.update({k: v for k, v in vars(_compat).items() if not k.startswith("__")})
     ns.__all__ = list(getattr(_compat, "__all__", ()))
     ns.clip = clip
+    ns.matmul = _matmul_of(_compat.matmul)
     from ._util import BFLOAT16
 
     if BFLOAT16 is not None:

@@ -302,3 +302,28 @@ def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: i
     if cdt != x.dtype:
         y, mean, rstd = (a.astype(x.dtype) for a in (y, mean, rstd))
     return y, mean, rstd
+
+
+_CE_BACKWARD = """
+const long long r = i / c;
+const long long col = i - r * c;
+const A w = (A)row_w[r];
+const A gw = w == (A)0 ? (A)0 : (A)g[r] * w;
+gx = (T)(gw * (exp((A)x - (A)lse[r]) - (col == (long long)t[r] ? (A)1 : (A)0)));
+"""
+
+
+def cross_entropy_backward(xp: Any, g: Any, logits: Any, lse: Any, target: Any,
+                           row_w: Any) -> Any:
+    """Same contract as ``volta_core.ops.nn.cross_entropy_backward``: one kernel."""
+    ok = (is_float(logits, lse, row_w) and isinstance(g, cupy.ndarray)
+          and g.dtype == logits.dtype and logits.ndim == 2 and logits.flags.c_contiguous
+          and isinstance(target, cupy.ndarray) and target.dtype.kind in "iu"
+          and g.shape == target.shape == row_w.shape == logits.shape[:1]
+          and lse.shape == (logits.shape[0], 1))
+    if not ok:
+        return generic.cross_entropy_backward(xp, g, logits, lse, target, row_w)
+    kern = elementwise("ce_backward", acc_type(logits.dtype),
+                       "T x, raw T lse, raw I t, raw T g, raw T row_w, int64 c", "T gx",
+                       _CE_BACKWARD)
+    return kern(logits, lse, target, g, row_w, logits.shape[1])

@@ -254,6 +254,36 @@ def test_cross_entropy(cp, K, XP, n, c, smoothing, weighted, dtype):
         close(a, b, dtype, scale=10.0)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("name", ["tanh_backward", "sigmoid_backward"])
+def test_activation_backward(cp, K, XP, name, dtype):
+    from volta_core.ops import elementwise as gel
+
+    g, x = rnd(7, 33, seed=29, dtype=dtype), rnd(7, 33, seed=30, dtype=dtype)
+    y = np.tanh(x) if name == "tanh_backward" else 1 / (1 + np.exp(-x.astype("f8")))
+    y = y.astype(dtype)
+    got = K[name](XP, cp.asarray(g), cp.asarray(y))
+    ref = getattr(gel, name + "_kernel")(NP, g.astype("f8"), y.astype("f8"))
+    assert got.dtype == np.dtype(dtype)
+    close(got, ref, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n,c", [(1, 3), (33, 10), (64, 1000)])
+def test_cross_entropy_backward(cp, K, XP, n, c, dtype):
+    x = rnd(n, c, seed=27, dtype=dtype, scale=3.0)
+    t = np.random.default_rng(3).integers(0, c, (n,))
+    t[::5] = -100
+    _, lse, row_w = gnn.cross_entropy(NP, x, t)
+    g = rnd(n, seed=28, dtype=dtype)
+    got = K["cross_entropy_backward"](XP, cp.asarray(g), cp.asarray(x), cp.asarray(lse),
+                                      cp.asarray(t), cp.asarray(row_w))
+    ref = gnn.cross_entropy_backward(NP, g.astype("f8"), x.astype("f8"), lse.astype("f8"), t,
+                                     row_w.astype("f8"))
+    assert got.dtype == np.dtype(dtype)
+    close(got, ref, dtype, scale=10.0)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
 @pytest.mark.parametrize("shape,ndim", [((8, 512), 1), ((2, 7, 33), 1), ((3, 4, 5, 6), 2),
                                         ((2, 9000), 1)])

@@ -9,7 +9,9 @@ import warnings
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
+from ..creation import arange
 from ..dtypes import bfloat16
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
@@ -72,9 +74,15 @@ class _CrossEntropy(Function):
     def forward(ctx, x, target, weight=None, ignore_index=-100, smoothing=0.0, box=None):
         xp = ctx.xp
         kern = get_kernel(ctx.device.backend, "cross_entropy")
-        loss, _, row_w = kern(xp, x, target, weight, ignore_index=ignore_index,
-                              label_smoothing=smoothing)
+        loss, lse, row_w = kern(xp, x, target, weight, ignore_index=ignore_index,
+                                label_smoothing=smoothing)
         box["row_w"] = row_w
+        if weight is None and not smoothing:
+            # the common case: backward is one fused kernel from (x, lse, target, row_w)
+            ctx.fused = True
+            ctx.save_for_backward(x, lse, target, row_w)
+            return loss
+        ctx.fused = False
         n, c = x.shape
         valid = xp.astype(target != ignore_index, x.dtype)
         safe = xp.where(target != ignore_index, target, xp.zeros_like(target))
@@ -92,7 +100,18 @@ class _CrossEntropy(Function):
         return loss
 
     def backward(ctx, g):
-        x, a, b, valid = ctx.saved_tensors
+        if ctx.fused:
+            x, lse, target, row_w = ctx.saved_tensors
+            if not _grad_state.enabled:  # no create_graph: the fused kernel
+                kern = get_kernel(ctx.device.backend, "cross_entropy_backward")
+                return Tensor._make(kern(ctx.xp, g.array, x.array, lse.array, target.array,
+                                         row_w.array), ctx.device), None, None
+            valid = row_w != 0
+            onehot = (target.unsqueeze(1) == arange(x.shape[1], dtype=target.dtype,
+                                                    device=x.device)).to(x.dtype)
+            a, b = row_w.unsqueeze(1), row_w.unsqueeze(1) * onehot
+        else:
+            x, a, b, valid = ctx.saved_tensors
         # ignored rows get 0 even when the mean's 0/0 (every target ignored) makes g inf
         g = where(valid, g, 0.0).unsqueeze(1)
         return g * (a * softmax(x, 1) - b), None, None

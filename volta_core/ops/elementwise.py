@@ -147,6 +147,27 @@ class Cos(Function):
         return -g * x.sin()
 
 
+@fallback("tanh_backward")
+def tanh_backward_kernel(xp: Any, grad: Any, y: Any) -> Any:
+    """The gradient of tanh from its output ``y``: ``grad * (1 - y * y)``."""
+    return grad * (1.0 - y * y)
+
+
+@fallback("sigmoid_backward")
+def sigmoid_backward_kernel(xp: Any, grad: Any, y: Any) -> Any:
+    """The gradient of sigmoid from its output ``y``: ``grad * y * (1 - y)``."""
+    return grad * y * (1.0 - y)
+
+
+def _fused_backward(ctx: Function, name: str, g: Tensor, y: Tensor) -> Tensor | None:
+    """``name``'s one-kernel gradient, or None where Tensor ops must run (create_graph,
+    mixed dtypes, bfloat16 whose Python-float arithmetic NumPy widens)."""
+    if _grad_state.enabled or g.dtype is not y.dtype or y.dtype is bfloat16:
+        return None
+    kern = get_kernel(ctx.device.backend, name)
+    return Tensor._make(kern(ctx.xp, g.array, y.array), ctx.device)
+
+
 class Tanh(Function):
     def forward(ctx, x):
         y = ctx.xp.tanh(x)
@@ -155,10 +176,8 @@ class Tanh(Function):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        if _plain(g, y):
-            ya = y.array
-            return Tensor._make(g.array * (1.0 - ya * ya), g.device)
-        return g * (1.0 - y * y)
+        fused = _fused_backward(ctx, "tanh_backward", g, y)
+        return g * (1.0 - y * y) if fused is None else fused
 
 
 class Sigmoid(Function):
@@ -172,10 +191,8 @@ class Sigmoid(Function):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        if _plain(g, y):
-            ya = y.array
-            return Tensor._make(g.array * ya * (1.0 - ya), g.device)
-        return g * y * (1.0 - y)
+        fused = _fused_backward(ctx, "sigmoid_backward", g, y)
+        return g * y * (1.0 - y) if fused is None else fused
 
 
 @fallback("relu")

@@ -206,6 +206,18 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         v = src.to(device=self.device, dtype=self.dtype)
         return expand(v, self.shape) if v.shape != self.shape else v
 
+    if (self._base is None and getattr(self.device.backend, "copy_in_place", False)
+            and not _records(self, (src,))):
+        # write into self's own memory: a CUDA graph captured with ``self`` as a static
+        # input reads that address on every replay (PyTorch's ``static.copy_(batch)``)
+        check_writable("copy_", self, False)
+        check_no_partial_overlap("copy_", self, (src,))
+        v = fn(self).array
+        if v is not self._data:
+            self._data[...] = v
+        self._gen += 1
+        self._version[0] += 1
+        return self
     return inplace(self, "copy_", fn, src, shares=True)
 
 

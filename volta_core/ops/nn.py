@@ -294,6 +294,20 @@ def _logsumexp_rows(xp: Any, x: Any) -> Any:
     return xp.log(xp.sum(xp.exp(x - m), axis=1, keepdims=True)) + m
 
 
+@fallback("cross_entropy_backward")
+def cross_entropy_backward(xp: Any, g: Any, logits: Any, lse: Any, target: Any,
+                           row_w: Any) -> Any:
+    """Gradient of :func:`cross_entropy`'s per-row loss (no class weights, no smoothing)
+    for the row gradients ``g`` ``(N,)``: ``g * row_w * (softmax(logits) - onehot)``;
+    rows with weight 0 (ignored) get 0 even where ``g`` is inf or NaN."""
+    n, c = logits.shape
+    dev = getattr(logits, "device", None)
+    gw = xp.where(row_w != 0, g * row_w, xp.zeros_like(row_w))
+    onehot = xp.expand_dims(target, axis=1) == xp.arange(c, dtype=target.dtype, device=dev)
+    p = xp.exp(logits - lse)
+    return xp.expand_dims(gw, axis=1) * (p - xp.astype(onehot, logits.dtype))
+
+
 @fallback("cross_entropy")
 def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
                   ignore_index: int = -100, label_smoothing: float = 0.0) -> tuple:

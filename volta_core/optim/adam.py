@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..backend.kernels import get_kernel
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_betas
 
@@ -38,24 +39,53 @@ class Adam(Optimizer):
         amsgrad: use the AMSGrad variant (default: False).
         maximize: maximize the objective instead of minimizing it (default: False).
         decoupled_weight_decay: apply weight decay as AdamW does (default: False).
+        capturable: keep the step count on the GPU (cuda parameters), so that the step
+            can be captured in a CUDA graph (``vt.cuda.graph``) (default: False).
 
     Example:
         >>> opt = vt.optim.Adam(model.parameters(), lr=1e-3)
     """
 
     kernel_name = "adam_step"
+    capture_safe = True  # with capturable=True (checked per group in Optimizer.step)
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
-                 decoupled_weight_decay: bool = False) -> None:
+                 decoupled_weight_decay: bool = False, capturable: bool = False) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize,
-                        decoupled_weight_decay=decoupled_weight_decay)
+                        decoupled_weight_decay=decoupled_weight_decay,
+                        capturable=capturable)
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:
         check_betas(type(self).__name__, group)
+
+    def _step_group(self, group: dict) -> bool:
+        if group["amsgrad"] or group["capturable"]:
+            return False
+        found = self._group_arrays(group, "exp_avg", "exp_avg_sq")
+        if found is None:
+            return False
+        params, arrays, grads, ms, vs = found
+        steps = {self.state[p]["step"] for p in params}
+        if len(steps) != 1 or not isinstance(step := next(iter(steps)), int):
+            return False
+        beta1, beta2 = group["betas"]
+        kern = get_kernel(params[0].device.backend, "adam_step_multi")
+        if not kern(params[0].device.xp, arrays, grads, ms, vs, step=step + 1, lr=group["lr"],
+                    beta1=beta1, beta2=beta2, eps=group["eps"],
+                    weight_decay=group["weight_decay"], maximize=group["maximize"],
+                    decoupled=group["decoupled_weight_decay"]):
+            return False
+        for p in params:  # updated in place
+            state = self.state[p]
+            state["step"] = step + 1
+            p._version[0] += 1
+            state["exp_avg"]._version[0] += 1
+            state["exp_avg_sq"]._version[0] += 1
+        return True
 
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]
@@ -65,13 +95,25 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = self._zeros(p)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = self._zeros(p)
-        state["step"] += 1
+        if group["capturable"] and p.device.type == "cuda":
+            step = state["step"]
+            if not isinstance(step, Tensor):  # first step, or a loaded state dict
+                step = state["step"] = Tensor._make(
+                    p.device.xp.full((), float(step), dtype=p.device.xp.float32), p.device)
+            step.array += 1  # on the GPU: a CUDA graph replays the increment
+            step._version[0] += 1
+            count = step.array
+        else:
+            if isinstance(state["step"], Tensor):  # capturable switched off
+                state["step"] = int(state["step"].item())
+            state["step"] += 1
+            count = state["step"]
         beta1, beta2 = group["betas"]
         vmax = state.get("max_exp_avg_sq")
         new_p, m, v, new_vmax = self._kernel(p)(
             p.device.xp, p.array, p.grad.array, state["exp_avg"].array,
             state["exp_avg_sq"].array, None if vmax is None else vmax.array,
-            step=state["step"], lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
+            step=count, lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
             weight_decay=group["weight_decay"], amsgrad=group["amsgrad"],
             maximize=group["maximize"], decoupled=group["decoupled_weight_decay"])
         self._write(p, new_p)
@@ -99,9 +141,10 @@ class AdamW(Adam):
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, capturable: bool = False) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=True)
+                         amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=True,
+                         capturable=capturable)
 
 
 __all__ = ["Adam", "AdamW"]

@@ -22,6 +22,26 @@ from ..backend.kernels import fallback
 Array = Any
 
 
+@fallback("sgd_step_multi")
+def sgd_step_multi(xp: Any, params: list, grads: list, momentum_buffers: list, *, lr: float,
+                   momentum: float, dampening: float, weight_decay: float, nesterov: bool,
+                   maximize: bool) -> bool:
+    """SGD over a whole group in place (a backend's multi-tensor kernel); returns whether it
+    did so. This fallback does nothing and returns False: the optimizer then calls
+    ``sgd_step`` per parameter. A backend serves it only when every momentum buffer
+    exists and it can update the arrays in place."""
+    return False
+
+
+@fallback("adam_step_multi")
+def adam_step_multi(xp: Any, params: list, grads: list, exp_avgs: list, exp_avg_sqs: list,
+                    *, step: int, lr: float, beta1: float, beta2: float, eps: float,
+                    weight_decay: float, maximize: bool, decoupled: bool) -> bool:
+    """Adam/AdamW (no AMSGrad) over a whole group in place, every parameter at the same
+    ``step``; returns whether it did so (this fallback: False, see ``sgd_step_multi``)."""
+    return False
+
+
 @fallback("sgd_step")
 def sgd_step(xp: Any, param: Array, grad: Array, momentum_buffer: Array | None, *,
              lr: float, momentum: float, dampening: float, weight_decay: float,

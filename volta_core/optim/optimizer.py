@@ -14,6 +14,7 @@ from typing import Any
 
 from ..autograd.grad_mode import enable_grad
 from ..backend.kernels import get_kernel
+from ..errors import GraphCaptureError
 from ..tensor import Tensor
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (``SGD``'s lr in PyTorch 1.x)
@@ -34,6 +35,9 @@ class Optimizer:
     """
 
     kernel_name: str = ""
+    #: whether ``step`` may be captured in a CUDA graph (nothing is read from the host;
+    #: Adam and AdamW need ``capturable=True`` for it)
+    capture_safe: bool = False
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
         self.defaults = dict(defaults)
@@ -142,7 +146,10 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        self._check_capture()
         for group in self.param_groups:
+            if self._step_group(group):
+                continue
             for p in group["params"]:
                 if p.grad is not None:
                     if p.dtype.itemsize == 2:  # float16 / bfloat16
@@ -150,6 +157,32 @@ class Optimizer:
                     else:
                         self._update(p, group)
         return loss
+
+    def _check_capture(self) -> None:
+        """Refuse a CUDA graph capture of a step that would freeze host values into it."""
+        first = self.param_groups[0]["params"]
+        if not first or first[0].device.type != "cuda":
+            return
+        graphs = getattr(first[0].device.backend, "graphs", None)
+        if graphs is None or not graphs.is_capturing():
+            return
+        name = type(self).__name__
+        if not self.capture_safe:
+            raise GraphCaptureError(
+                f"{name}.step() cannot be captured in a CUDA graph: its step counts and "
+                "bias corrections are host values that a replay would not update; use "
+                "SGD, or Adam/AdamW with capturable=True")
+        if any("capturable" in g and not g["capturable"] for g in self.param_groups):
+            raise GraphCaptureError(
+                f"Attempting CUDA graph capture of step() for an instance of {name} but "
+                "param_groups' capturable is False; construct it with capturable=True")
+        if any(p.grad is not None and not self.state.get(p)
+               for g in self.param_groups if g.get("momentum", 1) != 0  # SGD keeps none
+               for p in g["params"]):
+            raise GraphCaptureError(
+                f"{name}.step() captured before its state exists: run a few eager steps "
+                "(warm-up, on a side stream) before capturing, so that the state tensors "
+                "are allocated outside the graph")
 
     def _update_low_precision(self, p: Tensor, group: dict) -> None:
         """``_update`` for a float16/bfloat16 parameter, keeping it and its state in its dtype.
@@ -168,6 +201,34 @@ class Optimizer:
                     and value.dtype.is_floating_point:
                 value.array = xp.astype(value.array, native)
 
+    def _step_group(self, group: dict) -> bool:
+        """Update the whole group with one multi-tensor kernel, if the optimizer and the
+        backend can; returns whether it did (else ``step`` updates parameter by parameter).
+        """
+        return False
+
+    def _group_arrays(self, group: dict, *state_names: str) -> tuple | None:
+        """``(params, [param arrays], [grad arrays], [state arrays] per name)`` of the
+        group's parameters that have a gradient, or None when a multi-tensor step does
+        not apply (no such parameter, several devices, a missing state, low precision)."""
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            return None
+        dev = params[0].device
+        if dev.type == "cpu":
+            return None  # NumPy: no launch cost to save
+        states = [[] for _ in state_names]
+        for p in params:
+            if p.device is not dev or p.dtype.itemsize == 2 or p._base is not None:
+                return None
+            state = self.state.get(p)
+            for arrays, name in zip(states, state_names):
+                value = None if state is None else state.get(name)
+                if not isinstance(value, Tensor):
+                    return None
+                arrays.append(value.array)
+        return (params, [p._data for p in params], [p.grad.array for p in params], *states)
+
     def _update(self, p: Tensor, group: dict) -> None:
         """Update one parameter that has a gradient (subclasses implement)."""
         raise NotImplementedError
@@ -178,6 +239,14 @@ class Optimizer:
     @staticmethod
     def _write(p: Tensor, new: Any) -> None:
         """Replace a parameter's values with the array ``new`` (no graph recorded)."""
+        if new is not p._data and p.device.type == "cuda":
+            graphs = getattr(p.device.backend, "graphs", None)
+            if graphs is not None and graphs.is_capturing():
+                raise GraphCaptureError(
+                    f"optimizer step: parameter of shape {tuple(p.shape)} and dtype "
+                    f"{p.dtype.name} is not updated in place on cuda (no fused kernel for "
+                    "it), so a CUDA graph replay would not see the update; use float32 "
+                    "parameters or step outside the graph")
         p.array = new
         p._version[0] += 1
 

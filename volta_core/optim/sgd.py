@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..backend.kernels import get_kernel
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_range
 
@@ -38,6 +39,7 @@ class SGD(Optimizer):
     """
 
     kernel_name = "sgd_step"
+    capture_safe = True
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0,
@@ -54,6 +56,25 @@ class SGD(Optimizer):
             raise ValueError("SGD: Nesterov momentum requires momentum > 0 and dampening 0, "
                              f"got momentum={group['momentum']}, "
                              f"dampening={group['dampening']}")
+
+    def _step_group(self, group: dict) -> bool:
+        names = ("momentum_buffer",) if group["momentum"] != 0 else ()
+        found = self._group_arrays(group, *names)
+        if found is None:
+            return False
+        params, arrays, grads, *bufs = found
+        kern = get_kernel(params[0].device.backend, "sgd_step_multi")
+        if not kern(params[0].device.xp, arrays, grads, bufs[0] if bufs else [None] * len(params),
+                    lr=group["lr"], momentum=group["momentum"],
+                    dampening=group["dampening"], weight_decay=group["weight_decay"],
+                    nesterov=group["nesterov"], maximize=group["maximize"]):
+            return False
+        for p in params:  # updated in place
+            p._version[0] += 1
+        if bufs:
+            for p in params:
+                self.state[p]["momentum_buffer"]._version[0] += 1
+        return True
 
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]

@@ -1,0 +1,142 @@
+"""2-d matrix products through cuBLAS called directly (ctypes), for CUDA graph captures.
+
+CuPy refuses every cuBLAS call while a stream captures ("calling cuBLAS API during stream
+capture is currently unsupported"), although cuBLAS itself can be captured when its
+workspace is set by the caller. :func:`matmul` is ``cupy.matmul`` except for 2-d floating
+operands during a capture (or always, with :data:`DIRECT` set), which go to
+``cublasGemmEx`` on a handle of our own, with a fixed workspace and the current stream.
+Float32 follows CuPy's compute type (TF32 when ``allow_tf32`` is set).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import cupy
+import numpy as np
+
+from ._util import BFLOAT16
+
+#: use cuBLAS directly outside captures too (``[False]``: only while capturing)
+DIRECT = [False]
+
+_WORKSPACE_BYTES = 32 << 20
+_TYPES = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("float16"): 2}
+if BFLOAT16 is not None:
+    _TYPES[BFLOAT16] = 14
+_COMPUTE_32F, _COMPUTE_TF32, _COMPUTE_64F = 68, 77, 70
+_lib: list = []
+_handles: dict[int, tuple] = {}
+
+
+def _library() -> Any:
+    """The libcublas that CuPy loaded (found in this process's memory map)."""
+    if not _lib:
+        import cupy_backends.cuda.libs.cublas  # noqa: F401 - loads libcublas
+
+        path = None
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                name = line.rsplit(None, 1)[-1]
+                if "libcublas.so" in name and "libcublasLt" not in name:
+                    path = name
+                    break
+        lib = ctypes.CDLL(path or "libcublas.so")
+        lib.cublasGemmEx.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+            ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+            ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        lib.cublasSetStream_v2.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.cublasSetWorkspace_v2.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+        _lib.append(lib)
+    return _lib[0]
+
+
+def _handle(device: int) -> tuple:
+    """(handle, workspace) of ``device``, created once (never during a capture)."""
+    entry = _handles.get(device)
+    if entry is None:
+        lib = _library()
+        h = ctypes.c_void_p()
+        _check(lib.cublasCreate_v2(ctypes.byref(h)), "cublasCreate")
+        with cupy.cuda.Device(device):
+            ws = cupy.cuda.memory.alloc(_WORKSPACE_BYTES)  # outside every graph pool
+        _check(lib.cublasSetWorkspace_v2(h, ctypes.c_void_p(ws.ptr), _WORKSPACE_BYTES),
+               "cublasSetWorkspace")
+        entry = _handles[device] = (h, ws)
+    return entry
+
+
+def prepare(device: int) -> None:
+    """Create the handle of ``device`` now (before a capture begins)."""
+    _handle(device)
+
+
+def _check(status: int, what: str) -> None:
+    if status != 0:
+        raise RuntimeError(f"{what} failed with cuBLAS status {status}")
+
+
+def _operand(x: Any) -> tuple[Any, int, int] | None:
+    """(array, op, ld) of a row-major 2-d operand read as cuBLAS's transposed operand."""
+    rows, cols = x.shape
+    if x.flags.c_contiguous:
+        return x, 0, max(cols, 1)
+    if x.flags.f_contiguous:
+        return x, 1, max(rows, 1)
+    return None
+
+
+def _direct(a: Any, b: Any, out: Any) -> Any:
+    dtype = a.dtype
+    code = _TYPES.get(dtype)
+    if (code is None or b.dtype != dtype or a.ndim != 2 or b.ndim != 2
+            or a.shape[1] != b.shape[0] or 0 in a.shape or 0 in b.shape):
+        return None
+    m, k = a.shape
+    n = b.shape[1]
+    if out is not None and not (out.shape == (m, n) and out.dtype == dtype
+                                and out.flags.c_contiguous):
+        return None
+    pa = _operand(a) or _operand(cupy.ascontiguousarray(a))
+    pb = _operand(b) or _operand(cupy.ascontiguousarray(b))
+    a, op_a, lda = pa
+    b, op_b, ldb = pb
+    c = cupy.empty((m, n), dtype) if out is None else out
+    dev = c.device.id
+    h, _ = _handle(dev)
+    lib = _library()
+    if dtype == np.float64:
+        compute = _COMPUTE_64F
+        alpha, beta = ctypes.c_double(1.0), ctypes.c_double(0.0)
+    else:
+        compute = _COMPUTE_32F
+        if dtype == np.float32:
+            from cupy._core import _routines_linalg as linalg
+
+            if linalg.get_compute_type(dtype) == linalg.COMPUTE_TYPE_TF32:
+                compute = _COMPUTE_TF32
+        alpha, beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
+    _check(lib.cublasSetStream_v2(h, ctypes.c_void_p(cupy.cuda.get_current_stream().ptr)),
+           "cublasSetStream")
+    # row-major C = A @ B is column-major C^T = B^T @ A^T
+    _check(lib.cublasGemmEx(h, op_b, op_a, n, m, k, ctypes.byref(alpha), b.data.ptr, code,
+                            ldb, a.data.ptr, code, lda, ctypes.byref(beta), c.data.ptr, code,
+                            max(n, 1), compute, -1), "cublasGemmEx")
+    return c
+
+
+def matmul(a: Any, b: Any, out: Any = None) -> Any:
+    """``cupy.matmul``, with 2-d products through cuBLAS directly during a capture."""
+    if DIRECT[0] or _capturing():
+        c = _direct(a, b, out)
+        if c is not None:
+            return c
+    return cupy.matmul(a, b) if out is None else cupy.matmul(a, b, out=out)
+
+
+def _capturing() -> bool:
+    s = cupy.cuda.get_current_stream()
+    return s.ptr != 0 and s.is_capturing()
