@@ -495,3 +495,53 @@ def test_addcmul_promotes_its_three_tensors_together():
 def test_softmin_of_an_empty_integer_tensor_is_itself():
     _both(lambda m: m.nn.functional.softmin(m.tensor([], dtype=m.uint8), dim=0))
     _both(lambda m: m.nn.functional.softmin(m.zeros((2, 0), dtype=m.int32), dim=1))
+
+
+def test_atan2_gradient_multiplies_g_by_a_factor_zero_at_the_origin():
+    compare(lambda m, y, x: m.atan2(y, x) * m.tensor([1.0, NAN, INF, 2.0]),
+            np.array([0.0, -0.0, 1.0, 2.0]), np.array([0.0, -0.0, 0.0, -3.0]))
+
+
+def test_bfloat16_tanh_and_sigmoid_gradients_use_the_rounded_output():
+    x = np.array([-0.5, 7.0, 1.0, 20.0, -9.0, 0.3])
+    compare(lambda m, t: m.tanh(t) * m.tensor([INF, INF, 1.0, 2.0, INF, 3.0],
+                                              dtype=m.bfloat16), x, dtype="bfloat16")
+    compare(lambda m, t: m.sigmoid(t) * m.tensor([INF, INF, 1.0, INF, 2.0, 3.0],
+                                                 dtype=m.bfloat16), x, dtype="bfloat16")
+    compare(lambda m, t: m.tanh(t).logit(), np.array([[-0.5, 7.0, 1.0]]), dtype="bfloat16")
+
+
+def test_lerp_of_bfloat16_with_a_number_stays_bfloat16():
+    compare(lambda m, t: m.lerp(t.tanh(), t, 0.5), np.array([[0.96875, -2.0]]),
+            dtype="bfloat16")
+
+
+@pytest.mark.parametrize("setup, key", [
+    ("[1.0, 2.0]", "lt"), ("1.0", "false0d"), ("1.0", "true0d"), ("[1.0]", "gt"),
+    ("[1.0]", "lt"), ("[[1.0]]", "gt"), ("[1.0]", "index"), ("[]", "gt")])
+def test_setitem_of_the_tensor_itself_as_pytorch(setup, key):
+    def run(m):
+        v = m.tensor(eval(setup))
+        k = {"lt": v < 0, "gt": v > 0, "false0d": m.tensor(False), "true0d": m.tensor(True),
+             "index": m.tensor([0])}[key]
+        v[k] = v
+        return v
+
+    try:
+        want = run(torch)
+    except RuntimeError:
+        with pytest.raises(vt.VoltaError):
+            run(vt)
+        return
+    _same(run(vt), want)
+
+
+def test_setitem_of_nothing_into_an_expanded_tensor():
+    def run(m):
+        v = m.tensor([[[[-0.5]]]]).expand((4, 2, 5, 3))
+        v[3, 0, -1:2:2] = 2
+        return v
+
+    _same(run(vt), run(torch))
+    raises_like_torch(lambda m: m.tensor([[-0.5]]).expand((3, 2)).__setitem__(
+        (0, slice(-1, 0)), m.tensor([1.0, 2.0, 3.0])))

@@ -28,6 +28,17 @@ DELIBERATE: dict[str, str] = {
         "saves something else or nothing, and its own version check guards what it does "
         "save, so its gradient is right (the views issue asks backward to save only what "
         "it needs)"),
+    "result layout: *": (
+        "PyTorch lays a fresh result out like its input (an elementwise op or clone of a "
+        "transposed tensor is transposed), Volta makes every result contiguous; .view() then "
+        "refuses on one side only, and .contiguous()/.reshape() copy on one side and alias on "
+        "the other. The harness reruns PyTorch with its fresh results made contiguous and "
+        "reports this kind only when that rerun agrees with Volta"),
+    "deprecated in PyTorch: *": (
+        "PyTorch writes into an expanded tensor through index_put_ or masked_fill_ "
+        "(t[mask] = value, t[idx] = value) only with a deprecation warning ('Please clone() "
+        "the tensor before performing this operation'); Volta refuses, as PyTorch does for "
+        "every other in-place write to an expanded tensor"),
     "grad value: F.softshrink[F] float": (
         "PyTorch's own softshrink gradient at a NaN input depends on the tensor's size: 1 "
         "on its scalar path (small tensors), 0 on its vectorized one; Volta gives 1 always "
@@ -35,6 +46,15 @@ DELIBERATE: dict[str, str] = {
     "grad value: F.hardshrink[F] float": (
         "as softshrink: PyTorch's hardshrink gradient at a NaN input is 1 on its scalar path "
         "and 0 on its vectorized one; Volta gives 1 always (NaN passes, as x does)"),
+    "grad value: F.hardtanh[F] float": (
+        "as softshrink: PyTorch's hardtanh (and relu6) gradient at a NaN input is 1 on its "
+        "scalar path (float64 tensors of under 8 elements, float32 under 16) and 0 on its "
+        "vectorized one; Volta gives 1 always"),
+    "grad value: F.relu6[F] float": "as hardtanh, which PyTorch's relu6 is",
+    "grad value: logit[*] float": (
+        "PyTorch's logit gradient at -0.0 is +inf on its scalar path and -inf on its "
+        "vectorized one (float64 tensors of 16 or more elements, float32 of 32 or more); "
+        "Volta gives +inf always, the gradient at +0.0"),
 }
 
 # Open bugs found by the net; the value names the issue that tracks the fix. Taken from
@@ -43,12 +63,6 @@ DELIBERATE: dict[str, str] = {
 KNOWN_OPEN: dict[str, str] = {
     # issue 13
     'value (aliased): reciprocal_[m] float': 'issue 13',
-    # issue 14
-    'value (aliased): rsqrt_[m] float': 'issue 14',
-    'value: sign[f] float': 'issue 14',
-    # PyTorch's float64 logit gradient at -0.0 is -inf on its scalar path and +inf on its
-    # vectorized one; Volta follows the scalar path
-    'grad value: logit[f] float': 'issue 14',
     # issue 15
     'value: logical_not[m] float': 'issue 15',
     'value: masked_fill[m] float': 'issue 15',

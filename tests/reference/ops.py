@@ -135,6 +135,8 @@ def _binary(name, sym):
         if form == "rop":
             return form, f"{g.scalar(x)} {sym} {x.e}", False
         y = g.partner(x)
+        if name == "copysign":
+            y = _nan_free(g, y)
         if form == "op":
             return form, f"{x.e} {sym} {y}", False
         if form == "kw":
@@ -146,6 +148,16 @@ def _binary(name, sym):
             extra = f", rounding_mode={g.c.pick(['None', repr('floor'), repr('trunc')])}"
         return form, g.call(form, name, x.e, y + extra), False
     return gen
+
+
+def _nan_free(g, y: str) -> str:
+    """``y`` with its NaNs as zeros when it is a computed tensor holding NaN: the sign bit
+    of a computed NaN is not specified (x86's log10(-1) sets it, PyTorch's vectorized
+    kernels do not), and copysign copies it."""
+    for r in g.refs:
+        if r.e == y and r.t.is_floating_point() and bool(r.t.isnan().any()):
+            return f"{y}.masked_fill({y}.isnan(), 0)"
+    return y
 
 
 for _n, _s in BINARY.items():

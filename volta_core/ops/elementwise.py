@@ -168,10 +168,19 @@ def _fused_backward(ctx: Function, name: str, g: Tensor, y: Tensor) -> Tensor | 
     return Tensor._make(kern(ctx.xp, g.array, y.array), ctx.device)
 
 
+def _as_rounded(ctx: Function, y: Any, rounded: Any) -> Any:
+    """``y`` rounded to the native dtype ``rounded`` and back (None: ``y``): the output a
+    bfloat16 op computed in float32 saves, as PyTorch's backward sees the bfloat16 one."""
+    if rounded is None:
+        return y
+    xp = ctx.xp
+    return xp.astype(xp.astype(y, rounded), y.dtype)
+
+
 class Tanh(Function):
-    def forward(ctx, x):
+    def forward(ctx, x, rounded=None):
         y = ctx.xp.tanh(x)
-        ctx.save_for_backward(y)
+        ctx.save_for_backward(_as_rounded(ctx, y, rounded))
         return y
 
     def backward(ctx, g):
@@ -181,12 +190,12 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
-    def forward(ctx, x):
+    def forward(ctx, x, rounded=None):
         xp = ctx.xp
         # exp of a non-positive number only: no overflow for large |x|
         e = xp.exp(-xp.abs(x))
         y = xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-        ctx.save_for_backward(y)
+        ctx.save_for_backward(_as_rounded(ctx, y, rounded))
         return y
 
     def backward(ctx, g):
@@ -287,6 +296,9 @@ def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True):
             raise DTypeError(f"{name}: not implemented for bool tensors (as in PyTorch); "
                              "convert with .int() or .float() first")
         if dt is bfloat16:
+            if cls in (Tanh, Sigmoid):  # their gradients use the bfloat16 output
+                native = x.device.native_dtype(dt)
+                return in_float32(lambda t: cls.apply(t, rounded=native), x)
             return in_float32(cls.apply, x)
         if cls is Neg and dt.kind == "b":
             raise DTypeError("neg: negation of a bool tensor is not supported, as in "

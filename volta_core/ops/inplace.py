@@ -23,7 +23,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ..dtypes import checked_scalar
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
-from ..views import assign, check_no_partial_overlap, check_writable
+from ..views import _overlaps, assign, check_no_partial_overlap, check_writable
 from ._util import broadcast_shapes
 from .elementwise import add, sub
 from .indexing import _as_python, getitem
@@ -370,6 +370,11 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     """
     if type(value) is Tensor and (value.dtype is not self.dtype or value is self):
         _check_index_put_dtype(self, key, value)
+    if self._base is not None and _overlaps(tuple(self._data.shape), self._view.strides):
+        region = getitem(self, key)
+        if region.numel() == 0:  # nothing written into the expanded tensor: no error
+            _value("__setitem__", self, value, region.shape)
+            return
     inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
 
 
@@ -380,7 +385,10 @@ def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
     if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
         return  # basic indexing copies with a cast
     if value is x:  # index_put refuses a source that is its destination
-        if getitem(x, key).numel():  # nothing written: nothing overlaps
+        # ... unless it is a masked fill: a mask of x's shape and a one-element value
+        fill = (len(parts) == 1 and type(parts[0]) is Tensor and parts[0].dtype.kind == "b"
+                and parts[0].ndim and parts[0].shape == x.shape and x.numel() == 1)
+        if not fill:  # even when nothing is written, as PyTorch
             raise ShapeError("__setitem__: the value is the tensor written to (some elements "
                              "of both refer to a single memory location), which PyTorch "
                              "refuses; clone() the value first")

@@ -314,9 +314,11 @@ class Atan2(Function):
         a, b = ctx.saved_tensors
         na, nb = ctx.needs_input_grad
         r2 = a * a + b * b
-        scale = where(r2 == 0, 0.0, g / r2)  # 0 at the origin, as in PyTorch
-        return (sum_to(scale * b, a.shape) if na else None,
-                sum_to(-scale * a, b.shape) if nb else None)
+        # PyTorch's g * (b / r2), the factor 0 at the origin (a NaN or inf g still shows)
+        zero = r2 == 0
+        r2 = where(zero, 1.0, r2)
+        return (sum_to(g * where(zero, 0.0, b / r2), a.shape) if na else None,
+                sum_to(g * where(zero, 0.0, -a / r2), b.shape) if nb else None)
 
 
 _atan2 = _binary(Atan2, "atan2", true_div=True)
@@ -464,6 +466,9 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     if type(end) is not Tensor:
         raise TypeError(f"lerp: end must be a Tensor, got {type(end).__name__}")
     broadcast_shapes("lerp", input.shape, end.shape)
+    if input.dtype is bfloat16:  # in float32 (PyTorch's opmath), rounded back once
+        w = cast(weight, "float32") if type(weight) is Tensor else weight
+        return cast(lerp(cast(input, "float32"), cast(end, "float32"), w), bfloat16)
     if type(weight) is not Tensor:
         return Lerp.apply(input, end, None, scalar=python_scalar(weight))
     if weight.dtype is not input.dtype:
