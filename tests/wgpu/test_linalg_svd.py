@@ -132,3 +132,16 @@ def test_large_matrices_go_through_the_host(xp):
     u, s, vh = (xp.to_numpy(t) for t in xp.linalg.svd(xp.asarray(a), full_matrices=False))
     np.testing.assert_allclose(s, _SVD(a, compute_uv=False), rtol=1e-5)
     np.testing.assert_allclose((u * s) @ vh, a, atol=1e-5)
+
+
+def test_a_nan_or_inf_gives_nan_without_touching_its_neighbours(xp, on_device):
+    a = np.random.default_rng(8).standard_normal((3, 4, 3)).astype(np.float32)
+    a[0, 1, 1], a[1, 2, 2] = np.nan, -np.inf
+    for full in (True, False):
+        u, s, vh = (xp.to_numpy(t) for t in xp.linalg.svd(xp.asarray(a), full_matrices=full))
+        for t in (u, s, vh):
+            assert np.isnan(t[:2]).all() and np.isfinite(t[2]).all()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(np.linalg, "svd", _SVD)
+        np.testing.assert_allclose(xp.to_numpy(xp.linalg.svdvals(xp.asarray(a[2]))),
+                                   np.linalg.svd(a[2], compute_uv=False), rtol=1e-5)
