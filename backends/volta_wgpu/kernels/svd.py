@@ -264,7 +264,7 @@ def jacobi_svd(w: Array, full: bool, uv: bool,
     else:
         v = u = vh = new_array((1,), t, eng)
     if batch and n:
-        kern = eng.kernel(("linalg_svd", t, uv), lambda: _src(t, uv))
+        kern = eng.kernel(("linalg_svd", t, uv, SWEEPS), lambda: _src(t, uv))
         bufs = [w._st.buffer, v._st.buffer, s._st.buffer, u._st.buffer, vh._st.buffer]
         eng.dispatch(kern, struct.pack("<5I", batch, m, n, lc, int(wide)), bufs,
                      groups_for(batch, 1))
