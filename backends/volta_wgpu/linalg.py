@@ -6,9 +6,9 @@ Products, norms, ``diagonal`` and ``trace`` run on the device, and so do ``det``
 per matrix (:mod:`.kernels.dense_solve`), and ``svd``/``svdvals`` (one-sided Jacobi, one
 workgroup per matrix, :mod:`.kernels.svd`) with ``matrix_rank``, ``pinv`` and the 2-, -2-
 and nuclear ``matrix_norm`` built on them, for matrices up to ``DEVICE_MAX_N`` (128) on a
-side (larger ones go through NumPy on the host); ``inv``, ``solve`` and ``cholesky`` read back
-one flag per matrix to raise NumPy's ``LinAlgError`` for a singular or
-non-positive-definite matrix.
+side (larger ones go through NumPy on the host; on llvmpipe, smaller ones too: see
+``LLVMPIPE_LOOP_LIMIT``); ``inv``, ``solve`` and ``cholesky`` read back one flag per matrix to
+raise NumPy's ``LinAlgError`` for a singular or non-positive-definite matrix.
 """
 
 from __future__ import annotations

@@ -132,3 +132,57 @@ def test_large_matrices_go_through_the_host(xp):
     u, s, vh = (xp.to_numpy(t) for t in xp.linalg.svd(xp.asarray(a), full_matrices=False))
     np.testing.assert_allclose(s, _SVD(a, compute_uv=False), rtol=1e-5)
     np.testing.assert_allclose((u * s) @ vh, a, atol=1e-5)
+
+
+def test_a_nan_or_inf_gives_nan_without_touching_its_neighbours(xp, on_device):
+    a = np.random.default_rng(8).standard_normal((3, 4, 3)).astype(np.float32)
+    a[0, 1, 1], a[1, 2, 2] = np.nan, -np.inf
+    for full in (True, False):
+        u, s, vh = (xp.to_numpy(t) for t in xp.linalg.svd(xp.asarray(a), full_matrices=full))
+        for t in (u, s, vh):
+            assert np.isnan(t[:2]).all() and np.isfinite(t[2]).all()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(np.linalg, "svd", _SVD)
+        np.testing.assert_allclose(xp.to_numpy(xp.linalg.svdvals(xp.asarray(a[2]))),
+                                   np.linalg.svd(a[2], compute_uv=False), rtol=1e-5)
+
+
+def _sweep(w: np.ndarray) -> np.ndarray:
+    """One sweep of the kernel's rotations (same tournament order), in float64."""
+    m, n = w.shape
+    w = w.copy()
+    npos = n + (n & 1)
+
+    def place(i: int, r: int) -> int:
+        return 0 if i == 0 else (i - 1 + r) % (npos - 1) + 1
+    for r in range(npos - 1):
+        for k in range(npos // 2):
+            p, q = sorted((place(k, r), place(npos - 1 - k, r)))
+            if q < n:
+                x, y = w[:, p].copy(), w[:, q].copy()
+                al, be, ga = x @ x, y @ y, x @ y
+                if abs(ga) > np.sqrt(m) * 2.0 ** -23 * np.sqrt(al * be):
+                    z = (be - al) / (2 * ga)
+                    t = np.copysign(1 / (abs(z) + np.sqrt(1 + z * z)), z)
+                    c = 1 / np.sqrt(1 + t * t)
+                    w[:, p], w[:, q] = c * x - c * t * y, c * t * x + c * y
+    return w
+
+
+def test_one_sweep_with_every_thread_busy(xp, monkeypatch):
+    # a whole SVD of 128 x 128 overruns llvmpipe's loop cap, one sweep does not: all 64
+    # threads rotate at once, and the result must keep W W^T and match the sweep on the host
+    from volta_wgpu.array import to_numpy
+    from volta_wgpu.kernels import svd as K
+    monkeypatch.setattr(K, "SWEEPS", 1)
+    a = np.random.default_rng(9).standard_normal((1, 128, 128)).astype(np.float32)
+    w = xp.asarray(a)
+    K.jacobi_svd(w, False, False, False)
+    got = to_numpy(w)[0].astype(np.float64)
+    w0 = a[0].astype(np.float64) / 2.0 ** np.floor(np.log2(np.abs(a).max()))
+
+    def off(v: np.ndarray) -> float:
+        g = v.T @ v
+        return float(np.linalg.norm(g - np.diag(np.diag(g))))
+    np.testing.assert_allclose(got @ got.T, w0 @ w0.T, atol=1e-5 * np.abs(w0 @ w0.T).max())
+    assert off(got) == pytest.approx(off(_sweep(w0)), rel=1e-3) and off(got) < 0.7 * off(w0)

@@ -17,7 +17,8 @@ Gram-Schmidt on the unit vectors (one thread; only rank-deficient or full, tall 
 it). ``S`` alone (``svdvals``) skips ``R`` and ``L`` and gives bit-identical values.
 
 Each matrix is computed the same way wherever it is in the batch, so a stack gives exactly
-the results of its matrices one by one. NaN input gives NaN, without an error.
+the results of its matrices one by one. A matrix holding a NaN or an infinity gives NaN
+everywhere (NumPy raises ``LinAlgError``; raising would need a sync).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ var<workgroup> flag: array<u32, WGS>;
 var<workgroup> go: u32;
 var<workgroup> sv: array<T, MAXS>;   // column norms, then sort keys
 var<workgroup> ok: array<u32, MAXS>; // output column of L already orthonormal
+var<private> poison: bool;           // a NaN or inf in the matrix: every output is NaN
 
 fn pos(i: u32, r: u32, npos: u32) -> u32 {
   // the column at place i in round r of the tournament: place 0 stays, the rest rotate
@@ -53,7 +55,8 @@ fn pos(i: u32, r: u32, npos: u32) -> u32 {
 // W = A^T (a wide A) gives U = R, Vh = L^T
 fn put_l(bi: u32, r: u32, c: u32, val: T) {
   let M = W1; let LC = W3;
-  if (W4 == 1u) { vh[bi * LC * M + c * M + r] = val; } else { u[bi * M * LC + r * LC + c] = val; }
+  let x = select(val, NAN, poison);
+  if (W4 == 1u) { vh[bi * LC * M + c * M + r] = x; } else { u[bi * M * LC + r * LC + c] = x; }
 }
 
 fn get_l(bi: u32, r: u32, c: u32) -> T {
@@ -64,7 +67,8 @@ fn get_l(bi: u32, r: u32, c: u32) -> T {
 
 fn put_r(bi: u32, r: u32, c: u32, val: T) {
   let N = W2;
-  if (W4 == 1u) { u[bi * N * N + r * N + c] = val; } else { vh[bi * N * N + c * N + r] = val; }
+  let x = select(val, NAN, poison);
+  if (W4 == 1u) { u[bi * N * N + r * N + c] = x; } else { vh[bi * N * N + c * N + r] = x; }
 }
 
 @compute @workgroup_size(WGS)
@@ -76,16 +80,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let M = W1; let N = W2; let LC = W3;
   let A0 = bi * M * N; let V0 = bi * N * N;
 
-  // scale by a power of two: the largest entry in [1, 2)
+  // scale by a power of two: the largest entry in [1, 2) (a NaN or inf sticks; max() may
+  // drop a NaN, and llvmpipe folds x != x to false)
   var mx = T(0);
-  for (var i = tid; i < M * N; i = i + WGSu) { mx = max(mx, abs(w[A0 + i])); }
+  for (var i = tid; i < M * N; i = i + WGSu) {
+    let e = abs(w[A0 + i]);
+    if (mx <= MAXF && !(e <= mx)) { mx = e; }
+  }
   red[tid] = mx;
   workgroupBarrier();
   for (var k = WGSu / 2u; k > 0u; k = k >> 1u) {
-    if (tid < k) { red[tid] = max(red[tid], red[tid + k]); }
+    if (tid < k) {
+      let e = red[tid + k];
+      if (red[tid] <= MAXF && !(e <= red[tid])) { red[tid] = e; }
+    }
     workgroupBarrier();
   }
   let amax = red[0];
+  poison = !(amax <= MAXF);
   var sc = T(exp2(floor(log2(f32(amax)))));
   if (!(sc > T(0) && sc <= MAXF)) { sc = amax; }  // float64 past float32's range
   if (!(sc > T(0) && sc <= MAXF)) { sc = T(1); }  // zero, inf or NaN: as it is
@@ -151,7 +163,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var nn = T(0);
     for (var i = 0u; i < M; i = i + 1u) { nn = nn + w[A0 + i * N + j] * w[A0 + i * N + j]; }
     let sj = sqrt(nn);
-    sv[j] = select(sj, INF, sj != sj);
+    sv[j] = select(INF, sj, sj <= MAXF);
   }
   for (var j = tid; j < LC; j = j + WGSu) { ok[j] = 0u; }
   workgroupBarrier();
@@ -166,7 +178,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var nn = T(0);
     for (var i = 0u; i < M; i = i + 1u) { nn = nn + w[A0 + i * N + j] * w[A0 + i * N + j]; }
     let sj0 = sqrt(nn);
-    s[bi * N + rk] = sj0 * sc;
+    s[bi * N + rk] = select(sj0 * sc, NAN, poison);
     if (UV) {
       for (var i = 0u; i < N; i = i + 1u) { put_r(bi, i, rk, v[V0 + i * N + j]); }
       // a column far below the largest has lost its direction: completed below
@@ -222,6 +234,7 @@ def _src(t: DType, uv: bool) -> tuple[str, int, int, int]:
     body = body.replace("MAXS", str(MAX_SIDE)).replace("SWEEPS", f"{SWEEPS}u")
     body = body.replace("UV", "true" if uv else "false")
     body = body.replace("EPS", cg.const(t, eps)).replace("INF", cg.const(t, float("inf")))
+    body = body.replace("NAN", cg.const(t, float("nan")))
     body = body.replace("MAXF", cg.const(t, float(np.finfo(t.np).max)))
     for k in range(5):
         body = body.replace(f"W{k}", cg.word(k))
@@ -231,7 +244,8 @@ def _src(t: DType, uv: bool) -> tuple[str, int, int, int]:
     return src + body, 5, 5, 0
 
 
-def jacobi_svd(w: Array, full: bool, uv: bool, wide: bool) -> tuple[Array, Array, Array]:
+def jacobi_svd(w: Array, full: bool, uv: bool,
+               wide: bool) -> tuple[Array | None, Array, Array | None]:
     """Factor fresh contiguous ``w`` (batch, M, N), M >= N, in place (float32 or float64).
 
     Returns ``(U, S, Vh)`` of the matrix ``w`` stands for: ``w`` itself, or with ``wide``
@@ -250,7 +264,7 @@ def jacobi_svd(w: Array, full: bool, uv: bool, wide: bool) -> tuple[Array, Array
     else:
         v = u = vh = new_array((1,), t, eng)
     if batch and n:
-        kern = eng.kernel(("linalg_svd", t, uv), lambda: _src(t, uv))
+        kern = eng.kernel(("linalg_svd", t, uv, SWEEPS), lambda: _src(t, uv))
         bufs = [w._st.buffer, v._st.buffer, s._st.buffer, u._st.buffer, vh._st.buffer]
         eng.dispatch(kern, struct.pack("<5I", batch, m, n, lc, int(wide)), bufs,
                      groups_for(batch, 1))
