@@ -46,7 +46,7 @@ from .dtypes import DType
 from .engine import Engine, groups_for
 from .layout import broadcast_shapes, broadcast_strides, collapse, prod
 
-MAX_OPS = 256  # ops in one fused kernel (counted as a tree: shared subgraphs count twice)
+MAX_OPS = 256  # ops in one fused kernel
 MAX_PENDING = 4096  # pending arrays of an engine before they are all materialized
 
 
@@ -101,16 +101,18 @@ class Node:
             scalar, or a :class:`Node`; None once materialized.
         shape: the result shape.
         op: the op's name, for error messages.
-        size: ops in the graph under this node (as a tree).
+        ids: the ids of the nodes in the graph under this node, itself included (a
+            superset once some are materialized: :func:`_exact` counts them again).
         bufs: the ``(buffer id, dtype)`` pairs its leaves bind.
         storage: the result once materialized.
     """
 
     __slots__ = ("expr", "helpers", "inputs", "casts", "dtype", "shape", "op", "engine",
-                 "size", "bufs", "storage", "barrier")
+                 "ids", "bufs", "storage", "barrier")
 
     def __init__(self, expr: str, helpers: tuple, inputs: list, casts: tuple, dtype: DType,
-                 shape: tuple, op: str, engine: Engine, size: int, bufs: frozenset) -> None:
+                 shape: tuple, op: str, engine: Engine, ids: frozenset,
+                 bufs: frozenset) -> None:
         self.expr = expr
         self.helpers = helpers
         self.inputs = inputs
@@ -119,7 +121,7 @@ class Node:
         self.shape = shape
         self.op = op
         self.engine = engine
-        self.size = size
+        self.ids = ids | {id(self)}
         self.bufs = bufs
         self.storage = None
         self.barrier = False  # consumers read it stored, not inline
@@ -144,11 +146,12 @@ def _max_bufs(eng: Engine) -> int:
     return n
 
 
-def _inputs(operands: list, casts: tuple) -> tuple[list, int, frozenset, list]:
-    """Graph inputs of the operands: nodes for pending arrays, leaves otherwise."""
+def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, list]:
+    """Graph inputs of the operands (nodes for pending arrays, leaves otherwise), the ids
+    of the pending nodes under them, their leaves' buffers, and the operand shapes."""
     Array = _array_type()
     ins: list = []
-    size = 1
+    ids: frozenset = frozenset()
     bufs: set = set()
     shapes = []
     for a, c in zip(operands, casts):
@@ -157,7 +160,7 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, int, frozenset, list]:
             if a._s is None and a._node.storage is None and not a._node.barrier:
                 node = a._node
                 ins.append(node)
-                size += node.size
+                ids = ids | node.ids
                 bufs |= node.bufs
                 continue
             st = a._st
@@ -171,7 +174,31 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, int, frozenset, list]:
             ins.append(a)
         else:
             ins.append(a)
-    return ins, size, frozenset(bufs), shapes
+    return ins, ids, frozenset(bufs), shapes
+
+
+def _exact(ins: list) -> tuple[frozenset, frozenset]:
+    """The ids of the pending nodes under ``ins`` and the buffers their leaves bind, now
+    (the sets recorded with the nodes may hold nodes materialized since)."""
+    Array = _array_type()
+    seen: set = set()
+    ops: set = set()
+    bufs: set = set()
+    stack = list(ins)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Node):
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            if x.storage is not None:
+                bufs.add((id(x.storage.buffer), x.dtype))
+            else:
+                ops.add(id(x))
+                stack.extend(x.inputs)
+        elif isinstance(x, Array):
+            bufs.add((id(x._st.buffer), x.dtype))
+    return frozenset(ops), frozenset(bufs)
 
 
 def _dtype(x: Any) -> Any:
@@ -190,17 +217,20 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
     if eng is None:
         return None
     casts = tuple(casts)
-    ins, size, bufs, shapes = _inputs(list(operands), casts)
+    ins, ids, bufs, shapes = _inputs(list(operands), casts)
     shape = broadcast_shapes(*shapes, op=op) if shapes else ()
     if prod(shape) == 0:
         return None
-    if size > MAX_OPS or len(bufs) > _max_bufs(eng):
+    if len(ids) >= MAX_OPS or len(bufs) > _max_bufs(eng):
+        # the sets may hold nodes materialized since: count what a kernel would hold
+        ids, bufs = _exact(ins)
+    if len(ids) >= MAX_OPS or len(bufs) > _max_bufs(eng):
         # start a new graph: the pending operands become leaves
         for x in ins:
             if isinstance(x, Node):
                 materialize(x)
-        ins, size, bufs, shapes = _inputs(list(operands), casts)
-    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, size, bufs)
+        ins, ids, bufs, shapes = _inputs(list(operands), casts)
+    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, ids, bufs)
     # a value cast inline from a 32-bit type to a native i64 and then used by more i64
     # arithmetic is miscompiled by some drivers (lavapipe): store it first, as eager does
     if any(c.wgsl == "i64" for c in casts):
@@ -455,8 +485,6 @@ class Fused:
     (row-major), for a kernel that reads it (a reduction) in place of a buffer.
 
     Attributes:
-        fn, helpers: the function and the helper functions it calls (module scope; see
-            :meth:`source`).
         reads: ``(binding name, dtype)`` of the buffers it reads, to declare after the
             kernel's own; ``buffers`` the buffers to bind there.
         words: metadata words to append after the kernel's own (at word ``base``).
@@ -466,26 +494,38 @@ class Fused:
 
     def __init__(self, arr: Any, name: str, base: int) -> None:
         node = arr._node
-        g = _Graph(node)
-        rank, self.words = _meta(g, arr.shape, None)
-        self.key = _signature(g, rank)
-        body, _end, lib, self.types = _program(g, rank, base, False)
-        last = len(g.nodes) - 1
-        # opaque as a stored result would be: no FMA with the reduction's own sum
-        body.append(f"  return {_opaque(f't{last}', node.dtype)};")
-        self.helpers = lib
-        self.fn = (f"fn {name}(gi: u32) -> {node.dtype.wgsl} {{\n" + "\n".join(body)
-                   + "\n}\n")
+        self.graph = g = _Graph(node)
+        self.rank, self.words = _meta(g, arr.shape, None)
+        self.key = _signature(g, self.rank)
+        self.name, self.base = name, base
         self.reads = [(f"in{b}", dt) for b, (_, dt) in enumerate(g.bufs)]
         self.buffers = [b for b, _ in g.bufs]
         # the leaves' storages, alive until the kernel is recorded: running the pending
         # graphs first (a dispatch may) drops the graphs' own references
         self.storages = [st for st, *_r in g.leaves]
-        self.ops = [x.op for x in g.nodes]
+        self._built: tuple | None = None
+
+    def _build(self) -> tuple:
+        """(function, helpers, types), generated when the kernel is first compiled."""
+        if self._built is None:
+            g = self.graph
+            body, _end, lib, types = _program(g, self.rank, self.base, False)
+            last = g.nodes[-1]
+            # opaque as a stored result would be: no FMA with the reduction's own sum
+            body.append(f"  return {_opaque(f't{len(g.nodes) - 1}', last.dtype)};")
+            fn = (f"fn {self.name}(gi: u32) -> {last.dtype.wgsl} {{\n" + "\n".join(body)
+                  + "\n}\n")
+            self._built = (fn, lib, types)
+        return self._built
+
+    @property
+    def types(self) -> set:
+        return self._build()[2]
 
     def source(self, host: str) -> str:
         """The function and the helpers that the kernel source ``host`` lacks."""
-        return "\n".join(h for h in self.helpers if h not in host) + "\n" + self.fn
+        fn, helpers, _t = self._build()
+        return "\n".join(h for h in helpers if h not in host) + "\n" + fn
 
 
 def fuse(x: Any, name: str, base: int) -> Fused | None:
