@@ -16,6 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 from volta_core.ops import elementwise as generic_elementwise
 from volta_core.ops import math as generic_math
 from volta_core.ops import nn as generic
+from volta_core.ops import softmax as generic_softmax
 from volta_core.optim import kernels as optim_generic
 
 
@@ -327,7 +328,60 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
     return out
 
 
+
+# -- softmax and cross entropy with one (N, C) temporary -------------------------------------
+# The generic kernels' formulas, step for step (so the same values), but in place on one
+# array of their own: each fresh (N, C) array costs a page fault per 4 KiB on first touch.
+
+def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
+    """The generic ``exp(x - max) / sum`` along ``dim``, in place on ``x - max``."""
+    e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
+    if e.dtype.kind != "f" or e.dtype != x.dtype:
+        return generic_softmax.softmax_kernel(xp, x, dim)
+    np.exp(e, out=e)
+    e /= np.sum(e, axis=dim, keepdims=True)
+    return e
+
+
+def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
+                  ignore_index: int = -100, label_smoothing: float = 0.0) -> tuple:
+    """The generic kernel without class weights or smoothing: the log-sum-exp in place, and
+    the target's log-probability picked by index (+ 0.0, as the generic masked row sum
+    turns -0.0 into +0.0), not through an (N, C) mask."""
+    if (weight is not None or label_smoothing or logits.dtype.kind != "f"
+            or logits.ndim != 2):
+        return generic.cross_entropy(xp, logits, target, weight, ignore_index=ignore_index,
+                                     label_smoothing=label_smoothing)
+    m = np.max(logits, axis=1, keepdims=True)
+    m = np.where(np.isfinite(m), m, np.zeros_like(m))
+    z = np.subtract(logits, m)
+    np.exp(z, out=z)
+    lse = np.log(np.sum(z, axis=1, keepdims=True)) + m
+    valid = target != ignore_index
+    safe = np.where(valid, target, np.zeros_like(target))
+    picked = (logits[np.arange(logits.shape[0]), safe] - lse[:, 0]) + 0.0
+    vf = valid.astype(logits.dtype)
+    loss = -(1.0 - label_smoothing) * vf * picked
+    return np.where(valid, loss, np.zeros_like(loss)), lse, vf
+
+
+def cross_entropy_backward(xp: Any, grad: Any, p: Any, target: Any, a: Any,
+                           b_rows: Any) -> np.ndarray:
+    """The generic ``grad * (a * p - b)`` in place on ``p``; ``b`` is subtracted at the
+    targets only (elsewhere it is +0.0, and ``v - 0.0`` is ``v``)."""
+    if not (isinstance(p, np.ndarray) and p.flags.writeable and p.dtype.kind == "f"
+            and p.dtype == a.dtype == b_rows.dtype == grad.dtype):
+        return generic.cross_entropy_backward(xp, grad, p, target, a, b_rows)
+    p *= a
+    p[np.arange(p.shape[0]), target] -= b_rows
+    p *= grad[:, None]
+    return p
+
+
 KERNELS = {
+    "softmax": softmax,
+    "cross_entropy": cross_entropy,
+    "cross_entropy_backward": cross_entropy_backward,
     "relu": relu,
     "relu_backward": relu_backward,
     "adam_step": adam_step,

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
 from ..dtypes import bfloat16
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
@@ -78,24 +80,45 @@ class _CrossEntropy(Function):
         n, c = x.shape
         valid = xp.astype(target != ignore_index, x.dtype)
         safe = xp.where(target != ignore_index, target, xp.zeros_like(target))
-        onehot = xp.astype(xp.expand_dims(safe, axis=1)
-                           == xp.arange(c, dtype=target.dtype, device=ctx.device.native),
-                           x.dtype)
         # d loss_n / d x_n = a_n * softmax(x_n) - b_n
         wsum = float(c) if weight is None else xp.sum(weight)
         a = (1.0 - smoothing) * row_w + (smoothing / c) * wsum * valid
-        b = (1.0 - smoothing) * xp.expand_dims(row_w, axis=1) * onehot
-        if smoothing:
-            wrow = 1.0 if weight is None else xp.expand_dims(weight, axis=0)
-            b = b + (smoothing / c) * wrow * xp.expand_dims(valid, axis=1)
-        ctx.save_for_backward(x, xp.expand_dims(a, axis=1), b, target != ignore_index)
+        # without class weights and smoothing, b_n is (1 - smoothing) * row_w_n at the
+        # target and 0 elsewhere: keep the rows, not an (N, C) matrix
+        ctx.sparse = weight is None and not smoothing
+        if ctx.sparse:
+            b = (1.0 - smoothing) * row_w
+        else:
+            b = (1.0 - smoothing) * xp.expand_dims(row_w, axis=1) * _onehot(ctx, safe, c, x.dtype)
+            if smoothing:
+                wrow = 1.0 if weight is None else xp.expand_dims(weight, axis=0)
+                b = b + (smoothing / c) * wrow * xp.expand_dims(valid, axis=1)
+        ctx.save_for_backward(x, xp.expand_dims(a, axis=1), b, target != ignore_index, safe)
         return loss
 
     def backward(ctx, g):
-        x, a, b, valid = ctx.saved_tensors
+        x, a, b, valid, safe = ctx.saved_tensors
         # ignored rows get 0 even when the mean's 0/0 (every target ignored) makes g inf
-        g = where(valid, g, 0.0).unsqueeze(1)
-        return g * (a * softmax(x, 1) - b), None, None
+        g = where(valid, g, 0.0)
+        if ctx.sparse:
+            xp, dev = ctx.xp, ctx.device
+            # plain backward: the softmax and one kernel (2-byte floats: the softmax op's
+            # float32 path below)
+            if not _grad_state.enabled and x.dtype.itemsize != 2:
+                p = get_kernel(dev.backend, "softmax")(xp, x.array, 1)
+                kern = get_kernel(dev.backend, "cross_entropy_backward")
+                return (Tensor._make(kern(xp, g.array, p, safe.array, a.array, b.array), dev),
+                        None, None)
+            b = Tensor._make(xp.expand_dims(b.array, axis=1)
+                             * _onehot(ctx, safe.array, x.shape[1], x.array.dtype), dev)
+        return g.unsqueeze(1) * (a * softmax(x, 1) - b), None, None
+
+
+def _onehot(ctx: Function, safe: Any, c: int, dtype: Any) -> Any:
+    """``(N, C)`` float rows with 1 at each row's class ``safe[n]``."""
+    xp = ctx.xp
+    return xp.astype(xp.expand_dims(safe, axis=1)
+                     == xp.arange(c, dtype=safe.dtype, device=ctx.device.native), dtype)
 
 
 def _class_target(op: str, input: Tensor, target: Tensor, ignore_index: int) -> None:

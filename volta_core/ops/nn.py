@@ -326,6 +326,26 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
     return xp.where(valid, loss, xp.zeros_like(loss)), lse, row_w
 
 
+@fallback("cross_entropy_backward")
+def cross_entropy_backward(xp: Any, grad: Any, p: Any, target: Any, a: Any,
+                           b_rows: Any) -> Any:
+    """Gradient of :func:`cross_entropy` (no class weights, no smoothing) w.r.t. the logits:
+    ``grad[:, None] * (a * p - b)`` with ``b`` zero except ``b_rows`` at each row's target.
+
+    Args:
+        grad: ``(N,)`` gradient of each row's loss (0 on ignored rows).
+        p: ``(N, C)`` softmax of the logits; a backend may overwrite it (the caller's own).
+        target: ``(N,)`` class indices (in range on every row).
+        a: ``(N, 1)`` and b_rows ``(N,)``: the factors saved by the forward.
+    """
+    c = p.shape[1]
+    dev = getattr(p, "device", None)
+    onehot = xp.astype(xp.expand_dims(target, axis=1)
+                       == xp.arange(c, dtype=target.dtype, device=dev), p.dtype)
+    b = xp.expand_dims(b_rows, axis=1) * onehot
+    return xp.expand_dims(grad, axis=1) * (a * p - b)
+
+
 @fallback("layer_norm")
 def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: int = 1,
                eps: float = 1e-5) -> tuple[Any, Any, Any]:
