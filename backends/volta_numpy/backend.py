@@ -96,9 +96,11 @@ class NumpyBackend(Backend):
         if self._xp is None:
             import array_api_compat.numpy as xp
 
+            from . import malloc
             from .threads import apply_default
 
             apply_default()  # BLAS on the cores this process has, not the host's
+            malloc.apply_default()  # reuse freed array memory (see malloc.py)
             self._xp = xp
         return self._xp
 

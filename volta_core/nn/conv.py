@@ -39,10 +39,19 @@ def _kw(p: ConvParams) -> dict:
 
 
 class _Conv2d(Function):
+    cols = None  # a backend's im2col of x, kept by forward (see the numpy conv2d kernel)
+
     def forward(ctx, x, w, b=None, p=None):
         ctx.p = p
         ctx.save_for_backward(x, w)
-        return get_kernel(ctx.device.backend, "conv2d")(ctx.xp, x, w, b, algo=p.algo, **_kw(p))
+        kern = get_kernel(ctx.device.backend, "conv2d")
+        if ctx.needs_input_grad[1] and getattr(kern, "keeps_cols", False):
+            # the backend keeps its im2col matrix for the weight gradient (no second one)
+            keep: list = []
+            y = kern(ctx.xp, x, w, b, algo=p.algo, keep=keep, **_kw(p))
+            ctx.cols = keep[0] if keep else None
+            return y
+        return kern(ctx.xp, x, w, b, algo=p.algo, **_kw(p))
 
     def backward(ctx, g):
         x, w = ctx.saved_tensors
@@ -51,8 +60,11 @@ class _Conv2d(Function):
         gx = gw = None
         if (nx or nw) and not _grad_state.enabled:  # plain backward: one kernel call
             kern = get_kernel(ctx.device.backend, "conv2d_backward")
+            kept = {}  # the forward's im2col, for the backend that kept it
+            if ctx.cols is not None and getattr(kern, "keeps_cols", False):
+                kept["cols"] = ctx.cols
             ax, aw = kern(ctx.xp, g.array, x.array, w.array, x_shape=x.shape, w_shape=w.shape,
-                          needs=(nx, nw), **_kw(p))
+                          needs=(nx, nw), **_kw(p), **kept)
             gx = Tensor._make(ax, ctx.device) if nx else None
             gw = Tensor._make(aw, ctx.device) if nw else None
         else:

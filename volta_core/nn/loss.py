@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
-from ..creation import arange
 from ..dtypes import bfloat16
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
@@ -86,13 +86,10 @@ class _CrossEntropy(Function):
         n, c = x.shape
         valid = xp.astype(target != ignore_index, x.dtype)
         safe = xp.where(target != ignore_index, target, xp.zeros_like(target))
-        onehot = xp.astype(xp.expand_dims(safe, axis=1)
-                           == xp.arange(c, dtype=target.dtype, device=ctx.device.native),
-                           x.dtype)
         # d loss_n / d x_n = a_n * softmax(x_n) - b_n
         wsum = float(c) if weight is None else xp.sum(weight)
         a = (1.0 - smoothing) * row_w + (smoothing / c) * wsum * valid
-        b = (1.0 - smoothing) * xp.expand_dims(row_w, axis=1) * onehot
+        b = (1.0 - smoothing) * xp.expand_dims(row_w, axis=1) * _onehot(ctx, safe, c, x.dtype)
         if smoothing:
             wrow = 1.0 if weight is None else xp.expand_dims(weight, axis=0)
             b = b + (smoothing / c) * wrow * xp.expand_dims(valid, axis=1)
@@ -102,19 +99,27 @@ class _CrossEntropy(Function):
     def backward(ctx, g):
         if ctx.fused:
             x, lse, target, row_w = ctx.saved_tensors
-            if not _grad_state.enabled:  # no create_graph: the fused kernel
+            # plain backward: one kernel (2-byte floats take the softmax op's float32 path)
+            if not _grad_state.enabled and x.dtype.itemsize != 2:
                 kern = get_kernel(ctx.device.backend, "cross_entropy_backward")
                 return Tensor._make(kern(ctx.xp, g.array, x.array, lse.array, target.array,
                                          row_w.array), ctx.device), None, None
             valid = row_w != 0
-            onehot = (target.unsqueeze(1) == arange(x.shape[1], dtype=target.dtype,
-                                                    device=x.device)).to(x.dtype)
-            a, b = row_w.unsqueeze(1), row_w.unsqueeze(1) * onehot
+            safe = where(valid, target, 0)
+            a = row_w.unsqueeze(1)
+            b = a * Tensor._make(_onehot(ctx, safe.array, x.shape[1], x.array.dtype), x.device)
         else:
             x, a, b, valid = ctx.saved_tensors
         # ignored rows get 0 even when the mean's 0/0 (every target ignored) makes g inf
         g = where(valid, g, 0.0).unsqueeze(1)
         return g * (a * softmax(x, 1) - b), None, None
+
+
+def _onehot(ctx: Function, safe: Any, c: int, dtype: Any) -> Any:
+    """``(N, C)`` float rows with 1 at each row's class ``safe[n]``."""
+    xp = ctx.xp
+    return xp.astype(xp.expand_dims(safe, axis=1)
+                     == xp.arange(c, dtype=safe.dtype, device=ctx.device.native), dtype)
 
 
 def _class_target(op: str, input: Tensor, target: Tensor, ignore_index: int) -> None:
