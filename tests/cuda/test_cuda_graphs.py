@@ -166,6 +166,16 @@ def test_synchronize_during_capture_is_a_clear_error():
             vt.cuda.synchronize()
 
 
+def test_host_data_upload_during_capture_is_a_clear_error():
+    x = vt.ones(4, device=DEV)
+    g = vt.cuda.CUDAGraph()
+    with pytest.raises(GraphCaptureError, match="capture"):
+        with vt.cuda.graph(g):
+            _ = x + vt.tensor(np.arange(4.0, dtype=np.float32), device=DEV)
+    y = x + vt.tensor(np.arange(4.0, dtype=np.float32), device=DEV)  # fine after it
+    np.testing.assert_array_equal(_np(y), [1.0, 2.0, 3.0, 4.0])
+
+
 def test_adam_without_capturable_refuses_capture():
     model = nn.Linear(4, 2).to(DEV)
     opt = vt.optim.Adam(model.parameters())
