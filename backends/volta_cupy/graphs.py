@@ -62,17 +62,42 @@ def new_pool() -> Any:
     return cupy.cuda.MemoryPool()
 
 
+def _refuse_pinned(size: int) -> Any:
+    """The pinned-memory allocator during a capture: CuPy stages every host-to-device copy
+    of host data through pinned memory, and a captured copy would re-read that recycled
+    buffer on each replay, so the copy is refused."""
+    from volta_core.errors import GraphCaptureError
+
+    raise GraphCaptureError(
+        "a host-to-device copy (vt.tensor(...) or .to('cuda') of host data, a NumPy array "
+        "or list passed to an op) during a CUDA graph capture: a replay would not copy "
+        "the data again; create the tensor before capturing and copy_() new values into "
+        "it between replays")
+
+
 def begin(stream: Any) -> None:
     """Start capturing ``stream`` (relaxed mode: the pool may grow with cudaMalloc)."""
     from . import blas
 
     blas.prepare(cupy.cuda.runtime.getDevice())  # its handle and workspace: not captured
-    stream.begin_capture()
+    cupy.cuda.set_pinned_memory_allocator(_refuse_pinned)
+    try:
+        stream.begin_capture()
+    except BaseException:
+        _restore_pinned()
+        raise
+
+
+def _restore_pinned() -> None:
+    cupy.cuda.set_pinned_memory_allocator(cupy.get_default_pinned_memory_pool().malloc)
 
 
 def end(stream: Any) -> Any:
     """Stop capturing ``stream``; returns the graph (``cupy.cuda.graph.Graph``)."""
-    return stream.end_capture()
+    try:
+        return stream.end_capture()
+    finally:
+        _restore_pinned()
 
 
 def launch(graph: Any, stream: Any) -> None:

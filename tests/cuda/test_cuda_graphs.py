@@ -166,6 +166,16 @@ def test_synchronize_during_capture_is_a_clear_error():
             vt.cuda.synchronize()
 
 
+def test_host_data_upload_during_capture_is_a_clear_error():
+    x = vt.ones(4, device=DEV)
+    g = vt.cuda.CUDAGraph()
+    with pytest.raises(GraphCaptureError, match="capture"):
+        with vt.cuda.graph(g):
+            _ = x + vt.tensor(np.arange(4.0, dtype=np.float32), device=DEV)
+    y = x + vt.tensor(np.arange(4.0, dtype=np.float32), device=DEV)  # fine after it
+    np.testing.assert_array_equal(_np(y), [1.0, 2.0, 3.0, 4.0])
+
+
 def test_adam_without_capturable_refuses_capture():
     model = nn.Linear(4, 2).to(DEV)
     opt = vt.optim.Adam(model.parameters())
@@ -258,3 +268,48 @@ def test_multi_tensor_optimizer_steps_match_cpu(make_opt):
             opt.step()
     for pc, pg in zip(cpu.parameters(), gpu.parameters()):
         np.testing.assert_allclose(_np(pg), _np(pc), rtol=1e-9, atol=1e-12)
+
+
+def test_bfloat16_autocast_step_replays_like_eager():
+    if not vt.cuda.is_bf16_supported():
+        pytest.skip("no bfloat16 on this CUDA backend")
+    batches = _batches(6, (32, 64), 10, seed=7)
+    lossf = nn.CrossEntropyLoss()
+    models, opts = [], []
+    for _ in range(2):
+        vt.manual_seed(4)
+        m = _mlp().to(DEV)
+        models.append(m)
+        opts.append(vt.optim.SGD(m.parameters(), lr=0.05, momentum=0.9))
+
+    def step(model, opt, x, y):
+        opt.zero_grad(set_to_none=True)
+        with vt.autocast("cuda", dtype=vt.bfloat16):
+            loss = lossf(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    eager = [float(step(models[0], opts[0], vt.tensor(xs, device=DEV),
+                        vt.tensor(ys, device=DEV)).item()) for xs, ys in batches]
+    static_x = vt.tensor(batches[0][0], device=DEV)
+    static_y = vt.tensor(batches[0][1], device=DEV)
+    losses = []
+    s = vt.cuda.Stream()
+    s.wait_stream(vt.cuda.current_stream())
+    with vt.cuda.stream(s):
+        for xs, ys in batches[:2]:
+            static_x.copy_(vt.tensor(xs, device=DEV))
+            static_y.copy_(vt.tensor(ys, device=DEV))
+            losses.append(float(step(models[1], opts[1], static_x, static_y).item()))
+    vt.cuda.current_stream().wait_stream(s)
+    g = vt.cuda.CUDAGraph()
+    opts[1].zero_grad(set_to_none=True)
+    with vt.cuda.graph(g):
+        static_loss = step(models[1], opts[1], static_x, static_y)
+    for xs, ys in batches[2:]:
+        static_x.copy_(vt.tensor(xs, device=DEV))
+        static_y.copy_(vt.tensor(ys, device=DEV))
+        g.replay()
+        losses.append(float(static_loss.item()))
+    np.testing.assert_allclose(losses, eager, rtol=2e-2, atol=1e-3)

@@ -254,6 +254,15 @@ def test_cross_entropy(cp, K, XP, n, c, smoothing, weighted, dtype):
         close(a, b, dtype, scale=10.0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(3, 7), (256, 512), (4096, 300), (70000, 33)])
+def test_sum_leading(cp, K, XP, shape, dtype):
+    x = rnd(*shape, seed=31, dtype=dtype)
+    got = K["sum_leading"](XP, cp.asarray(x))
+    assert got.dtype == np.dtype(dtype) and got.shape == shape[1:]
+    close(got, x.astype("f8").sum(0), dtype, scale=float(np.sqrt(shape[0])))
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("name", ["tanh_backward", "sigmoid_backward"])
 def test_activation_backward(cp, K, XP, name, dtype):
