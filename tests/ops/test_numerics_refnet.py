@@ -545,3 +545,12 @@ def test_setitem_of_nothing_into_an_expanded_tensor():
     _same(run(vt), run(torch))
     raises_like_torch(lambda m: m.tensor([[-0.5]]).expand((3, 2)).__setitem__(
         (0, slice(-1, 0)), m.tensor([1.0, 2.0, 3.0])))
+
+
+def test_cumprod_gradient_with_zeros_is_pytorchs_first_derivative():
+    x = np.array([[NAN, 2.0, 0.0, 3.0], [INF, 0.0, 5.0, 0.0], [2.0, 3.0, 4.0, 0.5],
+                  [0.0, INF, 2.0, 0.0]])
+    compare(lambda m, t: m.cumprod(t, 0), x)
+    compare(lambda m, t: m.cumprod(t, 1), x)
+    compare(lambda m, t: m.cumprod(t, 1), np.array([[1.5, 0.0, 2.0, 0.0, 3.0],
+                                                    [2.0, -1.0, 0.0, 4.0, 0.5]]))
