@@ -554,3 +554,14 @@ def test_cumprod_gradient_with_zeros_is_pytorchs_first_derivative():
     compare(lambda m, t: m.cumprod(t, 1), x)
     compare(lambda m, t: m.cumprod(t, 1), np.array([[1.5, 0.0, 2.0, 0.0, 3.0],
                                                     [2.0, -1.0, 0.0, 4.0, 0.5]]))
+
+
+def test_softmin_of_an_empty_bool_tensor_refuses_its_negation():
+    raises_like_torch(lambda m: m.nn.functional.softmin(m.zeros((1, 0), dtype=m.bool), dim=0))
+
+
+def test_index_add_into_an_empty_tensor_checks_no_index():
+    _both(lambda m: m.zeros(4, 0).index_add_(1, m.tensor([0, 0]), m.ones(4, 2)))
+    _both(lambda m: m.zeros(0, 3, dtype=m.int16).index_add(1, m.tensor([5]),
+                                                          m.ones(0, 1, dtype=m.int16)))
+    raises_like_torch(lambda m: m.zeros(2, 3).index_add_(1, m.tensor([5]), m.ones(2, 1)))
