@@ -565,3 +565,32 @@ def test_index_add_into_an_empty_tensor_checks_no_index():
     _both(lambda m: m.zeros(0, 3, dtype=m.int16).index_add(1, m.tensor([5]),
                                                           m.ones(0, 1, dtype=m.int16)))
     raises_like_torch(lambda m: m.zeros(2, 3).index_add_(1, m.tensor([5]), m.ones(2, 1)))
+
+
+@pytest.mark.parametrize("stmt", ["v[:] = v", "v[1:] = v[:2]", "v[0] = v[0]", "v[0:5:3] = v[:1]",
+                                  "w[0] = w[1]", "w[:, 0] = w[0]", "w[0:1] = w[0:1]",
+                                  "w[...] = w", "w[None] = w"])
+def test_setitem_with_a_basic_key_and_an_overlapping_source(stmt):
+    def run(m):
+        ns = {"v": m.tensor([0.25, 1.0, 2.0]), "w": m.tensor([[1.0, 2.0], [3.0, 4.0]])}
+        exec(stmt, ns)
+        return ns["v"], ns["w"]
+
+    try:
+        want = run(torch)
+    except RuntimeError:
+        with pytest.raises(vt.VoltaError):
+            run(vt)
+        return
+    for got, w in zip(run(vt), want):
+        _same(got, w)
+
+
+def test_unflatten_infers_minus_one_from_its_dim():
+    _both(lambda m: m.zeros(2, 0, 1).unflatten(0, (2, -1)))
+    _both(lambda m: m.zeros(6, 0).unflatten(0, (-1, 3)))
+
+
+def test_lerp_of_integers_by_a_0d_float_weight_promotes():
+    _both(lambda m: m.lerp(m.tensor([3, 4]), m.tensor([6, 8]), m.tensor(0.25, dtype=m.float64)))
+    _both(lambda m: m.lerp(m.tensor([3, 4]), m.tensor([6, 8]), m.tensor(0.25)))
