@@ -545,3 +545,52 @@ def test_setitem_of_nothing_into_an_expanded_tensor():
     _same(run(vt), run(torch))
     raises_like_torch(lambda m: m.tensor([[-0.5]]).expand((3, 2)).__setitem__(
         (0, slice(-1, 0)), m.tensor([1.0, 2.0, 3.0])))
+
+
+def test_cumprod_gradient_with_zeros_is_pytorchs_first_derivative():
+    x = np.array([[NAN, 2.0, 0.0, 3.0], [INF, 0.0, 5.0, 0.0], [2.0, 3.0, 4.0, 0.5],
+                  [0.0, INF, 2.0, 0.0]])
+    compare(lambda m, t: m.cumprod(t, 0), x)
+    compare(lambda m, t: m.cumprod(t, 1), x)
+    compare(lambda m, t: m.cumprod(t, 1), np.array([[1.5, 0.0, 2.0, 0.0, 3.0],
+                                                    [2.0, -1.0, 0.0, 4.0, 0.5]]))
+
+
+def test_softmin_of_an_empty_bool_tensor_refuses_its_negation():
+    raises_like_torch(lambda m: m.nn.functional.softmin(m.zeros((1, 0), dtype=m.bool), dim=0))
+
+
+def test_index_add_into_an_empty_tensor_checks_no_index():
+    _both(lambda m: m.zeros(4, 0).index_add_(1, m.tensor([0, 0]), m.ones(4, 2)))
+    _both(lambda m: m.zeros(0, 3, dtype=m.int16).index_add(1, m.tensor([5]),
+                                                          m.ones(0, 1, dtype=m.int16)))
+    raises_like_torch(lambda m: m.zeros(2, 3).index_add_(1, m.tensor([5]), m.ones(2, 1)))
+
+
+@pytest.mark.parametrize("stmt", ["v[:] = v", "v[1:] = v[:2]", "v[0] = v[0]", "v[0:5:3] = v[:1]",
+                                  "w[0] = w[1]", "w[:, 0] = w[0]", "w[0:1] = w[0:1]",
+                                  "w[...] = w", "w[None] = w"])
+def test_setitem_with_a_basic_key_and_an_overlapping_source(stmt):
+    def run(m):
+        ns = {"v": m.tensor([0.25, 1.0, 2.0]), "w": m.tensor([[1.0, 2.0], [3.0, 4.0]])}
+        exec(stmt, ns)
+        return ns["v"], ns["w"]
+
+    try:
+        want = run(torch)
+    except RuntimeError:
+        with pytest.raises(vt.VoltaError):
+            run(vt)
+        return
+    for got, w in zip(run(vt), want):
+        _same(got, w)
+
+
+def test_unflatten_infers_minus_one_from_its_dim():
+    _both(lambda m: m.zeros(2, 0, 1).unflatten(0, (2, -1)))
+    _both(lambda m: m.zeros(6, 0).unflatten(0, (-1, 3)))
+
+
+def test_lerp_of_integers_by_a_0d_float_weight_promotes():
+    _both(lambda m: m.lerp(m.tensor([3, 4]), m.tensor([6, 8]), m.tensor(0.25, dtype=m.float64)))
+    _both(lambda m: m.lerp(m.tensor([3, 4]), m.tensor([6, 8]), m.tensor(0.25)))

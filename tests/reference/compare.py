@@ -364,7 +364,7 @@ def _localise(prog: Program, device: str, upto: int | None) -> Mismatch | None:
     d = _state_diff(prog, t0.ns, v0.ns)
     if d is not None:
         return _mismatch(prog, -1, d[1], d[2])
-    exact_before = True
+    exact_before, zero_signs = True, False
     n = len(prog.stmts[:upto])
     for k in range(n):
         tk = _exec(prog, torch, "cpu", upto=k + 1)
@@ -372,15 +372,35 @@ def _localise(prog: Program, device: str, upto: int | None) -> Mismatch | None:
         d = _state_diff(prog, tk.ns, vk.ns)
         if d is None:
             exact_before = exact_before and _state_diff(prog, tk.ns, vk.ns, slack=0.0) is None
+            zero_signs = zero_signs or _zero_signs_differ(prog, tk.ns, vk.ns)
             continue
         name, kind, detail = d
         if kind == "value" and not exact_before and _is_drift(prog, k, vk.ns, device):
             return None
+        if kind == "value" and zero_signs and _is_drift(prog, k, vk.ns, device):
+            return _mismatch(prog, k, "sign of zero", detail)
         out = prog.outputs[k]
         own = out is not None and (name == out or name.startswith(out + "["))
         return _mismatch(prog, k, kind if own or kind != "value" else "value (aliased)", detail)
     # The whole program differed, yet its last prefix (the same program) did not.
     return _mismatch(prog, max(n - 1, 0), "flaky", "a rerun of the same program agreed")
+
+
+def _zero_signs_differ(prog: Program, t_ns: dict, v_ns: dict) -> bool:
+    """Whether some zero is +0.0 on one side and -0.0 on the other (values are compared
+    without the sign of zero)."""
+    vv = _tensors(v_ns, _names(prog))
+    for name, tv in _tensors(t_ns, _names(prog)).items():
+        if not isinstance(tv, torch.Tensor) or not tv.is_floating_point() or name not in vv:
+            continue
+        try:
+            ta, va = _host(tv)[2], _host(vv[name])[2]
+        except Exception:
+            continue
+        if ta.shape == va.shape and bool(np.any((ta == 0) & (va == 0)
+                                                & (np.signbit(ta) != np.signbit(va)))):
+            return True
+    return False
 
 
 def _is_drift(prog: Program, k: int, v_ns: dict, device: str) -> bool:

@@ -34,6 +34,11 @@ DELIBERATE: dict[str, str] = {
         "refuses on one side only, and .contiguous()/.reshape() copy on one side and alias on "
         "the other. The harness reruns PyTorch with its fresh results made contiguous and "
         "reports this kind only when that rerun agrees with Volta"),
+    "sign of zero: *": (
+        "signs of zero are not compared, and PyTorch's own are not stable (its softshrink "
+        "gives -0.0 in the middle on its scalar path, +0.0 on its vectorized one); this kind "
+        "marks a later op (1/x, rsqrt, atan2) that turns zeros of different signs into "
+        "different values, when PyTorch, rerun on Volta's inputs, agrees with Volta"),
     "deprecated in PyTorch: *": (
         "PyTorch writes into an expanded tensor through index_put_ or masked_fill_ "
         "(t[mask] = value, t[idx] = value) only with a deprecation warning ('Please clone() "

@@ -70,7 +70,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     the input first, so an integer tensor with a floating ``dtype`` is accepted."""
     if dtype is not None and isinstance(input, Tensor):
         input = input.to(dtype)
-    if isinstance(input, Tensor) and input.numel() == 0 and not input.dtype.is_floating_point:
+    if isinstance(input, Tensor) and input.numel() == 0 and input.dtype.kind in "iu":
         return softmax(input, dim if dim is not None else _legacy_dim(input.ndim))  # itself
     x = _floating("softmin", input)
     return softmax(-x, dim if dim is not None else _legacy_dim(x.ndim))

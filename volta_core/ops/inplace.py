@@ -370,6 +370,15 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     """
     if type(value) is Tensor and (value.dtype is not self.dtype or value is self):
         _check_index_put_dtype(self, key, value)
+    parts = key if isinstance(key, tuple) else (key,)
+    if type(value) is Tensor and not any(type(k) is Tensor or isinstance(k, list)
+                                         for k in parts):
+        # basic indexing copies into a view: PyTorch's copy_ refuses a source of the view's
+        # shape sharing part of its memory (v[1:] = v[:2]); a source of another shape is
+        # broadcast first, whose strides PyTorch compares its own way (not modelled)
+        region = getitem(self, key)
+        if region.shape == value.shape:
+            check_no_partial_overlap("__setitem__", region, (value,))
     if self._base is not None and _overlaps(tuple(self._data.shape), self._view.strides):
         region = getitem(self, key)
         if region.numel() == 0:  # nothing written into the expanded tensor: no error

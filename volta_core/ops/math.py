@@ -455,6 +455,11 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         end: the end points (broadcast against ``input``).
         weight: a number or tensor of weights.
     """
+    if (not input.dtype.is_floating_point and type(weight) is Tensor and not weight.ndim
+            and weight.dtype.is_floating_point and type(end) is Tensor
+            and end.dtype is input.dtype):
+        # a 0-d floating weight promotes integer ends to its dtype, as in PyTorch
+        input, end = cast(input, weight.dtype), cast(end, weight.dtype)
     if not input.dtype.is_floating_point:
         raise DTypeError(f"lerp: expected floating tensors, got {input.dtype.name} (as in "
                          "PyTorch); call .float() first")

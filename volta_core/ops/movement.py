@@ -270,6 +270,8 @@ def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
             -1 in sizes and (known == 0 or n % known)):
         raise ShapeError(f"unflatten: sizes {sizes} don't multiply up to the size {n} of "
                          f"dimension {dim} of a tensor of shape {x.shape}")
+    if -1 in sizes:  # inferred from this dim alone (reshape could not in an empty tensor)
+        sizes = tuple(n // known if s == -1 else s for s in sizes)
     return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
 
 

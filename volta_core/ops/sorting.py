@@ -133,13 +133,36 @@ class Cumprod(Function):
         d = ctx.dim
         if x.numel() <= 1 or x.shape[d] == 1:  # g itself, even at a NaN x, as in PyTorch
             return g
+        d1 = (d,)
+
+        def reversed_cumsum(t: Tensor) -> Tensor:
+            return Flip.apply(Cumsum.apply(Flip.apply(t, dims=d1), dim=d), dims=d1)
+
         if not ctx.has_zero:
-            gy = g * y
-            d1 = (d,)
-            return Flip.apply(Cumsum.apply(Flip.apply(gy, dims=d1), dim=d), dims=d1) / x
-        # with zeros: d y_j / d x_i = prod_{k <= j, k != i} x_k, from an n x n table
+            return reversed_cumsum(g * y) / x
+        from ..autograd.grad_mode import state as grad_state
         from ..creation import eye
         from .elementwise import where
+        from .joining import cat
+        from .movement import narrow
+
+        if not grad_state.enabled:  # PyTorch's O(n) first derivative, NaN and inf alike
+            zero = g.new_zeros(())
+            seen = Cumsum.apply((x == 0).to("int64"), dim=d)  # zeros up to each position
+            before = seen == 0
+            out = where(before, reversed_cumsum(where(before, g * y, zero)) / x, zero)
+            # at the first zero z1: y[z1 - 1] * sum_{z1 <= k < z2} g[k] prod_{z1 < j <= k} x[j]
+            span = seen == 1
+            first = span.logical_and(Cumsum.apply(span.to("int64"), dim=d) == 1)
+            inner = span.logical_and(first.logical_not())
+            total = (Cumprod.apply(where(inner, x, 1.0), dim=d) * where(span, g, zero)).sum(
+                d, keepdim=True)
+            n = x.shape[d]
+            shifted = cat([y.new_ones(*(1 if i == d else s for i, s in enumerate(y.shape))),
+                           narrow(y, d, 0, n - 1)], d)
+            at_first = where(first, shifted, zero).sum(d, keepdim=True)
+            return out + where(first, total * at_first, zero)
+        # for double backward: d y_j / d x_i = prod_{k <= j, k != i} x_k, an n x n table
 
         xm, gm = movedim(x, d, -1), movedim(g, d, -1)
         n = xm.shape[-1]
