@@ -19,9 +19,9 @@ def set_lazy(enabled: bool) -> None:
     """Record elementwise ops on wgpu tensors lazily and run each chain as one fused kernel.
 
     A chain runs when a value is needed (a non-elementwise op, a host read, a
-    synchronize). Off by default (``VOLTA_WGPU_LAZY=1`` in the environment turns it on from
-    the start): on GPU drivers that contract ``a * b + c`` into an FMA, fused results may
-    differ from eager ones in the last bit.
+    synchronize); a reduction or softmax computes a pending input inside its own kernel.
+    On by default; ``VOLTA_WGPU_EAGER=1`` in the environment starts with it off, to debug a
+    fused kernel. Fused results equal eager ones bit for bit.
 
     Args:
         enabled: True for lazy fusion, False for eager execution.

@@ -50,11 +50,14 @@ MAX_OPS = 256  # ops in one fused kernel
 MAX_PENDING = 4096  # pending arrays of an engine before they are all materialized
 
 
+def _eager_forced() -> bool:
+    """``VOLTA_WGPU_EAGER=1``: every op runs on its own (the debugging switch)."""
+    return os.environ.get("VOLTA_WGPU_EAGER", "") not in ("", "0")
+
+
 def _env_default() -> bool:
-    # off by default (see set_lazy); VOLTA_WGPU_EAGER=1 wins over VOLTA_WGPU_LAZY=1
-    if os.environ.get("VOLTA_WGPU_EAGER", "") not in ("", "0"):
-        return False
-    return os.environ.get("VOLTA_WGPU_LAZY", "0") not in ("", "0")
+    # on by default; VOLTA_WGPU_EAGER=1 (or VOLTA_WGPU_LAZY=0) starts with it off
+    return not _eager_forced() and os.environ.get("VOLTA_WGPU_LAZY", "1") != "0"
 
 
 _enabled = _env_default()
@@ -63,10 +66,10 @@ _enabled = _env_default()
 def set_lazy(enabled: bool) -> None:
     """Turn lazy elementwise fusion on or off for every wgpu device.
 
-    Lazy mode is off by default (``VOLTA_WGPU_LAZY=1`` in the environment starts with it
-    on): on a GPU driver that contracts ``a * b + c`` into an FMA, fused results differ
-    from eager ones in the last bit, and its speed on real GPUs is not measured yet.
-    Turning it off materializes nothing by itself: pending arrays still run when needed.
+    Lazy mode is on by default; ``VOLTA_WGPU_EAGER=1`` in the environment starts with it
+    off (every op then runs as its own kernel: the switch for debugging a fused kernel).
+    Fused results equal eager ones bit for bit. Turning it off materializes nothing by
+    itself: pending arrays still run when needed.
     """
     global _enabled
     _enabled = bool(enabled)
@@ -84,7 +87,7 @@ class lazy_scope:  # noqa: N801 - used as a function: ``with lazy_scope():``
     def __enter__(self) -> None:
         global _enabled
         self.was = _enabled
-        if os.environ.get("VOLTA_WGPU_EAGER", "") in ("", "0"):
+        if not _eager_forced():
             _enabled = True
 
     def __exit__(self, *exc: Any) -> None:
@@ -244,8 +247,23 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     node = _new_node(expr, operands, casts, out_dtype, helpers, op)
     if node is None:
         return None
+    return _pending(node)
+
+
+def constant(value: Any, shape: tuple, dtype: DType, eng: Engine) -> Any:
+    """A pending array of ``shape`` filled with ``value`` (``full``); None to fill it
+    eagerly (a 64-bit dtype, whose scalars do not fit a metadata word, or no elements)."""
+    if dtype.itemsize == 8 or prod(shape) == 0:
+        return None
+    node = Node("{0}", (), [value], (dtype,), dtype, tuple(shape), "full", eng,
+                frozenset(), frozenset())
+    return _pending(node)
+
+
+def _pending(node: Node) -> Any:
+    """The pending array of ``node``, registered with its engine."""
     eng = node.engine
-    arr = _array_type()(None, node.shape, out_dtype)
+    arr = _array_type()(None, node.shape, node.dtype)
     arr._node = node
     with eng._lock:  # run_pending swaps the list under the lock
         eng._lazy_reads.update(b for b, _dt in node.bufs)
@@ -408,7 +426,8 @@ def _program(g: _Graph, rank: int, base: int, out: bool) -> tuple[list[str], int
     """WGSL lines computing the graph's root as ``t{last}`` at the linear index ``gi``.
 
     Metadata from word ``base``: the (collapsed) shape, the strides of the output (with
-    ``out``) and of each leaf, the offsets in the same order, the scalars, and ``oz``.
+    ``out``) and of each leaf, the offsets in the same order, the scalars, and one zero
+    word per operand position (``oz0``, ``oz1``, ...; see :func:`_opaque`).
     Returns the lines, the word after the block, the helper functions and the types.
     """
     nl = len(g.leaves)
@@ -418,9 +437,10 @@ def _program(g: _Graph, rank: int, base: int, out: bool) -> tuple[list[str], int
     for j in range(nl):
         ops.append((f"o{j}", at_off + no + j, base + rank * (1 + no + j)))
     at_sc = at_off + no + nl
-    at_z = at_sc + len(g.scalars)  # an always-zero word the compiler cannot see through
-    body = [cg.strided_offsets(rank, base, ops), f"  let oz = {cg.word(at_z)};"]
-    used = {idx for refs in g.refs for kind, idx in refs if kind == "n"}
+    at_z = at_sc + len(g.scalars)  # always-zero words the compiler cannot see through
+    arity = max(len(r) for r in g.refs)
+    body = [cg.strided_offsets(rank, base, ops)]
+    body += [f"  let oz{i} = {cg.word(at_z + i)};" for i in range(arity)]
     for j, (st, dt, *_r) in enumerate(g.leaves):
         body.append(f"  let l{j} = {cg.load(dt, f'{g.binding(st, dt)}[u32(o{j})]')};")
     chunks: list[str] = []
@@ -428,27 +448,25 @@ def _program(g: _Graph, rank: int, base: int, out: bool) -> tuple[list[str], int
     for k, (node, refs) in enumerate(zip(g.nodes, g.refs)):
         vals = []
         for i, ((kind, idx), c) in enumerate(zip(refs, node.casts)):
-            if kind == "n":
-                v, t = f"q{idx}", g.nodes[idx].dtype
-            elif kind == "l":
-                v, t = f"l{idx}", g.leaves[idx][1]
-            else:
+            if kind == "s":
                 t = g.scalars[idx][1]
                 v = cg.scalar_expr(at_sc + idx, t)
+            else:  # a value eager kernels would load from memory, operand by operand
+                v, t = (f"t{idx}", g.nodes[idx].dtype) if kind == "n" else \
+                    (f"l{idx}", g.leaves[idx][1])
+                v = _opaque(v, t, f"oz{i}")
             body.append(f"  let v{k}_{i} = {cg.cast(v, t, c)};")
             vals.append(f"v{k}_{i}")
             types |= {t, c}
         T = node.casts[0].wgsl if node.casts else node.dtype.wgsl
         e = node.expr.format(*vals, T=T, R=node.dtype.wgsl)
         body.append(f"  let t{k}: {node.dtype.wgsl} = {e};")
-        if k in used:
-            body.append(f"  let q{k} = {_opaque(f't{k}', node.dtype)};")  # not u32
         chunks += _helper_chunks(node.helpers, node.casts[0] if node.casts else node.dtype)
     hsrc = list(dict.fromkeys(chunks))  # each helper once, in order
     from .kernels.f64_math import F64_SRC
     if "_f64p(" in ("\n".join(body) + "\n".join(hsrc)):
         hsrc.insert(0, F64_SRC)
-    return body, at_z + 1, hsrc, types
+    return body, at_z + arity, hsrc, types
 
 
 def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
@@ -476,7 +494,7 @@ def _meta(g: _Graph, shape: tuple, out: tuple | None) -> tuple[int, list[int]]:
     head.extend(off for _s, _d, _sh, _st, off in g.leaves)
     from .kernels.mapkernel import scalar_word
     head.extend(scalar_word(v, t) for v, t in g.scalars)
-    head.append(0)  # oz
+    head.extend(0 for _ in range(max(len(r) for r in g.refs)))  # oz0, oz1, ...
     return len(cshape), head
 
 
@@ -512,7 +530,7 @@ class Fused:
             body, _end, lib, types = _program(g, self.rank, self.base, False)
             last = g.nodes[-1]
             # opaque as a stored result would be: no FMA with the reduction's own sum
-            body.append(f"  return {_opaque(f't{len(g.nodes) - 1}', last.dtype)};")
+            body.append(f"  return {_opaque(f't{len(g.nodes) - 1}', last.dtype, 'oz0')};")
             fn = (f"fn {self.name}(gi: u32) -> {last.dtype.wgsl} {{\n" + "\n".join(body)
                   + "\n}\n")
             self._built = (fn, lib, types)
@@ -560,23 +578,25 @@ def fusable(x: Any) -> bool:
     return node is not None and node.storage is None and node.inputs is not None
 
 
-def _opaque(v: str, t: DType) -> str:
+def _opaque(v: str, t: DType, oz: str) -> str:
     """``v`` unchanged, through an identity the compiler cannot see through (``oz`` is a
     metadata word that is always 0).
 
-    Eager kernels store every result, so the next op reads it from memory; a fused kernel
-    must keep the compiler from optimizing across op boundaries as well, or results
-    differ: a driver contracts one op's ``a * b`` and the next op's ``+ c`` into an FMA
-    (NVIDIA), or folds ``select(x, m, x < m)`` (a ``less`` feeding a ``where``) into a
-    ``max`` that drops NaN (OpenGL llvmpipe).
+    Eager kernels load every operand from memory, so the compiler knows nothing about
+    it; a fused kernel must hide each op's operands the same way, or results differ: a
+    driver contracts one op's ``a * b`` and the next op's ``+ c`` into an FMA (NVIDIA),
+    folds ``select(x, m, x < m)`` (a ``less`` feeding a ``where``) into a ``max`` that
+    drops NaN (OpenGL llvmpipe), or ``x - x`` into 0 for a NaN ``x`` (lavapipe). Each
+    operand position has its own zero word, so two operands holding one value stay two
+    values to the compiler.
     """
     if t is D.bool:
-        return f"({v} != (oz != 0u))"
+        return f"({v} != ({oz} != 0u))"
     if t is D.float32:
-        return f"bitcast<f32>(bitcast<u32>({v}) ^ oz)"
+        return f"bitcast<f32>(bitcast<u32>({v}) ^ {oz})"
     if t.kind == "f":  # float16/64 (no bitcast to u32): times an opaque 1, which is exact
-        return f"({v} * {t.wgsl}(1u - oz))"
-    return v  # integers: exact; nothing to fold across ops
+        return f"({v} * {t.wgsl}(1u - {oz}))"
+    return v  # integers: every fold is exact
 
 
 def _signature(g: _Graph, rank: int) -> tuple:

@@ -372,8 +372,9 @@ def test_inplace_write_into_a_buffer_read_by_a_pending_graph(lazy):
 
 def test_no_folding_across_ops(xp):
     """A compare feeding a select is not folded into a NaN-dropping max (OpenGL llvmpipe
-    did: hardtanh(remainder(-0., -0.)) gave -1), and a product feeding a sum is not
-    contracted into an FMA (NVIDIA did): each op's result is opaque to the next."""
+    did: hardtanh(remainder(-0., -0.)) gave -1), x - x is not folded to 0 (lavapipe did),
+    and a product feeding a sum is not contracted into an FMA (NVIDIA did): each op's
+    operands are opaque, as loads from memory are."""
     import volta_core as vt
     a = np.array([-0.0, 1.0, -0.0, 3.0, np.nan, 2.0], dtype=np.float32)
     b = np.array([-0.0, 0.0, 2.0, np.nan, 1.0, -np.inf], dtype=np.float32)
@@ -385,6 +386,9 @@ def test_no_folding_across_ops(xp):
 
     got, _ = _same(xp, clamp, a, b)
     assert np.isnan(got[:2]).all() and np.isnan(got[3:5]).all()
+    # one value as both operands: x - x is NaN for a NaN x (lavapipe folded it to 0)
+    got, _ = _same(xp, lambda x, y: (x * 1.0) - (x * 1.0) + (y - y), a, b)
+    assert np.isnan(got[[3, 4, 5]]).all()
     # 1 + 2**-23 squared minus its rounded square: 2**-46 with an FMA, 0 without
     e = np.full(4, 1 + 2.0 ** -23, dtype=np.float32)
     got, _ = _same(xp, lambda x: x * x - (1 + 2.0 ** -22), e)
