@@ -23,10 +23,10 @@ from ._util import BFLOAT16, acc_type, contiguous, elementwise, is_float
 COLS_BYTES = 1 << 30
 """Largest im2col buffer (bytes) before the batch is split into chunks."""
 
-SMALL_CONV_MACS = 0
-"""float32/float64 convolutions with fewer multiply-adds than this skip cuDNN for the
-im2col + GEMM path (0: none does; cuDNN's one launch, ~30 us of frontend time, beats
-im2col's three even for LeNet-sized layers)."""
+SMALL_CONV_MACS = 1 << 26
+"""float32/float64 convolutions with fewer multiply-adds than this skip cuDNN: the
+frontend's Python-side cost per call (60-100 us measured on an H100 host) exceeds the
+whole im2col + GEMM path (LeNet-5's step: 2.6 ms this way, 3.5-3.9 ms through cuDNN)."""
 
 
 def _small(x_shape: tuple, w_shape: tuple, out_hw: tuple, dtype: Any) -> bool:
