@@ -25,8 +25,8 @@ COLS_BYTES = 1 << 30
 
 SMALL_CONV_MACS = 1 << 26
 """float32/float64 convolutions with fewer multiply-adds than this skip cuDNN: the
-frontend's Python-side cost per call (~100 us) exceeds the whole im2col + GEMM path
-(LeNet-sized layers are launch-bound)."""
+frontend's Python-side cost per call (60-100 us measured on an H100 host) exceeds the
+whole im2col + GEMM path (LeNet-5's step: 2.6 ms this way, 3.5-3.9 ms through cuDNN)."""
 
 
 def _small(x_shape: tuple, w_shape: tuple, out_hw: tuple, dtype: Any) -> bool:

@@ -16,6 +16,7 @@ come from cuDNN's heuristics).
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any
 
 import cupy
@@ -23,7 +24,8 @@ import cupy
 FLAGS = {"enabled": True, "cudnn_tf32": True, "deterministic": False, "benchmark": False,
          "matmul_tf32": False}
 _graphs: dict[tuple, Any] = {}  # key -> (graph, tensors) or None when cuDNN refused it
-_handles: dict[int, Any] = {}
+_handles: dict[int, list] = {}  # device -> [handle, the stream it was last set to]
+_workspace: dict[int, int] = {}  # id(graph) -> workspace bytes (graphs live in _graphs)
 _module: list = []  # [cudnn module or None], resolved once
 
 
@@ -82,6 +84,7 @@ def usable() -> bool:
     return FLAGS["enabled"] and _cudnn() is not None
 
 
+@functools.cache
 def _data_type(dtype: Any) -> Any:
     cudnn = _cudnn()
     name = cupy.dtype(dtype).name
@@ -90,13 +93,17 @@ def _data_type(dtype: Any) -> Any:
 
 
 def _handle() -> Any:
-    cudnn = _cudnn()
+    """The current GPU's handle, on CuPy's current stream (set only when it changed: the
+    frontend's ``set_stream`` costs several microseconds)."""
     dev = cupy.cuda.runtime.getDevice()
-    handle = _handles.get(dev)
-    if handle is None:
-        handle = _handles[dev] = cudnn.create_handle()
-    cudnn.set_stream(handle=handle, stream=cupy.cuda.get_current_stream().ptr)
-    return handle
+    entry = _handles.get(dev)
+    if entry is None:
+        entry = _handles[dev] = [_cudnn().create_handle(), None]
+    stream = cupy.cuda.get_current_stream().ptr
+    if entry[1] != stream:
+        _cudnn().set_stream(handle=entry[0], stream=stream)
+        entry[1] = stream
+    return entry[0]
 
 
 def _strides(a: Any) -> list[int]:
@@ -135,8 +142,11 @@ def _cached(key: tuple, build) -> Any:
 
 def _run(entry: Any, arrays: dict) -> None:
     graph, tensors = entry
-    # at least one byte: the frontend refuses an empty (stride-0) buffer
-    workspace = cupy.empty(max(graph.get_workspace_size(), 1), dtype=cupy.uint8)
+    size = _workspace.get(id(graph))
+    if size is None:  # asked once per graph: the frontend's query is not free
+        # at least one byte: the frontend refuses an empty (stride-0) buffer
+        size = _workspace[id(graph)] = max(graph.get_workspace_size(), 1)
+    workspace = cupy.empty(size, dtype=cupy.uint8)
     graph.execute({tensors[k]: v for k, v in arrays.items()}, workspace, handle=_handle())
 
 

@@ -41,6 +41,11 @@ class Adam(Optimizer):
         decoupled_weight_decay: apply weight decay as AdamW does (default: False).
         capturable: keep the step count on the GPU (cuda parameters), so that the step
             can be captured in a CUDA graph (``vt.cuda.graph``) (default: False).
+        foreach: update all parameters of a group with one multi-tensor kernel where the
+            backend has one (None or True, the default where available); False updates
+            them one by one.
+        fused: accepted for PyTorch compatibility (each update is already one fused
+            kernel).
 
     Example:
         >>> opt = vt.optim.Adam(model.parameters(), lr=1e-3)
@@ -52,18 +57,19 @@ class Adam(Optimizer):
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
-                 decoupled_weight_decay: bool = False, capturable: bool = False) -> None:
+                 decoupled_weight_decay: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, fused: bool | None = None) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize,
                         decoupled_weight_decay=decoupled_weight_decay,
-                        capturable=capturable)
+                        capturable=capturable, foreach=foreach, fused=fused)
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:
         check_betas(type(self).__name__, group)
 
     def _step_group(self, group: dict) -> bool:
-        if group["amsgrad"] or group["capturable"]:
+        if group["amsgrad"] or group["capturable"] or group.get("foreach") is False:
             return False
         found = self._group_arrays(group, "exp_avg", "exp_avg_sq")
         if found is None:
@@ -141,10 +147,11 @@ class AdamW(Adam):
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False, capturable: bool = False) -> None:
+                 maximize: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, fused: bool | None = None) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=True,
-                         capturable=capturable)
+                         capturable=capturable, foreach=foreach, fused=fused)
 
 
 __all__ = ["Adam", "AdamW"]

@@ -32,6 +32,11 @@ class SGD(Optimizer):
         weight_decay: L2 penalty :math:`\lambda` (default: 0).
         nesterov: use Nesterov momentum (default: False).
         maximize: maximize the objective instead of minimizing it (default: False).
+        foreach: update all parameters of a group with one multi-tensor kernel where the
+            backend has one (None or True, the default where available); False updates
+            them one by one.
+        fused: accepted for PyTorch compatibility (each update is already one fused
+            kernel).
 
     Example:
         >>> opt = vt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -43,9 +48,11 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0,
-                 nesterov: bool = False, *, maximize: bool = False) -> None:
+                 nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, fused: bool | None = None) -> None:
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, fused=fused)
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:
@@ -58,6 +65,8 @@ class SGD(Optimizer):
                              f"dampening={group['dampening']}")
 
     def _step_group(self, group: dict) -> bool:
+        if group.get("foreach") is False:
+            return False
         names = ("momentum_buffer",) if group["momentum"] != 0 else ()
         found = self._group_arrays(group, *names)
         if found is None:
