@@ -69,19 +69,24 @@ def _order(roots: list[Function]) -> tuple[dict[Function, int], dict[int, int]]:
     deps: dict[Function, int] = {}
     leaf_deps: dict[int, int] = {}
     stack = list(roots)
-    seen = set(roots)
+    # a node is visited when first counted (roots are visited already)
+    is_root = set(roots).__contains__
     while stack:
         node = stack.pop()
         for p in node.parents:
             if p is None:
                 continue
             if type(p) is Tensor:
-                leaf_deps[id(p)] = leaf_deps.get(id(p), 0) + 1
+                key = id(p)
+                leaf_deps[key] = leaf_deps.get(key, 0) + 1
                 continue
-            deps[p] = deps.get(p, 0) + 1
-            if p not in seen:
-                seen.add(p)
-                stack.append(p)
+            d = deps.get(p)
+            if d is None:
+                deps[p] = 1
+                if not is_root(p):
+                    stack.append(p)
+            else:
+                deps[p] = d + 1
     return deps, leaf_deps
 
 
@@ -155,8 +160,9 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                 if ig is not None:
                     prev = node_grads.get(p)
                     node_grads[p] = ig if prev is None else prev + ig
-                deps[p] -= 1
-                if deps[p] == 0:
+                d = deps[p] - 1
+                deps[p] = d
+                if d == 0:
                     ready.append(p)
         if capture is not None:
             for leaf, g in leaf_grads.values():
