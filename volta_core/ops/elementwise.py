@@ -25,16 +25,6 @@ from .movement import sum_to
 # run on the arrays directly: the same operations in the same order (the same values) as
 # their Tensor form, without an op dispatch per term.
 
-def _plain(g: Tensor, t: Tensor) -> bool:
-    """True when ``g``'s backward formula with ``t`` may run on arrays: nothing is being
-    recorded, one dtype, and not bfloat16 (whose arithmetic with a Python float NumPy
-    would widen to float32; the Tensor ops keep it)."""
-    if _grad_state.enabled:
-        return False
-    dt = g.dtype
-    return dt is t.dtype and dt is not bfloat16
-
-
 def _times(g: Tensor, v: Any) -> Tensor:
     """``g * v`` in a backward: on arrays where that is the Tensor op's result as is (same
     dtype and shape, or a Python number with a float ``g``), else the Tensor op."""
