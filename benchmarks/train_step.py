@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                        torch_threads=torch.get_num_threads())
         row["volta_threads"] = threads
         if args.device.startswith("wgpu"):
-            row.update(wgpu_work(steps["volta"]), lazy=vt.wgpu.is_lazy())
+            row.update(wgpu_work(steps["volta"]), lazy=vt.wgpu.is_lazy(), compile=args.compile)
         results.append(row)
     if args.json:
         print(json.dumps(results, indent=2))
@@ -280,8 +280,10 @@ def main(argv: list[str] | None = None) -> int:
                 line += (f" | torch ({r['torch_device']}, {r['torch_threads']} threads) "
                          f"{r['torch_ms']:8.3f} ms | ratio {r['ratio']:.2f}x")
             if "dispatches" in r:
-                line += (f" | lazy {'on' if r['lazy'] else 'off'}: {r['dispatches']} "
-                         f"dispatches, {r['submits']} submits per step")
+                mode = "on" if r["lazy"] else "off"
+                mode += " (model through vt.compile)" if r["compile"] else ""
+                line += (f" | lazy {mode}: {r['dispatches']} dispatches, {r['submits']} "
+                         "submits per step")
             print(line)
     return 0
 

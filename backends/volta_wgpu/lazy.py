@@ -247,23 +247,8 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     node = _new_node(expr, operands, casts, out_dtype, helpers, op)
     if node is None:
         return None
-    return _pending(node)
-
-
-def constant(value: Any, shape: tuple, dtype: DType, eng: Engine) -> Any:
-    """A pending array of ``shape`` filled with ``value`` (``full``); None to fill it
-    eagerly (a 64-bit dtype, whose scalars do not fit a metadata word, or no elements)."""
-    if dtype.itemsize == 8 or prod(shape) == 0:
-        return None
-    node = Node("{0}", (), [value], (dtype,), dtype, tuple(shape), "full", eng,
-                frozenset(), frozenset())
-    return _pending(node)
-
-
-def _pending(node: Node) -> Any:
-    """The pending array of ``node``, registered with its engine."""
     eng = node.engine
-    arr = _array_type()(None, node.shape, node.dtype)
+    arr = _array_type()(None, node.shape, out_dtype)
     arr._node = node
     with eng._lock:  # run_pending swaps the list under the lock
         eng._lazy_reads.update(b for b, _dt in node.bufs)

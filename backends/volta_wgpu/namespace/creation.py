@@ -9,7 +9,6 @@ import numpy as np
 
 from .. import codegen as cg
 from .. import dtypes as D
-from .. import lazy
 from .._errors import DTypeError
 from ..array import Array, as_device, new_array
 from ..dtypes import DType
@@ -126,12 +125,7 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) 
     t = D.as_dtype(dtype)
     if isinstance(fill_value, Array):
         fill_value = fill_value.item()
-    eng = as_device(device).engine
-    if lazy._enabled:  # a pending constant: fused into the ops that read it
-        arr = lazy.constant(fill_value, _shape(shape), t, eng)
-        if arr is not None:
-            return arr
-    out = new_array(_shape(shape), t, eng)
+    out = new_array(_shape(shape), t, as_device(device).engine)
     return launch_map("{0}", [fill_value], [t], t, out=out, op="full")
 
 
