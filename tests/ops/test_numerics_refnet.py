@@ -594,3 +594,8 @@ def test_unflatten_infers_minus_one_from_its_dim():
 def test_lerp_of_integers_by_a_0d_float_weight_promotes():
     _both(lambda m: m.lerp(m.tensor([3, 4]), m.tensor([6, 8]), m.tensor(0.25, dtype=m.float64)))
     _both(lambda m: m.lerp(m.tensor([3, 4]), m.tensor([6, 8]), m.tensor(0.25)))
+
+
+def test_index_add_into_an_empty_vector_checks_its_indices():
+    raises_like_torch(lambda m: m.index_add(m.tensor([]), 0, m.tensor([0, 0]),
+                                            m.tensor([1.0, 2.0])))
