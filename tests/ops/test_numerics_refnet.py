@@ -621,3 +621,9 @@ def test_setitem_mask_beside_slices_is_a_fill_that_casts():
 
 def test_copy_of_a_tensor_onto_itself_is_nothing_even_expanded():
     _both(lambda m: (lambda b: b.copy_(b))(m.tensor([[2]], dtype=m.int8).expand(3, 4)))
+
+
+def test_float16_erfc_gradient_is_computed_in_float16():
+    compare(lambda m, t: m.div(t, t.erfc()), np.array([6.5, 0.5, -3.0, 2.0, NAN, INF]),
+            dtype="float16")
+    compare(lambda m, t: t.erfc(), np.array([6.5, 0.5, -3.0, 2.0, 9.0]), dtype="bfloat16")
