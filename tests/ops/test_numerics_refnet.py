@@ -627,3 +627,7 @@ def test_float16_erfc_gradient_is_computed_in_float16():
     compare(lambda m, t: m.div(t, t.erfc()), np.array([6.5, 0.5, -3.0, 2.0, NAN, INF]),
             dtype="float16")
     compare(lambda m, t: t.erfc(), np.array([6.5, 0.5, -3.0, 2.0, 9.0]), dtype="bfloat16")
+
+
+def test_copy_of_a_leaf_onto_itself_still_refuses():
+    raises_like_torch(lambda m: (lambda b: b.copy_(b))(m.tensor([-0.5], requires_grad=True)))

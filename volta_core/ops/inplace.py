@@ -196,8 +196,8 @@ def zero_(self: Tensor) -> Tensor:
 
 def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy the values of ``src`` (broadcast, cast, from any device) into ``self``."""
-    if src is self:  # nothing to copy: PyTorch returns at once (even for an expanded self)
-        return self
+    if src is self and not self.requires_grad:  # nothing to copy: PyTorch returns at once
+        return self  # (even for an expanded self); autograd's leaf checks still run below
     if type(src) is not Tensor:
         src = Tensor(src, dtype=self.dtype, device=self.device)
     if broadcast_shapes("copy_", self.shape, src.shape) != self.shape:
