@@ -594,3 +594,40 @@ def test_unflatten_infers_minus_one_from_its_dim():
 def test_lerp_of_integers_by_a_0d_float_weight_promotes():
     _both(lambda m: m.lerp(m.tensor([3, 4]), m.tensor([6, 8]), m.tensor(0.25, dtype=m.float64)))
     _both(lambda m: m.lerp(m.tensor([3, 4]), m.tensor([6, 8]), m.tensor(0.25)))
+
+
+def test_index_add_into_an_empty_vector_checks_its_indices():
+    raises_like_torch(lambda m: m.index_add(m.tensor([]), 0, m.tensor([0, 0]),
+                                            m.tensor([1.0, 2.0])))
+
+
+def test_clamp_takes_a_0d_bound_as_a_number_only_without_grad():
+    _both(lambda m: m.tensor([1.0, 2.0]).clamp(-1.5, m.tensor(1.5)))
+    raises_like_torch(lambda m: m.tensor([1.0, 2.0]).clamp(
+        -1.5, m.tensor(1.5, requires_grad=True)))
+
+
+def test_setitem_mask_beside_slices_is_a_fill_that_casts():
+    def run(m, key):
+        v = m.ones(2, 3, dtype=m.int64)
+        mask = m.tensor([False, True, False])
+        v[(..., mask) if key == "ellipsis" else (slice(0, 1), mask)] = m.tensor(
+            [[127]], dtype=m.int8)
+        return v
+
+    for key in ("ellipsis", "slice"):
+        _same(run(vt, key), run(torch, key))
+
+
+def test_copy_of_a_tensor_onto_itself_is_nothing_even_expanded():
+    _both(lambda m: (lambda b: b.copy_(b))(m.tensor([[2]], dtype=m.int8).expand(3, 4)))
+
+
+def test_float16_erfc_gradient_is_computed_in_float16():
+    compare(lambda m, t: m.div(t, t.erfc()), np.array([6.5, 0.5, -3.0, 2.0, NAN, INF]),
+            dtype="float16")
+    compare(lambda m, t: t.erfc(), np.array([6.5, 0.5, -3.0, 2.0, 9.0]), dtype="bfloat16")
+
+
+def test_copy_of_a_leaf_onto_itself_still_refuses():
+    raises_like_torch(lambda m: (lambda b: b.copy_(b))(m.tensor([-0.5], requires_grad=True)))

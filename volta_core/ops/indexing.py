@@ -188,13 +188,13 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
     if source.shape != want:
         raise ShapeError(f"index_add: source of shape {source.shape} must have shape {want} "
                          f"for input {input.shape} and {index.shape[0]} indices along {dim}")
-    if input.numel():  # PyTorch checks no index when there is nothing to add into
+    if input.numel() or input.ndim <= 1:  # PyTorch skips the check for an empty matrix
         _check_range("index_add", index.array, input.shape[d], dim, input.device.xp)
     if source.dtype is not input.dtype:  # PyTorch does not convert the source
         raise DTypeError(f"index_add: source dtype {source.dtype.name} must equal the "
                          f"input's dtype {input.dtype.name}; convert it with .to()")
-    if not input.numel():
-        return input * 1 + source.sum() * 0  # itself, connected to source for autograd
+    if not input.numel():  # itself (an empty matrix), connected to source for autograd
+        return input * 1 + source.sum() * 0
     source = source.to(input.dtype) if alpha == 1 else (source * alpha).to(input.dtype)
     return IndexAdd.apply(input, index, source, dim=d)
 

@@ -196,6 +196,8 @@ def zero_(self: Tensor) -> Tensor:
 
 def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy the values of ``src`` (broadcast, cast, from any device) into ``self``."""
+    if src is self and not self.requires_grad:  # nothing to copy: PyTorch returns at once
+        return self  # (even for an expanded self); autograd's leaf checks still run below
     if type(src) is not Tensor:
         src = Tensor(src, dtype=self.dtype, device=self.device)
     if broadcast_shapes("copy_", self.shape, src.shape) != self.shape:
@@ -402,8 +404,9 @@ def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
                              "of both refer to a single memory location), which PyTorch "
                              "refuses; clone() the value first")
         return
-    if len(parts) == 1 and type(parts[0]) is Tensor and parts[0].dtype.kind == "b" and (
-            parts[0].ndim and value.numel() == 1):
+    tensors = [k for k in parts if type(k) is Tensor or isinstance(k, list)]
+    if len(tensors) == 1 and type(tensors[0]) is Tensor and tensors[0].dtype.kind == "b" and (
+            tensors[0].ndim and value.numel() == 1):  # beside slices and ...: still a fill
         return
     raise DTypeError(f"__setitem__: index put requires the source and destination dtypes to "
                      f"match, got {x.dtype.name} for the destination and {value.dtype.name} "

@@ -428,8 +428,9 @@ clip = clamp
 
 
 def _dimmed(bound: Any) -> bool:
-    """A bound PyTorch's argument parser takes only as a Tensor (a 0-d tensor is a number)."""
-    return type(bound) is Tensor and bound.ndim > 0
+    """A bound PyTorch's argument parser takes only as a Tensor (a 0-d tensor is a number,
+    unless it requires grad)."""
+    return type(bound) is Tensor and (bound.ndim > 0 or bound.requires_grad)
 
 
 @tensor_method()

@@ -95,8 +95,13 @@ def _erfc_array(xp: Any, x: Any, wide: bool) -> Any:
 
 class Erfc(Function):
     def forward(ctx, x):
+        xp = ctx.xp
         ctx.save_for_backward(x)
-        return _erfc_array(ctx.xp, x, ctx.device.volta_dtype(x.dtype).itemsize == 8)
+        size = ctx.device.volta_dtype(x.dtype).itemsize
+        if size < 4:  # the series needs more range and precision than 16 bits; the gradient
+            # stays in x's dtype (PyTorch's exp(-x * x) underflows to 0 in float16)
+            return xp.astype(_erfc_array(xp, xp.astype(x, xp.float32), False), x.dtype)
+        return _erfc_array(xp, x, size == 8)
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
@@ -153,10 +158,7 @@ Tensor.arccosh, Tensor.arcsinh, Tensor.arctanh = acosh, asinh, atanh
 @tensor_method()
 def erfc(input: Tensor) -> Tensor:
     """Complementary error function ``1 - erf(x)``, accurate also where it is tiny."""
-    x = _floating_input("erfc", input)
-    if x.dtype.itemsize < 4:  # the series needs more range and precision than 16 bits
-        return in_float32(Erfc.apply, x)
-    return Erfc.apply(x)
+    return Erfc.apply(_floating_input("erfc", input))
 
 
 @tensor_method()
