@@ -335,6 +335,8 @@ class FullyShardedDataParallel(Module):
         if shard.dtype != want:
             shard = xp.astype(shard, want)
         if pg.world_size > 1:
+            if self._root is not None:  # in backward: the previous unit's unsharded
+                self._root._finish_reduce()  # gradients go before these parameters come
             full = xp.empty((self._shard_numel * pg.world_size,), dtype=want, device=dev.native)
             object.__setattr__(self, "_gather_work", pg.start_all_gather(full, shard))
             if wait:
@@ -491,6 +493,9 @@ class FullyShardedDataParallel(Module):
         object.__setattr__(self, "_gflat", None)
         root = self._root
         root._finish_reduce()  # one reduce-scatter in flight at a time
+        self._got.clear()
+        if not self._is_root:  # all its gradients are in: the gathered parameters go before
+            self._reshard()    # the reduction allocates anything
         world, shard = pg.world_size, self._shard_numel
         rdt = _as_dtype(self.mixed_precision.reduce_dtype)
         if rdt is not None:
@@ -502,9 +507,6 @@ class FullyShardedDataParallel(Module):
         else:
             out, work = flat, None
         object.__setattr__(root, "_rs_pending", (self, work, out))
-        self._got.clear()
-        if not self._is_root:
-            self._reshard()
         if not root._queued:  # no end-of-backward callback (vt.autograd.grad): finish now
             root._finish_reduce()
 
