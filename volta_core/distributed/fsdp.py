@@ -12,12 +12,13 @@ freed (``reshard_after_forward``; the root unit keeps it for the backward that f
 Before the unit's backward, a hook on its outputs all-gathers it again (and, with
 ``backward_prefetch``, the unit that ran before it in forward); each parameter's gradient is
 copied into the unit's flat gradient buffer as soon as it is final, and once all have come
-the buffer's reduce-scatter (average) into ``flat_param.grad`` is *started* and the
-gathered parameters are freed. On engines that overlap (NCCL on its own stream) the
+the gathered parameters are freed and the buffer's reduce-scatter (average) into
+``flat_param.grad`` is *started*. On engines that overlap (NCCL on its own stream) the
 reduce-scatter runs while backward goes on; it is waited for (and its unsharded buffer
-freed) before the next unit allocates its buffer, so at most one unit's unsharded
-gradients exist at a time. A callback at the end of backward handles units some of whose
-parameters got no gradient and waits for the last reduce-scatter.
+freed) before the next unit gathers its parameters or allocates its buffer, so at most one
+unit's unsharded parameters and gradients exist at a time. A callback at the end of
+backward handles units some of whose parameters got no gradient and waits for the last
+reduce-scatter.
 
 The gathered parameters are leaf tensors that keep their identity from step to step (they
 take the original parameters' places in the modules' ``_parameters``, but
