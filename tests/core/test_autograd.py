@@ -256,3 +256,22 @@ def test_post_accumulate_hook_fires_as_soon_as_a_leaf_gradient_is_final():
     assert events[0] == ("w2", [6.0, 6.0])
     assert events[1] == ("first-layer backward",)
     assert events[2] == ("w1", [6.0, 6.0])
+
+
+def test_leaf_hooks_run_after_a_nodes_other_gradients_are_released():
+    """FSDP and DDP reduce inside post-accumulate hooks: a weight gradient the hooks have
+    taken must not be kept alive by the engine while the bias's hook runs."""
+    x, w, b = (vt.randn(*s, requires_grad=True) for s in ((4, 3), (5, 3), (5,)))
+    seen = {}
+
+    def take(p):
+        seen["w"] = weakref.ref(p.grad.array)
+        p.grad = None  # as FSDP does once the gradient is in its flat buffer
+
+    def check(p):
+        seen["alive"] = seen["w"]() is not None
+
+    w.register_post_accumulate_grad_hook(take)
+    b.register_post_accumulate_grad_hook(check)
+    vt.nn.functional.linear(x, w, b).sum().backward()
+    assert seen == {"w": seen["w"], "alive": False}

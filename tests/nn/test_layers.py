@@ -176,6 +176,28 @@ def test_dropout():
         nn.Dropout(1.5)
 
 
+def test_dropout_keeps_one_byte_per_element_for_backward():
+    """Backward needs only which elements were kept (PyTorch keeps a bool mask too); the
+    gradient is the same as multiplying by the float mask."""
+    import tracemalloc
+
+    x = vt.randn(256, 256, requires_grad=True)
+    w = vt.randn(256, 256)
+    vt.manual_seed(4)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        y = F.dropout(x, 0.3)
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    # the output (4 bytes an element) and the booleans (1), not a float32 mask (4 more)
+    assert held < 256 * 256 * 6, held
+    (y * w).sum().backward()
+    scaled = np.where(to_np(y) != 0, np.float32(1 / 0.7), np.float32(0))
+    np.testing.assert_array_equal(to_np(x.grad), to_np(w) * scaled)
+
+
 def test_dropout2d_zeroes_whole_channels():
     vt.manual_seed(2)
     y = to_np(nn.Dropout2d(0.5)(vt.ones(8, 16, 3, 3)))

@@ -146,7 +146,11 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                     node._saved = _FREED
             else:
                 in_grads = (None,) * len(node.parents)
-            for p, ig in zip(node.parents, in_grads):
+            # each input gradient is dropped as soon as it is handed on, so that leaf hooks
+            # (FSDP's reduce-scatter, DDP's buckets) don't run while its siblings are alive
+            g, in_grads = None, list(in_grads)
+            for i, p in zip(range(len(in_grads)), node.parents):
+                ig, in_grads[i] = in_grads[i], None
                 if p is None:
                     continue
                 if type(p) is Tensor:

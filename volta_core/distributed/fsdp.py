@@ -12,12 +12,13 @@ freed (``reshard_after_forward``; the root unit keeps it for the backward that f
 Before the unit's backward, a hook on its outputs all-gathers it again (and, with
 ``backward_prefetch``, the unit that ran before it in forward); each parameter's gradient is
 copied into the unit's flat gradient buffer as soon as it is final, and once all have come
-the buffer's reduce-scatter (average) into ``flat_param.grad`` is *started* and the
-gathered parameters are freed. On engines that overlap (NCCL on its own stream) the
+the gathered parameters are freed and the buffer's reduce-scatter (average) into
+``flat_param.grad`` is *started*. On engines that overlap (NCCL on its own stream) the
 reduce-scatter runs while backward goes on; it is waited for (and its unsharded buffer
-freed) before the next unit allocates its buffer, so at most one unit's unsharded
-gradients exist at a time. A callback at the end of backward handles units some of whose
-parameters got no gradient and waits for the last reduce-scatter.
+freed) before the next unit gathers its parameters or allocates its buffer, so at most one
+unit's unsharded parameters and gradients exist at a time. A callback at the end of
+backward handles units some of whose parameters got no gradient and waits for the last
+reduce-scatter.
 
 The gathered parameters are leaf tensors that keep their identity from step to step (they
 take the original parameters' places in the modules' ``_parameters``, but
@@ -335,6 +336,8 @@ class FullyShardedDataParallel(Module):
         if shard.dtype != want:
             shard = xp.astype(shard, want)
         if pg.world_size > 1:
+            if self._root is not None:  # in backward: the previous unit's unsharded
+                self._root._finish_reduce()  # gradients go before these parameters come
             full = xp.empty((self._shard_numel * pg.world_size,), dtype=want, device=dev.native)
             object.__setattr__(self, "_gather_work", pg.start_all_gather(full, shard))
             if wait:
@@ -491,6 +494,9 @@ class FullyShardedDataParallel(Module):
         object.__setattr__(self, "_gflat", None)
         root = self._root
         root._finish_reduce()  # one reduce-scatter in flight at a time
+        self._got.clear()
+        if not self._is_root:  # all its gradients are in: the gathered parameters go before
+            self._reshard()    # the reduction allocates anything
         world, shard = pg.world_size, self._shard_numel
         rdt = _as_dtype(self.mixed_precision.reduce_dtype)
         if rdt is not None:
@@ -502,9 +508,6 @@ class FullyShardedDataParallel(Module):
         else:
             out, work = flat, None
         object.__setattr__(root, "_rs_pending", (self, work, out))
-        self._got.clear()
-        if not self._is_root:
-            self._reshard()
         if not root._queued:  # no end-of-backward callback (vt.autograd.grad): finish now
             root._finish_reduce()
 

@@ -60,7 +60,7 @@ class _Attention(Function):
     ``softmax_backward`` kernel), a ``create_graph`` one recomputes with Tensor ops.
     """
 
-    def forward(ctx, q, k=None, v=None, mask=None, keep=None, scale=1.0):
+    def forward(ctx, q, k=None, v=None, mask=None, keep=None, scale=1.0, keep_scale=0.0):
         xp = ctx.xp
         ctx.scale = scale
         ctx.packed = k is None  # q holds (q, k, v) stacked along a leading dim of 3
@@ -76,11 +76,21 @@ class _Attention(Function):
         if mask is not None:  # a fully masked row attends to nothing: 0, as in PyTorch
             blocked = xp.max(s, axis=-1, keepdims=True) == -math.inf
             p = xp.where(blocked, xp.zeros_like(p), p)
-        ctx.save_for_backward(*inputs, p, keep, qs, k, v)
+        # backward rebuilds q * scale and the scaled dropout mask (from 1-byte booleans)
+        # rather than keeping them: the same values in a quarter of the memory or none
+        kept = None
+        if keep is not None and any(ctx.needs_input_grad[:4]):
+            ctx.keep_scale, ctx.keep_dtype = keep_scale, keep.dtype
+            kept = keep != 0
+        ctx.save_for_backward(*inputs, p, kept, k, v)
         return xp.matmul(p if keep is None else p * keep, v)
 
     def backward(ctx, g):
-        qi, ki, vi, mask, p, keep, qs, k, v = ctx.saved_tensors
+        qi, ki, vi, mask, p, kept, k, v = ctx.saved_tensors
+        keep = None
+        if kept is not None:  # the forward's scaled mask, rebuilt as dropout_mask makes it
+            keep = Tensor._make(ctx.xp.astype(kept.array, ctx.keep_dtype) * ctx.keep_scale,
+                                ctx.device)
         nq, nk, nv, nm = ctx.needs_input_grad[:4]
         if ctx.packed:
             nq = nk = nv = True
@@ -95,7 +105,11 @@ class _Attention(Function):
                 gp = gp * ka
             gs = get_kernel(dev.backend, "softmax_backward")(xp, gp, pa, -1)
             gq = xp.matmul(gs, k.array) * ctx.scale if nq else None
-            gk = xp.matmul(xp.matrix_transpose(gs), qs.array) if nk else None
+            if nk:
+                qa = qi.array[0, ...] if ctx.packed else qi.array
+                gk = xp.matmul(xp.matrix_transpose(gs), qa * ctx.scale)
+            else:
+                gk = None
             gm = sum_to(Tensor._make(gs, dev), ctx.mask_shape) if nm else None
             if ctx.packed:
                 return Tensor._make(xp.stack([gq, gk, gv]), dev), None, None, gm
@@ -148,7 +162,8 @@ def _attention(q: Tensor, k: Tensor | None, v: Tensor | None, mask: Tensor | Non
             from .dropout import _mask
 
             keep = _mask(q, shape, dropout_p).array
-    return _Attention.apply(q, k, v, mask, keep, scale=scale)
+    keep_scale = 1.0 / (1.0 - dropout_p) if 0.0 < dropout_p < 1.0 else 0.0
+    return _Attention.apply(q, k, v, mask, keep, scale=scale, keep_scale=keep_scale)
 
 
 class _FlashAttention(Function):

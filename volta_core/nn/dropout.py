@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..autograd.function import Function
 from ..backend.kernels import get_kernel
 from ..creation import rand
 from ..errors import ShapeError
@@ -18,6 +19,24 @@ def _mask(x: Tensor, shape: tuple[int, ...], p: float) -> Tensor:
     return Tensor._make(kern(x.device.xp, u.array, p=p), x.device)
 
 
+class _Dropout(Function):
+    """``input * mask`` (``mask`` a raw scaled keep-mask, broadcast) that keeps for
+    backward only which elements were kept: 1 byte each instead of the mask's 4. Backward
+    rebuilds the same mask (``keep * scale`` in the mask's dtype, as ``dropout_mask``
+    computes it), so gradients are unchanged."""
+
+    def forward(ctx, x, mask, *, scale):
+        if ctx.needs_input_grad[0]:
+            ctx.scale, ctx.mask_dtype = scale, mask.dtype
+            ctx.save_for_backward(mask != 0)
+        return x * mask
+
+    def backward(ctx, g):
+        (keep,) = ctx.saved_tensors
+        mask = ctx.xp.astype(keep.array, ctx.mask_dtype) * ctx.scale
+        return g * Tensor._make(mask, ctx.device), None
+
+
 def _check_p(op: str, p: float) -> None:
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, got {p}")
@@ -31,7 +50,7 @@ def _drop(op: str, input: Tensor, p: float, training: bool,
     _check_floating(op, input)
     if p == 1.0:
         return input * 0.0
-    return input * _mask(input, mask_shape, p)
+    return _Dropout.apply(input, _mask(input, mask_shape, p).array, scale=1.0 / (1.0 - p))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
