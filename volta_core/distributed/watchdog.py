@@ -157,7 +157,19 @@ class Watchdog:
             self._send(peer, f"bye {self.done}")
         if self._thread is not None:
             self._thread.join(timeout=2 * self.interval + 1)
+        # close only after the peers have read the goodbye and closed their ends: closing
+        # with their heartbeats unread sends a TCP reset, which can discard the goodbye
+        # before they read it (they would report this rank as crashed)
+        deadline = time.monotonic() + min(self.interval, 1.0)
         for conn in self._conns.values():
+            try:
+                conn.shutdown(socket.SHUT_WR)
+                while (left := deadline - time.monotonic()) > 0:
+                    conn.settimeout(left)
+                    if not conn.recv(4096):
+                        break
+            except OSError:
+                pass
             try:
                 conn.close()
             except OSError:
