@@ -84,8 +84,6 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
     return y.reshape(o, n, out_hw[0], out_hw[1]).transpose(1, 0, 2, 3)
 
 
-
-
 def _col2im(dcols: np.ndarray, x_shape: tuple, out_hw: tuple, kernel: tuple, stride: tuple,
             dilation: tuple, pads: tuple) -> np.ndarray:
     """Adjoint of :func:`_cols`: sum ``(C*kh*kw, N*Ho*Wo)`` columns back into an image."""
@@ -167,6 +165,7 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
 # these two take ``keep=`` and ``cols=``: the forward's im2col reused by the backward
 conv2d.keeps_cols = True
 conv2d_backward.keeps_cols = True
+
 
 def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),
                ceil_mode: bool = False) -> tuple:
@@ -380,16 +379,15 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
     return out
 
 
-
 # -- softmax and cross entropy with one (N, C) temporary -------------------------------------
 # The generic kernels' formulas, step for step (so the same values), but in place on one
 # array of their own: each fresh (N, C) array costs a page fault per 4 KiB on first touch.
 
 def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
     """The generic ``exp(x - max) / sum`` along ``dim``, in place on ``x - max``."""
-    e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
-    if e.dtype.kind != "f" or e.dtype != x.dtype:
+    if x.dtype.kind != "f":
         return generic_softmax.softmax_kernel(xp, x, dim)
+    e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
     np.exp(e, out=e)
     e /= np.sum(e, axis=dim, keepdims=True)
     return e
