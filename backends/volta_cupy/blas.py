@@ -16,6 +16,7 @@ from typing import Any
 import cupy
 import numpy as np
 
+from . import graphs
 from ._util import BFLOAT16
 
 #: use cuBLAS directly outside captures too (``[False]``: only while capturing)
@@ -130,13 +131,9 @@ def _direct(a: Any, b: Any, out: Any) -> Any:
 
 def matmul(a: Any, b: Any, out: Any = None) -> Any:
     """``cupy.matmul``, with 2-d products through cuBLAS directly during a capture."""
-    if DIRECT[0] or _capturing():
+    if DIRECT[0] or graphs.is_capturing():
         c = _direct(a, b, out)
         if c is not None:
             return c
     return cupy.matmul(a, b) if out is None else cupy.matmul(a, b, out=out)
 
-
-def _capturing() -> bool:
-    s = cupy.cuda.get_current_stream()
-    return s.ptr != 0 and s.is_capturing()
