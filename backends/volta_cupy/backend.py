@@ -245,7 +245,12 @@ class CupyBackend(Backend):
 
     def from_host(self, data, index, dtype=None, copy=None):
         import cupy
+        import numpy
 
+        if not isinstance(data, (cupy.ndarray, numpy.ndarray)):
+            # through NumPy: CuPy fills a 0-d array from a scalar with memset for any value
+            # equal to 0, which loses the sign of -0.0
+            data = numpy.asarray(data, dtype=dtype)
         with cupy.cuda.Device(index):
             return cupy.array(data, dtype=dtype, copy=True if copy is None else copy)
 

@@ -1,4 +1,4 @@
-"""array-api-compat's CuPy namespace with one sync-free replacement: ``clip``.
+"""array-api-compat's CuPy namespace with a sync-free ``clip`` and PyTorch's edge cases.
 
 array-api-compat's generic ``clip`` writes the bounds through boolean masks
 (``out[ia] = a[ia]``); on CuPy a boolean-mask read needs the number of True entries on
@@ -12,17 +12,26 @@ bfloat16 loops for many ufuncs and reductions and computes them in float32, retu
 float32 where the Array API (and PyTorch) give bfloat16. The functions in
 :data:`_BF16_KEEPS` cast such a result back.
 
+Where CuPy's answer departs from NumPy's (and PyTorch's), the namespace has its own:
+``floor_divide``/``remainder`` with infinite operands (:mod:`volta_cupy.division`),
+``full``/``full_like`` of -0.0 (CuPy fills zeros by memset), ``var`` with no degrees of
+freedom left (``sum / 0``: inf, or NaN for a constant slice, where CuPy gives NaN), and
+``argmin``/``argmax`` of bfloat16 (read in float32, so the first NaN wins as in NumPy).
+
 To use it, ``CupyBackend.namespace`` returns :data:`xp` instead of
 ``array_api_compat.cupy``.
 """
 
 from __future__ import annotations
 
+import math
 import types
 from typing import Any
 
 import array_api_compat.cupy as _compat
 import cupy
+
+from . import division
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
@@ -49,7 +58,8 @@ _BF16_KEEPS = (
     "copysign", "cos", "cosh", "divide", "exp", "expm1", "floor", "floor_divide", "hypot",
     "log", "log1p", "log2", "log10", "logaddexp", "maximum", "minimum", "multiply",
     "negative", "nextafter", "positive", "pow", "reciprocal", "remainder", "round", "sign",
-    "sin", "sinh", "square", "sqrt", "subtract", "tan", "tanh", "trunc", "where", "sum",
+    "sin", "sinh", "square", "sqrt", "subtract", "tan", "tanh", "tril", "triu", "trunc",
+    "where", "sum",
     "prod", "mean", "std", "var", "max", "min", "cumulative_sum", "cumulative_prod",
 )
 
@@ -71,6 +81,47 @@ def _keeps_bfloat16(fn: Any, bf16: Any) -> Any:
     return wrapped
 
 
+def _var_of(fallback: Any) -> Any:
+    def var(x: Any, /, *, axis: Any = None, correction: float = 0.0,
+            keepdims: bool = False) -> Any:
+        axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+        n = 1
+        for a in axes:
+            n *= x.shape[a]
+        if n - correction > 0 or n == 0:
+            return fallback(x, axis=axis, correction=correction, keepdims=keepdims)
+        d = x - cupy.mean(x, axis=axis, keepdims=True)
+        return cupy.true_divide(cupy.sum(d * d, axis=axis, keepdims=keepdims), 0.0)
+
+    var.__doc__ = fallback.__doc__
+    return var
+
+
+def _arg_of(fallback: Any, bf16: Any) -> Any:
+    def arg(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        if x.dtype == bf16:
+            x = x.astype(cupy.float32)
+        return fallback(x, axis=axis, keepdims=keepdims)
+
+    arg.__name__ = arg.__qualname__ = fallback.__name__
+    arg.__doc__ = fallback.__doc__
+    return arg
+
+
+def _signed_zero_fill(fallback: Any) -> Any:
+    """``full``/``full_like`` that keep -0.0 (CuPy fills any value equal to 0 by memset)."""
+    def full(*args: Any, **kwargs: Any) -> Any:
+        value = kwargs.get("fill_value", args[1] if len(args) > 1 else None)
+        out = fallback(*args, **kwargs)
+        if type(value) is float and value == 0.0 and math.copysign(1.0, value) < 0:
+            cupy.negative(out, out=out)
+        return out
+
+    full.__name__ = full.__qualname__ = fallback.__name__
+    full.__doc__ = fallback.__doc__
+    return full
+
+
 def _matmul_of(compat_matmul: Any) -> Any:
     from . import blas
 
@@ -90,12 +141,20 @@ def _build() -> types.ModuleType:
     ns.__all__ = list(getattr(_compat, "__all__", ()))
     ns.clip = clip
     ns.matmul = _matmul_of(_compat.matmul)
+    ns.floor_divide = division.floor_divide_of(_compat.floor_divide)
+    ns.remainder = division.remainder_of(_compat.remainder)
+    ns.var = _var_of(_compat.var)
+    ns.full = _signed_zero_fill(_compat.full)
+    ns.full_like = _signed_zero_fill(_compat.full_like)
     from ._util import BFLOAT16
 
     if BFLOAT16 is not None:
+        bf16 = cupy.dtype(BFLOAT16)
+        ns.argmin = _arg_of(_compat.argmin, bf16)
+        ns.argmax = _arg_of(_compat.argmax, bf16)
         for name in _BF16_KEEPS:
             if hasattr(ns, name):
-                setattr(ns, name, _keeps_bfloat16(getattr(ns, name), cupy.dtype(BFLOAT16)))
+                setattr(ns, name, _keeps_bfloat16(getattr(ns, name), bf16))
     return ns
 
 

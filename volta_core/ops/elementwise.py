@@ -487,7 +487,7 @@ class Remainder(Function):
             # PyTorch's gradient -g * floor_divide(a, b), whose quotient is exact (it is
             # -1, not floor(5 / -inf) = -0, for 5 % -inf)
             ctx.save_for_backward(xp.floor_divide(a, b))
-            r = a % b
+            r = xp.remainder(a, b)
             # PyTorch's zero remainder keeps fmod's sign (the dividend's), not the divisor's
             return xp.where(r == 0, xp.copysign(r, a), r)
         return a % b

@@ -1,0 +1,79 @@
+"""Edge cases where CuPy's own answer departs from PyTorch's, checked on a real GPU against
+PyTorch CPU (skipped, with the reason, where CUDA is unavailable). Each case came from the
+reference campaign on an H100 (``python -m reference.campaign --device cuda``)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import volta_core as vt
+
+_rows = {b.name: b for b in vt.backends()}
+pytestmark = pytest.mark.skipif(
+    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
+
+inf, nan = math.inf, math.nan
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+
+
+def _same(v: vt.Tensor, t: torch.Tensor) -> None:
+    assert str(v.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    want = t.float().numpy() if t.dtype in (torch.bfloat16, torch.float16) else t.numpy()
+    got = v.cpu().float().numpy() if v.dtype.is_floating_point else v.cpu().numpy()
+    np.testing.assert_array_equal(got.astype(want.dtype), want)
+
+
+def _pair(values, dtype):
+    return (vt.tensor(values, dtype=getattr(vt, dtype), device="cuda"),
+            torch.tensor(values, dtype=getattr(torch, dtype)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["floor_divide", "remainder"])
+def test_rounded_division_with_infinite_and_nan_operands(op, dtype):
+    a = [1.0, nan, -inf, inf, 2.5, 1.0, -1.0, 5.0, -5.0, 0.0, -7.0, 7.0]
+    b = [2.0, 2.0, 2.0, 2.5, inf, -inf, inf, 0.0, 0.0, -3.0, 2.0, -2.0]
+    (va, ta), (vb, tb) = _pair(a, dtype), _pair(b, dtype)
+    _same(getattr(vt, op)(va, vb), getattr(torch, op)(ta, tb))
+    _same(getattr(vt, op)(va, 3), getattr(torch, op)(ta, 3))
+    if op == "floor_divide":  # a Python number on the left
+        _same(inf // vb, inf // tb)
+        _same(2 // vb, 2 // tb)
+    else:
+        _same(2 % vb, 2 % tb)
+
+
+def test_floor_divide_of_integers_by_an_infinite_number_promotes():
+    v, t = _pair([1, -1, 0], "int64")
+    _same(v.floor_divide(-inf), t.floor_divide(-inf))
+
+
+def test_signbit_of_negative_zero():
+    for shape in [(), (3,)]:
+        v = vt.full(shape, -0.0, device="cuda")
+        assert bool(vt.signbit(v).all())
+    assert vt.signbit(vt.tensor(-0.0, device="cuda")).item() is True
+    assert vt.signbit(vt.tensor(-0.0, dtype=vt.float64, device="cuda")).item() is True
+
+
+def test_var_and_std_without_degrees_of_freedom():
+    rows = [[1.0, 1.0], [1.0, 2.0], [-inf, -3.0]]
+    v, t = _pair(rows, "float32")
+    for fn in ("var", "std"):
+        _same(getattr(v, fn)(dim=-1, keepdim=True, correction=2),
+              getattr(t, fn)(dim=-1, keepdim=True, correction=2))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_argmin_argmax_take_the_first_nan(dtype):
+    v, t = _pair([1.0, 3.0, nan, -4.0, nan, 7.0], dtype)
+    assert vt.argmin(v).item() == torch.argmin(t).item() == 2
+    assert vt.argmax(v).item() == torch.argmax(t).item() == 2
+
+
+@pytest.mark.parametrize("fn", ["triu", "tril"])
+def test_triangles_keep_bfloat16(fn):
+    v, t = _pair([[1.0, 2.0], [3.0, 4.0]], "bfloat16")
+    _same(getattr(vt, fn)(v), getattr(torch, fn)(t))
