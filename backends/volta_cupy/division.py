@@ -14,6 +14,8 @@ from typing import Any
 
 import cupy
 
+from ._util import FLOATS
+
 _PREAMBLE = r"""
 template <typename T> struct _vwide { typedef T type; };
 template <> struct _vwide<float16> { typedef float type; };
@@ -57,7 +59,7 @@ def _of(kernel: Any, fallback: Any) -> Any:
 
     def op(x1: Any, x2: Any, /) -> Any:
         dt = cupy.result_type(x1, x2)
-        if dt.kind != "f":
+        if dt not in FLOATS:
             return fallback(x1, x2)
         wide = dt if dt in _KERNEL_DTYPES else f32  # bfloat16: computed in float32
         out = kernel(cupy.asarray(x1, dtype=wide), cupy.asarray(x2, dtype=wide))

@@ -14,7 +14,7 @@ float32 where the Array API (and PyTorch) give bfloat16. The functions in
 
 Where CuPy's answer departs from NumPy's (and PyTorch's), the namespace has its own:
 ``floor_divide``/``remainder`` with infinite operands (:mod:`volta_cupy.division`),
-``full``/``full_like`` of -0.0 (CuPy fills zeros by memset), ``var`` with no degrees of
+``full``/``full_like``/``asarray`` of -0.0 (CuPy fills zeros by memset), ``var`` with no degrees of
 freedom left (``sum / 0``: inf, or NaN for a constant slice, where CuPy gives NaN), and
 ``argmin``/``argmax`` of bfloat16 (read in float32, so the first NaN wins as in NumPy).
 
@@ -108,12 +108,18 @@ def _arg_of(fallback: Any, bf16: Any) -> Any:
     return arg
 
 
-def _signed_zero_fill(fallback: Any) -> Any:
-    """``full``/``full_like`` that keep -0.0 (CuPy fills any value equal to 0 by memset)."""
+def _negative_zero(value: Any) -> bool:
+    return type(value) is float and value == 0.0 and math.copysign(1.0, value) < 0
+
+
+def _signed_zero_fill(fallback: Any, value_at: int) -> Any:
+    """``full``/``full_like``/``asarray`` that keep -0.0 (CuPy fills a value equal to 0 by
+    memset, which writes +0.0)."""
     def full(*args: Any, **kwargs: Any) -> Any:
-        value = kwargs.get("fill_value", args[1] if len(args) > 1 else None)
         out = fallback(*args, **kwargs)
-        if type(value) is float and value == 0.0 and math.copysign(1.0, value) < 0:
+        value = args[value_at] if len(args) > value_at else kwargs.get(
+            "fill_value", kwargs.get("obj"))
+        if _negative_zero(value):
             cupy.negative(out, out=out)
         return out
 
@@ -144,8 +150,9 @@ def _build() -> types.ModuleType:
     ns.floor_divide = division.floor_divide_of(_compat.floor_divide)
     ns.remainder = division.remainder_of(_compat.remainder)
     ns.var = _var_of(_compat.var)
-    ns.full = _signed_zero_fill(_compat.full)
-    ns.full_like = _signed_zero_fill(_compat.full_like)
+    ns.full = _signed_zero_fill(_compat.full, 1)
+    ns.full_like = _signed_zero_fill(_compat.full_like, 1)
+    ns.asarray = _signed_zero_fill(_compat.asarray, 0)
     from ._util import BFLOAT16
 
     if BFLOAT16 is not None:
