@@ -247,10 +247,11 @@ class CupyBackend(Backend):
         import cupy
         import numpy
 
-        if not isinstance(data, (cupy.ndarray, numpy.ndarray)):
-            # through NumPy: CuPy fills a 0-d array from a scalar with memset for any value
-            # equal to 0, which loses the sign of -0.0
+        if not isinstance(data, cupy.ndarray):
             data = numpy.asarray(data, dtype=dtype)
+            if data.ndim == 0:  # CuPy fills a 0-d array by memset when the value equals 0,
+                with cupy.cuda.Device(index):  # losing the sign of -0.0; a copy keeps it
+                    return cupy.asarray(data.reshape(1)).reshape(())
         with cupy.cuda.Device(index):
             return cupy.array(data, dtype=dtype, copy=True if copy is None else copy)
 

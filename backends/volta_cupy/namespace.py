@@ -14,9 +14,10 @@ float32 where the Array API (and PyTorch) give bfloat16. The functions in
 
 Where CuPy's answer departs from NumPy's (and PyTorch's), the namespace has its own:
 ``floor_divide``/``remainder`` with infinite operands (:mod:`volta_cupy.division`),
-``full``/``full_like``/``asarray`` of -0.0 (CuPy fills zeros by memset), ``var`` with no degrees of
-freedom left (``sum / 0``: inf, or NaN for a constant slice, where CuPy gives NaN), and
-``argmin``/``argmax`` of bfloat16 (read in float32, so the first NaN wins as in NumPy).
+``asarray`` of -0.0 (CuPy fills a 0-d array by memset when the value equals 0), ``var``
+with no degrees of freedom left (``sum / 0``: inf, or NaN for a constant slice, where CuPy
+gives NaN), and ``argmin``/``argmax`` of bfloat16 (read in float32, so the first NaN
+wins, as in NumPy).
 
 To use it, ``CupyBackend.namespace`` returns :data:`xp` instead of
 ``array_api_compat.cupy``.
@@ -108,24 +109,17 @@ def _arg_of(fallback: Any, bf16: Any) -> Any:
     return arg
 
 
-def _negative_zero(value: Any) -> bool:
-    return type(value) is float and value == 0.0 and math.copysign(1.0, value) < 0
+def _asarray_of(fallback: Any) -> Any:
+    def asarray(obj: Any, /, **kwargs: Any) -> Any:
+        if type(obj) is float and obj == 0.0 and math.copysign(1.0, obj) < 0:
+            # CuPy fills a 0-d array from a scalar equal to 0 by memset (+0.0); full keeps -0.0
+            dtype = kwargs.get("dtype") or cupy.float64
+            with cupy.cuda.Device(kwargs.get("device")):
+                return cupy.full((), obj, dtype=dtype)
+        return fallback(obj, **kwargs)
 
-
-def _signed_zero_fill(fallback: Any, value_at: int) -> Any:
-    """``full``/``full_like``/``asarray`` that keep -0.0 (CuPy fills a value equal to 0 by
-    memset, which writes +0.0)."""
-    def full(*args: Any, **kwargs: Any) -> Any:
-        out = fallback(*args, **kwargs)
-        value = args[value_at] if len(args) > value_at else kwargs.get(
-            "fill_value", kwargs.get("obj"))
-        if _negative_zero(value):
-            cupy.negative(out, out=out)
-        return out
-
-    full.__name__ = full.__qualname__ = fallback.__name__
-    full.__doc__ = fallback.__doc__
-    return full
+    asarray.__doc__ = fallback.__doc__
+    return asarray
 
 
 def _matmul_of(compat_matmul: Any) -> Any:
@@ -150,9 +144,7 @@ def _build() -> types.ModuleType:
     ns.floor_divide = division.floor_divide_of(_compat.floor_divide)
     ns.remainder = division.remainder_of(_compat.remainder)
     ns.var = _var_of(_compat.var)
-    ns.full = _signed_zero_fill(_compat.full, 1)
-    ns.full_like = _signed_zero_fill(_compat.full_like, 1)
-    ns.asarray = _signed_zero_fill(_compat.asarray, 0)
+    ns.asarray = _asarray_of(_compat.asarray)
     from ._util import BFLOAT16
 
     if BFLOAT16 is not None:
