@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from . import conv, cudnn_ops, fused, multi_tensor, norms, pool, rows, scatter
+from . import batch_norm, conv, cudnn_ops, fused, multi_tensor, norms, pool, rows, scatter
 
 KERNELS: dict = {
     "conv2d": conv.conv2d,
@@ -31,8 +31,8 @@ KERNELS: dict = {
     "layer_norm_backward": norms.layer_norm_backward,
     "softmax_backward": norms.softmax_backward,
     "sum_leading": norms.sum_leading,
-    "batch_norm": norms.batch_norm,
-    "batch_norm_backward": norms.batch_norm_backward,
+    "batch_norm": batch_norm.batch_norm,
+    "batch_norm_backward": batch_norm.batch_norm_backward,
     "dropout_mask": fused.dropout_mask,
     "erf": fused.erf,
     "relu": fused.relu,

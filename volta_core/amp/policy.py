@@ -25,7 +25,9 @@ _LOSSES = (
     "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
     "ctc_loss", "kl_div", "multilabel_margin_loss", "binary_cross_entropy_with_logits",
 )
-_NORMS = ("batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm")
+# batch_norm is on no list (as in PyTorch): it takes a low-precision input with float32
+# parameters itself, computing in float32 and returning the input's dtype
+_NORMS = ("layer_norm", "group_norm", "instance_norm", "rms_norm")
 
 _CPU = {
     **dict.fromkeys(_LOWER_COMMON, LOWER),
@@ -47,7 +49,7 @@ _CUDA = {
     **dict.fromkeys(("addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sample",
                      "index_put", "scatter_add", "tensordot", "cat", "stack", "index_copy"),
                     PROMOTE),
-    **dict.fromkeys(("batch_norm", "instance_norm", "rms_norm"), KEEP),
+    **dict.fromkeys(("instance_norm", "rms_norm"), KEEP),
     "binary_cross_entropy": BANNED,
 }
 

@@ -49,12 +49,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             "batch_norm", batch_norm, input, running_mean, running_var, weight, bias, training,
             momentum, eps)
     op = "batch_norm"
-    c = _check_per_channel(op, input, 2, running_mean, running_var, weight, bias)
+    # float16/bfloat16 input: float32 parameters and statistics, the output in the input's
+    # dtype (PyTorch's mixed-dtype batch norm; the kernels read the low-precision input)
+    half = input.dtype.itemsize == 2
+    c = _check_per_channel(op, input, 2, running_mean, running_var, weight, bias,
+                           float32_params=half)
     shape = (1, c) + (1,) * (input.ndim - 2)
-    if training and input.dtype.itemsize == 2:  # float16/bfloat16: statistics in float32
-        w, b = (None if t is None else t.float() for t in (weight, bias))
-        return batch_norm(input.float(), running_mean, running_var, w, b, training,
-                          momentum, eps).to(input.dtype)
+    if half:
+        weight, bias = (None if t is None else t.float() for t in (weight, bias))
     if training:
         n = input.numel() // max(c, 1)
         if n <= 1:
@@ -77,14 +79,16 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise ValueError(f"{op}: running_mean and running_var are required when not "
                          "training")
     y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
-    return _scale_shift(y, weight, bias, shape)
+    out = _scale_shift(y, weight, bias, shape)
+    return out.to(input.dtype) if half else out
 
 
 def _check_per_channel(op: str, input: Tensor, min_ndim: int, running_mean: Tensor | None,
                        running_var: Tensor | None, weight: Tensor | None,
-                       bias: Tensor | None) -> int:
+                       bias: Tensor | None, float32_params: bool = False) -> int:
     """Check a floating ``(N, C, *)`` input of at least ``min_ndim`` dims and that every
-    given statistic or affine tensor has shape ``(C,)``; returns ``C``."""
+    given statistic or affine tensor has shape ``(C,)``; returns ``C``. With
+    ``float32_params`` the affine tensors may also be float32."""
     _check_tensor(op, input)
     _check_floating(op, input)
     if input.ndim < min_ndim:
@@ -97,7 +101,9 @@ def _check_per_channel(op: str, input: Tensor, min_ndim: int, running_mean: Tens
             raise ShapeError(f"{op}: expected {name} of shape ({c},) for an input with {c} "
                              f"channels (shape {input.shape}), got {t.shape}; check "
                              "num_features")
-    _check_same(op, input, weight, bias)
+    _check_same(op, input, *(t for t in (weight, bias)
+                             if not (float32_params and t is not None
+                                     and t.dtype.name == "float32")))
     return c
 
 
@@ -183,6 +189,9 @@ class _BatchNormTrain(Function):
             out = kern(ctx.xp, g.array, x.array, None if w is None else w.array, mean.array,
                        rstd.array, needs=(nx, nw, nb))
             return tuple(None if a is None else Tensor._make(a, ctx.device) for a in out)
+        low = x.dtype if x.dtype.itemsize == 2 else None
+        if low is not None:  # float16/bfloat16: in float32, the input gradient cast back
+            x, g = x.float(), g.float()
         dims = (0,) + tuple(range(2, x.ndim))
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         mean_t = x.mean(dims, keepdim=True)
@@ -198,7 +207,7 @@ class _BatchNormTrain(Function):
             gw = (g * xhat).sum(dims)
         if nb:
             gb = g.sum(dims)
-        return gx, gw, gb
+        return (gx if low is None or gx is None else gx.to(low)), gw, gb
 
 
 def _as_shape(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:

@@ -401,8 +401,13 @@ def batch_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *,
     """Training batch norm of ``x`` ``(N, C, *)`` over all dims but 1.
 
     Returns ``(y, mean, var, rstd)``; the statistics have shape ``(C,)`` and ``var`` is
-    the biased batch variance.
+    the biased batch variance. A float16/bfloat16 ``x`` takes float32 (or no) ``weight``
+    and ``bias``: it is normalised in float32, with float32 statistics, and ``y`` has
+    ``x``'s dtype (PyTorch's mixed-dtype batch norm).
     """
+    if x.dtype not in (xp.float32, xp.float64):
+        y, mean, var, rstd = batch_norm(xp, xp.astype(x, xp.float32), weight, bias, eps=eps)
+        return xp.astype(y, x.dtype), mean, var, rstd
     dims = (0,) + tuple(range(2, x.ndim))
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     mean = xp.mean(x, axis=dims, keepdims=True)
@@ -421,7 +426,13 @@ def batch_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *,
 @fallback("batch_norm_backward")
 def batch_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd: Any, *,
                         needs: tuple = (True, True, True)) -> tuple:
-    """Gradients of training :func:`batch_norm` w.r.t. ``x``, ``weight`` and ``bias``."""
+    """Gradients of training :func:`batch_norm` w.r.t. ``x``, ``weight`` and ``bias`` (for a
+    float16/bfloat16 ``x``: computed in float32, the input gradient in ``x``'s dtype)."""
+    if x.dtype not in (xp.float32, xp.float64):
+        gx, gw, gb = batch_norm_backward(xp, xp.astype(grad, xp.float32),
+                                         xp.astype(x, xp.float32), weight, mean, rstd,
+                                         needs=needs)
+        return (None if gx is None else xp.astype(gx, x.dtype)), gw, gb
     dims = (0,) + tuple(range(2, x.ndim))
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     m = 1
