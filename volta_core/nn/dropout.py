@@ -20,20 +20,24 @@ def _mask(x: Tensor, shape: tuple[int, ...], p: float) -> Tensor:
 
 
 class _Dropout(Function):
-    """``input * mask`` (``mask`` a raw scaled keep-mask, broadcast) that keeps for
-    backward only which elements were kept: 1 byte each instead of the mask's 4. Backward
-    rebuilds the same mask (``keep * scale`` in the mask's dtype, as ``dropout_mask``
-    computes it), so gradients are unchanged."""
+    """``input * mask`` (``mask`` a raw scaled keep-mask, broadcast). For 4- and 8-byte
+    masks, backward keeps only which elements were kept (1 byte each) and rebuilds the
+    same mask (``keep * scale`` in the mask's dtype, as ``dropout_mask`` computes it); a
+    float16/bfloat16 mask is kept as it is (2 bytes: rebuilding would cost more kernels
+    than it saves memory)."""
 
     def forward(ctx, x, mask, *, scale):
         if ctx.needs_input_grad[0]:
             ctx.scale, ctx.mask_dtype = scale, mask.dtype
-            ctx.save_for_backward(mask != 0)
+            ctx.whole = ctx.device.volta_dtype(mask.dtype).itemsize <= 2
+            ctx.save_for_backward(mask if ctx.whole else mask != 0)
         return x * mask
 
     def backward(ctx, g):
-        (keep,) = ctx.saved_tensors
-        mask = ctx.xp.astype(keep.array, ctx.mask_dtype) * ctx.scale
+        (saved,) = ctx.saved_tensors
+        if ctx.whole:
+            return g * saved, None
+        mask = ctx.xp.astype(saved.array, ctx.mask_dtype) * ctx.scale
         return g * Tensor._make(mask, ctx.device), None
 
 
