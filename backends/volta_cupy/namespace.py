@@ -10,7 +10,8 @@ result dtype), all on the device.
 It also keeps bfloat16 results bfloat16: CuPy (>= 14, through ml_dtypes) has no
 bfloat16 loops for many ufuncs and reductions and computes them in float32, returning
 float32 where the Array API (and PyTorch) give bfloat16. The functions in
-:data:`_BF16_KEEPS` cast such a result back.
+:data:`_BF16_KEEPS` cast such a result back, and ``multiply``/``add``/``subtract``/
+``divide`` of a bfloat16 array and a Python number run as one bfloat16 kernel.
 
 Where CuPy's answer departs from NumPy's (and PyTorch's), the namespace has its own:
 ``floor_divide``/``remainder`` with infinite operands (:mod:`volta_cupy.division`),
@@ -122,6 +123,32 @@ def _asarray_of(fallback: Any) -> Any:
     return asarray
 
 
+# name -> (array op number, number op array), computed in float32 as PyTorch's opmath
+_SCALAR_BODIES = {
+    "multiply": ("(float)x * s", "s * (float)x"), "add": ("(float)x + s", "s + (float)x"),
+    "subtract": ("(float)x - s", "s - (float)x"), "divide": ("(float)x / s", "s / (float)x"),
+}
+
+
+def _bf16_scalar_of(fallback: Any, name: str, bf16: Any) -> Any:
+    """``name`` of a bfloat16 array and a Python number in one kernel that keeps bfloat16
+    (CuPy's own loop would return float32, which a cast then narrows)."""
+    left, right = (cupy.ElementwiseKernel("T x, float32 s", "T y", f"y = (T)({body});",
+                                          f"volta_bf16_{side}{name}")
+                   for side, body in zip(("", "r"), _SCALAR_BODIES[name]))
+
+    def op(x1: Any, x2: Any, /) -> Any:
+        if type(x2) in (float, int) and isinstance(x1, cupy.ndarray) and x1.dtype == bf16:
+            return left(x1, x2)
+        if type(x1) in (float, int) and isinstance(x2, cupy.ndarray) and x2.dtype == bf16:
+            return right(x2, x1)
+        return fallback(x1, x2)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = fallback.__doc__
+    return op
+
+
 def _matmul_of(compat_matmul: Any) -> Any:
     from . import blas
 
@@ -154,6 +181,8 @@ def _build() -> types.ModuleType:
         for name in _BF16_KEEPS:
             if hasattr(ns, name):
                 setattr(ns, name, _keeps_bfloat16(getattr(ns, name), bf16))
+        for name in _SCALAR_BODIES:
+            setattr(ns, name, _bf16_scalar_of(getattr(ns, name), name, bf16))
     return ns
 
 

@@ -77,3 +77,17 @@ def test_argmin_argmax_take_the_first_nan(dtype):
 def test_triangles_keep_bfloat16(fn):
     v, t = _pair([[1.0, 2.0], [3.0, 4.0]], "bfloat16")
     _same(getattr(vt, fn)(v), getattr(torch, fn)(t))
+
+
+@pytest.mark.parametrize("op", ["multiply", "add", "subtract", "divide"])
+def test_bfloat16_with_a_python_number_stays_bfloat16(op):
+    from volta_cupy.namespace import xp
+
+    v, t = _pair([1.0, -2.5, 3.0e3, 0.1, -0.0], "bfloat16")
+    fn = getattr(torch, op)
+    for got, want in ((getattr(xp, op)(v.array, 0.3), fn(t, 0.3)),
+                      (getattr(xp, op)(0.3, v.array), fn(torch.tensor(0.3, dtype=torch.bfloat16)
+                                                          .float(), t.float()).bfloat16())):
+        assert str(got.dtype) == "bfloat16"
+        np.testing.assert_allclose(got.astype(np.float32).get(), want.float().numpy(),
+                                   rtol=1e-2)

@@ -68,7 +68,7 @@ class _Attention(Function):
         if ctx.packed:
             q, k, v = q[0, ...], q[1, ...], q[2, ...]
         ctx.mask_shape = None if mask is None else tuple(mask.shape)
-        qs = q * scale
+        qs = xp.multiply(q, scale)  # xp's: keeps a bfloat16 q bfloat16 on every backend
         s = xp.matmul(qs, xp.matrix_transpose(k))
         if mask is not None:
             s = s + mask
@@ -89,8 +89,8 @@ class _Attention(Function):
         qi, ki, vi, mask, p, kept, k, v = ctx.saved_tensors
         keep = None
         if kept is not None:  # the forward's scaled mask, rebuilt as dropout_mask makes it
-            keep = Tensor._make(ctx.xp.astype(kept.array, ctx.keep_dtype) * ctx.keep_scale,
-                                ctx.device)
+            keep = Tensor._make(ctx.xp.multiply(ctx.xp.astype(kept.array, ctx.keep_dtype),
+                                                ctx.keep_scale), ctx.device)
         nq, nk, nv, nm = ctx.needs_input_grad[:4]
         if ctx.packed:
             nq = nk = nv = True
@@ -104,10 +104,10 @@ class _Attention(Function):
             if ka is not None:
                 gp = gp * ka
             gs = get_kernel(dev.backend, "softmax_backward")(xp, gp, pa, -1)
-            gq = xp.matmul(gs, k.array) * ctx.scale if nq else None
+            gq = xp.multiply(xp.matmul(gs, k.array), ctx.scale) if nq else None
             if nk:
                 qa = qi.array[0, ...] if ctx.packed else qi.array
-                gk = xp.matmul(xp.matrix_transpose(gs), qa * ctx.scale)
+                gk = xp.matmul(xp.matrix_transpose(gs), xp.multiply(qa, ctx.scale))
             else:
                 gk = None
             gm = sum_to(Tensor._make(gs, dev), ctx.mask_shape) if nm else None
