@@ -49,6 +49,12 @@ def _library() -> Any:
             ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
             ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        lib.cublasGemmStridedBatchedEx.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+            ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+            ctypes.c_longlong, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,
+            ctypes.c_int, ctypes.c_int, ctypes.c_int]
         lib.cublasSetStream_v2.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         lib.cublasSetWorkspace_v2.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
         _lib.append(lib)
@@ -126,6 +132,58 @@ def _direct(a: Any, b: Any, out: Any) -> Any:
     _check(lib.cublasGemmEx(h, op_b, op_a, n, m, k, ctypes.byref(alpha), b.data.ptr, code,
                             ldb, a.data.ptr, code, lda, ctypes.byref(beta), c.data.ptr, code,
                             max(n, 1), compute, -1), "cublasGemmEx")
+    return c
+
+
+def _batched_operand(x: Any) -> tuple[int, int, int] | None:
+    """(op, ld, batch stride) of an N-d operand whose matrices are row- or column-major and
+    evenly spaced in memory (a contiguous array, or one with its last two dims swapped)."""
+    rows, cols = x.shape[-2:]
+    item = x.itemsize
+    s_r, s_c = x.strides[-2:]
+    if s_c == item and s_r == cols * item:
+        op, ld = 0, max(cols, 1)
+    elif s_r == item and s_c == rows * item:
+        op, ld = 1, max(rows, 1)
+    else:
+        return None
+    step = rows * cols * item  # every batch dim must advance by whole matrices
+    for dim, stride in zip(reversed(x.shape[:-2]), reversed(x.strides[:-2])):
+        if dim != 1 and stride != step:
+            return None
+        step *= dim
+    return op, ld, rows * cols
+
+
+def batched_matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` for N-d operands of one batch shape, as one ``cublasGemmStridedBatchedEx``
+    (CuPy has no bfloat16 batched matmul), or None where the layout does not allow it."""
+    dtype = a.dtype
+    code = _TYPES.get(dtype)
+    if (code is None or b.dtype != dtype or a.ndim < 3 or a.shape[:-2] != b.shape[:-2]
+            or a.shape[-1] != b.shape[-2] or 0 in a.shape or 0 in b.shape):
+        return None
+    pa, pb = _batched_operand(a), _batched_operand(b)
+    if pa is None or pb is None:
+        return None
+    (op_a, lda, sa), (op_b, ldb, sb) = pa, pb
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    batch = a.size // (m * k)
+    c = cupy.empty(a.shape[:-2] + (m, n), dtype)
+    h, _ = _handle(c.device.id)
+    lib = _library()
+    if dtype == np.float64:
+        compute, alpha, beta = _COMPUTE_64F, ctypes.c_double(1.0), ctypes.c_double(0.0)
+    else:
+        compute, alpha, beta = _COMPUTE_32F, ctypes.c_float(1.0), ctypes.c_float(0.0)
+    _check(lib.cublasSetStream_v2(h, ctypes.c_void_p(cupy.cuda.get_current_stream().ptr)),
+           "cublasSetStream")
+    # row-major C = A @ B is column-major C^T = B^T @ A^T, matrix by matrix
+    _check(lib.cublasGemmStridedBatchedEx(
+        h, op_b, op_a, n, m, k, ctypes.byref(alpha), b.data.ptr, code, ldb, sb, a.data.ptr,
+        code, lda, sa, ctypes.byref(beta), c.data.ptr, code, max(n, 1), m * n, batch,
+        compute, -1), "cublasGemmStridedBatchedEx")
     return c
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import array_api_compat.cupy as _compat
 import cupy
+import numpy as np
 
 from . import division
 
@@ -151,12 +152,19 @@ def _bf16_scalar_of(fallback: Any, name: str, bf16: Any) -> Any:
 
 def _matmul_of(compat_matmul: Any) -> Any:
     from . import blas
+    from ._util import BFLOAT16
 
     def matmul(x1: Any, x2: Any, /) -> Any:
         """Array-API ``matmul``; 2-d products go through :func:`volta_cupy.blas.matmul`
         (capturable in a CUDA graph)."""
         if x1.ndim == 2 and x2.ndim == 2:
             return blas.matmul(x1, x2)
+        if BFLOAT16 is not None and x1.dtype == x2.dtype == BFLOAT16 and x1.ndim > 2:
+            out = blas.batched_matmul(x1, x2)
+            if out is None:  # CuPy has no bfloat16 batched matmul: in float32, rounded once
+                out = compat_matmul(x1.astype(np.float32), x2.astype(np.float32))
+                out = out.astype(BFLOAT16)
+            return out
         return compat_matmul(x1, x2)
 
     return matmul

@@ -91,3 +91,23 @@ def test_bfloat16_with_a_python_number_stays_bfloat16(op):
         assert str(got.dtype) == "bfloat16"
         np.testing.assert_allclose(got.astype(np.float32).get(), want.float().numpy(),
                                    rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("transpose", [False, True])
+def test_batched_matmul_of_every_float_dtype(dtype, transpose):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    b = rng.standard_normal((2, 3, 6, 5) if transpose else (2, 3, 5, 6)).astype(np.float32)
+    (va, ta), (vb, tb) = _pair(a, dtype), _pair(b, dtype)
+    if transpose:
+        vb, tb = vb.transpose(-2, -1), tb.transpose(-2, -1)
+    got, want = va @ vb, ta @ tb
+    assert got.dtype.name == dtype
+    tol = 3e-2 if dtype in ("float16", "bfloat16") else 1e-5
+    np.testing.assert_allclose(got.float().cpu().numpy(), want.float().numpy(), rtol=tol,
+                               atol=tol)
+    # a layout cuBLAS cannot stride through (a non-contiguous batch) still gives the answer
+    got = va[:, ::2] @ vb[:, ::2]
+    np.testing.assert_allclose(got.float().cpu().numpy(),
+                               (ta[:, ::2] @ tb[:, ::2]).float().numpy(), rtol=tol, atol=tol)
