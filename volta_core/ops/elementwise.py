@@ -279,13 +279,16 @@ def in_float32(fn, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return cast(fn(cast(x, "float32"), *args, **kwargs), x.dtype)
 
 
-def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True):
+def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True,
+           exact: bool = False):
+    """The op of Function ``cls``; ``exact``: its result needs no rounding in any dtype, so
+    a bfloat16 input is served as it is instead of through float32."""
     def op(x: Tensor) -> Tensor:
         dt = x.dtype
         if not bool_ok and dt.kind == "b":
             raise DTypeError(f"{name}: not implemented for bool tensors (as in PyTorch); "
                              "convert with .int() or .float() first")
-        if dt is bfloat16:
+        if dt is bfloat16 and not exact:
             if cls in (Tanh, Sigmoid):  # their gradients use the bfloat16 output
                 native = x.device.native_dtype(dt)
                 return in_float32(lambda t: cls.apply(t, rounded=native), x)
@@ -313,7 +316,7 @@ def _default_float() -> DType:
     return get_default_dtype()
 
 
-neg = _unary(Neg, "neg", floating=False)
+neg = _unary(Neg, "neg", floating=False, exact=True)
 negative = neg
 reciprocal = _unary(Reciprocal, "reciprocal")
 sqrt = _unary(Sqrt, "sqrt")
@@ -325,8 +328,9 @@ sin = _unary(Sin, "sin")
 cos = _unary(Cos, "cos")
 tanh = _unary(Tanh, "tanh")
 sigmoid = _unary(Sigmoid, "sigmoid")
-relu = _unary(Relu, "relu", floating=False, bool_ok=False)
-abs = _unary(Abs, "abs", floating=False, bool_ok=False)  # noqa: A001 - the name users expect
+relu = _unary(Relu, "relu", floating=False, bool_ok=False, exact=True)
+abs = _unary(Abs, "abs", floating=False, bool_ok=False,  # noqa: A001 - users' name
+             exact=True)
 
 
 # -- binary -------------------------------------------------------------------------------
