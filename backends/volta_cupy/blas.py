@@ -157,15 +157,22 @@ def _batched_operand(x: Any) -> tuple[int, int, int] | None:
 
 def batched_matmul(a: Any, b: Any) -> Any:
     """``a @ b`` for N-d operands of one batch shape, as one ``cublasGemmStridedBatchedEx``
-    (CuPy has no bfloat16 batched matmul), or None where the layout does not allow it."""
+    (CuPy has no bfloat16 batched matmul), or None for other shapes or dtypes. An operand
+    whose matrices are not evenly spaced (a head slice of packed projections) is copied
+    contiguous first."""
     dtype = a.dtype
     code = _TYPES.get(dtype)
     if (code is None or b.dtype != dtype or a.ndim < 3 or a.shape[:-2] != b.shape[:-2]
             or a.shape[-1] != b.shape[-2] or 0 in a.shape or 0 in b.shape):
         return None
-    pa, pb = _batched_operand(a), _batched_operand(b)
-    if pa is None or pb is None:
-        return None
+    pa = _batched_operand(a)
+    if pa is None:
+        a = cupy.ascontiguousarray(a)
+        pa = _batched_operand(a)
+    pb = _batched_operand(b)
+    if pb is None:
+        b = cupy.ascontiguousarray(b)
+        pb = _batched_operand(b)
     (op_a, lda, sa), (op_b, ldb, sb) = pa, pb
     m, k = a.shape[-2:]
     n = b.shape[-1]

@@ -161,7 +161,7 @@ def _matmul_of(compat_matmul: Any) -> Any:
             return blas.matmul(x1, x2)
         if BFLOAT16 is not None and x1.dtype == x2.dtype == BFLOAT16 and x1.ndim > 2:
             out = blas.batched_matmul(x1, x2)
-            if out is None:  # CuPy has no bfloat16 batched matmul: in float32, rounded once
+            if out is None:  # broadcast batch dims: in float32, rounded once
                 out = compat_matmul(x1.astype(np.float32), x2.astype(np.float32))
                 out = out.astype(BFLOAT16)
             return out
