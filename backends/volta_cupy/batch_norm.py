@@ -19,7 +19,7 @@ import numpy as np
 from volta_core.ops import nn as generic
 
 from ._util import BFLOAT16, acc_type, contiguous, elementwise
-from .rows import _PRELUDE
+from .rows import _PRELUDE, ELEMENT
 
 _F32_64 = (np.dtype("float32"), np.dtype("float64"))
 _F32 = np.dtype("float32")
@@ -76,13 +76,6 @@ extern "C" __global__ void volta_bn_partial(
 }
 """
 
-# how the partial-sum kernel reads an element: bfloat16 is the high half of a float32
-_LOAD = {
-    False: "typedef A X;\n__device__ __forceinline__ A load(X v) { return v; }\n",
-    True: "typedef unsigned short X;\n__device__ __forceinline__ float load(X v) "
-          "{ return __uint_as_float(((unsigned int)v) << 16); }\n",
-}
-
 _BN_FINAL_STATS = """
 double s1 = 0, s2 = 0;
 for (int k = 0; k < parts; ++k) {
@@ -126,7 +119,7 @@ gx = (T)(scale * ((A)g - (A)sg[ch] * inv_m - xh * (A)sgx[ch] * inv_m));
 
 @functools.cache
 def _partial_kernel(acc: str, bf16: bool) -> cupy.RawKernel:
-    return cupy.RawKernel(_PRELUDE.replace("TYPE", acc) + _LOAD[bf16] + _BN_PARTIAL,
+    return cupy.RawKernel(_PRELUDE.replace("TYPE", acc) + ELEMENT[bf16] + _BN_PARTIAL,
                           "volta_bn_partial")
 
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from volta_core.ops import nn as generic
 
-from ._util import acc_type, contiguous
-from .rows import _PRELUDE, _grid, _threads
+from ._util import BFLOAT16, acc_type, contiguous
+from .rows import _PRELUDE, ELEMENT, _grid, _threads
 
 generic_softmax = importlib.import_module("volta_core.ops.softmax")
 
@@ -44,8 +44,8 @@ def _ok(*arrays: Any) -> bool:
 
 
 @functools.cache
-def _raw(source: str, name: str, acc: str) -> cupy.RawKernel:
-    return cupy.RawKernel(_PRELUDE.replace("TYPE", acc) + source, name)
+def _raw(source: str, name: str, acc: str, bf16: bool = False) -> cupy.RawKernel:
+    return cupy.RawKernel(_PRELUDE.replace("TYPE", acc) + ELEMENT[bf16] + source, name)
 
 
 # -- column sums ----------------------------------------------------------------------------
@@ -97,17 +97,17 @@ def sum_leading(xp: Any, x: Any) -> Any:
 # -- softmax / layer norm backward ------------------------------------------------------------
 
 _SOFTMAX_BWD = r"""
-extern "C" __global__ void volta_softmax_bwd_rows(const A* g, const A* y, A* gx,
+extern "C" __global__ void volta_softmax_bwd_rows(const X* g, const X* y, X* gx,
                                                   long long rows, int d) {
     __shared__ A sh[32];
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-        const A* gr = g + row * d;
-        const A* yr = y + row * d;
+        const X* gr = g + row * d;
+        const X* yr = y + row * d;
         A s = 0;
-        for (int j = threadIdx.x; j < d; j += blockDim.x) s += gr[j] * yr[j];
+        for (int j = threadIdx.x; j < d; j += blockDim.x) s += load(gr[j]) * load(yr[j]);
         s = block_sum(s, sh);
         for (int j = threadIdx.x; j < d; j += blockDim.x)
-            gx[row * d + j] = yr[j] * (gr[j] - s);
+            gx[row * d + j] = store(load(yr[j]) * (load(gr[j]) - s));
     }
 }
 """
@@ -115,14 +115,16 @@ extern "C" __global__ void volta_softmax_bwd_rows(const A* g, const A* y, A* gx,
 
 def softmax_backward(xp: Any, grad: Any, y: Any, dim: int) -> Any:
     """Same contract as ``volta_core.ops.softmax.softmax_backward_kernel``."""
-    if (not _ok(grad, y) or grad.shape != y.shape or y.ndim == 0 or y.size == 0
+    bf16 = (isinstance(y, cupy.ndarray) and isinstance(grad, cupy.ndarray)
+            and y.dtype == grad.dtype == BFLOAT16)  # read and written as bfloat16
+    if (not (bf16 or _ok(grad, y)) or grad.shape != y.shape or y.ndim == 0 or y.size == 0
             or dim % y.ndim != y.ndim - 1 or y.shape[-1] >= 2**31):
         return generic_softmax.softmax_backward_kernel(xp, grad, y, dim)
     g, yc = contiguous(grad), contiguous(y)
     d = y.shape[-1]
     rows = y.size // d
     out = cupy.empty(y.shape, dtype=y.dtype)
-    kern = _raw(_SOFTMAX_BWD, "volta_softmax_bwd_rows", acc_type(y.dtype))
+    kern = _raw(_SOFTMAX_BWD, "volta_softmax_bwd_rows", acc_type(y.dtype), bf16)
     kern((_grid(rows),), (_threads(d),), (g, yc, out, np.int64(rows), np.int32(d)))
     return out
 

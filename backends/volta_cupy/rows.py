@@ -17,7 +17,7 @@ import numpy as np
 
 from volta_core.ops import nn as generic
 
-from ._util import NEG_INF, acc_type, contiguous, elementwise, is_float
+from ._util import BFLOAT16, NEG_INF, acc_type, contiguous, elementwise, is_float
 
 # the module, not the function `softmax` that volta_core.ops re-exports under its name
 generic_softmax = importlib.import_module("volta_core.ops.softmax")
@@ -62,23 +62,25 @@ __device__ A block_sum(A v, A* sh) {
 """
 
 _SOFTMAX = r"""
-extern "C" __global__ void volta_softmax_rows(const A* x, A* y, long long rows, int d,
+extern "C" __global__ void volta_softmax_rows(const X* x, X* y, long long rows, int d,
                                               int logmode) {
     __shared__ A sh[32];
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-        const A* xr = x + row * d;
-        A* yr = y + row * d;
+        const X* xr = x + row * d;
+        X* yr = y + row * d;
         A m = NEG_INF;
-        for (int j = threadIdx.x; j < d; j += blockDim.x) m = max_nan(m, xr[j]);
+        for (int j = threadIdx.x; j < d; j += blockDim.x) m = max_nan(m, load(xr[j]));
         m = block_max(m, sh);
         A s = 0;
-        for (int j = threadIdx.x; j < d; j += blockDim.x) s += EXP(xr[j] - m);
+        for (int j = threadIdx.x; j < d; j += blockDim.x) s += EXP(load(xr[j]) - m);
         s = block_sum(s, sh);
         if (logmode) {
             const A ls = LOG(s);
-            for (int j = threadIdx.x; j < d; j += blockDim.x) yr[j] = (xr[j] - m) - ls;
+            for (int j = threadIdx.x; j < d; j += blockDim.x)
+                yr[j] = store((load(xr[j]) - m) - ls);
         } else {
-            for (int j = threadIdx.x; j < d; j += blockDim.x) yr[j] = EXP(xr[j] - m) / s;
+            for (int j = threadIdx.x; j < d; j += blockDim.x)
+                yr[j] = store(EXP(load(xr[j]) - m) / s);
         }
     }
 }
@@ -162,11 +164,28 @@ extern "C" __global__ void volta_layer_norm_rows(
 
 _FUNCS = {"float": ("expf", "logf", "sqrtf"), "double": ("exp", "log", "sqrt")}
 
+ELEMENT = {
+    False: "typedef A X;\n"
+           "__device__ __forceinline__ A load(X v) { return v; }\n"
+           "__device__ __forceinline__ X store(A v) { return v; }\n",
+    # bfloat16 is the high half of a float32; stores round to nearest even, NaN stays NaN
+    True: "typedef unsigned short X;\n"
+          "__device__ __forceinline__ float load(X v) "
+          "{ return __uint_as_float(((unsigned int)v) << 16); }\n"
+          "__device__ __forceinline__ X store(float f) {\n"
+          "    unsigned int u = __float_as_uint(f);\n"
+          "    if ((u & 0x7fffffffu) > 0x7f800000u) return (X)((u >> 16) | 0x40u);\n"
+          "    return (X)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+          "}\n",
+}
+"""Element type ``X`` of kernels that read and write bfloat16 arrays (``bf16`` True) or
+arrays of the accumulator type, with ``load``/``store`` converting to and from ``A``."""
+
 
 @functools.cache
-def _raw(source: str, name: str, acc: str) -> cupy.RawKernel:
+def _raw(source: str, name: str, acc: str, bf16: bool = False) -> cupy.RawKernel:
     exp, log, sqrt = _FUNCS[acc]
-    code = (_PRELUDE.replace("TYPE", acc) + source).replace("EXP(", exp + "(")
+    code = (_PRELUDE.replace("TYPE", acc) + ELEMENT[bf16] + source).replace("EXP(", exp + "(")
     code = code.replace("LOG(", log + "(").replace("SQRT(", sqrt + "(")
     return cupy.RawKernel(code, name)
 
@@ -224,11 +243,12 @@ def _softmax(x: Any, dim: int, logmode: int) -> Any:
                            _COLUMNS)
         kern(x, d, inner, logmode, y, size=x.size // d)
         return y
-    cdt = _compute_dtype(x.dtype)
+    bf16 = x.dtype == BFLOAT16  # read and written as bfloat16, computed in float32
+    cdt = x.dtype if bf16 else _compute_dtype(x.dtype)
     xc = x.astype(cdt, copy=False)
     y = cupy.empty_like(xc)
     rows = x.size // d
-    kern = _raw(_SOFTMAX, "volta_softmax_rows", acc_type(cdt))
+    kern = _raw(_SOFTMAX, "volta_softmax_rows", acc_type(cdt), bf16)
     kern((_grid(rows),), (_threads(d),), (xc, y, np.int64(rows), np.int32(d),
                                           np.int32(logmode)))
     return y if y.dtype == x.dtype else y.astype(x.dtype)

@@ -112,3 +112,24 @@ def test_batched_matmul_of_every_float_dtype(dtype, transpose):
                          (va[:1], vb, ta[:1], tb)):
         np.testing.assert_allclose((x @ y).float().cpu().numpy(), (tx @ ty).float().numpy(),
                                    rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_softmax_and_its_backward_in_bfloat16_rows(dtype):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((6, 37)).astype(np.float32) * 4
+    x[1, 3] = -np.inf
+    g = rng.standard_normal((6, 37)).astype(np.float32)
+    (vx, tx), (vg, tg) = _pair(x, dtype), _pair(g, dtype)
+    vx.requires_grad_()
+    tx.requires_grad_()
+    vy, ty = vt.softmax(vx, -1), torch.softmax(tx, -1)
+    assert vy.dtype.name == dtype
+    tol = 1e-2 if dtype == "bfloat16" else 1e-6
+    np.testing.assert_allclose(vy.detach().float().cpu().numpy(),
+                               ty.detach().float().numpy(), rtol=tol, atol=tol)
+    vy.backward(vg)
+    ty.backward(tg)
+    assert vx.grad.dtype.name == dtype
+    np.testing.assert_allclose(vx.grad.float().cpu().numpy(), tx.grad.float().numpy(),
+                               rtol=3 * tol, atol=3 * tol)
