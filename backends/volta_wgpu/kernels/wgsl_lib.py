@@ -106,6 +106,8 @@ def _float_helpers(t: str) -> dict[str, str]:
     one, zero = f"{t}(1)", f"{t}(0)"
     bits = None if t == "f64" else abs_bits(t, "x")
     nan_a, nan_b = is_nan(t, "a"), is_nan(t, "b")
+    # "a is finite" (not inf, not NaN): from the bits where there are 32-bit ones
+    fin_a = f"(abs(a) <= {mx})" if t == "f64" else f"({abs_bits(t, 'a')} < 0x7f800000u)"
     return {
         "isnan": f"fn isnan_{t}(x: {t}) -> bool {{ return {is_nan(t, 'x')}; }}",
         "isinf": f"fn isinf_{t}(x: {t}) -> bool {{ return {is_num(t, 'x')} && "
@@ -140,7 +142,7 @@ def _float_helpers(t: str) -> dict[str, str]:
                 f"  if (neg && odd) {{ r = -r; }}\n"
                 f"  return r; }}",
         "frem": f"fn frem_{t}(a: {t}, b: {t}) -> {t} {{\n"
-                f"  if (b == {zero} || !(abs(a) <= {mx}) || !{is_num(t, 'b')}) "
+                f"  if (b == {zero} || !{fin_a} || {nan_b}) "
                 f"{{ return {_nan(t)}; }}\n"
                 f"  if (!(abs(b) <= {mx})) {{ if (a != {zero} && (a < {zero}) != "
                 f"(b < {zero})) {{ return b; }} return a; }}\n"
@@ -150,10 +152,13 @@ def _float_helpers(t: str) -> dict[str, str]:
                 f"  return m; }}",
         "ffloordiv": f"fn ffloordiv_{t}(a: {t}, b: {t}) -> {t} {{\n"
                      f"  if (b == {zero}) {{ return a / b; }}\n"
-                     f"  if (!(abs(a) <= {mx}) || {nan_b}) {{ return {_nan(t)}; }}\n"
+                     f"  if (!{fin_a} || {nan_b}) {{ return {_nan(t)}; }}\n"
                      + _fmod(t) +
                      f"  var d = (a - m) / b;\n"
                      f"  if (m != {zero} && ((b < {zero}) != (m < {zero}))) {{ d = d - {one}; }}\n"
+                     # a zero quotient has the sign of a / b (as PyTorch)
+                     f"  if (d == {zero}) {{\n"
+                     f"    return {t}(bitcast<f32>(bitcast<u32>(f32(a / b)) & 0x80000000u)); }}\n"
                      f"  let f = floor(d);\n"
                      f"  return select(f, f + {one}, d - f > {t}(0.5)); }}",
         "fsign": f"fn fsign_{t}(x: {t}) -> {t} {{\n"
