@@ -127,9 +127,8 @@ def test_unary_nan_inf(mode, name, pending):
     both(UNARY_EXACT[name], VALS, pending=pending)
 
 
+@F16
 def test_isnan_isinf_of_a_strided_view(mode):  # the campaign's shrunk case (float16)
-    if _f16_reason():
-        pytest.skip(_f16_reason())
     b = vt.tensor([[-2.84375, 0.5, NAN]], dtype=vt.float16, device="wgpu")[:, ::2]
     assert b.isinf().tolist() == [[False, False]]
     assert b.isnan().tolist() == [[False, True]]
@@ -190,9 +189,8 @@ def test_inplace_pow_and_remainder(mode):
     both(fn, a, b, ulps=1)
 
 
+@F16
 def test_remainder_with_a_nan_divisor(mode):  # the campaign's shrunk case (float16)
-    if _f16_reason():
-        pytest.skip(_f16_reason())
     a = vt.tensor([[1.0]], dtype=vt.float16, device="wgpu")
     v = a.remainder(vt.tensor([NAN, 1.0], dtype=vt.float16, device="wgpu"))
     got = v.float().tolist()[0]

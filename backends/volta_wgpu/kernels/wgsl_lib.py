@@ -100,7 +100,6 @@ def is_num(t: str, v: str) -> str:
     return f"({abs_bits(t, v)} <= 0x7f800000u)"
 
 
-
 def _float_helpers(t: str) -> dict[str, str]:
     mx = f"{t}({_MAX[t]})"
     one, zero = f"{t}(1)", f"{t}(0)"
