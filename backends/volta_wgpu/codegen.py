@@ -91,6 +91,8 @@ def cast(expr: str, src: DType, dst: DType) -> str:
     if src.emu or dst.emu:
         return _cast_emu(expr, src, dst)
     if dst is D.bool:  # NaN is true; "x != 0" is an ordered compare on some drivers
+        if src is D.float32 or src is D.float16:  # from the bits: no driver can fold it
+            return f"(({_f32(expr, src)} & 0x7fffffffu) != 0u)"
         return f"(!({expr} == {src.wgsl}(0)))"
     if src is D.uint32 and dst.wgsl == "i64":  # zero-extend (i64(u32) sign-extends)
         return f"i64(u64({expr}))"
@@ -109,6 +111,11 @@ def cast(expr: str, src: DType, dst: DType) -> str:
     if src.kind == "f" and dst.kind in "iu":
         return f"{dst.wgsl}({expr})"
     return f"{dst.wgsl}({expr})"
+
+
+def _f32(expr: str, src: DType) -> str:
+    """The ``u32`` bits of ``expr`` as float32 (float16 widens exactly)."""
+    return f"bitcast<u32>({expr if src is D.float32 else f'f32({expr})'})"
 
 
 def _cast_emu(expr: str, src: DType, dst: DType) -> str:

@@ -20,7 +20,7 @@ from .._errors import OutOfMemoryError
 from ..dtypes import DType
 from ..engine import WG
 from .f64_math import F64_SRC
-from .wgsl_lib import helper
+from .wgsl_lib import helpers_source
 
 VEC = 4
 MAX_X = 65535  # workgroups per dispatch dimension (the WebGPU default limit)
@@ -114,7 +114,7 @@ def make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple,
             "        @builtin(local_invocation_index) lid: u32,\n"
             f"        @builtin(num_workgroups) nwg: vec3<u32>) {{\n{body}\n}}\n")
     types = {t for t, _ in kinds} | set(casts) | {out}
-    hsrc = "\n".join(helper(h, casts[0] if casts else out) for h in helpers)
+    hsrc = helpers_source(helpers, casts[0] if casts else out)
     lib = F64_SRC if "_f64p(" in (main + hsrc) else ""
     src = (cg.header(types, at, [("out", out)], [(f"in{i}", kinds[i][0]) for i in arrays],
                      vec=VEC) + lib + hsrc + "\n" + main)

@@ -206,7 +206,16 @@ def adagrad_step(xp: Any, param: Any, grad: Any, state_sum: Any, *, step: int, l
     return O.adagrad_step(param, grad, state_sum, **hp)
 
 
+def erf(xp: Any, x: Any) -> Any:
+    """``erf``: float16 computes the generic series in float32 and rounds once, as
+    PyTorch does (in float16 throughout it was off by 0.1%)."""
+    import volta_core.ops.math  # noqa: F401 - registers the fallback
+    if x.dtype is xp.float16:
+        return xp.astype(generic("erf")(xp, xp.astype(x, xp.float32)), xp.float16)
+    return generic("erf")(xp, x)
+
+
 KERNELS: dict[str, Callable] = {f.__name__: f for f in (
     conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, avg_pool2d,
     avg_pool2d_backward, scatter_add, embedding_backward, cross_entropy, layer_norm,
-    sgd_step, adam_step, rmsprop_step, adagrad_step)}
+    sgd_step, adam_step, rmsprop_step, adagrad_step, erf)}

@@ -127,7 +127,8 @@ fn i64e_to_f32(a: vec2<u32>) -> f32 {
 }
 fn i64e_from_f32(x: f32) -> vec2<u32> {
   // truncates toward zero; saturates out of range, NaN gives the minimum (as NumPy)
-  if (!(x == x) || x <= -9.223372036854776e18) { return vec2<u32>(0u, 0x80000000u); }
+  let nan = (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;  // bitwise: drivers fold x == x
+  if (nan || x <= -9.223372036854776e18) { return vec2<u32>(0u, 0x80000000u); }
   if (x >= 9.223372036854776e18) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
   let ax = abs(trunc(x));
   let hi = floor(ax * 2.3283064365386963e-10);

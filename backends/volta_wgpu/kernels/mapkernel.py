@@ -21,7 +21,7 @@ from ..engine import groups_for
 from ..layout import broadcast_shapes, broadcast_strides, collapse, contiguous_strides, prod
 from . import contig as C
 from .f64_math import F64_SRC
-from .wgsl_lib import helper
+from .wgsl_lib import helpers_source
 
 
 def scalar_word(value: Any, t: DType) -> int:
@@ -62,7 +62,7 @@ def _make_source(expr: str, helpers: tuple[str, ...], kinds: tuple, casts: tuple
     e = expr.format(*[f"v{i}" for i in range(len(vals))], T=T, R=out.wgsl)
     body.append(f"  out[u32(oo)] = {cg.store(out, e)};")
     types = {t for t, _ in kinds} | set(casts) | {out}
-    hsrc = "\n".join(helper(h, casts[0] if casts else out) for h in helpers)
+    hsrc = helpers_source(helpers, casts[0] if casts else out)
     main = cg.main_1d("\n".join(body))
     lib = F64_SRC if "_f64p(" in (e + hsrc) else ""
     src = (cg.header(types, words, [("out", out)],

@@ -17,7 +17,7 @@ from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
 from ..layout import collapse, prod
-from .wgsl_lib import helper
+from .wgsl_lib import helper, is_nan
 
 WGR = 256
 
@@ -64,9 +64,12 @@ def _combine(op: str, t: DType) -> str:
         body = f"return fmin_{w}(a, b);" if t.kind == "f" else "return min(a, b);"
     else:
         cmp = ">" if op == "argmax" else "<"
-        nan = "(!(v2 == v2) && ((v1 == v1) || i2 < i1))" if t.kind == "f" else "false"
-        return (f"fn better(v2: {w}, i2: u32, v1: {w}, i1: u32) -> bool {{\n"
-                f"  return (v2 {cmp} v1) || (v2 == v1 && i2 < i1) || {nan}; }}\n")
+        # NaN wins (the first one): tested from the bits before any compare, so a driver
+        # that assumes no NaNs cannot let a number replace a NaN
+        nan = (f"  let n2 = {is_nan(w, 'v2')}; let n1 = {is_nan(w, 'v1')};\n"
+               "  if (n1 || n2) { return n2 && (!n1 || i2 < i1); }\n") if t.kind == "f" else ""
+        return (f"fn better(v2: {w}, i2: u32, v1: {w}, i1: u32) -> bool {{\n{nan}"
+                f"  return (v2 {cmp} v1) || (v2 == v1 && i2 < i1); }}\n")
     return f"fn comb(a: {w}, b: {w}) -> {w} {{ {body} }}\n"
 
 

@@ -26,7 +26,8 @@ _MAIN = (f"@compute @workgroup_size({WGS})\n"
 _REDUCE = """
 var<workgroup> sh: array<f32, {wgs}>;
 fn fmx(a: f32, b: f32) -> f32 {{
-  if (!(a == a) || !(b == b)) {{ return a + b; }}
+  if ((bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u ||
+      (bitcast<u32>(b) & 0x7fffffffu) > 0x7f800000u) {{ return a + b; }}  // NaN, bitwise
   return max(a, b);
 }}
 fn wg_sum(lid: u32, v: f32) -> f32 {{

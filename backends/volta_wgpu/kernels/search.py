@@ -13,6 +13,7 @@ from .. import dtypes as D
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
+from .wgsl_lib import is_nan
 
 
 def _lt(t: DType) -> str:
@@ -20,8 +21,7 @@ def _lt(t: DType) -> str:
     if t.emu:
         body = "return i64e_lt(a, b);"
     elif t.kind == "f":
-        isn = ("((bitcast<u32>({0}) & 0x7fffffffu) > 0x7f800000u)" if t is D.float32
-               else "!({0} == {0})")
+        isn = is_nan(t.wgsl, "{0}")  # from the bits: drivers fold "a == a" to true
         body = (f"if ({isn.format('a')}) {{ return false; }} "
                 f"if ({isn.format('b')}) {{ return true; }} return a < b;")
     else:

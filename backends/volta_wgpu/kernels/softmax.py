@@ -17,6 +17,7 @@ from ..dtypes import DType
 from ..engine import groups_for
 from ..layout import collapse, normalize_axis, prod
 from .f64_math import F64_NAMES, F64_SRC
+from .wgsl_lib import is_nan
 
 WGS = 256
 
@@ -47,8 +48,8 @@ def _src(t: DType, log: bool, rank: int, wg: bool,
         head += lib + fused.source(lib)
     neg = cg.const(acc, float("-inf"))
     decomp = cg.strided_offsets(rank, 2, [("ox", at_x)], index="row")
-    fmax = (f"fn fmx(a: {a}, b: {a}) -> {a} {{ if (!(a == a) || !(b == b)) {{ return a + b; }}"
-            f" return max(a, b); }}\n")
+    fmax = (f"fn fmx(a: {a}, b: {a}) -> {a} {{ if ({is_nan(a, 'a')} || {is_nan(a, 'b')}) "
+            f"{{ return a + b; }} return max(a, b); }}\n")
     if not wg:
         body = (f"  let row = gi;\n  if (row >= {cg.word(0)}) {{ return; }}\n{decomp}\n"
                 f"  let n = {cg.word(1)}; let xl = {xl};\n"

@@ -2,8 +2,12 @@
 
 Notes on WGSL/SPIR-V semantics that these helpers fix:
 
-* ``x != x`` compiles to an *ordered* compare, which is false for NaN; ``!(x == x)``
-  is the portable NaN test.
+* NaN tests read the bits (:func:`is_nan`) for float16/32: ``x != x`` compiles to an
+  *ordered* compare, which is false for NaN, and a driver that assumes no NaNs
+  (NVIDIA's Vulkan compiler) folds ``x == x`` to true.
+* float16 functions beyond ``+ - *`` (``pow``, ``atan2``, ``log1p``, ...) compute in
+  float32 and round once, as PyTorch does: native float16 transcendentals and division
+  may be far less accurate (NVIDIA's ``tan(6.5h)`` was off by 2%).
 * ``max``/``min`` do not propagate NaN; ``pow(x, y)`` is undefined for ``x < 0``.
 * Vulkan's GLSL.std.450 transcendentals (exp, log, sin, ...) exist only for 16/32-bit
   floats, so ``float64`` uses the polynomial versions of :mod:`.f64_math`.
@@ -12,7 +16,9 @@ Notes on WGSL/SPIR-V semantics that these helpers fix:
 from __future__ import annotations
 
 import math
+import re
 
+from .. import dtypes as D
 from ..dtypes import DType
 
 _EXACT = {"f16": "2048.0", "f32": "16777216.0", "f64": "9007199254740992.0"}
@@ -72,29 +78,53 @@ def _series(var: str, coeffs: list[float], t: str) -> str:
     return expr
 
 
-def _is_num(t: str, v: str) -> str:
-    """WGSL for "``v`` is not NaN". For f32 it reads the bits: a driver that assumes no
-    NaNs (NVIDIA's Vulkan compiler does) folds ``v == v`` to true."""
-    if t == "f32":
-        return f"((bitcast<u32>({v}) & 0x7fffffffu) <= 0x7f800000u)"
-    return f"({v} == {v})"
+def abs_bits(t: str, v: str) -> str:
+    """WGSL ``u32``: the float32 bits of ``|v|`` for WGSL float type ``t`` ("f16" widens
+    exactly: NaN stays NaN, inf stays inf). Not for "f64"."""
+    return f"(bitcast<u32>({v if t == 'f32' else f'f32({v})'}) & 0x7fffffffu)"
+
+
+def is_nan(t: str, v: str) -> str:
+    """WGSL for "``v`` is NaN". For float16/32 it reads the bits: a driver that assumes
+    no NaNs (NVIDIA's Vulkan compiler does) folds ``v == v`` to true. float64 has no
+    32-bit bitcast in naga; it keeps ``!(v == v)`` (and runs eagerly in lazy mode)."""
+    if t == "f64":
+        return f"(!({v} == {v}))"
+    return f"({abs_bits(t, v)} > 0x7f800000u)"
+
+
+def is_num(t: str, v: str) -> str:
+    """WGSL for "``v`` is not NaN" (see :func:`is_nan`)."""
+    if t == "f64":
+        return f"({v} == {v})"
+    return f"({abs_bits(t, v)} <= 0x7f800000u)"
 
 
 def _float_helpers(t: str) -> dict[str, str]:
     mx = f"{t}({_MAX[t]})"
     one, zero = f"{t}(1)", f"{t}(0)"
+    bits = None if t == "f64" else abs_bits(t, "x")
+    nan_a, nan_b = is_nan(t, "a"), is_nan(t, "b")
+    # "a is finite" (not inf, not NaN): from the bits where there are 32-bit ones
+    fin_a = f"(abs(a) <= {mx})" if t == "f64" else f"({abs_bits(t, 'a')} < 0x7f800000u)"
     return {
-        "isnan": f"fn isnan_{t}(x: {t}) -> bool {{ return !{_is_num(t, 'x')}; }}",
-        "isinf": f"fn isinf_{t}(x: {t}) -> bool {{ return {_is_num(t, 'x')} && "
-                 f"!(abs(x) <= {mx}); }}",
-        "isfinite": f"fn isfinite_{t}(x: {t}) -> bool {{ return abs(x) <= {mx}; }}",
+        "isnan": f"fn isnan_{t}(x: {t}) -> bool {{ return {is_nan(t, 'x')}; }}",
+        "isinf": f"fn isinf_{t}(x: {t}) -> bool {{ return {is_num(t, 'x')} && "
+                 f"!(abs(x) <= {mx}); }}" if bits is None else
+                 f"fn isinf_{t}(x: {t}) -> bool {{ return {bits} == 0x7f800000u; }}",
+        "isfinite": f"fn isfinite_{t}(x: {t}) -> bool {{ return abs(x) <= {mx}; }}"
+                    if bits is None else
+                    f"fn isfinite_{t}(x: {t}) -> bool {{ return {bits} < 0x7f800000u; }}",
+        # NaN propagates: the NaN operand itself is returned
         "fmax": f"fn fmax_{t}(a: {t}, b: {t}) -> {t} {{\n"
-                f"  if (!(a == a) || !(b == b)) {{ return a + b; }} return max(a, b); }}",
+                f"  if ({nan_a} || {nan_b}) {{ return select(b, a, {nan_a}); }}\n"
+                f"  return max(a, b); }}",
         "fmin": f"fn fmin_{t}(a: {t}, b: {t}) -> {t} {{\n"
-                f"  if (!(a == a) || !(b == b)) {{ return a + b; }} return min(a, b); }}",
+                f"  if ({nan_a} || {nan_b}) {{ return select(b, a, {nan_a}); }}\n"
+                f"  return min(a, b); }}",
         "fpow": f"fn fpow_{t}(a: {t}, b: {t}) -> {t} {{\n"
                 f"  if (b == {zero} || a == {one}) {{ return {one}; }}\n"
-                f"  if (!(a == a) || !(b == b)) {{ return a + b; }}\n"
+                f"  if ({nan_a} || {nan_b}) {{ return select(b, a, {nan_a}); }}\n"
                 f"  let ab = abs(a);\n"
                 f"  if (ab == {one} && !(abs(b) <= {mx})) {{ return {one}; }}\n"
                 f"  let odd = floor(b) == b && abs(b) < {t}({_EXACT[t]}) &&"
@@ -111,9 +141,9 @@ def _float_helpers(t: str) -> dict[str, str]:
                 f"  if (neg && odd) {{ r = -r; }}\n"
                 f"  return r; }}",
         "frem": f"fn frem_{t}(a: {t}, b: {t}) -> {t} {{\n"
-                f"  if (b == {zero} || !(abs(a) <= {mx}) || !{_is_num(t, 'b')}) "
+                f"  if (b == {zero} || !{fin_a} || {nan_b}) "
                 f"{{ return {_nan(t)}; }}\n"
-                f"  if (!(abs(b) <= {mx})) {{ if (b == b && a != {zero} && (a < {zero}) != "
+                f"  if (!(abs(b) <= {mx})) {{ if (a != {zero} && (a < {zero}) != "
                 f"(b < {zero})) {{ return b; }} return a; }}\n"
                 + _fmod(t) +
                 f"  if (m != {zero} && ((m < {zero}) != (b < {zero}))) {{ m = m + b; }}\n"
@@ -121,14 +151,17 @@ def _float_helpers(t: str) -> dict[str, str]:
                 f"  return m; }}",
         "ffloordiv": f"fn ffloordiv_{t}(a: {t}, b: {t}) -> {t} {{\n"
                      f"  if (b == {zero}) {{ return a / b; }}\n"
-                     f"  if (!(abs(a) <= {mx}) || !(b == b)) {{ return {_nan(t)}; }}\n"
+                     f"  if (!{fin_a} || {nan_b}) {{ return {_nan(t)}; }}\n"
                      + _fmod(t) +
                      f"  var d = (a - m) / b;\n"
                      f"  if (m != {zero} && ((b < {zero}) != (m < {zero}))) {{ d = d - {one}; }}\n"
+                     # a zero quotient has the sign of a / b (as PyTorch)
+                     f"  if (d == {zero}) {{\n"
+                     f"    return {t}(bitcast<f32>(bitcast<u32>(f32(a / b)) & 0x80000000u)); }}\n"
                      f"  let f = floor(d);\n"
                      f"  return select(f, f + {one}, d - f > {t}(0.5)); }}",
         "fsign": f"fn fsign_{t}(x: {t}) -> {t} {{\n"
-                 f"  if (!(x == x)) {{ return x; }}\n"
+                 f"  if ({is_nan(t, 'x')}) {{ return x; }}\n"
                  f"  return select(select({zero}, {one}, x > {zero}), -{one}, x < {zero}); }}",
         "log1p": f"fn log1p_{t}(x: {t}) -> {t} {{\n"
                  + (f"  if (abs(x) < {t}(0.25)) {{\n"  # 2 atanh(s), s = x / (2 + x)
@@ -151,7 +184,7 @@ def _float_helpers(t: str) -> dict[str, str]:
         "signbit": f"fn signbit_{t}(x: {t}) -> bool {{\n"
                    f"  return (bitcast<u32>(f32(x)) & 0x80000000u) != 0u; }}",
         "fatan2": f"fn fatan2_{t}(y: {t}, x: {t}) -> {t} {{\n"
-                  f"  if (!(x == x) || !(y == y)) {{ return x + y; }}\n"
+                  f"  if ({is_nan(t, 'x')} || {is_nan(t, 'y')}) {{ return x + y; }}\n"
                   f"  let pi = {t}(3.141592653589793);\n"
                   f"  let sy = select({one}, -{one}, signbit_{t}(y));\n"
                   f"  if (y == {zero}) {{ return select(sy * pi, y, !signbit_{t}(x)); }}\n"
@@ -165,7 +198,7 @@ def _float_helpers(t: str) -> dict[str, str]:
                   f"  return ATAN2(y, x); }}",
         "fhypot": f"fn fhypot_{t}(a: {t}, b: {t}) -> {t} {{\n"
                   f"  let x = abs(a); let y = abs(b);\n"
-                  f"  let xn = {_is_num(t, 'x')}; let yn = {_is_num(t, 'y')};\n"
+                  f"  let xn = {is_num(t, 'x')}; let yn = {is_num(t, 'y')};\n"
                   f"  if (xn && !(x <= {mx}) || yn && !(y <= {mx})) {{\n"
                   f"    return {_inf(t)}; }}\n"
                   f"  if (!xn || !yn) {{ return {_nan(t)}; }}\n"
@@ -225,6 +258,29 @@ def _int_helpers(t: str, signed: bool) -> dict[str, str]:
     return {"irem": rem, "ifloordiv": fdiv, "isign": sign, "ipow": ipow}
 
 
+# float16 helpers that compute in float32 and round once (arity of each)
+_WIDEN_F16 = {"fpow": 2, "frem": 2, "ffloordiv": 2, "fatan2": 2, "fhypot": 2, "log1p": 1,
+              "expm1": 1, "log10": 1, "asin": 1, "acos": 1}
+
+
+def _widened_f16(name: str) -> str:
+    args = ["a", "b"][:_WIDEN_F16[name]]
+    params = ", ".join(f"{a}: f16" for a in args)
+    call = ", ".join(f"f32({a})" for a in args)
+    return (helper(name, D.float32) + "\n"
+            f"fn {name}_f16({params}) -> f16 {{ return f16({name}_f32({call})); }}")
+
+
+def helpers_source(names: tuple[str, ...], t: DType) -> str:
+    """The WGSL of helpers ``names`` for dtype ``t``, each function once (helpers share
+    dependencies: a widened float16 helper brings its float32 one)."""
+    chunks: list[str] = []
+    for h in names:
+        chunks.extend(c.strip() for c in _FN.split(helper(h, t)) if c.strip())
+    return "\n".join(dict.fromkeys(chunks))
+
+
+_FN = re.compile(r"^(?=fn |const |alias |var<private>)", re.M)
 _cache: dict[tuple[str, str], str] = {}
 
 
@@ -232,6 +288,8 @@ def helper(name: str, t: DType) -> str:
     """WGSL source of helper ``name`` for dtype ``t`` (its function is ``{name}_{wgsl}``)."""
     key = (name, t.wgsl)
     src = _cache.get(key)
+    if src is None and t.wgsl == "f16" and name in _WIDEN_F16:
+        src = _cache[key] = _widened_f16(name)
     if src is None:
         if t.kind == "f":
             table = _float_helpers(t.wgsl)

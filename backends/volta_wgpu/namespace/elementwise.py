@@ -53,7 +53,10 @@ _DOMAIN = {"acosh": "{{0}} < {T}(1)", "atanh": "abs({{0}}) > {T}(1)", "log": "{{
 def _float_unary(name: str):
     def fn(x: Array, /) -> Array:
         x = _check(x, name)
-        t = x.dtype if x.dtype.kind == "f" else D.float32
+        out = x.dtype if x.dtype.kind == "f" else D.float32
+        # float16 computes in float32 and rounds once, as PyTorch does (native float16
+        # sin/tan on NVIDIA lose digits, and the float32 ones reduce arguments exactly)
+        t = D.float32 if out is D.float16 else out
         f = _fn(name, t)
         helpers = (f.rsplit("_", 1)[0],) if f.endswith("_" + t.wgsl) else ()
         expr = f"{f}({{0}})"
@@ -62,10 +65,13 @@ def _float_unary(name: str):
         if t is not D.float64:  # OpenGL's built-ins may turn NaN (or a bad domain) to a number
             # a NaN made here has its sign bit set, as x86 CPUs make one
             nan = f"{t.wgsl}(bitcast<f32>(0xffc00000u))"
-            expr = f"select({expr}, {{0}}, !({{0}} == {{0}}))"
+            expr = f"select({expr}, {{0}}, isnan_{{T}}({{0}}))"
+            helpers += ("isnan",)
             if name in _DOMAIN:
                 expr = f"select({expr}, {nan}, {_DOMAIN[name].format(T=t.wgsl)})"
-        return launch_map(expr, [x], [t], t, helpers, op=name)
+        if out is not t:
+            expr = f"{{R}}({expr})"
+        return launch_map(expr, [x], [t], out, helpers, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (integer inputs give float32)."
     return fn
@@ -212,7 +218,8 @@ def _binary_types(x1: Any, x2: Any, op: str) -> DType:
 
 
 def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: tuple = (),
-           bool_ok: bool = False, to_float: bool = False, bexpr: str | None = None):
+           bool_ok: bool = False, to_float: bool = False, bexpr: str | None = None,
+           f16expr: str | None = None):
     def fn(x1: Any, x2: Any, /) -> Array:
         t = _binary_types(x1, x2, name)
         if to_float and t.kind != "f":
@@ -220,7 +227,7 @@ def _arith(name: str, fexpr: str, iexpr: str | None = None, fh: tuple = (), ih: 
         if t is D.bool and not bool_ok:
             raise DTypeError(f"{name}: not defined for bool arrays; cast with astype first")
         if t.kind == "f":
-            expr, h = fexpr, fh
+            expr, h = (f16expr or fexpr) if t is D.float16 else fexpr, fh
         elif t is D.bool:
             expr, h = bexpr or fexpr, ()
         elif t.emu:  # int64 as a (lo, hi) pair: the int64_emu functions
@@ -248,7 +255,7 @@ _EMU = {"add": "i64e_add({0}, {1})", "subtract": "i64e_sub({0}, {1})",
 add = _arith("add", "({0} + {1})", bool_ok=False)
 subtract = _arith("subtract", "({0} - {1})")
 multiply = _arith("multiply", "({0} * {1})", bool_ok=True, bexpr="({0} && {1})")
-divide = _arith("divide", "({0} / {1})", to_float=True)
+divide = _arith("divide", "({0} / {1})", to_float=True, f16expr="f16(f32({0}) / f32({1}))")
 pow = _arith("pow", "fpow_{T}({0}, {1})", "ipow_{T}({0}, {1})", ("fpow",), ("ipow",))  # noqa: A001
 maximum = _arith("maximum", "fmax_{T}({0}, {1})", "max({0}, {1})", ("fmax",), bool_ok=True,
                  bexpr="({0} || {1})")
@@ -278,6 +285,9 @@ def _compare(name: str, sym: str):
             expr, h = "(({0} == {1}) && !isnan_{T}({0}))", ("isnan",)
             if sym == "!=":
                 expr = f"(!{expr})"
+        elif t.kind == "f":  # false with a NaN, whatever the driver assumes (bit tests)
+            expr = f"(({{0}} {sym} {{1}}) && !isnan_{{T}}({{0}}) && !isnan_{{T}}({{1}}))"
+            h = ("isnan",)
         return launch_map(expr, [x1, x2], [t, t], D.bool, h, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``x1 {sym} x2`` (a bool array)."
@@ -409,16 +419,21 @@ def logaddexp(x1: Any, x2: Any, /) -> Array:
     if t.kind != "f":
         raise DTypeError(f"logaddexp: needs real floating arrays, got {t.name}")
     ex = "exp_f64p" if t is D.float64 else "exp"
+    w = D.float32 if t is D.float16 else t  # float16 computes in float32, rounds once
     # equal infinities: inf - inf would be NaN
     expr = (f"select(max({{0}}, {{1}}) + log1p_{{T}}({ex}(-abs({{0}} - {{1}}))), {{0}}, "
             f"{{0}} == {{1}} && isinf_{{T}}({{0}}))")
-    return launch_map(expr, [x1, x2], [t, t], t, ("log1p", "isinf"), op="logaddexp")
+    if w is not t:
+        expr = f"{{R}}({expr})"
+    return launch_map(expr, [x1, x2], [w, w], t, ("log1p", "isinf"), op="logaddexp")
 
 
 def reciprocal(x: Array, /) -> Array:
     """Elementwise ``1 / x``."""
     x = _check(x, "reciprocal")
     t = x.dtype if x.dtype.kind == "f" else D.float32
+    if t is D.float16:  # in float32, rounded once (as divide)
+        return launch_map("f16(1.0 / f32({0}))", [x], [t], t, op="reciprocal")
     return launch_map("({T}(1) / {0})", [x], [t], t, op="reciprocal")
 
 
@@ -437,8 +452,8 @@ def nextafter(x1: Any, x2: Any, /) -> Array:
                        device=dev)
     expr = ("select(select(select(bitcast<f32>(bitcast<u32>({0}) + select(0xffffffffu, 1u, "
             "({0} < {1}) == ({0} > 0.0))), bitcast<f32>(select(1u, 0x80000001u, {1} < 0.0)), "
-            "{0} == 0.0), {1}, {0} == {1}), {0} + {1}, !({0} == {0}) || !({1} == {1}))")
-    return launch_map(expr, [x1, x2], [t, t], t, op="nextafter")
+            "{0} == 0.0), {1}, {0} == {1}), {0} + {1}, isnan_f32({0}) || isnan_f32({1}))")
+    return launch_map(expr, [x1, x2], [t, t], t, ("isnan",), op="nextafter")
 
 
 def conj(x: Array, /) -> Array:

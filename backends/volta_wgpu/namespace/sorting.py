@@ -14,6 +14,7 @@ from .. import dtypes as D
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
+from ..kernels.wgsl_lib import is_nan
 from ..layout import collapse, prod
 from .manipulation import moveaxis, reshape
 
@@ -36,9 +37,8 @@ def _init_src(t: DType, rank: int) -> tuple[str, int, int, int]:
 def _step_src(t: DType, descending: bool) -> tuple[str, int, int, int]:
     # meta: half_total, P, k, j
     # NaN is the largest value (last ascending, first descending), as in PyTorch; read
-    # from the bits for float32 (a driver that assumes no NaNs folds "k == k" to true)
-    isn = ("((bitcast<u32>({0}) & 0x7fffffffu) > 0x7f800000u)" if t is D.float32
-           else "!({0} == {0})")
+    # from the bits for float16/32 (a driver that assumes no NaNs folds "k == k" to true)
+    isn = is_nan(t.wgsl, "{0}")
     nan = (f"let na = {isn.format('ka')}; let nb = {isn.format('kb')};\n"
            f"  if (na != nb) {{ return {'nb' if descending else 'na'}; }}\n"
            "  if (na) { return ia > ib; }\n") if t.kind == "f" else ""
