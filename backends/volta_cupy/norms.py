@@ -51,7 +51,7 @@ def _raw(source: str, name: str, acc: str, bf16: bool = False) -> cupy.RawKernel
 # -- column sums ----------------------------------------------------------------------------
 
 _COLSUM = r"""
-extern "C" __global__ void volta_colsum(const A* x, A* out, long long m, int n,
+extern "C" __global__ void volta_colsum(const X* x, A* out, long long m, int n,
                                         long long rows_per) {
     __shared__ A sh[8][33];
     const int col = blockIdx.x * 32 + threadIdx.x;
@@ -60,7 +60,7 @@ extern "C" __global__ void volta_colsum(const A* x, A* out, long long m, int n,
     if (r1 > m) r1 = m;
     A s = 0;
     if (col < n)
-        for (long long r = r0 + threadIdx.y; r < r1; r += 8) s += x[r * n + col];
+        for (long long r = r0 + threadIdx.y; r < r1; r += 8) s += load(x[r * n + col]);
     sh[threadIdx.y][threadIdx.x] = s;
     __syncthreads();
     if (threadIdx.y == 0 && col < n) {
@@ -73,23 +73,27 @@ extern "C" __global__ void volta_colsum(const A* x, A* out, long long m, int n,
 
 
 def _colsum(x: Any) -> Any:
+    """Column sums of a C-contiguous 2-d array; a bfloat16 one is summed in float32 and
+    rounded once at the end."""
     m, n = x.shape
-    kern = _raw(_COLSUM, "volta_colsum", acc_type(x.dtype))
+    bf16 = x.dtype == BFLOAT16
+    acc_dtype = np.dtype("float32") if bf16 else x.dtype
+    kern = _raw(_COLSUM, "volta_colsum", acc_type(acc_dtype), bf16)
     # small (launch-bound) sums: one pass, no second launch to add up partial rows
     parts = 1 if m * n <= 1 << 20 else max(1, min(64, (m + 63) // 64,
                                                  -(-512 // ((n + 31) // 32))))
     rows_per = (m + parts - 1) // parts
-    out = cupy.empty((parts, n), dtype=x.dtype)
+    out = cupy.empty((parts, n), dtype=acc_dtype)
     kern(((n + 31) // 32, parts), (32, 8), (x, out, np.int64(m), np.int32(n),
                                             np.int64(rows_per)))
-    if parts == 1:
-        return out.reshape(n)
-    return _colsum(out)
+    out = out.reshape(n) if parts == 1 else _colsum(out)
+    return out.astype(BFLOAT16) if bf16 else out
 
 
 def sum_leading(xp: Any, x: Any) -> Any:
     """Same contract as ``volta_core.ops.nn.sum_leading``."""
-    if not _ok(x) or x.ndim != 2 or 0 in x.shape or x.shape[1] >= 2**31:
+    if (not (_ok(x) or getattr(x, "dtype", None) == BFLOAT16) or x.ndim != 2 or 0 in x.shape
+            or x.shape[1] >= 2**31):
         return generic.sum_leading(xp, x)
     return _colsum(contiguous(x))
 

@@ -133,3 +133,21 @@ def test_softmax_and_its_backward_in_bfloat16_rows(dtype):
     assert vx.grad.dtype.name == dtype
     np.testing.assert_allclose(vx.grad.float().cpu().numpy(), tx.grad.float().numpy(),
                                rtol=3 * tol, atol=3 * tol)
+
+
+@pytest.mark.parametrize("rows", [3, 5000])
+def test_bias_gradient_column_sums_of_bfloat16(rows):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((rows, 70)).astype(np.float32)
+    w = rng.standard_normal((5, 70)).astype(np.float32)
+    b = np.zeros(5, np.float32)
+    vx = vt.tensor(x, device="cuda", dtype=vt.bfloat16)
+    vw = vt.tensor(w, device="cuda", dtype=vt.bfloat16, requires_grad=True)
+    vb = vt.tensor(b, device="cuda", dtype=vt.bfloat16, requires_grad=True)
+    tw = torch.tensor(w, dtype=torch.bfloat16, requires_grad=True)
+    tb = torch.tensor(b, dtype=torch.bfloat16, requires_grad=True)
+    vt.nn.functional.linear(vx, vw, vb).sum().backward()
+    torch.nn.functional.linear(torch.tensor(x, dtype=torch.bfloat16), tw, tb).sum().backward()
+    assert vb.grad.dtype is vt.bfloat16
+    np.testing.assert_allclose(vb.grad.float().cpu().numpy(), tb.grad.float().numpy(),
+                               rtol=1e-2)

@@ -76,19 +76,23 @@ class _Attention(Function):
         if mask is not None:  # a fully masked row attends to nothing: 0, as in PyTorch
             blocked = xp.max(s, axis=-1, keepdims=True) == -math.inf
             p = xp.where(blocked, xp.zeros_like(p), p)
-        # backward rebuilds q * scale and the scaled dropout mask (from 1-byte booleans)
-        # rather than keeping them: the same values in a quarter of the memory or none
+        # backward rebuilds q * scale and a 4- or 8-byte scaled dropout mask (from 1-byte
+        # booleans) rather than keeping them: the same values in a quarter of the memory or
+        # none; a float16/bfloat16 mask is kept as it is (rebuilding costs more than it saves)
         kept = None
         if keep is not None and any(ctx.needs_input_grad[:4]):
             ctx.keep_scale, ctx.keep_dtype = keep_scale, keep.dtype
-            kept = keep != 0
+            ctx.keep_whole = ctx.device.volta_dtype(keep.dtype).itemsize <= 2
+            kept = keep if ctx.keep_whole else keep != 0
         ctx.save_for_backward(*inputs, p, kept, k, v)
         return xp.matmul(p if keep is None else p * keep, v)
 
     def backward(ctx, g):
         qi, ki, vi, mask, p, kept, k, v = ctx.saved_tensors
         keep = None
-        if kept is not None:  # the forward's scaled mask, rebuilt as dropout_mask makes it
+        if kept is not None and ctx.keep_whole:
+            keep = kept
+        elif kept is not None:  # the forward's scaled mask, rebuilt as dropout_mask makes it
             keep = Tensor._make(ctx.xp.multiply(ctx.xp.astype(kept.array, ctx.keep_dtype),
                                                 ctx.keep_scale), ctx.device)
         nq, nk, nv, nm = ctx.needs_input_grad[:4]
