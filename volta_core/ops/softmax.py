@@ -11,7 +11,7 @@ from typing import Any
 
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function, saved_by_pytorch
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
 from ..dtypes import get_default_dtype
@@ -42,6 +42,8 @@ def softmax_backward_kernel(xp: Any, grad: Any, y: Any, dim: int) -> Any:
 
 
 class Softmax(Function):
+    pytorch_saves = ((RESULT,),)
+
     def forward(ctx, x, dim=-1):
         ctx.dim = dim
         y = get_kernel(ctx.device.backend, "softmax")(ctx.xp, x, dim)
@@ -58,6 +60,8 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
+    pytorch_saves = ((RESULT,),)
+
     def forward(ctx, x, dim=-1):
         ctx.dim = dim
         y = get_kernel(ctx.device.backend, "log_softmax")(ctx.xp, x, dim)
@@ -92,7 +96,9 @@ def _run(cls: type, x: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:
         return cls.apply(x.reshape(1), dim=0).reshape(())
     if x.shape[dim] == 0:
-        return x * 1.0
+        out = x * 1.0
+        saved_by_pytorch(out, out, op=cls.__name__)  # PyTorch's saves its (empty) result
+        return out
     return cls.apply(x, dim=dim)
 
 
@@ -127,6 +133,8 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 class LogSumExp(Function):
+    pytorch_saves = ((0, RESULT),)
+
     def forward(ctx, x, dims=(), keepdim=False):
         xp = ctx.xp
         ctx.keep_shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
