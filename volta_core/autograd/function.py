@@ -54,6 +54,10 @@ class Function:
     # gradient is needed count (PyTorch saves no more); Python numbers are never watched.
     # Forward may set it on ctx for a form that saves differently (``x ** 2.0``).
     pytorch_saves: tuple = ()
+    # True where forward's save_for_backward keeps exactly pytorch_saves: their version
+    # check is then the one saved_tensors makes, and the op's hot path watches nothing
+    # more (tests/core/test_pytorch_saves.py holds each such claim).
+    saves_as_pytorch = False
     stale = False  # True for a node that must not get children (views.StaleMultiView)
 
     # engine bookkeeping, set only when the op is recorded
@@ -149,7 +153,7 @@ class Function:
         if ctx._to_save:
             ctx._saved = _pack(ctx._to_save, args, out, result)
             ctx._to_save = ()
-        if ctx.pytorch_saves:
+        if ctx.pytorch_saves and not ctx.saves_as_pytorch:
             ctx._watched = _watch(ctx.pytorch_saves, ctx.needs_input_grad, args, result)
         return result
 
@@ -206,14 +210,24 @@ def carry_saved(inner: Tensor, out: Tensor, *copies: tuple[Any, Any]) -> None:
     each ``(copy, original)`` an operand cast for it: what PyTorch's backward of the op
     saves is then ``out`` and the originals, which ``inner``'s node cannot watch itself."""
     node = inner.grad_fn
-    if node is None or not node._watched:
+    if node is None:
         return
     stand_in = {id(c._version): o for c, o in copies if type(c) is Tensor and c is not o}
     if out is not inner:
         stand_in[id(inner._version)] = out
-    originals = [stand_in.get(id(c)) for c, _ in node._watched]
+    originals = [stand_in.get(id(c)) for c in _counters(node)]
     if any(o is not None for o in originals):
         saved_by_pytorch(out, *originals, op=None if node is out.grad_fn else node.name)
+
+
+def _counters(node: Function) -> list:
+    """The version counters that ``node``'s backward checks: what it watches for PyTorch's
+    sake and what it saved itself (inputs and its output)."""
+    out = [c for c, _ in node._watched] if node._watched else []
+    if node._saved:
+        out += [obj._version if kind == 0 else v[0] for kind, obj, v in node._saved
+                if kind < 2]
+    return out
 
 
 def check_saved_versions(node: Function) -> None:

@@ -38,6 +38,7 @@ def _run(cls: type, x: Tensor, **params) -> Tensor:
 
 class Softplus(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, beta=1.0, threshold=20.0):
         xp = ctx.xp
@@ -68,6 +69,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 class Gelu(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, approximate="none", inf_nan=False):
         ctx.approximate = approximate
@@ -137,6 +139,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 class Silu(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         xp = ctx.xp
@@ -158,6 +161,7 @@ def silu(input: Tensor) -> Tensor:
 
 class LeakyRelu(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, negative_slope=0.01):
         ctx.slope = negative_slope
@@ -181,6 +185,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 class Elu(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, alpha=1.0):
         xp = ctx.xp
@@ -208,6 +213,7 @@ def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 class Hardtanh(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, min_val=-1.0, max_val=1.0):
         xp = ctx.xp

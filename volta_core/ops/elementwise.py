@@ -55,6 +55,7 @@ class Neg(Function):
 
 class Reciprocal(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         y = 1.0 / x
@@ -68,6 +69,7 @@ class Reciprocal(Function):
 
 class Sqrt(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         y = ctx.xp.sqrt(x)
@@ -81,6 +83,7 @@ class Sqrt(Function):
 
 class Exp(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         y = ctx.xp.exp(x)
@@ -94,6 +97,7 @@ class Exp(Function):
 
 class Exp2(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         y = 2.0 ** x  # the standard has no exp2; a scalar base works on every array
@@ -107,6 +111,7 @@ class Exp2(Function):
 
 class Log(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -119,6 +124,7 @@ class Log(Function):
 
 class Log2(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -131,6 +137,7 @@ class Log2(Function):
 
 class Sin(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -143,6 +150,7 @@ class Sin(Function):
 
 class Cos(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -176,15 +184,18 @@ def _fused_backward(ctx: Function, name: str, g: Tensor, y: Tensor) -> Tensor | 
 
 def _as_rounded(ctx: Function, y: Any, rounded: Any) -> Any:
     """``y`` rounded to the native dtype ``rounded`` and back (None: ``y``): the output a
-    bfloat16 op computed in float32 saves, as PyTorch's backward sees the bfloat16 one."""
+    bfloat16 op computed in float32 saves, as PyTorch's backward sees the bfloat16 one.
+    A rounded copy is not the output: the output is then watched for PyTorch's sake."""
     if rounded is None:
         return y
+    ctx.saves_as_pytorch = False
     xp = ctx.xp
     return xp.astype(xp.astype(y, rounded), y.dtype)
 
 
 class Tanh(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, rounded=None):
         y = ctx.xp.tanh(x)
@@ -199,6 +210,7 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, rounded=None):
         xp = ctx.xp
@@ -229,6 +241,7 @@ def relu_backward_kernel(xp: Any, grad: Any, y: Any) -> Any:
 
 class Relu(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         y = get_kernel(ctx.device.backend, "relu")(ctx.xp, x)
@@ -385,6 +398,7 @@ class Sub(Function):
 
 class Mul(Function):
     pytorch_saves = ((1,), (0,))
+    saves_as_pytorch = True
 
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad  # all False when not recording
@@ -405,6 +419,7 @@ class Mul(Function):
 
 class Div(Function):
     pytorch_saves = ((1,), (0, 1))
+    saves_as_pytorch = True
 
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad  # all False when not recording
@@ -438,8 +453,8 @@ class Pow(Function):
         else:
             y = a ** b
         ctx.save_for_backward(a, b if na or nb else None, y if nb else None)
-        if not hasattr(b, "shape"):  # PyTorch's pow(Tensor, Scalar) keeps self only
-            ctx.pytorch_saves = _POW_NUMBER_EXPONENT
+        if not hasattr(b, "shape"):  # PyTorch's pow(Tensor, Scalar) keeps self only, as
+            ctx.saves_as_pytorch = True  # this forward does
         elif not hasattr(a, "shape"):  # pow(Scalar, Tensor): exponent and result
             ctx.pytorch_saves = _POW_NUMBER_BASE
         return y

@@ -69,6 +69,7 @@ class Round(_ZeroGrad):
 
 class Log1p(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -81,6 +82,7 @@ class Log1p(Function):
 
 class Expm1(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         y = ctx.xp.expm1(x)
@@ -94,6 +96,7 @@ class Expm1(Function):
 
 class Sinh(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -106,6 +109,7 @@ class Sinh(Function):
 
 class Cosh(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -118,6 +122,7 @@ class Cosh(Function):
 
 class Tan(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         y = ctx.xp.tan(x)
@@ -131,6 +136,7 @@ class Tan(Function):
 
 class Asin(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -143,6 +149,7 @@ class Asin(Function):
 
 class Acos(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -155,6 +162,7 @@ class Acos(Function):
 
 class Atan(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -167,6 +175,7 @@ class Atan(Function):
 
 class Square(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -179,6 +188,7 @@ class Square(Function):
 
 class Rsqrt(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         y = 1.0 / ctx.xp.sqrt(x)
@@ -273,6 +283,7 @@ def erf_kernel(xp: Any, x: Any) -> Any:
 
 class Erf(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -329,6 +340,7 @@ def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - the name user
 
 class Atan2(Function):
     pytorch_saves = ((0, 1), (0, 1))
+    saves_as_pytorch = True
 
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)

@@ -43,6 +43,7 @@ def softmax_backward_kernel(xp: Any, grad: Any, y: Any, dim: int) -> Any:
 
 class Softmax(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, dim=-1):
         ctx.dim = dim
@@ -61,6 +62,7 @@ class Softmax(Function):
 
 class LogSoftmax(Function):
     pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, dim=-1):
         ctx.dim = dim
@@ -134,6 +136,7 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 class LogSumExp(Function):
     pytorch_saves = ((0, RESULT),)
+    saves_as_pytorch = True
 
     def forward(ctx, x, dims=(), keepdim=False):
         xp = ctx.xp
