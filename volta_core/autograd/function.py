@@ -150,11 +150,11 @@ class Function:
         ctx.parents = tuple(parents)
         ctx.out_meta = (out.shape, out.dtype)  # for error messages and graph drawings
         result = Tensor._make(out, dev, True, ctx)
-        if ctx._to_save:
-            ctx._saved = _pack(ctx._to_save, args, out, result)
-            ctx._to_save = ()
         if ctx.pytorch_saves and not ctx.saves_as_pytorch:
             ctx._watched = _watch(ctx.pytorch_saves, ctx.needs_input_grad, args, result)
+        if ctx._to_save:
+            ctx._saved = _pack(ctx, args, out, result)
+            ctx._to_save = ()
         return result
 
     @property
@@ -163,17 +163,24 @@ class Function:
         return type(self).__name__
 
 
-def _pack(to_save: tuple, args: tuple, out: Any, result: Tensor) -> list:
+def _pack(ctx: Function, args: tuple, out: Any, result: Tensor) -> list:
     saved = []
-    for s in to_save:
+    for s in ctx._to_save:
         if s is out:
             saved.append((1, s, (result._version, result._version[0])))
             continue
+        match = None
         for a in args:
             if type(a) is Tensor and a._data is s:
-                saved.append((0, a, a._version[0]))
-                break
-        else:
+                if match is None:
+                    match = a
+                    saved.append((0, a, a._version[0]))
+                elif a._version is not match._version:
+                    # one array as two tensors (x.mul_(x): x and in-place's snapshot of it):
+                    # which one forward saved is unknown, so a change of either counts
+                    entry = [(a._version, a._version[0])]
+                    ctx._watched = entry if ctx._watched is None else ctx._watched + entry
+        if match is None:
             saved.append((2 if hasattr(s, "shape") else 3, s, None))
     return saved
 

@@ -6,6 +6,7 @@ generic fallbacks below subtract the maximum along ``dim`` before exponentiating
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,6 +42,20 @@ def softmax_backward_kernel(xp: Any, grad: Any, y: Any, dim: int) -> Any:
     return gy - y * xp.sum(gy, axis=dim, keepdims=True)
 
 
+_LN2 = math.log(2.0)
+
+
+@fallback("log_softmax_backward")
+def log_softmax_backward_kernel(xp: Any, grad: Any, y: Any, dim: int) -> Any:
+    """Gradient of log-softmax w.r.t. its input, from the output ``y``: ``g - exp(y) * s``
+    with ``s = sum(g)``. Where ``exp(y) > 1/2`` (the dominant entry) it is taken as
+    ``(g - s) - expm1(y) * s``: the small ``1 - exp(y)`` keeps its digits there, as in
+    PyTorch's fused multiply-add, where the rounded product ``exp(y) * s`` loses them."""
+    s = xp.sum(grad, axis=dim, keepdims=True)
+    near = (y > -_LN2) & xp.isfinite(s)  # an inf or NaN sum: the plain form's inf/NaN
+    return xp.where(near, (grad - s) - xp.expm1(y) * s, grad - xp.exp(y) * s)
+
+
 class Softmax(Function):
     pytorch_saves = ((RESULT,),)
     saves_as_pytorch = True
@@ -72,7 +87,14 @@ class LogSoftmax(Function):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return g - y.exp() * g.sum(ctx.dim, keepdim=True)
+        if not _grad_state.enabled:  # plain backward: one kernel
+            kern = get_kernel(ctx.device.backend, "log_softmax_backward")
+            return Tensor._make(kern(ctx.xp, g.array, y.array, ctx.dim), ctx.device)
+        from .elementwise import where
+
+        s = g.sum(ctx.dim, keepdim=True)  # the kernel's formula, with Tensor ops
+        near = (y > -_LN2).logical_and(s.isfinite())
+        return where(near, (g - s) - y.expm1() * s, g - y.exp() * s)
 
 
 def _prepare(op: str, x: Tensor, dim: Any, dtype: Any) -> tuple[Tensor, int]:
