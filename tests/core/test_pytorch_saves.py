@@ -119,6 +119,11 @@ MODIFIED = [
     ("loss = x * 1; loss.mul_(loss)", "Mul"),  # the other factor is self, then changed
     ("loss = x * 1; loss.div_(loss)", "Div"),
     ("loss = x * 1; loss.add_(loss)", ""),
+    # an overwritten graph still runs its backward (PyTorch's CopyBackwards sends zeros)
+    ("loss = x ** y; loss.copy_(c)", "Pow"),
+    ("loss = x.exp(); loss.copy_(y)", "Exp"),
+    ("loss = x.exp(); loss.fill_(y[0, 0])", "Exp"),
+    ("loss = x * 2; loss.copy_(y)", ""),
     ("loss = x / c; c.add_(1)", "Div"),
     ("loss = c / x; c.add_(1)", "Div"),
     ("loss = x ** 2.0; loss.add_(1)", ""),  # pow(Tensor, Scalar) keeps self only
@@ -182,6 +187,16 @@ def test_the_refusal_is_at_backward_and_says_what_to_do():
     assert q.requires_grad  # PyTorch's output requires grad too; only backward refuses
     with pytest.raises(AutogradError, match="floor_divide.*rounding_mode='floor'"):
         q.sum().backward()
+
+
+def test_an_overwritten_graph_gives_its_leaves_zero_gradients_like_torch():
+    for lib in (torch, vt):
+        leaf = lib.tensor([1.0, 2.0], requires_grad=True)
+        src = lib.tensor([3.0, 4.0], requires_grad=True)
+        y = leaf * 2
+        y.copy_(src)
+        y.sum().backward()
+        assert leaf.grad.tolist() == [0.0, 0.0] and src.grad.tolist() == [1.0, 1.0]
 
 
 def test_a_second_backward_through_a_watching_node_says_the_graph_was_freed():

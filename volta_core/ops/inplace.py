@@ -72,7 +72,9 @@ def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any,
         others: the op's other operands, to tell whether autograd records it.
         shares: ``fn``'s result may be an operand's array (or a broadcast view of one):
             copy it, so that ``self`` owns its values (kernels such as fused optimizer
-            steps update a parameter's array in place).
+            steps update a parameter's array in place). Such an op (``copy_``, ``fill_``
+            of a tensor) overwrites all of ``self``: the old value's graph stays in
+            self's, with a zero gradient, as PyTorch's CopyBackwards keeps it.
     """
     records = _records(self, others)
     check_writable(op, self, records)
@@ -82,8 +84,10 @@ def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any,
     out = _conform(op, self, fn(old))
     if shares:
         out = clone(out)
-    if records and out.grad_fn is None:
-        # a constant or a leaf (fill_, copy_(w)): self still takes a node of the graph
+    if records and (out.grad_fn is None or shares and old.requires_grad):
+        # a constant or a leaf (fill_, copy_(w)): self still takes a node of the graph; an
+        # overwritten graph still runs its backward (with zeros: its leaves get zero
+        # gradients, and a saved tensor changed since refuses, as in PyTorch)
         out = _Overwrite.apply(old, out)
     assign(self, out, records)
     self._version[0] += 1
