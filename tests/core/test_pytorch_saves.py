@@ -116,6 +116,8 @@ MODIFIED = [
     ("loss = x.abs(); x.add_(1)", "Abs"),
     ("loss = x * c; c.add_(1)", "Mul"),
     ("loss = x * c; x.add_(1)", ""),  # mul keeps c for x's gradient, not x
+    ("loss = x @ c.mT; c.add_(1)", "Matmul"),
+    ("loss = x @ c.mT; x.add_(1)", ""),  # x is kept for c's gradient only
     ("loss = x * 1; loss.mul_(loss)", "Mul"),  # the other factor is self, then changed
     ("loss = x * 1; loss.div_(loss)", "Div"),
     ("loss = x * 1; loss.add_(loss)", ""),
@@ -223,7 +225,7 @@ CLAIMS = {
     "LogSoftmax": "out = x.log_softmax(1)", "LogSumExp": "out = x.logsumexp(1)",
     "Softplus": "out = F.softplus(x)", "Gelu": "out = F.gelu(x)", "Silu": "out = F.silu(x)",
     "LeakyRelu": "out = F.leaky_relu(x)", "Elu": "out = F.elu(x)",
-    "Hardtanh": "out = F.hardtanh(x)",
+    "Hardtanh": "out = F.hardtanh(x)", "Matmul": "out = x @ y.mT",
 }
 
 
