@@ -186,6 +186,7 @@ def _pack(ctx: Function, args: tuple, out: Any, result: Tensor) -> list:
 
 
 def _watch(saves: tuple, needs: tuple, args: tuple, result: Tensor) -> list | None:
+    """(counter, version now) of the tensors ``saves`` names for the needed gradients."""
     watched = []
     for need, positions in zip(needs, saves):
         if need:
@@ -203,7 +204,7 @@ def saved_by_pytorch(out: Tensor, *tensors: Any, op: str | None = None) -> None:
     where ``pytorch_saves`` of one Function cannot name them. Non-tensors are skipped;
     ``op`` names the op in the error (default: ``out``'s node)."""
     node = out.grad_fn
-    if node is None or node.stale:
+    if node is None or node.stale or node._watched is _FREED:
         return
     if op is not None:
         node.saves_for = op
