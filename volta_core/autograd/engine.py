@@ -139,7 +139,8 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                         t.grad = g if create_graph else g.detach()
                 if capture is not None and node in capture:
                     capture[node] = g
-                if node._watched is not None:  # what PyTorch's backward saves, unchanged?
+                watched = node._watched
+                if watched is not None:  # what PyTorch's backward saves, unchanged?
                     check_saved_versions(node)
                 in_grads = node.backward(g)
                 if type(in_grads) is not tuple:
@@ -147,7 +148,7 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                 if not retain_graph:
                     if node._saved is not None:
                         node._saved = _FREED
-                    if node._watched is not None:
+                    if watched is not None:
                         node._watched = _FREED
             else:
                 in_grads = (None,) * len(node.parents)

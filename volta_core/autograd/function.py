@@ -52,7 +52,8 @@ class Function:
     # as one tuple per positional argument, in order: the positions of the arguments (or
     # RESULT) kept for that argument's gradient. Only the entries of arguments whose
     # gradient is needed count (PyTorch saves no more); Python numbers are never watched.
-    # Forward may set it on ctx for a form that saves differently (``x ** 2.0``).
+    # Forward may set it on ctx for a form that saves differently (``x ** 2.0``), where
+    # the class declares something.
     pytorch_saves: tuple = ()
     # True where forward's save_for_backward keeps exactly pytorch_saves: their version
     # check is then the one saved_tensors makes, and the op's hot path watches nothing
@@ -150,7 +151,7 @@ class Function:
         ctx.parents = tuple(parents)
         ctx.out_meta = (out.shape, out.dtype)  # for error messages and graph drawings
         result = Tensor._make(out, dev, True, ctx)
-        if ctx.pytorch_saves and not ctx.saves_as_pytorch:
+        if cls.pytorch_saves and not ctx.saves_as_pytorch:  # ctx: forward may override
             ctx._watched = _watch(ctx.pytorch_saves, ctx.needs_input_grad, args, result)
         if ctx._to_save:
             ctx._saved = _pack(ctx, args, out, result)
