@@ -149,7 +149,7 @@ def test_gradients_through_inplace_on_non_leaf():
     def f(x, v):
         y = x.clone()
         y.mul_(v)
-        y.exp_()
+        y.sin_()  # (exp_ saves its result, which += changes: PyTorch and Volta refuse)
         y += v
         y.masked_fill_(T([False, True, False]), 0.0)
         y.clamp_(max=2.0)

@@ -620,3 +620,22 @@ def test_float16_erfc_gradient_is_computed_in_float16():
 
 def test_copy_of_a_leaf_onto_itself_still_refuses():
     raises_like_torch(lambda m: (lambda b: b.copy_(b))(m.tensor([-0.5], requires_grad=True)))
+
+
+def test_log_softmax_gradient_keeps_the_digits_of_a_dominant_entry():
+    # seed 19838: a dominant entry (exp(y) near 1) with a large upstream sum; PyTorch's
+    # fused multiply-add keeps 1 - exp(y), a rounded product exp(y) * s loses it (1% off)
+    def fn(m, t):
+        y = m.log_softmax(t, 0)
+        return y, m.reciprocal(y)
+
+    compare(fn, np.array([[-3.0, 2.0], [10.0, 9.0]]), dtype="float32")
+    x = np.array([[1.0, -INF, 2.0, INF], [NAN, 0.0, 0.0, 3.0], [50.0, -50.0, 0.5, 1.0]])
+    for dtype in ("float32", "float64"):  # infinities and NaN keep the plain form's
+        compare(lambda m, t: m.log_softmax(t, 1), x, dtype=dtype)
+        compare(lambda m, t: m.log_softmax(t, 0) * m.tensor(INF), x[2:], dtype=dtype)
+
+
+def test_log_softmax_second_order_gradient():
+    x = vt.tensor([[0.5, 3.0, -1.0], [2.0, 2.0, 0.0]], dtype=vt.float64, requires_grad=True)
+    assert vt.autograd.gradgradcheck(lambda t: vt.log_softmax(t, 1), [x])

@@ -17,17 +17,12 @@ DELIBERATE: dict[str, str] = {
     "beyond PyTorch's kernels: *": (
         "PyTorch refused only because its CPU build lacks a kernel for the dtype "
         "(NotImplementedError, '... not implemented for 'Bool'/'Half''), not because the "
-        "operation is invalid; Volta computing it is not a wrong answer"),
+        "operation is invalid; Volta computing it is not a wrong answer (where PyTorch has "
+        "no derivative, as for floor_divide, Volta's backward refuses too)"),
     "adapter lacks a dtype: *": (
         "the device has no such dtype (float64, float16 on an OpenGL adapter): Volta "
         "refuses with a DTypeError naming the missing feature, as the adapters issue asks, "
         "where PyTorch CPU computes it"),
-    "saves less than PyTorch: *": (
-        "PyTorch's backward refused because a tensor it had saved (often an op's output, "
-        "as max/amax/tanh save theirs) was modified in place; Volta's backward for that op "
-        "saves something else or nothing, and its own version check guards what it does "
-        "save, so its gradient is right (the views issue asks backward to save only what "
-        "it needs)"),
     "result layout: *": (
         "PyTorch lays a fresh result out like its input (an elementwise op or clone of a "
         "transposed tensor is transposed), Volta makes every result contiguous; .view() then "

@@ -9,7 +9,7 @@ from typing import Any
 from ..amp.state import suspended as _autocast_suspended
 from ..errors import AutogradError, DeviceError, ShapeError
 from ..tensor import Tensor
-from .function import _FREED, Function
+from .function import _FREED, Function, check_saved_versions
 from .grad_mode import set_grad_enabled
 
 _queued = threading.local()  # per thread: one list of callbacks per running backward()
@@ -139,11 +139,17 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                         t.grad = g if create_graph else g.detach()
                 if capture is not None and node in capture:
                     capture[node] = g
+                watched = node._watched
+                if watched is not None:  # what PyTorch's backward saves, unchanged?
+                    check_saved_versions(node)
                 in_grads = node.backward(g)
                 if type(in_grads) is not tuple:
                     in_grads = (in_grads,)
-                if not retain_graph and node._saved is not None:
-                    node._saved = _FREED
+                if not retain_graph:
+                    if node._saved is not None:
+                        node._saved = _FREED
+                    if watched is not None:
+                        node._watched = _FREED
             else:
                 in_grads = (None,) * len(node.parents)
             # each input gradient is dropped as soon as it is handed on, so that leaf hooks

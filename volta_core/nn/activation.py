@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..amp.dispatch import autocast_op
-from ..autograd.function import Function
+from ..autograd.function import Function, saved_by_pytorch
 from ..creation import empty
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
@@ -244,6 +244,8 @@ _ONE_SIXTH_F32 = 0.1666666716337204  # PyTorch's backward scales by 1.0f / 6 in 
 
 
 class _HardsigmoidOp(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         xp = ctx.xp
         ctx.save_for_backward(x)
@@ -266,6 +268,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 class _HardswishOp(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         xp = ctx.xp
         ctx.save_for_backward(x)
@@ -292,6 +296,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 class _MishOp(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         xp = ctx.xp
         ctx.save_for_backward(x)
@@ -327,7 +333,9 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     x = _floating("celu", input)
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides the input)")
-    return elu(x * (1.0 / alpha), 1.0) * alpha
+    out = elu(x * (1.0 / alpha), 1.0) * alpha
+    saved_by_pytorch(out, x, op="celu")  # PyTorch's celu saves its input
+    return out
 
 
 def _int_to_float(op: str, x: Tensor) -> Tensor:
@@ -348,7 +356,9 @@ def softsign(input: Tensor) -> Tensor:
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x)) = -softplus(-x)``, computed without overflow."""
     x = _floating("logsigmoid", input)
-    return -softplus(-x)
+    out = -softplus(-x)
+    saved_by_pytorch(out, x, op="logsigmoid")  # PyTorch's logsigmoid saves its input
+    return out
 
 
 def tanhshrink(input: Tensor) -> Tensor:
@@ -368,14 +378,18 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _check_lambd("softshrink", lambd)
     # NaN stays NaN with gradient 1, as in PyTorch
     # x * 0 in the middle: -0.0 for a negative x, as PyTorch's kernel
-    return where(_abs(x) <= lambd, (x * 0.0).detach(), x - sign(x) * lambd)
+    out = where(_abs(x) <= lambd, (x * 0.0).detach(), x - sign(x) * lambd)
+    saved_by_pytorch(out, x, op="softshrink")  # PyTorch's softshrink saves its input
+    return out
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
     x = _floating("hardshrink", input)
     _check_lambd("hardshrink", lambd)
-    return where(_abs(x) <= lambd, x.new_zeros(()), x)  # NaN stays NaN, as in PyTorch
+    out = where(_abs(x) <= lambd, x.new_zeros(()), x)  # NaN stays NaN, as in PyTorch
+    saved_by_pytorch(out, x, op="hardshrink")  # PyTorch's hardshrink saves its input
+    return out
 
 
 @autocast_op("prelu")

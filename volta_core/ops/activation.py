@@ -37,6 +37,9 @@ def _run(cls: type, x: Tensor, **params) -> Tensor:
 
 
 class Softplus(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, beta=1.0, threshold=20.0):
         xp = ctx.xp
         bx = x * beta
@@ -65,6 +68,9 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 class Gelu(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, approximate="none", inf_nan=False):
         ctx.approximate = approximate
         ctx.save_for_backward(x)
@@ -132,6 +138,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 class Silu(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         xp = ctx.xp
         e = xp.exp(-xp.abs(x))
@@ -151,6 +160,9 @@ def silu(input: Tensor) -> Tensor:
 
 
 class LeakyRelu(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, negative_slope=0.01):
         ctx.slope = negative_slope
         ctx.save_for_backward(x)
@@ -172,6 +184,9 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 class Elu(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, alpha=1.0):
         xp = ctx.xp
         ctx.alpha = alpha
@@ -197,6 +212,9 @@ def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 class Hardtanh(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, min_val=-1.0, max_val=1.0):
         xp = ctx.xp
         ctx.bounds = (min_val, max_val)

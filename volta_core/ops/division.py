@@ -1,7 +1,8 @@
 """Rounded division: ``floor_divide``, ``a // b`` and ``div(..., rounding_mode=...)``.
 
 Rounded quotients are piecewise constant, so their gradient is zero (PyTorch's ``div``
-with a rounding mode does the same). Integer inputs keep their dtype, and dividing an
+with a rounding mode does the same); ``floor_divide`` and ``//`` have no derivative in
+PyTorch, and their backward raises here too. Integer inputs keep their dtype, and dividing an
 integer by zero raises, as in PyTorch.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import Function, no_derivative
 from ..errors import DTypeError, VoltaError
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, promote_pair
@@ -50,6 +51,14 @@ class RoundedDiv(Function):
         return (g.new_zeros(sa) if na else None), (g.new_zeros(sb) if nb else None)
 
 
+class FloorDivide(RoundedDiv):
+    """``floor_divide``: PyTorch's forward, and its backward, which refuses."""
+
+    def backward(ctx, g):
+        raise no_derivative("floor_divide", "use vt.div(a, b, rounding_mode='floor'), the "
+                            "same quotient with a zero gradient, or .detach() the operands")
+
+
 def rounded_div(op: str, input: Any, other: Any, rounding_mode: str) -> Tensor:
     """``input / other`` rounded by ``rounding_mode`` (``"trunc"`` or ``"floor"``)."""
     if rounding_mode not in _MODES:
@@ -71,7 +80,8 @@ def rounded_div(op: str, input: Any, other: Any, rounding_mode: str) -> Tensor:
         broadcast_shapes(op, a.shape, b.shape)
     elif type(a) is not Tensor:  # a Python scalar dividend: a 0-d tensor of the dtype
         a = b.new_full((), a)
-    return RoundedDiv.apply(a, b, mode=rounding_mode)
+    cls = FloorDivide if op == "floor_divide" else RoundedDiv
+    return cls.apply(a, b, mode=rounding_mode)
 
 
 @tensor_method("floor_divide", "__floordiv__")

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..amp.dispatch import autocast_op
 from ..amp.policy import HOOKED as AUTOCAST_HOOKED
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function, carry_saved, no_derivative
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
 from ..dtypes import DType, bfloat16, get_dtype
@@ -54,6 +54,9 @@ class Neg(Function):
 
 
 class Reciprocal(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         y = 1.0 / x
         ctx.save_for_backward(y)
@@ -61,10 +64,13 @@ class Reciprocal(Function):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return -g * y * y
+        return -g * (y * y)  # PyTorch's order (one rounding of y * y, as its kernel)
 
 
 class Sqrt(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         y = ctx.xp.sqrt(x)
         ctx.save_for_backward(y)
@@ -76,6 +82,9 @@ class Sqrt(Function):
 
 
 class Exp(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         y = ctx.xp.exp(x)
         ctx.save_for_backward(y)
@@ -87,6 +96,9 @@ class Exp(Function):
 
 
 class Exp2(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         y = 2.0 ** x  # the standard has no exp2; a scalar base works on every array
         ctx.save_for_backward(y)
@@ -98,6 +110,9 @@ class Exp2(Function):
 
 
 class Log(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.log(x)
@@ -108,6 +123,9 @@ class Log(Function):
 
 
 class Log2(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.log2(x)
@@ -118,6 +136,9 @@ class Log2(Function):
 
 
 class Sin(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.sin(x)
@@ -128,6 +149,9 @@ class Sin(Function):
 
 
 class Cos(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.cos(x)
@@ -160,14 +184,19 @@ def _fused_backward(ctx: Function, name: str, g: Tensor, y: Tensor) -> Tensor | 
 
 def _as_rounded(ctx: Function, y: Any, rounded: Any) -> Any:
     """``y`` rounded to the native dtype ``rounded`` and back (None: ``y``): the output a
-    bfloat16 op computed in float32 saves, as PyTorch's backward sees the bfloat16 one."""
+    bfloat16 op computed in float32 saves, as PyTorch's backward sees the bfloat16 one.
+    A rounded copy is not the output: the output is then watched for PyTorch's sake."""
     if rounded is None:
         return y
+    ctx.saves_as_pytorch = False
     xp = ctx.xp
     return xp.astype(xp.astype(y, rounded), y.dtype)
 
 
 class Tanh(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, rounded=None):
         y = ctx.xp.tanh(x)
         ctx.save_for_backward(_as_rounded(ctx, y, rounded))
@@ -180,6 +209,9 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, rounded=None):
         xp = ctx.xp
         # exp of a non-positive number only: no overflow for large |x|
@@ -208,6 +240,9 @@ def relu_backward_kernel(xp: Any, grad: Any, y: Any) -> Any:
 
 
 class Relu(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         y = get_kernel(ctx.device.backend, "relu")(ctx.xp, x)
         ctx.save_for_backward(y)
@@ -223,6 +258,8 @@ class Relu(Function):
 
 
 class Abs(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         from .math import sign_kernel  # 0 at NaN: the gradient there is 0, as in PyTorch
 
@@ -276,7 +313,11 @@ def in_float32(fn, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     Used for bfloat16, whose arithmetic with Python floats promotes to float32 on NumPy
     (ml_dtypes); PyTorch also computes bfloat16 ops in float32 internally.
     """
-    return cast(fn(cast(x, "float32"), *args, **kwargs), x.dtype)
+    xf = cast(x, "float32")
+    inner = fn(xf, *args, **kwargs)
+    out = cast(inner, x.dtype)
+    carry_saved(inner, out, (xf, x))  # PyTorch's op saves x or out, not our float32 copies
+    return out
 
 
 def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True,
@@ -360,6 +401,9 @@ class Sub(Function):
 
 
 class Mul(Function):
+    pytorch_saves = ((1,), (0,))
+    saves_as_pytorch = True
+
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad  # all False when not recording
         na, nb = needs[0], needs[1]
@@ -378,6 +422,9 @@ class Mul(Function):
 
 
 class Div(Function):
+    pytorch_saves = ((1,), (0, 1))
+    saves_as_pytorch = True
+
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad  # all False when not recording
         if needs[0] or needs[1]:
@@ -395,6 +442,8 @@ class Div(Function):
 
 
 class Pow(Function):
+    pytorch_saves = ((0, 1, RESULT), (0, 1, RESULT))
+
     def forward(ctx, a, b):
         xp = ctx.xp
         na, nb = ctx.needs_input_grad[:2]  # all False when not recording
@@ -408,6 +457,10 @@ class Pow(Function):
         else:
             y = a ** b
         ctx.save_for_backward(a, b if na or nb else None, y if nb else None)
+        if not hasattr(b, "shape"):  # PyTorch's pow(Tensor, Scalar) keeps self only, as
+            ctx.saves_as_pytorch = True  # this forward does
+        elif not hasattr(a, "shape"):  # pow(Scalar, Tensor): exponent and result
+            ctx.pytorch_saves = _POW_NUMBER_BASE
         return y
 
     def backward(ctx, g):
@@ -434,6 +487,22 @@ class Pow(Function):
         return ga, gb
 
 
+_POW_NUMBER_EXPONENT = ((0,), ())
+_POW_NUMBER_BASE = ((), (1, RESULT))
+
+
+class _PowNumberExponent(Pow):
+    """``bfloat16 ** number``, the number as a 0-d tensor: saves what PyTorch's does."""
+
+    pytorch_saves = _POW_NUMBER_EXPONENT
+
+
+class _PowNumberBase(Pow):
+    """``number ** bfloat16``, the number as a 0-d tensor: saves what PyTorch's does."""
+
+    pytorch_saves = _POW_NUMBER_BASE
+
+
 def _int_pow(xp: Any, a: Any, b: Any) -> Any:
     """Integer ``a ** b`` with PyTorch's rule for negative exponents: 1 for a base of 1,
     +-1 for -1 (by the exponent's parity) and 0 otherwise (NumPy raises instead)."""
@@ -450,6 +519,8 @@ def _int_pow(xp: Any, a: Any, b: Any) -> Any:
 class Maximum(Function):
     """Elementwise max; as in PyTorch, ties split the gradient evenly and where the
     comparison fails (a NaN) both operands get it."""
+
+    pytorch_saves = ((0, 1), (0, 1))
 
     pick = "maximum"
 
@@ -482,6 +553,8 @@ class Minimum(Maximum):
 
 
 class Remainder(Function):
+    pytorch_saves = ((), (0, 1))
+
     def forward(ctx, a, b):
         xp = ctx.xp
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
@@ -505,6 +578,8 @@ class Remainder(Function):
 
 class Fmod(Function):
     """C's ``fmod``: ``a - trunc(a / b) * b``, with the sign of ``a``."""
+
+    pytorch_saves = ((), (0, 1))
 
     def forward(ctx, a, b):
         xp = ctx.xp
@@ -712,18 +787,27 @@ _pow_bool_exponent = _binary(refusing_backward(Pow, "pow", "exponent - 1"), "pow
                              check=_refuse_negative_int_power)
 
 
-def _pow_of_bools(a: Any, b: Any) -> Tensor | None:
+def _pow_special(a: Any, b: Any) -> Tensor | None:
     """``pow``'s bool cases: a bool exponent tensor (the base's gradient refuses, as
-    PyTorch's) and a bool tensor to a Python bool (``x ** False`` is True)."""
+    PyTorch's) and a bool tensor to a Python bool (``x ** False`` is True); and bfloat16
+    with a Python number, which becomes a 0-d tensor (see ``_PowNumberExponent``)."""
     if type(b) is Tensor and b.dtype.kind == "b":
         if type(a) is Tensor and a.dtype.kind != "b":
             return _pow_bool_exponent(a, b)
     elif type(b) is bool and type(a) is Tensor and a.dtype.kind == "b":
         return a.clone() if b else a.new_ones(a.shape)
+    elif type(a) is Tensor and a.dtype is bfloat16 and type(b) in (int, float):
+        return _pow_number_exponent(a, b)
+    elif type(b) is Tensor and b.dtype is bfloat16 and type(a) in (int, float):
+        return _pow_number_base(a, b)
     return None
 
 
-_pow = _binary(Pow, "pow", check=_refuse_negative_int_power, special=_pow_of_bools)
+_pow_number_exponent = _binary(_PowNumberExponent, "pow", check=_refuse_negative_int_power)
+_pow_number_base = _binary(_PowNumberBase, "pow", check=_refuse_negative_int_power)
+
+
+_pow = _binary(Pow, "pow", check=_refuse_negative_int_power, special=_pow_special)
 Tensor.__pow__ = _pow  # operators take no keywords: no wrapper on their path
 
 
@@ -763,8 +847,34 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
     if type(other) is not Tensor or type(input) is not Tensor:
         _tensors_only("minimum", input, other)
     return _minimum(input, other)
-remainder = tensor_method("remainder", "__mod__")(
-    _binary(Remainder, "remainder", int_divisor=True))
+class _NumberRemainder(Remainder):
+    """``number % tensor``: PyTorch's forward, and its backward, which refuses."""
+
+    def backward(ctx, g):
+        raise no_derivative("remainder(number, tensor)", "only tensor % tensor and "
+                            "tensor % number have a gradient: write vt.full_like(t, number) "
+                            "% t, or .detach() the tensor")
+
+
+_remainder = _binary(Remainder, "remainder", int_divisor=True)
+_number_remainder = _binary(_NumberRemainder, "remainder", int_divisor=True)
+
+
+@tensor_method("remainder", "__mod__")
+def remainder(input: Any, other: Any) -> Tensor:
+    """Python's (floor) remainder of ``input / other``, with the sign of ``other``;
+    elementwise with broadcasting.
+
+    Args:
+        input: the dividend, a tensor or number (a number has no gradient through the
+            divisor, as in PyTorch: its backward raises).
+        other: the divisor, a tensor or number.
+    """
+    if type(input) is not Tensor:
+        return _number_remainder(input, other)
+    return _remainder(input, other)
+
+
 fmod = tensor_method()(_binary(Fmod, "fmod", int_divisor=True))
 
 
@@ -824,6 +934,8 @@ less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
 # -- where --------------------------------------------------------------------------------
 
 class Where(Function):
+    pytorch_saves = ((), (0,), (0,))
+
     def forward(ctx, cond, a, b):
         xp = ctx.xp
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))

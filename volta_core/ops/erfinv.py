@@ -12,6 +12,7 @@ import math
 
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
+from .elementwise import in_float32
 from .special import _erfc_array, _floating_input
 
 _A = 0.147  # Winitzki's constant
@@ -19,6 +20,8 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 class Erfinv(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, y):
         xp = ctx.xp
         inside = (y > -1) & (y < 1)
@@ -52,7 +55,7 @@ def erfinv(input: Tensor) -> Tensor:
     """The inverse of ``erf`` on (-1, 1); +-inf at +-1, NaN outside."""
     x = _floating_input("erfinv", input)
     if x.dtype.itemsize < 4:
-        return Erfinv.apply(x.to("float32")).to(x.dtype)
+        return in_float32(Erfinv.apply, x)
     return Erfinv.apply(x)
 
 

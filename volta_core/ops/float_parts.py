@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import Function, saved_by_pytorch
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, checked_pair, python_scalar
@@ -83,7 +83,9 @@ def sgn(input: Tensor) -> Tensor:
     if x.dtype.name == "bool":
         return x.clone()
     if x.dtype.is_floating_point:  # NaN has sign 0 in PyTorch
-        return where(x.isnan(), 0.0, sign(x))
+        out = where(x.isnan(), 0.0, sign(x))
+        saved_by_pytorch(out, x, out, op="sgn")  # PyTorch's sgn saves both (for complex)
+        return out
     return sign(x)
 
 
@@ -128,6 +130,8 @@ class CopySign(Function):
 
 
 class FMax(Function):
+    pytorch_saves = ((0, 1), (0, 1))
+
     low = False
 
     def forward(ctx, a, b):
@@ -177,8 +181,10 @@ def copysign(input: Tensor, other: Any) -> Tensor:
     # common dtype (copysign(uint8, -1) is negative, as in PyTorch)
     b = other if type(other) is Tensor else a.new_full((), float(python_scalar(other)),
                                                        dtype=work)
-    out = CopySign.apply(cast(input, work), cast(b, work))
-    return cast(out, dt)
+    out = cast(CopySign.apply(cast(input, work), cast(b, work)), dt)
+    # PyTorch's copysign saves its result, and input for input's gradient
+    saved_by_pytorch(out, input if input.requires_grad else None, out, op="copysign")
+    return out
 
 
 def _fextremum(cls: type, name: str):

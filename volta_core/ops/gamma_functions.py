@@ -73,6 +73,8 @@ def _trigamma_array(xp: Any, x: Any) -> Any:
 
 
 class Lgamma(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return _lgamma_array(ctx.xp, x)
@@ -83,6 +85,8 @@ class Lgamma(Function):
 
 
 class Digamma(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return _digamma_array(ctx.xp, x)
@@ -93,6 +97,8 @@ class Digamma(Function):
 
 
 class Trigamma(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         return _trigamma_array(ctx.xp, x)
 

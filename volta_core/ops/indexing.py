@@ -28,6 +28,8 @@ def _kernel(ctx, name: str):
 # -- gather / scatter Functions -----------------------------------------------------------
 
 class IndexSelect(Function):
+    pytorch_saves = ((1,), ())
+
     def forward(ctx, x, index, dim=0):
         ctx.in_shape, ctx.dim = x.shape, dim
         ctx.save_for_backward(index)
@@ -39,6 +41,8 @@ class IndexSelect(Function):
 
 
 class IndexAdd(Function):
+    pytorch_saves = ((), (), (1, 2))
+
     def forward(ctx, target, index, src, dim=0):
         ctx.dim = dim
         ctx.save_for_backward(index)
@@ -51,6 +55,8 @@ class IndexAdd(Function):
 
 
 class Gather(Function):
+    pytorch_saves = ((0, 1), ())
+
     def forward(ctx, x, index, dim=0):
         ctx.in_shape, ctx.dim = x.shape, dim
         ctx.save_for_backward(index)
@@ -62,6 +68,13 @@ class Gather(Function):
     def backward(ctx, g):
         (index,) = ctx.saved_tensors
         return ScatterAdd.apply(g.new_zeros(ctx.in_shape), index, g, dim=ctx.dim), None
+
+
+class Pick(Gather):
+    """A gather of the indices an op chose (sort, topk, median and kthvalue along a dim):
+    PyTorch's backward of those ops keeps the indices, not the input."""
+
+    pytorch_saves = ((1,), ())
 
 
 def last_writes(backend, shape: tuple, dim: int, index: Tensor) -> Tensor:
@@ -91,6 +104,8 @@ def _gather_src(g: Tensor, index: Tensor, dim: int, src_shape: tuple,
 
 
 class ScatterAdd(Function):
+    pytorch_saves = ((), (), (1,))
+
     def forward(ctx, target, index, src, dim=0):
         ctx.dim, ctx.src_shape = dim, src.shape
         ctx.save_for_backward(index)
@@ -103,6 +118,8 @@ class ScatterAdd(Function):
 
 
 class Scatter(Function):
+    pytorch_saves = ((1,), (), (1,))
+
     def forward(ctx, target, index, src, dim=0):
         ctx.dim, ctx.src_shape = dim, src.shape
         ctx.save_for_backward(index)

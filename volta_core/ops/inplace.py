@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import Function, rebind_output
 from ..autograd.grad_mode import state as _grad_state
 from ..dtypes import checked_scalar
 from ..errors import DeviceError, DTypeError, ShapeError
@@ -72,7 +72,9 @@ def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any,
         others: the op's other operands, to tell whether autograd records it.
         shares: ``fn``'s result may be an operand's array (or a broadcast view of one):
             copy it, so that ``self`` owns its values (kernels such as fused optimizer
-            steps update a parameter's array in place).
+            steps update a parameter's array in place). Such an op (``copy_``, ``fill_``
+            of a tensor) overwrites all of ``self``: the old value's graph stays in
+            self's, with a zero gradient, as PyTorch's CopyBackwards keeps it.
     """
     records = _records(self, others)
     check_writable(op, self, records)
@@ -82,11 +84,17 @@ def inplace(self: Tensor, op: str, fn: Callable[[Tensor], Tensor], *others: Any,
     out = _conform(op, self, fn(old))
     if shares:
         out = clone(out)
-    if records and out.grad_fn is None:
-        # a constant or a leaf (fill_, copy_(w)): self still takes a node of the graph
+    if records and (out.grad_fn is None or shares and old.requires_grad):
+        # a constant or a leaf (fill_, copy_(w)): self still takes a node of the graph; an
+        # overwritten graph still runs its backward (with zeros: its leaves get zero
+        # gradients, and a saved tensor changed since refuses, as in PyTorch)
         out = _Overwrite.apply(old, out)
     assign(self, out, records)
     self._version[0] += 1
+    if records and not any(out is o for o in others):
+        # the op's output is now self: a later in-place change of self is seen by the
+        # backward of the op that made it (PyTorch's exp_ saves its result, self)
+        rebind_output(out.grad_fn, out._version, self._version)
     return self
 
 
@@ -196,8 +204,11 @@ def zero_(self: Tensor) -> Tensor:
 
 def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy the values of ``src`` (broadcast, cast, from any device) into ``self``."""
-    if src is self and not self.requires_grad:  # nothing to copy: PyTorch returns at once
-        return self  # (even for an expanded self); autograd's leaf checks still run below
+    if src is self and not self.requires_grad:
+        # nothing to copy: PyTorch returns at once (even for an expanded self), yet counts a
+        # write (a backward that saved self refuses); with requires_grad the checks run below
+        self._version[0] += 1
+        return self
     if type(src) is not Tensor:
         src = Tensor(src, dtype=self.dtype, device=self.device)
     if broadcast_shapes("copy_", self.shape, src.shape) != self.shape:

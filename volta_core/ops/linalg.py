@@ -17,6 +17,9 @@ from .movement import sum_to
 
 
 class Matmul(Function):
+    pytorch_saves = ((1,), (0,))  # mm: the other factor for each gradient
+    saves_as_pytorch = True
+
     def forward(ctx, a, b):
         na, nb = ctx.needs_input_grad[:2]  # all False when not recording
         ctx.shapes = (tuple(a.shape), tuple(b.shape))

@@ -166,6 +166,8 @@ isfinite = _classify(IsFinite, "isfinite", True)
 
 
 class NanToNum(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x, nan=0.0, posinf=0.0, neginf=0.0):
         xp = ctx.xp
         # PyTorch's gradient is g * isfinite(x): a NaN g stays NaN even where x was not finite

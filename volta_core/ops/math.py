@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from ..amp.dispatch import autocast_op
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function, saved_by_pytorch
 from ..backend.kernels import fallback, get_kernel
 from ..dtypes import bfloat16, checked_scalar
 from ..errors import DTypeError
@@ -68,6 +68,9 @@ class Round(_ZeroGrad):
 
 
 class Log1p(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.log1p(x)
@@ -78,6 +81,9 @@ class Log1p(Function):
 
 
 class Expm1(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         y = ctx.xp.expm1(x)
         ctx.save_for_backward(y)
@@ -89,6 +95,9 @@ class Expm1(Function):
 
 
 class Sinh(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.sinh(x)
@@ -99,6 +108,9 @@ class Sinh(Function):
 
 
 class Cosh(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.cosh(x)
@@ -109,6 +121,9 @@ class Cosh(Function):
 
 
 class Tan(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         y = ctx.xp.tan(x)
         ctx.save_for_backward(y)
@@ -120,6 +135,9 @@ class Tan(Function):
 
 
 class Asin(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.asin(x)
@@ -130,6 +148,9 @@ class Asin(Function):
 
 
 class Acos(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.acos(x)
@@ -140,6 +161,9 @@ class Acos(Function):
 
 
 class Atan(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ctx.xp.atan(x)
@@ -150,6 +174,9 @@ class Atan(Function):
 
 
 class Square(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return x * x
@@ -160,6 +187,9 @@ class Square(Function):
 
 
 class Rsqrt(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         y = 1.0 / ctx.xp.sqrt(x)
         ctx.save_for_backward(y)
@@ -252,6 +282,9 @@ def erf_kernel(xp: Any, x: Any) -> Any:
 
 
 class Erf(Function):
+    pytorch_saves = ((0,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return get_kernel(ctx.device.backend, "erf")(ctx.xp, x)
@@ -306,6 +339,9 @@ def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - the name user
 
 
 class Atan2(Function):
+    pytorch_saves = ((0, 1), (0, 1))
+    saves_as_pytorch = True
+
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         return ctx.xp.atan2(a, b)
@@ -347,6 +383,8 @@ arctan2 = atan2
 # -- clamp --------------------------------------------------------------------------------
 
 class Clamp(Function):
+    pytorch_saves = ((0, 1, 2), (0, 1, 2), (0, 1, 2))
+
     def forward(ctx, x, lo, hi):
         xp = ctx.xp
         ctx.shape = shape_of_raw(x)
@@ -421,7 +459,10 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
             b = cast(b, x.dtype)
             broadcast_shapes("clamp", x.shape, b.shape)
         bounds.append(b)
-    return Clamp.apply(x, *bounds)
+    out = Clamp.apply(x, *bounds)
+    if out.grad_fn is not None and (bounds[0] is not min or bounds[1] is not max):
+        saved_by_pytorch(out, input, min, max)  # cast bounds: PyTorch keeps the originals
+    return out
 
 
 clip = clamp
@@ -487,10 +528,13 @@ class Lerp(Function):
     """``lerp`` with PyTorch's gradients: ``g * (1 - w)``, ``g * w`` and ``g * (end -
     start)``, each one product (a composite's ``g - g * w`` is NaN where ``g`` is inf)."""
 
+    pytorch_saves = ((2,), (2,), (0, 1, 2))
+
     def forward(ctx, x, end, w, scalar=None):
         ctx.shapes = (shape_of_raw(x), shape_of_raw(end), None if w is None else shape_of_raw(w))
         ctx.scalar = scalar
-        ctx.save_for_backward(x, end, w)
+        nw = ctx.needs_input_grad[2]  # the ends only for the weight's gradient, as PyTorch
+        ctx.save_for_backward(x if nw else None, end if nw else None, w)
         diff = end - x
         # PyTorch's two-sided form: from the nearer end, so lerp(-inf, x, 0.5) is -inf
         if w is None:

@@ -19,6 +19,8 @@ Dims = int | Sequence[int] | None
 
 
 class NanToZero(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         xp = ctx.xp
         nan = xp.isnan(x)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function, saved_by_pytorch
 from ..errors import IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._util import normalize_dim, require_int_dim
 from .elementwise import where
-from .indexing import Gather
+from .indexing import Pick
 from .movement import reshape
 from .reduce import amax, amin
 from .sorting import _argsort, sort
@@ -32,7 +32,7 @@ def _pick(x: Tensor, d: int, rank: Any, keepdim: bool) -> tuple[Tensor, Tensor]:
     order = _argsort(x, d, False).array  # sort's order: NaN last in every float dtype
     idx = xp.take_along_axis(order, rank, axis=d)
     index = Tensor._make(idx, dev)
-    values = Gather.apply(x, index, dim=d)
+    values = Pick.apply(x, index, dim=d)
     if not keepdim:
         shape = x.shape[:d] + x.shape[d + 1:]
         values, index = reshape(values, shape), reshape(index, shape)
@@ -75,6 +75,8 @@ def _median_dim(op: str, x: Tensor, dim: int, keepdim: bool, ignore_nan: bool) -
 
 class _EvenPick(Function):
     """The precomputed ``value`` of ``x``; the gradient is split among equal elements."""
+
+    pytorch_saves = ((0, RESULT), ())
 
     def forward(ctx, x, value):
         ctx.save_for_backward(x, value)
@@ -171,7 +173,11 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     dims = () if dim is None else dim
     if dim is None and keepdim:
         dims = tuple(range(input.ndim))
-    return AminmaxResult(amin(input, dims, keepdim), amax(input, dims, keepdim))
+    lo, hi = amin(input, dims, keepdim), amax(input, dims, keepdim)
+    # PyTorch's one node saves input, min and max, whichever output the gradient comes from
+    saved_by_pytorch(lo, hi, op="aminmax")
+    saved_by_pytorch(hi, lo, op="aminmax")
+    return AminmaxResult(lo, hi)
 
 
 __all__ = ["MedianResult", "KthvalueResult", "AminmaxResult", "median", "nanmedian",

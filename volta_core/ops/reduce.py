@@ -10,7 +10,7 @@ from typing import Any
 
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function, saved_by_pytorch
 from ..autograd.grad_mode import is_grad_enabled
 from ..errors import AutogradError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
@@ -90,6 +90,8 @@ def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tens
 
 class _Extremum(Function):
     """Max or min along dims; the gradient is split evenly among tied extrema."""
+
+    pytorch_saves = ((0, RESULT),)
 
     find = "max"
 
@@ -198,11 +200,14 @@ def _extremum(cls, dimcls, name: str, x: Tensor, dim, keepdim: bool):
     d = normalize_dim(name, dim, x.ndim)
     _check_nonempty(name, x, d)
     if x.ndim == 0:  # a 0-d tensor is its own extremum, at index 0
-        return MaxResult(x.clone(), Tensor._make(x.device.xp.zeros(
-            (), dtype=x.device.xp.int64, device=x.device.native), x.device))
-    box: dict = {}
-    values = dimcls.apply(x, dim=d, keepdim=keepdim, box=box)
-    return MaxResult(values, Tensor._make(box["indices"], x.device))
+        values, indices = x.clone(), Tensor._make(x.device.xp.zeros(
+            (), dtype=x.device.xp.int64, device=x.device.native), x.device)
+    else:
+        box: dict = {}
+        values = dimcls.apply(x, dim=d, keepdim=keepdim, box=box)
+        indices = Tensor._make(box["indices"], x.device)
+    saved_by_pytorch(values, indices, op=name)  # PyTorch's backward keeps the indices
+    return MaxResult(values, indices)
 
 
 @tensor_method()
@@ -259,6 +264,8 @@ def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
 
 
 class Prod(Function):
+    pytorch_saves = ((0, RESULT),)
+
     def forward(ctx, x, dims=(), keepdim=False, full=False):
         ctx.in_shape, ctx.dims, ctx.keepdim, ctx.full = x.shape, dims, keepdim, full
         ctx.save_for_backward(x)
@@ -404,6 +411,8 @@ def any(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # no
 # -- variance ------------------------------------------------------------------------------
 
 class Var(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x, dims=(), correction=1, keepdim=False, all_dims=False):
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = 1
@@ -473,7 +482,9 @@ def std(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: 
         from .elementwise import in_float32
 
         return in_float32(std, input, dim, unbiased, keepdim, correction=correction)
-    return _StdRoot.apply(var(input, dim, unbiased, keepdim, correction=correction))
+    out = _StdRoot.apply(var(input, dim, unbiased, keepdim, correction=correction))
+    saved_by_pytorch(out, input, out, op="std")  # PyTorch's std saves both
+    return out
 
 
 class _StdRoot(Function):
@@ -510,6 +521,8 @@ def std_mean(input: Tensor, dim: Dims = None, unbiased: bool | None = None,
 # -- norms --------------------------------------------------------------------------------
 
 class VectorNorm(Function):
+    pytorch_saves = ((0, RESULT),)
+
     def forward(ctx, x, ord=2.0, dims=(), keepdim=False):
         xp = ctx.xp
         ctx.in_shape, ctx.dims, ctx.keepdim, ctx.ord = x.shape, dims, keepdim, ord

@@ -14,11 +14,11 @@ import math
 from collections import namedtuple
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import normalize_dim
-from .elementwise import where
+from .elementwise import in_float32, where
 from .indexing import Gather
 from .joining import flip
 
@@ -46,6 +46,8 @@ def _logaddexp(xp: Any, a: Any, b: Any) -> Any:
 
 
 class LogCumSumExp(Function):
+    pytorch_saves = ((0, RESULT),)
+
     def forward(ctx, x, dim=0):
         xp = ctx.xp
         y = _scan(xp, x, dim, lambda a, b: _logaddexp(xp, a, b))
@@ -84,7 +86,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     if input.ndim == 0:
         return input.clone()
     if input.dtype.name == "bfloat16":
-        return LogCumSumExp.apply(input.float(), dim=d).to("bfloat16")
+        return in_float32(LogCumSumExp.apply, input, dim=d)
     return LogCumSumExp.apply(input, dim=d)
 
 

@@ -6,12 +6,13 @@ generic fallbacks below subtract the maximum along ``dim`` before exponentiating
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function, saved_by_pytorch
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
 from ..dtypes import get_default_dtype
@@ -41,7 +42,24 @@ def softmax_backward_kernel(xp: Any, grad: Any, y: Any, dim: int) -> Any:
     return gy - y * xp.sum(gy, axis=dim, keepdims=True)
 
 
+_LN2 = math.log(2.0)
+
+
+@fallback("log_softmax_backward")
+def log_softmax_backward_kernel(xp: Any, grad: Any, y: Any, dim: int) -> Any:
+    """Gradient of log-softmax w.r.t. its input, from the output ``y``: ``g - exp(y) * s``
+    with ``s = sum(g)``. Where ``exp(y) > 1/2`` (the dominant entry) it is taken as
+    ``(g - s) - expm1(y) * s``: the small ``1 - exp(y)`` keeps its digits there, as in
+    PyTorch's fused multiply-add, where the rounded product ``exp(y) * s`` loses them."""
+    s = xp.sum(grad, axis=dim, keepdims=True)
+    near = (y > -_LN2) & xp.isfinite(s)  # an inf or NaN sum: the plain form's inf/NaN
+    return xp.where(near, (grad - s) - xp.expm1(y) * s, grad - xp.exp(y) * s)
+
+
 class Softmax(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, dim=-1):
         ctx.dim = dim
         y = get_kernel(ctx.device.backend, "softmax")(ctx.xp, x, dim)
@@ -58,6 +76,9 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
+    pytorch_saves = ((RESULT,),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, dim=-1):
         ctx.dim = dim
         y = get_kernel(ctx.device.backend, "log_softmax")(ctx.xp, x, dim)
@@ -66,7 +87,14 @@ class LogSoftmax(Function):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return g - y.exp() * g.sum(ctx.dim, keepdim=True)
+        if not _grad_state.enabled:  # plain backward: one kernel
+            kern = get_kernel(ctx.device.backend, "log_softmax_backward")
+            return Tensor._make(kern(ctx.xp, g.array, y.array, ctx.dim), ctx.device)
+        from .elementwise import where
+
+        s = g.sum(ctx.dim, keepdim=True)  # the kernel's formula, with Tensor ops
+        near = (y > -_LN2).logical_and(s.isfinite())
+        return where(near, (g - s) - y.expm1() * s, g - y.exp() * s)
 
 
 def _prepare(op: str, x: Tensor, dim: Any, dtype: Any) -> tuple[Tensor, int]:
@@ -92,7 +120,9 @@ def _run(cls: type, x: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:
         return cls.apply(x.reshape(1), dim=0).reshape(())
     if x.shape[dim] == 0:
-        return x * 1.0
+        out = x * 1.0
+        saved_by_pytorch(out, out, op=cls.__name__)  # PyTorch's saves its (empty) result
+        return out
     return cls.apply(x, dim=dim)
 
 
@@ -127,6 +157,9 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 class LogSumExp(Function):
+    pytorch_saves = ((0, RESULT),)
+    saves_as_pytorch = True
+
     def forward(ctx, x, dims=(), keepdim=False):
         xp = ctx.xp
         ctx.keep_shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape))

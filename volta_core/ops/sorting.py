@@ -10,7 +10,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..amp.dispatch import autocast_op
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function, saved_by_pytorch
 from ..dtypes import bfloat16
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
@@ -23,9 +23,9 @@ TopKResult = namedtuple("TopKResult", ["values", "indices"])
 
 
 def _gather(x: Tensor, index: Tensor, dim: int) -> Tensor:
-    from .indexing import Gather
+    from .indexing import Pick
 
-    return Gather.apply(x, index, dim=dim)
+    return Pick.apply(x, index, dim=dim)
 
 
 def _argsort(x: Tensor, d: int, descending: bool) -> Tensor:
@@ -60,7 +60,9 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False,
     """
     if input.ndim == 0:
         normalize_dim("sort", dim, 0)
-        return SortResult(input.clone(), input.new_zeros((), dtype="int64"))
+        values, indices = input.clone(), input.new_zeros((), dtype="int64")
+        saved_by_pytorch(values, indices, op="sort")  # PyTorch's backward keeps the indices
+        return SortResult(values, indices)
     d = normalize_dim("sort", dim, input.ndim)
     idx = _argsort(input, d, descending)
     return SortResult(_gather(input, idx, d), idx)
@@ -122,6 +124,8 @@ def cumsum(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 class Cumprod(Function):
+    pytorch_saves = ((0, RESULT),)
+
     def forward(ctx, x, dim=0):
         y = ctx.xp.cumulative_prod(x, axis=dim)
         ctx.dim, ctx.has_zero = dim, bool(ctx.xp.any(x == 0))

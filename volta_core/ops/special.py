@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function, carry_saved
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, checked_pair, shape_of
@@ -25,6 +25,8 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 class _SavesInput(Function):
     """A unary op computed by ``xp.<fn>`` whose backward needs its input."""
+
+    pytorch_saves = ((0,),)
 
     fn = ""
 
@@ -94,6 +96,8 @@ def _erfc_array(xp: Any, x: Any, wide: bool) -> Any:
 
 
 class Erfc(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         xp = ctx.xp
         ctx.save_for_backward(x)
@@ -109,6 +113,8 @@ class Erfc(Function):
 
 
 class Sinc(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x):
         xp = ctx.xp
         ctx.save_for_backward(x)
@@ -125,6 +131,8 @@ class Sinc(Function):
 
 
 class Logit(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x, eps=None):
         xp = ctx.xp
         ctx.eps = eps
@@ -223,12 +231,17 @@ def _float_pair(op: str, a: Any, b: Any, scalars: bool = True,
 
 
 def _run_binary(cls: type, op: str, a: Any, b: Any, **kw: Any) -> Tensor:
+    a0, b0 = a, b
     a, b, dt = _float_pair(op, a, b, **kw)
-    out = cls.apply(a, b)
-    return out if out.dtype is dt else cast(out, dt)
+    inner = cls.apply(a, b)
+    out = inner if inner.dtype is dt else cast(inner, dt)
+    carry_saved(inner, out, (a, a0), (b, b0))  # PyTorch saves the operands as given
+    return out
 
 
 class Xlogy(Function):
+    pytorch_saves = ((0, 1), (0, 1))
+
     def forward(ctx, x, y):
         xp = ctx.xp
         ctx.save_for_backward(x, y)
@@ -248,6 +261,8 @@ class Xlogy(Function):
 
 
 class LogAddExp(Function):
+    pytorch_saves = ((0, 1), (0, 1))
+
     base2 = False
 
     def forward(ctx, a, b):
@@ -277,6 +292,8 @@ _LogAddExp2OfBool = refusing_backward(LogAddExp2, "logaddexp2", "a subtraction")
 
 
 class Hypot(Function):
+    pytorch_saves = ((0, RESULT), (1, RESULT))
+
     def forward(ctx, a, b):
         xp = ctx.xp
         out = xp.hypot(a, b)

@@ -7,11 +7,14 @@ from typing import Any
 from ..autograd.function import Function
 from ..errors import DTypeError
 from ..tensor import Tensor
+from .elementwise import in_float32
 from .indexing import _as_python
 from .inplace import inplace
 
 
 class Threshold(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x, threshold=0.0, value=0.0):
         xp = ctx.xp
         dev = ctx.device.native
@@ -45,7 +48,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 def _threshold(x: Tensor, th: Any, value: Any) -> Tensor:
     th, value = _as_python(x, th), _as_python(x, value)
     if x.dtype.name == "bfloat16":
-        return Threshold.apply(x.float(), threshold=th, value=value).to("bfloat16")
+        return in_float32(Threshold.apply, x, threshold=th, value=value)
     return Threshold.apply(x, threshold=th, value=value)
 
 

@@ -66,8 +66,9 @@ CASES += [
 ]
 
 # -- rounded division, alpha ----------------------------------------------------------------
+# floor_divide has no derivative (its backward raises, as PyTorch's): forward only
 CASES += binary("floor_divide", low=-4.0, high=4.0, low2=0.5, high2=2.0, large=False,
-                covers=("Tensor.__floordiv__",))
+                grad=False, covers=("Tensor.__floordiv__",))
 CASES += [
     case("int", "floor_divide", Arg((3, 4), ints=(-9, 9)), Arg((4,), ints=(1, 4)),
          dtypes=INT, grad=False),
@@ -77,7 +78,8 @@ CASES += [
     case("alpha", "add", A34, Arg((4,)), alpha=-2.5),
     case("alpha", "sub", A34, Arg((4,)), alpha=0.5),
     case("alpha_int", "add", A34, A34, alpha=3, dtypes=INT, grad=False),
-    case("in_place", "Tensor.floor_divide_", A34, fn=lambda x: (x * 4.0).floor_divide_(1.5)),
+    case("in_place", "Tensor.floor_divide_", A34, fn=lambda x: (x * 4.0).floor_divide_(1.5),
+         grad=False),
 ]
 
 # -- in-place math forms ------------------------------------------------------------------------
