@@ -36,6 +36,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -207,6 +208,10 @@ class Engine:
         # checked readback, and what is later computed from them (id(buffer) -> message)
         self._written: set = set()
         self._poisoned: dict[int, str] = {}
+        # vt.compile(mode="reduce-overhead") (replay.py): a Recorder while a call's work is
+        # recorded; and the storage holding each buffer, to name buffers it did not allocate
+        self._tape: Any = None
+        self._owners: dict[int, Any] = {}
 
     # -- naming -------------------------------------------------------------------------
     @property
@@ -265,7 +270,11 @@ class Engine:
             self._allocated += size
             if self._allocated > self._peak:
                 self._peak = self._allocated
-            return Storage(buf, nbytes, self)
+            st = Storage(buf, nbytes, self)
+            self._owners[id(buf)] = weakref.ref(st)
+            if self._tape is not None:
+                self._tape.on_alloc(self, st, nbytes, upload)
+            return st
 
     def _create(self, size: int) -> Any:
         """A new storage buffer; on failure, free the pool's cached buffers and retry."""
@@ -324,6 +333,7 @@ class Engine:
             for bufs in self._pool.values():
                 for b in bufs:
                     self._buffers.discard(b)
+                    self._owners.pop(id(b), None)
                     b.destroy()
             for bufs in self._staging_pool.values():
                 for b in bufs:
@@ -372,6 +382,8 @@ class Engine:
             st = self.alloc(max(n, 4), upload=True)
             if len(mv):
                 self.queue.write_buffer(st.buffer, 0, mv)
+                if self._tape is not None:
+                    self._tape.on_write(self, st.buffer, bytes(mv))
         return st
 
     @property
@@ -391,6 +403,8 @@ class Engine:
         """
         if self._lazy_pending and not self._lazy_busy:
             self._run_lazy()
+        if self._tape is not None:
+            self._tape.on_read(self)
         if self._poisoned and id(storage.buffer) in self._poisoned:
             from ._errors import IndexOutOfRangeError
             raise IndexOutOfRangeError(self._poisoned[id(storage.buffer)])
@@ -448,16 +462,22 @@ class Engine:
 
     def copy(self, src: Storage, src_off: int, dst: Storage, dst_off: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
+        self.copy_buffer(src.buffer, src_off, dst.buffer, dst_off, nbytes)
+
+    def copy_buffer(self, src: Any, src_off: int, dst: Any, dst_off: int, nbytes: int) -> None:
+        """:meth:`copy` between GPU buffers."""
         if self._lazy_pending and not self._lazy_busy:
-            self._lazy_write((dst.buffer,))
+            self._lazy_write((dst,))
         with self._lock:
+            if self._tape is not None:
+                self._tape.on_copy(self, src, src_off, dst, dst_off, nbytes)
             enc = self._get_encoder()
             self._end_pass()
-            enc.copy_buffer_to_buffer(src.buffer, src_off, dst.buffer, dst_off, nbytes)
+            enc.copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes)
             if self._err is not None:
-                self._written.add(dst.buffer)
-                if self._poisoned and id(src.buffer) in self._poisoned:
-                    self._poisoned[id(dst.buffer)] = self._poisoned[id(src.buffer)]
+                self._written.add(dst)
+                if self._poisoned and id(src) in self._poisoned:
+                    self._poisoned[id(dst)] = self._poisoned[id(src)]
 
     # -- pipelines ----------------------------------------------------------------------
     def _layout(self, n_write: int, n_read: int) -> Any:
@@ -544,6 +564,8 @@ class Engine:
                 off = 0
             self._meta[off:off + len(meta)] = meta
             self._meta_used = off + kernel.meta_pad
+            if self._tape is not None:
+                self._tape.on_dispatch(self, kernel, bytes(meta), buffers, groups)
             self._record(kernel, off, buffers, groups)
 
     def dispatch_packed(self, kernel: Kernel, prefix: bytes, packer: Any, values: list,
@@ -564,6 +586,9 @@ class Engine:
             meta[off:off + n] = prefix
             packer.pack_into(meta, off + n, *values)
             self._meta_used = off + kernel.meta_pad
+            if self._tape is not None:
+                self._tape.on_dispatch(self, kernel, bytes(meta[off:off + n + packer.size]),
+                                       buffers, groups)
             self._record(kernel, off, buffers, groups)
 
     def _record(self, kernel: Kernel, off: int, buffers: list, groups: tuple) -> None:
