@@ -206,11 +206,12 @@ class _Replayer:
                 raise _NoReplay
             watched.append(t)
             g = t._grad
-            if g is not None:
-                if g._base is not None or b.trace_describe(g._data) != d:
+            if g is not None:  # a gradient may be a view of a temporary (an expand)
+                if g._hooks or g._post_hooks or b.trace_describe(_arr(g)) is None:
                     raise _NoReplay
                 watched.append(g)
-            return ("T", d, t.requires_grad, g is not None)
+            return ("T", d, t.requires_grad, None if g is None else
+                    b.trace_describe(_arr(g)))
 
         key: list = [walk(args), walk(kw), is_grad_enabled()]
         aut = is_autocast_enabled("wgpu")
@@ -219,6 +220,9 @@ class _Replayer:
         if m is not None:
             key.append(m.training)
             key.extend(watch(t) for t in (*m.parameters(), *m.buffers()))
+        else:  # the modules, optimizers and tensors a function reaches by name
+            for kind, x in _reached(self.fn, seen={id(t) for t in watched}):
+                key.append(kind if kind != "T" else watch(x))
         if len({id(t) for t in watched}) != len(watched):
             raise _NoReplay  # one tensor in two places: its buffer would be two inputs
         return tuple(key)
@@ -226,7 +230,7 @@ class _Replayer:
     def _record(self, b: Any, entry: _Entry, args: tuple, kw: dict, watched: list) -> Any:
         from .tensor import Tensor
         before = [(t._data, t._grad, t._version[0]) for t in watched]
-        rec = b.trace_begin([t._data for t in watched])
+        rec = b.trace_begin([_arr(t) for t in watched])
         if isinstance(rec, str):
             entry.fails = _MAX_TRIES
             with _lazy():
@@ -267,6 +271,8 @@ class _Replayer:
         changes = []
         for i, (t, (d0, g0, v0)) in enumerate(zip(watched, before)):
             if t._data is not d0:
+                if t._base is not None:
+                    ok = False  # a view's new values live in its base
                 outs.append(t._data)
                 changes.append((i, "data", len(outs) - 1))
             if t._grad is not g0:
@@ -285,7 +291,7 @@ class _Replayer:
 
     def _replay(self, entry: _Entry, watched: list) -> Any:
         from .tensor import Tensor
-        arrays = entry.tape.replay([t._data for t in watched])
+        arrays = entry.tape.replay([_arr(t) for t in watched])
         if arrays is None:
             return _STALE
 
@@ -312,6 +318,71 @@ class _Replayer:
 
 
 _STALE = object()
+
+
+def _arr(t: Any) -> Any:
+    """The tensor's array (a stale view's re-derived first)."""
+    return t._data if t._base is None else t.array
+
+
+def _reached(fn: Any, seen: set) -> list:
+    """The tensors a function reaches through its closure and the globals it names, one
+    level into Modules (parameters, buffers, ``training``), Optimizers (parameters and
+    state) and lists, tuples and dict values; as ``("T", tensor)`` or a guard item."""
+    from .nn.module import Module
+    from .optim.optimizer import Optimizer
+    from .tensor import Tensor
+    found: list = []
+
+    def add(x: Any, depth: int) -> None:
+        if isinstance(x, Tensor):
+            if id(x) not in seen:
+                seen.add(id(x))
+                found.append(("T", x))
+        elif isinstance(x, Module):
+            found.append(("training", x.training))
+            for t in (*x.parameters(), *x.buffers()):
+                add(t, depth)
+        elif isinstance(x, Optimizer):
+            for g in x.param_groups:
+                for t in g["params"]:
+                    add(t, depth)
+                found.append(("group", tuple((k, v) for k, v in g.items() if k != "params"
+                                             and isinstance(v, (bool, int, float, str)))))
+            for st in x.state.values():
+                for v in st.values():
+                    add(v, depth)
+        elif depth < 2 and isinstance(x, (list, tuple)):
+            for v in x:
+                add(v, depth + 1)
+        elif depth < 2 and isinstance(x, dict):
+            for v in x.values():
+                add(v, depth + 1)
+        elif depth < 2 and callable(x) and hasattr(x, "__code__"):
+            for v in _names(x):
+                add(v, depth + 1)
+
+    for v in _names(fn):
+        add(v, 0)
+    return found
+
+
+def _names(fn: Any) -> list:
+    """The objects in ``fn``'s closure and the globals its code names."""
+    out = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
+           if _filled(c)]
+    code, glob = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is not None and glob is not None:
+        out += [glob[n] for n in code.co_names if n in glob]
+    return out
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
 
 
 def _same_template(a: Any, b: Any) -> bool:

@@ -1,0 +1,167 @@
+"""``vt.compile(mode="reduce-overhead")`` on wgpu: once two calls recorded the same GPU
+work, later calls replay it without running the Python code, with eager's results bit for
+bit; calls whose work cannot be frozen (random numbers, read-backs, outputs that require
+grad, new state) keep running the Python code."""
+
+from __future__ import annotations
+
+import pytest
+
+import volta_core as vt
+
+
+@pytest.fixture(autouse=True)
+def _lazy_default(xp, monkeypatch):
+    monkeypatch.delenv("VOLTA_WGPU_EAGER", raising=False)
+
+
+def _dispatches() -> int:
+    from volta_wgpu.engine import get_engine
+    return get_engine().dispatch_count
+
+
+def test_replayed_forward_backward_matches_eager():
+    calls = []
+
+    def step(x):
+        calls.append(1)
+        y = x
+        for _ in range(40):
+            y = vt.tanh(y * 1.01 + x) - 0.5
+        y.sum().backward()
+
+    f = vt.compile(step, mode="reduce-overhead")
+    vt.manual_seed(0)
+    for i in range(5):
+        x = vt.randn(3, 5, device="wgpu", requires_grad=True)
+        ref = vt.tensor(x.tolist(), device="wgpu", requires_grad=True)
+        vt.wgpu.set_lazy(False)
+        try:
+            step(ref)
+        finally:
+            vt.wgpu.set_lazy(True)
+        d0 = _dispatches()
+        assert f(x) is None
+        assert x.grad.tolist() == ref.grad.tolist()
+        if i >= 2:  # recorded twice, then replayed: the Python code no longer runs
+            assert _dispatches() - d0 < 10
+    assert len(calls) == 5 + 2  # the 5 reference runs and the 2 recordings
+
+
+def test_new_shape_or_grad_state_records_again():
+    n = []
+
+    @vt.compile(mode="reduce-overhead")
+    def f(x, k):
+        n.append(1)
+        return x * k + 1.0
+
+    a = vt.ones(4, device="wgpu")
+    for _ in range(4):
+        assert f(a, 2.0).tolist() == [3.0] * 4
+    assert len(n) == 2
+    assert f(a, 3.0).tolist() == [4.0] * 4  # another scalar argument: another guard
+    assert f(vt.ones(2, 3, device="wgpu"), 2.0).tolist() == [[3.0] * 3] * 2
+    assert len(n) == 4
+    b = vt.full((4,), 5.0, device="wgpu")
+    assert f(b, 2.0).tolist() == [11.0] * 4  # a replay reads the new input
+    assert len(n) == 4
+
+
+def test_random_numbers_and_readbacks_are_never_frozen():
+    n = []
+
+    @vt.compile(mode="reduce-overhead")
+    def noisy(x):
+        n.append(1)
+        return x + vt.rand(x.shape, device="wgpu")
+
+    @vt.compile(mode="reduce-overhead")
+    def branchy(x):
+        n.append(1)
+        return x * 2 if x.sum().item() > 0 else x * 3
+
+    x = vt.zeros(64, device="wgpu")
+    draws = [noisy(x).tolist() for _ in range(4)]
+    assert len(n) == 4 and len({tuple(d) for d in draws}) == 4
+    assert branchy(vt.ones(2, device="wgpu")).tolist() == [2.0, 2.0]
+    for _ in range(3):
+        branchy(vt.ones(2, device="wgpu"))
+    assert branchy(-vt.ones(2, device="wgpu")).tolist() == [-3.0, -3.0]
+    assert len(n) == 4 + 5
+
+
+def test_training_step_with_optimizer_state_matches_eager():
+    def make():
+        vt.manual_seed(1)
+        net = vt.nn.Sequential(vt.nn.Linear(6, 8), vt.nn.Tanh(), vt.nn.Linear(8, 2)).to("wgpu")
+        return net, vt.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+
+    def train(net, opt, x, t):
+        opt.zero_grad()
+        loss = ((net(x) - t) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    vt.manual_seed(2)
+    data = [(vt.randn(5, 6, device="wgpu"), vt.randn(5, 2, device="wgpu")) for _ in range(6)]
+    net_e, opt_e = make()
+    vt.wgpu.set_lazy(False)
+    try:
+        eager = [train(net_e, opt_e, x, t).item() for x, t in data]
+    finally:
+        vt.wgpu.set_lazy(True)
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda x, t: n.append(1) or train(net, opt, x, t), mode="reduce-overhead")
+    assert [step(x, t).item() for x, t in data] == eager
+    assert [p.tolist() for p in net.parameters()] == [p.tolist() for p in net_e.parameters()]
+    # the 1st step makes the momentum buffers (new state: not frozen), the 2nd and 3rd
+    # record the same work, the others replay it
+    assert len(n) == 3
+
+
+def test_fixed_tensor_gone_records_again():
+    n = []
+
+    class Box:  # not a Module: the compiler does not look inside, the tensor is fixed
+        w = vt.full((3,), 2.0, device="wgpu")
+    box = Box()
+
+    @vt.compile(mode="reduce-overhead")
+    def f(x):
+        n.append(1)
+        return x * box.w
+
+    x = vt.ones(3, device="wgpu")
+    for _ in range(3):
+        assert f(x).tolist() == [2.0] * 3
+    assert len(n) == 2
+    Box.w = vt.full((3,), 7.0, device="wgpu")  # the recorded tensor dies
+    assert f(x).tolist() == [7.0] * 3
+    assert len(n) == 3
+
+
+def test_module_in_eval_replays_and_sees_parameter_updates():
+    vt.manual_seed(3)
+    net = vt.nn.Linear(4, 3).to("wgpu").eval()
+    seen = []
+    ref_fwd = type(net).forward
+
+    class Probe(vt.nn.Linear):
+        def forward(self, x):
+            seen.append(1)
+            return ref_fwd(self, x)
+
+    net.__class__ = Probe
+    compiled = vt.compile(net, mode="reduce-overhead")
+    x = vt.randn(2, 4, device="wgpu")
+    with vt.no_grad():
+        outs = [compiled(x).tolist() for _ in range(4)]
+        assert len(seen) == 2 and all(o == outs[0] for o in outs)
+        net.weight.mul_(2.0)
+        assert compiled(x).tolist() == vt.nn.functional.linear(x, net.weight, net.bias).tolist()
+    assert len(seen) == 2
+    out = compiled(x)  # with grad: the output requires grad, so the Python code runs
+    assert out.requires_grad and len(seen) == 3
