@@ -8,10 +8,12 @@ printed. The two are timed alternately, run by run, in one process, so load on a
 machine falls on both alike.
 
 Usage: python benchmarks/op_overhead.py [--ops 100] [--repeat 50] [--threads 1]
-    [--json out.json] [--device wgpu [--lazy on|off] [--compile]]
+    [--json out.json] [--device wgpu [--lazy on|off] [--compile [MODE]]]
 
 On wgpu, ``--lazy`` sets the backend's lazy fusion, ``--compile`` runs the chain's forward
-and backward through ``vt.compile``, and the dispatches per chain are printed.
+and backward through ``vt.compile`` (``mode="reduce-overhead"`` unless MODE is given:
+``default`` only turns lazy fusion on; ``reduce-overhead`` replays the recorded GPU work),
+and the dispatches per chain are printed.
 """
 
 from __future__ import annotations
@@ -75,8 +77,9 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     parser.add_argument("--lazy", choices=("on", "off"), default=None,
                         help="wgpu: lazy fusion on or off (default: the backend's default)")
-    parser.add_argument("--compile", action="store_true",
-                        help="run Volta's chain through vt.compile")
+    parser.add_argument("--compile", nargs="?", const="reduce-overhead", default=None,
+                        metavar="MODE", help="run Volta's chain through vt.compile(mode=MODE)"
+                        " (default reduce-overhead)")
     args = parser.parse_args()
 
     import volta_core as vt
@@ -90,7 +93,8 @@ def main() -> None:
     libs = {"volta": (vt, lambda: vt.randn(16, device=args.device, requires_grad=True),
                       vt.device(args.device).synchronize)}
     if args.compile:  # forward and backward inside one compiled function
-        libs["volta"] += (vt.compile(lambda x: chain(vt, x, args.ops).backward()),)
+        libs["volta"] += (vt.compile(lambda x: chain(vt, x, args.ops).backward(),
+                                     mode=args.compile),)
     try:
         import torch
     except ImportError:
@@ -112,10 +116,10 @@ def main() -> None:
         eng = get_engine()
         d0 = eng.dispatch_count
         time_libs({"volta": libs["volta"]}, args.ops, 1)
-        results["lazy"] = vt.wgpu.is_lazy() or args.compile
+        results["lazy"] = vt.wgpu.is_lazy() or bool(args.compile)
         results["dispatches_per_run"] = (eng.dispatch_count - d0) // 6
         mode = (f", lazy {'on' if results['lazy'] else 'off'}"
-                f"{' (compile)' if args.compile else ''}, "
+                f"{f' (compile, {args.compile})' if args.compile else ''}, "
                 f"{results['dispatches_per_run']} dispatches per chain")
     print(f"volta  ({args.device}, {args.threads} threads{mode}): {volta_us:8.2f} us/op "
           "(forward + backward, median)")
