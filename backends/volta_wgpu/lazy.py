@@ -111,7 +111,7 @@ class Node:
     """
 
     __slots__ = ("expr", "helpers", "inputs", "casts", "dtype", "shape", "op", "engine",
-                 "ids", "bufs", "storage", "barrier")
+                 "ids", "bufs", "storage", "barrier", "sig", "offset", "out")
 
     def __init__(self, expr: str, helpers: tuple, inputs: list, casts: tuple, dtype: DType,
                  shape: tuple, op: str, engine: Engine, ids: frozenset,
@@ -128,6 +128,9 @@ class Node:
         self.bufs = bufs
         self.storage = None
         self.barrier = False  # consumers read it stored, not inline
+        self.sig: Any = None  # its part of a graph signature, made when first needed
+        self.offset = 0  # of its values in ``storage`` (nonzero: stored beside another's)
+        self.out: Any = None  # weak reference to its pending array
 
 
 _Array: Any = None
@@ -160,12 +163,17 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, l
     for a, c in zip(operands, casts):
         if isinstance(a, Array):
             shapes.append(a.shape)
-            if a._s is None and a._node.storage is None and not a._node.barrier:
-                node = a._node
-                ins.append(node)
-                ids = ids | node.ids
-                bufs |= node.bufs
-                continue
+            node = a._node if a._s is None else None
+            if node is not None and not node.barrier:
+                if node.storage is None:
+                    ins.append(node)
+                    ids = ids | node.ids
+                    bufs |= node.bufs
+                    continue
+                if node.offset:  # computed beside another result: read it there
+                    bufs.add((id(node.storage.buffer), a.dtype))
+                    ins.append(node)
+                    continue
             st = a._st
             bufs.add((id(st.buffer), a.dtype))
             ins.append(a)
@@ -254,10 +262,11 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     eng = node.engine
     arr = _array_type()(None, node.shape, out_dtype)
     arr._node = node
+    node.out = ref = weakref.ref(arr)
     with eng._lock:  # run_pending swaps the list under the lock
         eng._lazy_reads.update(b for b, _dt in node.bufs)
         pend = eng._lazy_pending
-        pend.append(weakref.ref(arr))
+        pend.append(ref)
         if len(pend) > MAX_PENDING:
             run_pending(eng)
     return arr
@@ -274,8 +283,8 @@ def run_pending(eng: Engine, reads: Any = None, skip: Any = None) -> None:
         eng._lazy_pending = keep if reads is not None else []
         for ref in pend:
             a = ref()
-            if a is None or a._s is not None:
-                continue
+            if a is None or a._s is not None or a._node.offset:
+                continue  # gone, materialized, or computed beside another result
             if a is skip or (reads is not None and not _reads(a._node, reads)):
                 keep.append(ref)
                 continue
@@ -353,20 +362,20 @@ class _Graph:
                 return False  # another element of the target: threads would race
         self.self_read = buf
         self.bufs = [(b, dt) for b, dt in self.bufs if b is not buf]
-        self.buf_at = {(id(b), dt): i for i, (b, dt) in enumerate(self.bufs)}
+        self.buf_at = {(id(b), dt.name): i for i, (b, dt) in enumerate(self.bufs)}
         return True
 
     def binding(self, st: Any, dt: DType) -> str:
         """The WGSL array a leaf reads."""
         if st.buffer is self.self_read:
             return "out"
-        return f"in{self.buf_at[(id(st.buffer), dt)]}"
+        return f"in{self.buf_at[(id(st.buffer), dt.name)]}"
 
     def _leaf(self, st: Any, dtype: DType, shape: tuple, strides: tuple, off: int) -> int:
-        key = (id(st.buffer), dtype, shape, strides, off)
+        key = (id(st.buffer), dtype.name, shape, strides, off)
         i = self.leaf_at.get(key)
         if i is None:
-            bk = (id(st.buffer), dtype)
+            bk = (id(st.buffer), dtype.name)
             if bk not in self.buf_at:
                 self.buf_at[bk] = len(self.bufs)
                 self.bufs.append((st.buffer, dtype))
@@ -375,34 +384,35 @@ class _Graph:
         return i
 
     def _visit(self, root: Node) -> None:
-        from .array import Array
+        Array = _array_type()
+        index, nodes, scalars, leaf = self.index, self.nodes, self.scalars, self._leaf
         stack = [(root, False)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, done = stack.pop()
-            if id(node) in self.index:
+            node, done = pop()
+            if id(node) in index:
                 continue
             if not done:
-                stack.append((node, True))
+                push((node, True))
                 for x in node.inputs:
-                    if isinstance(x, Node) and x.storage is None and id(x) not in self.index:
-                        stack.append((x, False))
+                    if type(x) is Node and x.storage is None and id(x) not in index:
+                        push((x, False))
                 continue
             refs = []
             for x, c in zip(node.inputs, node.casts):
-                if isinstance(x, Node):
+                if type(x) is Node:
                     if x.storage is None:
-                        refs.append(("n", self.index[id(x)]))
+                        refs.append(("n", index[id(x)]))
                     else:
-                        refs.append(("l", self._leaf(x.storage, x.dtype, x.shape,
-                                                     _contig(x.shape), 0)))
+                        refs.append(("l", leaf(x.storage, x.dtype, x.shape,
+                                               _contig(x.shape), x.offset)))
                 elif isinstance(x, Array):
-                    refs.append(("l", self._leaf(x._st, x.dtype, x.shape, x.strides,
-                                                 x.offset)))
+                    refs.append(("l", leaf(x._st, x.dtype, x.shape, x.strides, x.offset)))
                 else:
-                    refs.append(("s", len(self.scalars)))
-                    self.scalars.append((x, c))
-            self.index[id(node)] = len(self.nodes)
-            self.nodes.append(node)
+                    refs.append(("s", len(scalars)))
+                    scalars.append((x, c))
+            index[id(node)] = len(nodes)
+            nodes.append(node)
             self.refs.append(refs)
 
 
@@ -458,10 +468,12 @@ def _program(g: _Graph, rank: int, base: int, out: bool) -> tuple[list[str], int
     return body, at_z + arity, hsrc, types
 
 
-def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
+def _source(g: _Graph, rank: int, out: DType, kept: tuple = ()) -> tuple[str, int]:
     body, words, lib, types = _program(g, rank, 1, True)
     body.insert(0, f"  if (gi >= {cg.word(0)}) {{ return; }}")
     body.append(f"  out[u32(oo)] = {cg.store(out, f't{len(g.nodes) - 1}')};")
+    for k, j in enumerate(kept, 1):  # after the result, one block of n elements each
+        body.append(f"  out[u32(oo) + {k}u * {cg.word(0)}] = {cg.store(out, f't{j}')};")
     src = (cg.header(types | {out}, words, [("out", out)],
                      [(f"in{b}", dt) for b, (_, dt) in enumerate(g.bufs)])
            + "\n".join(lib) + "\n" + cg.main_1d("\n".join(body)))
@@ -588,12 +600,17 @@ def _opaque(v: str, t: DType, oz: str) -> str:
     return v  # integers: every fold is exact
 
 
+def _node_sig(n: Node) -> tuple:
+    # dtype names, not DTypes: hashing the key then calls no Python __hash__
+    s = n.sig = (n.expr, n.helpers, tuple(c.name for c in n.casts), n.dtype.name)
+    return s
+
+
 def _signature(g: _Graph, rank: int) -> tuple:
-    prog = tuple((n.expr, n.helpers, n.casts, n.dtype, tuple(r)) for n, r in
-                 zip(g.nodes, g.refs))
-    leaves = tuple((dt, g.binding(st, dt)) for st, dt, *_r in g.leaves)
-    return ("lazy", rank, prog, leaves, tuple(dt for _, dt in g.bufs),
-            tuple(t for _, t in g.scalars))
+    prog = tuple((n.sig or _node_sig(n), *r) for n, r in zip(g.nodes, g.refs))
+    leaves = tuple((dt.name, g.binding(st, dt)) for st, dt, *_r in g.leaves)
+    return ("lazy", rank, prog, leaves, tuple(dt.name for _, dt in g.bufs),
+            tuple(t.name for _, t in g.scalars))
 
 
 def _error(exc: Exception, g: _Graph, node: Node) -> Exception:
@@ -608,11 +625,16 @@ def _error(exc: Exception, g: _Graph, node: Node) -> Exception:
 
 def materialize(node: Node) -> Any:
     """Run the fused kernel computing ``node`` (once) and return its storage."""
-    if node.storage is not None:
+    if node.storage is not None and not node.offset:
         return node.storage
     eng = node.engine
     with eng._lock:
         if node.storage is not None:
+            if node.offset:  # computed beside another result: a buffer of its own now
+                n = prod(node.shape) * node.dtype.itemsize
+                st = eng.alloc(n)
+                eng.copy(node.storage, node.offset * node.dtype.itemsize, st, 0, n)
+                node.storage, node.offset = st, 0
             return node.storage
         eng._lazy_busy += 1
         try:
@@ -678,13 +700,30 @@ def _launch(g: _Graph, node: Node, out: Any) -> Any:
     else:
         shape, out_strides, out_off = out.shape, out.strides, out.offset
     n = prod(shape)
+    kept = _kept(g, node, n) if out is None else ()
     rank, words = _meta(g, shape, (out_strides, out_off))
-    key = _signature(g, rank)
+    key = (_signature(g, rank), kept)
     meta = struct.pack(f"<{len(words) + 1}I", *[w & 0xFFFFFFFF for w in [n, *words]])
     try:
-        kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
-        res = eng.alloc(max(n, 1) * node.dtype.itemsize) if out is None else out._st
+        kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype, kept), 1, len(g.bufs)))
+        res = (eng.alloc(max(n, 1) * node.dtype.itemsize * (1 + len(kept))) if out is None
+               else out._st)
     except Exception as exc:
         raise _error(exc, g, node) from exc
     eng.dispatch(kern, meta, [res.buffer] + [b for b, _ in g.bufs], groups_for(n))
+    for k, j in enumerate(kept, 1):
+        x = g.nodes[j]
+        x.storage, x.offset, x.inputs = res, k * n, None
     return res
+
+
+def _kept(g: _Graph, root: Node, n: int) -> tuple:
+    """The inner nodes of ``g`` whose arrays are still alive (an activation autograd saved,
+    a value the program holds): the kernel stores them too, after the result, so a later
+    graph reads them instead of computing them again. Only those of the result's shape
+    and dtype (one output binding, one thread per element) and whole 4-byte words."""
+    dt, shape = root.dtype, root.shape
+    if dt.emu or (n * dt.itemsize) % 4:
+        return ()
+    return tuple(j for j, x in enumerate(g.nodes[:-1]) if x.dtype is dt and x.shape == shape
+                 and x.out is not None and x.out() is not None)
