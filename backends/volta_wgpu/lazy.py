@@ -104,17 +104,18 @@ class Node:
             scalar, or a :class:`Node`; None once materialized.
         shape: the result shape.
         op: the op's name, for error messages.
-        ids: the ids of the nodes in the graph under this node, itself included (a
-            superset once some are materialized: :func:`_exact` counts them again).
+        count: at least the number of pending nodes in the graph under this node, itself
+            included (the sum over its inputs: a node reached twice counts twice, and so
+            do nodes materialized since; :func:`_exact` counts them when it matters).
         bufs: the ``(buffer id, dtype)`` pairs its leaves bind.
         storage: the result once materialized.
     """
 
     __slots__ = ("expr", "helpers", "inputs", "casts", "dtype", "shape", "op", "engine",
-                 "ids", "bufs", "storage", "barrier", "sig", "offset", "out")
+                 "count", "bufs", "storage", "barrier", "sig", "offset", "out")
 
     def __init__(self, expr: str, helpers: tuple, inputs: list, casts: tuple, dtype: DType,
-                 shape: tuple, op: str, engine: Engine, ids: frozenset,
+                 shape: tuple, op: str, engine: Engine, count: int,
                  bufs: frozenset) -> None:
         self.expr = expr
         self.helpers = helpers
@@ -124,7 +125,7 @@ class Node:
         self.shape = shape
         self.op = op
         self.engine = engine
-        self.ids = ids | {id(self)}
+        self.count = count
         self.bufs = bufs
         self.storage = None
         self.barrier = False  # consumers read it stored, not inline
@@ -153,11 +154,12 @@ def _max_bufs(eng: Engine) -> int:
 
 
 def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, list]:
-    """Graph inputs of the operands (nodes for pending arrays, leaves otherwise), the ids
-    of the pending nodes under them, their leaves' buffers, and the operand shapes."""
+    """Graph inputs of the operands (nodes for pending arrays, leaves otherwise), the
+    count of pending nodes under them (see :attr:`Node.count`), their leaves' buffers,
+    and the operand shapes."""
     Array = _array_type()
     ins: list = []
-    ids: frozenset = frozenset()
+    count = 0
     bufs: set = set()
     shapes = []
     for a, c in zip(operands, casts):
@@ -167,7 +169,7 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, l
             if node is not None and not node.barrier:
                 if node.storage is None:
                     ins.append(node)
-                    ids = ids | node.ids
+                    count += node.count
                     bufs |= node.bufs
                     continue
                 if node.offset:  # computed beside another result: read it there
@@ -185,7 +187,7 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, l
             ins.append(a)
         else:
             ins.append(a)
-    return ins, ids, frozenset(bufs), shapes
+    return ins, count, frozenset(bufs), shapes
 
 
 def _exact(ins: list) -> tuple[frozenset, frozenset]:
@@ -232,20 +234,22 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
     # kernels (isnan gave False), and float64 is there for accuracy, not speed
     if out_dtype is D.float64 or any(c is D.float64 for c in casts):
         return None
-    ins, ids, bufs, shapes = _inputs(list(operands), casts)
+    ins, count, bufs, shapes = _inputs(list(operands), casts)
     shape = broadcast_shapes(*shapes, op=op) if shapes else ()
     if prod(shape) == 0:
         return None
-    if len(ids) >= MAX_OPS or len(bufs) > _max_bufs(eng):
-        # the sets may hold nodes materialized since: count what a kernel would hold
-        ids, bufs = _exact(ins)
-    if len(ids) >= MAX_OPS or len(bufs) > _max_bufs(eng):
+    if count >= MAX_OPS or len(bufs) > _max_bufs(eng):
+        # the counts may hold shared nodes twice, and nodes materialized since: count what
+        # a kernel would hold (a walk of the graph, only when near the limits)
+        ops, bufs = _exact(ins)
+        count = len(ops)
+    if count >= MAX_OPS or len(bufs) > _max_bufs(eng):
         # start a new graph: the pending operands become leaves
         for x in ins:
             if isinstance(x, Node):
                 materialize(x)
-        ins, ids, bufs, shapes = _inputs(list(operands), casts)
-    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, ids, bufs)
+        ins, count, bufs, shapes = _inputs(list(operands), casts)
+    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, count + 1, bufs)
     # a value cast inline from a 32-bit type to a native i64 and then used by more i64
     # arithmetic is miscompiled by some drivers (lavapipe): store it first, as eager does
     if any(c.wgsl == "i64" for c in casts):
@@ -639,6 +643,12 @@ def materialize(node: Node) -> Any:
         eng._lazy_busy += 1
         try:
             g = _Graph(node)
+            if len(g.bufs) > _max_bufs(eng):
+                # inner values stored since recording add bindings: run the inputs first
+                for x in node.inputs:
+                    if type(x) is Node:
+                        materialize(x)
+                g = _Graph(node)
             out = _launch(g, node, None)
             node.storage = out
             if eng._lazy_pending:  # pending graphs holding this node now read its result
@@ -682,7 +692,7 @@ def _write(node: Node, out: Any, skip: Any) -> bool:
     run_pending(eng, reads=out._st.buffer, skip=skip)
     with eng._lock:
         g = _Graph(node)
-        if not g.read_through(out):
+        if not g.read_through(out) or len(g.bufs) > _max_bufs(eng):
             return False
         eng._lazy_busy += 1
         try:
