@@ -238,11 +238,12 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
     shape = broadcast_shapes(*shapes, op=op) if shapes else ()
     if prod(shape) == 0:
         return None
-    if count >= MAX_OPS or len(bufs) > _max_bufs(eng):
-        # the counts may hold shared nodes twice, and nodes materialized since: count what
-        # a kernel would hold (a walk of the graph, only when near the limits)
-        ops, bufs = _exact(ins)
-        count = len(ops)
+    if count < MAX_OPS and len(bufs) > _max_bufs(eng):
+        # the sets may hold buffers of nodes materialized since: count what a kernel
+        # would bind (a walk of the graph, only near the limit)
+        bufs = _exact(ins)[1]
+    # the count may hold shared nodes twice (a graph is then cut early, which costs a
+    # kernel; counting exactly would cost a walk of the graph per op)
     if count >= MAX_OPS or len(bufs) > _max_bufs(eng):
         # start a new graph: the pending operands become leaves
         for x in ins:
