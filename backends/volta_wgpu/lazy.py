@@ -105,18 +105,20 @@ class Node:
         shape: the result shape.
         op: the op's name, for error messages.
         count: at least the number of pending nodes in the graph under this node, itself
-            included (the sum over its inputs: a node reached twice counts twice, and so
-            do nodes materialized since; :func:`_exact` counts them when it matters).
+            included: the smaller of the sum over its inputs (a node reached twice counts
+            twice) and the size of its :class:`_Group` (nodes materialized since still
+            count), so that recording an op walks nothing.
+        group: the group of nodes recorded together with it (see :class:`_Group`).
         bufs: the ``(buffer id, dtype)`` pairs its leaves bind.
         storage: the result once materialized.
     """
 
     __slots__ = ("expr", "helpers", "inputs", "casts", "dtype", "shape", "op", "engine",
-                 "count", "bufs", "storage", "barrier", "sig", "offset", "out")
+                 "count", "group", "bufs", "storage", "barrier", "sig", "offset", "out")
 
     def __init__(self, expr: str, helpers: tuple, inputs: list, casts: tuple, dtype: DType,
                  shape: tuple, op: str, engine: Engine, count: int,
-                 bufs: frozenset) -> None:
+                 bufs: frozenset, group: _Group) -> None:
         self.expr = expr
         self.helpers = helpers
         self.inputs = inputs
@@ -126,12 +128,47 @@ class Node:
         self.op = op
         self.engine = engine
         self.count = count
+        self.group = group
         self.bufs = bufs
         self.storage = None
         self.barrier = False  # consumers read it stored, not inline
         self.sig: Any = None  # its part of a graph signature, made when first needed
         self.offset = 0  # of its values in ``storage`` (nonzero: stored beside another's)
         self.out: Any = None  # weak reference to its pending array
+
+
+class _Group:
+    """The nodes recorded into connected graphs since their last cut (a union-find set):
+    its size bounds the graph under any of them, and stays exact where a node is
+    reached many times (``z = z * z + y``), which the sum over inputs is not."""
+
+    __slots__ = ("up", "size")
+
+    def __init__(self) -> None:
+        self.up: _Group | None = None
+        self.size = 0
+
+    def root(self) -> _Group:
+        g = self
+        while g.up is not None:
+            if g.up.up is not None:
+                g.up = g.up.up  # path halving
+            g = g.up
+        return g
+
+    @staticmethod
+    def join(roots: list) -> _Group:
+        """One group for a new node over ``roots`` (their roots), itself counted."""
+        if not roots:
+            g = _Group()
+        else:
+            g = max(roots, key=lambda r: r.size)
+            for r in roots:
+                if r is not g:
+                    r.up = g
+                    g.size += r.size
+        g.size += 1
+        return g
 
 
 _Array: Any = None
@@ -160,6 +197,7 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, l
     Array = _array_type()
     ins: list = []
     count = 0
+    groups: list = []
     bufs: set = set()
     shapes = []
     for a, c in zip(operands, casts):
@@ -170,6 +208,9 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, l
                 if node.storage is None:
                     ins.append(node)
                     count += node.count
+                    g = node.group.root()
+                    if g not in groups:
+                        groups.append(g)
                     bufs |= node.bufs
                     continue
                 if node.offset:  # computed beside another result: read it there
@@ -187,7 +228,9 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, l
             ins.append(a)
         else:
             ins.append(a)
-    return ins, count, frozenset(bufs), shapes
+    if groups:
+        count = min(count, sum(g.size for g in groups))
+    return ins, count, frozenset(bufs), shapes, groups
 
 
 def _exact(ins: list) -> tuple[frozenset, frozenset]:
@@ -234,7 +277,7 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
     # kernels (isnan gave False), and float64 is there for accuracy, not speed
     if out_dtype is D.float64 or any(c is D.float64 for c in casts):
         return None
-    ins, count, bufs, shapes = _inputs(list(operands), casts)
+    ins, count, bufs, shapes, groups = _inputs(list(operands), casts)
     shape = broadcast_shapes(*shapes, op=op) if shapes else ()
     if prod(shape) == 0:
         return None
@@ -242,15 +285,16 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
         # the sets may hold buffers of nodes materialized since: count what a kernel
         # would bind (a walk of the graph, only near the limit)
         bufs = _exact(ins)[1]
-    # the count may hold shared nodes twice (a graph is then cut early, which costs a
-    # kernel; counting exactly would cost a walk of the graph per op)
+    # the count is an upper bound (a graph may be cut early, which costs a kernel;
+    # counting exactly would cost a walk of the graph per op)
     if count >= MAX_OPS or len(bufs) > _max_bufs(eng):
         # start a new graph: the pending operands become leaves
         for x in ins:
             if isinstance(x, Node):
                 materialize(x)
-        ins, count, bufs, shapes = _inputs(list(operands), casts)
-    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, count + 1, bufs)
+        ins, count, bufs, shapes, groups = _inputs(list(operands), casts)
+    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, count + 1, bufs,
+                _Group.join(groups))
     # a value cast inline from a 32-bit type to a native i64 and then used by more i64
     # arithmetic is miscompiled by some drivers (lavapipe): store it first, as eager does
     if any(c.wgsl == "i64" for c in casts):
