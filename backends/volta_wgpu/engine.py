@@ -46,15 +46,18 @@ from ._errors import OutOfMemoryError
 # not import wgpu): the pass commands are the hot path of every op
 _ffi: Any = None
 _lib: Any = None
+_api: Any = None  # wgpu-py's wgpu-native module: bind groups are made through its C calls
 
 
 def _load_native() -> None:
-    global _ffi, _lib
+    global _ffi, _lib, _api
     try:
+        from wgpu.backends.wgpu_native import _api as api
         from wgpu.backends.wgpu_native._ffi import ffi, lib
         _ffi, _lib = ffi, lib
+        _api = api if hasattr(api, "libf") and hasattr(api, "GPUBindGroup") else None
     except Exception:  # pragma: no cover - another wgpu backend: use the public API
-        _ffi = _lib = None
+        _ffi = _lib = _api = None
 
 WG = 256  # threads per workgroup of the 1-D kernels
 MAX_GROUPS = 65535
@@ -534,17 +537,40 @@ class Engine:
         key = (kernel.group_key, *buffers)
         bg = self._groups.get(key)
         if bg is None:
-            entries = [{"binding": 0, "resource": {"buffer": self._meta_buf, "offset": 0,
-                                                   "size": kernel.meta_bytes}}]
-            for i, b in enumerate(buffers):
-                entries.append({"binding": i + 1, "resource": {"buffer": b, "offset": 0,
-                                                               "size": b.size}})
-            bg = self.device.create_bind_group(layout=kernel.layout, entries=entries)
+            bg = self._native_bind_group(kernel, buffers) if _api is not None else None
+            if bg is None:
+                entries = [{"binding": 0, "resource": {"buffer": self._meta_buf, "offset": 0,
+                                                       "size": kernel.meta_bytes}}]
+                for i, b in enumerate(buffers):
+                    entries.append({"binding": i + 1, "resource": {"buffer": b, "offset": 0,
+                                                                   "size": b.size}})
+                bg = self.device.create_bind_group(layout=kernel.layout, entries=entries)
             if len(self._groups) >= MAX_BIND_GROUPS:
                 self._retired.extend(self._groups.values())
                 self._groups.clear()
             self._groups[key] = bg
         return bg
+
+    def _native_bind_group(self, kernel: Kernel, buffers: list) -> Any:
+        """:meth:`_bind_group`'s new group straight through wgpu-native's C call (wgpu-py's
+        ``create_bind_group`` checks and converts each entry in Python: most of the cost of
+        an op whose inputs are new buffers); None when a handle is missing."""
+        n = len(buffers) + 1
+        entries = _ffi.new("WGPUBindGroupEntry[]", n)
+        e = entries[0]
+        e.buffer = self._meta_buf._internal
+        e.size = kernel.meta_bytes
+        for i, b in enumerate(buffers, 1):
+            e = entries[i]
+            e.binding = i
+            e.buffer = b._internal
+            e.size = b.size
+        desc = _ffi.new("WGPUBindGroupDescriptor *")  # zeroed: no chain, an empty label
+        desc.layout = kernel.layout._internal
+        desc.entryCount = n
+        desc.entries = entries
+        handle = _api.libf.wgpuDeviceCreateBindGroup(self.device._internal, desc)
+        return _api.GPUBindGroup("", handle, self.device)
 
     def dispatch(self, kernel: Kernel, meta: bytes, buffers: list, groups: tuple) -> None:
         """Record one dispatch.
