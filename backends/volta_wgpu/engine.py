@@ -206,6 +206,7 @@ class Engine:
         # ids of the buffers pending graphs read: a dispatch or copy that writes none of
         # them leaves the graphs pending (what they read cannot change)
         self._lazy_reads: set = set()
+        self._lazy_max_bufs: int | None = None  # buffers a fused kernel reads (lazy.py)
         # after an out-of-range index (as a CUDA context after a device-side assert), the
         # results it may have spoiled stay unreadable: buffers written since the last
         # checked readback, and what is later computed from them (id(buffer) -> message)

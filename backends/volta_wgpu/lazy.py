@@ -183,7 +183,7 @@ def _array_type() -> Any:
 
 
 def _max_bufs(eng: Engine) -> int:
-    n = getattr(eng, "_lazy_max_bufs", None)
+    n = eng._lazy_max_bufs
     if n is None:
         n = int(eng.device.limits.get("max-storage-buffers-per-shader-stage", 8)) - 1
         eng._lazy_max_bufs = n = max(3, min(n, 15))
@@ -201,7 +201,7 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, l
     bufs: set = set()
     shapes = []
     for a, c in zip(operands, casts):
-        if isinstance(a, Array):
+        if type(a) is Array or isinstance(a, Array):
             shapes.append(a.shape)
             node = a._node if a._s is None else None
             if node is not None and not node.barrier:
@@ -257,6 +257,15 @@ def _exact(ins: list) -> tuple[frozenset, frozenset]:
     return frozenset(ops), frozenset(bufs)
 
 
+def _broadcast(shapes: list, op: str) -> tuple:
+    """The broadcast shape of ``shapes`` (most often all the same)."""
+    s0 = shapes[0]
+    for s in shapes:
+        if s != s0:
+            return broadcast_shapes(*shapes, op=op)
+    return s0
+
+
 def _dtype(x: Any) -> Any:
     return x.dtype if isinstance(x, Node) or hasattr(x, "dtype") else None
 
@@ -267,7 +276,7 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
     Array = _array_type()
     eng = None
     for a in operands:
-        if isinstance(a, Array):
+        if type(a) is Array or isinstance(a, Array):
             eng = a.engine
             break
     if eng is None:
@@ -275,19 +284,27 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
     casts = tuple(casts)
     # float64 runs eagerly: NVIDIA's compiler folded float64 NaN tests inside fused
     # kernels (isnan gave False), and float64 is there for accuracy, not speed
-    if out_dtype is D.float64 or any(c is D.float64 for c in casts):
+    f64 = D.float64
+    if out_dtype is f64:
         return None
+    i64 = False
+    for c in casts:
+        if c is f64:
+            return None
+        if c.wgsl == "i64":
+            i64 = True
     ins, count, bufs, shapes, groups = _inputs(list(operands), casts)
-    shape = broadcast_shapes(*shapes, op=op) if shapes else ()
+    shape = shapes[0] if len(shapes) == 1 else _broadcast(shapes, op)
     if prod(shape) == 0:
         return None
-    if count < MAX_OPS and len(bufs) > _max_bufs(eng):
+    max_bufs = eng._lazy_max_bufs or _max_bufs(eng)
+    if count < MAX_OPS and len(bufs) > max_bufs:
         # the sets may hold buffers of nodes materialized since: count what a kernel
         # would bind (a walk of the graph, only near the limit)
         bufs = _exact(ins)[1]
     # the count is an upper bound (a graph may be cut early, which costs a kernel;
     # counting exactly would cost a walk of the graph per op)
-    if count >= MAX_OPS or len(bufs) > _max_bufs(eng):
+    if count >= MAX_OPS or len(bufs) > max_bufs:
         # start a new graph: the pending operands become leaves
         for x in ins:
             if isinstance(x, Node):
@@ -297,7 +314,7 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
                 _Group.join(groups))
     # a value cast inline from a 32-bit type to a native i64 and then used by more i64
     # arithmetic is miscompiled by some drivers (lavapipe): store it first, as eager does
-    if any(c.wgsl == "i64" for c in casts):
+    if i64:
         node.barrier = any(c.wgsl == "i64" and _dtype(x) is not c for x, c in zip(ins, casts))
     return node
 
