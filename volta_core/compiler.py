@@ -231,8 +231,8 @@ class _Replayer:
         from .tensor import Tensor
         before = [(t._data, t._grad, t._version[0]) for t in watched]
         rec = b.trace_begin([_arr(t) for t in watched])
-        if isinstance(rec, str):
-            entry.fails = _MAX_TRIES
+        if isinstance(rec, str):  # e.g. inside another compiled call's recording
+            entry.fails += 1
             with _lazy():
                 return self.fn(*args, **kw)
         try:
