@@ -163,3 +163,17 @@ def test_module_in_eval_replays_and_sees_parameter_updates():
     assert len(seen) == 2
     out = compiled(x)  # with grad: the output requires grad, so the Python code runs
     assert out.requires_grad and len(seen) == 3
+
+
+def test_nested_compiled_calls_and_cpu_passthrough():
+    inner = vt.compile(lambda t: vt.tanh(t) * 3.0, mode="reduce-overhead")
+    outer = vt.compile(lambda t: inner(t) + 1.0, mode="reduce-overhead")
+    a = vt.linspace(-1, 1, 8, device="wgpu")
+    want_inner = (vt.tanh(a) * 3.0).tolist()
+    want = (vt.tanh(a) * 3.0 + 1.0).tolist()
+    for _ in range(5):
+        assert outer(a).tolist() == want
+        assert inner(a).tolist() == want_inner
+    twice = vt.compile(lambda t: t * 2, mode="reduce-overhead")
+    x = vt.ones(3)  # a CPU tensor: nothing to record, the function runs as it is
+    assert [twice(x).tolist() for _ in range(4)] == [[2.0] * 3] * 4
