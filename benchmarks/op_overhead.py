@@ -67,6 +67,31 @@ def time_libs(libs: dict, n_ops: int, repeat: int) -> dict[str, float]:
     return {name: statistics.median(s[5:]) for name, s in samples.items()}
 
 
+def wgpu_phases(eng, lib_entry: tuple, n_ops: int, repeat: int) -> dict[str, float]:
+    """Median microseconds per op of a wgpu chain's phases: ``host`` (Python: recording or
+    replaying the ops, and the kernels run on the way), ``flush`` (running the graphs still
+    pending and submitting), ``wait`` (the device executing the rest: on lavapipe the
+    shaders run on this CPU)."""
+    lib, make_leaf, sync, *run = lib_entry
+    samples: dict[str, list[float]] = {"host": [], "flush": [], "wait": []}
+    for _ in range(max(repeat, 3) + 2):
+        x = make_leaf()
+        sync()
+        t0 = time.perf_counter()
+        if run:
+            run[0](x)
+        else:
+            chain(lib, x, n_ops).backward()
+        t1 = time.perf_counter()
+        eng.flush()
+        t2 = time.perf_counter()
+        sync()
+        t3 = time.perf_counter()
+        for k, v in zip(samples, (t1 - t0, t2 - t1, t3 - t2)):
+            samples[k].append(v / n_ops * 1e6)
+    return {k: statistics.median(v[2:]) for k, v in samples.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=100)
@@ -121,8 +146,13 @@ def main() -> None:
         mode = (f", lazy {'on' if results['lazy'] else 'off'}"
                 f"{f' (compile, {args.compile})' if args.compile else ''}, "
                 f"{results['dispatches_per_run']} dispatches per chain")
+        results["phases_us_per_op"] = phases = wgpu_phases(eng, libs["volta"], args.ops,
+                                                           args.repeat)
     print(f"volta  ({args.device}, {args.threads} threads{mode}): {volta_us:8.2f} us/op "
           "(forward + backward, median)")
+    if args.device.startswith("wgpu"):
+        print("       of which: " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
+              + " us/op")
     if torch is not None:
         torch_us = us["torch"]
         results["torch_us_per_op"] = torch_us
