@@ -286,6 +286,8 @@ class _Replayer:
             return result
         entry.stable = tape.same_as(entry.tape) and changes == entry.changes and \
             _same_template(tmpl, entry.template)
+        if entry.tape is not None and not entry.stable:
+            entry.fails += 1  # the work changes from call to call (a step count in Adam)
         entry.tape, entry.template, entry.changes = tape, tmpl, changes
         return result
 

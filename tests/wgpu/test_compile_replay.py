@@ -177,3 +177,34 @@ def test_nested_compiled_calls_and_cpu_passthrough():
     twice = vt.compile(lambda t: t * 2, mode="reduce-overhead")
     x = vt.ones(3)  # a CPU tensor: nothing to record, the function runs as it is
     assert [twice(x).tolist() for _ in range(4)] == [[2.0] * 3] * 4
+
+
+def test_work_that_changes_every_call_stops_being_recorded():
+    """Adam's bias corrections are Python numbers that change every step: no two
+    recordings match, so after a few tries the step just runs lazily (still eager's
+    results)."""
+    def make():
+        vt.manual_seed(4)
+        net = vt.nn.Linear(5, 3).to("wgpu")
+        return net, vt.optim.Adam(net.parameters(), lr=0.05)
+
+    x = vt.randn(4, 5, device="wgpu")
+
+    def train(net, opt):
+        opt.zero_grad()
+        loss = (net(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    net_e, opt_e = make()
+    vt.wgpu.set_lazy(False)
+    try:
+        eager = [train(net_e, opt_e).item() for _ in range(8)]
+    finally:
+        vt.wgpu.set_lazy(True)
+    net, opt = make()
+    step = vt.compile(lambda: train(net, opt), mode="reduce-overhead")
+    assert [step().item() for _ in range(8)] == eager
+    (entry,) = step.entries.values()
+    assert not entry.stable and entry.fails >= 3
