@@ -206,5 +206,5 @@ def test_work_that_changes_every_call_stops_being_recorded():
     net, opt = make()
     step = vt.compile(lambda: train(net, opt), mode="reduce-overhead")
     assert [step().item() for _ in range(8)] == eager
-    (entry,) = step.entries.values()
+    entry = list(step.entries.values())[-1]  # the guard once gradients and state exist
     assert not entry.stable and entry.fails >= 3
