@@ -23,8 +23,16 @@ passes to the next through an opaque identity, see :func:`_opaque`). The
 pipeline is cached by the graph's signature (expressions, dtypes, rank, leaf and scalar
 layout), so a repeated step compiles nothing; shapes, strides and scalars are metadata.
 
+A fused kernel also stores the inner values whose arrays are still alive (activations
+autograd saved for the backward, values the program holds) after its result, in the same
+buffer: those nodes become *computed* (``storage`` and a nonzero ``offset``) and later
+graphs read them there instead of computing the graph under them again. Such an array
+gets a buffer of its own (a copy) only when something other than a fused kernel reads it.
+
 A graph stops growing past :data:`MAX_OPS` ops or when its leaves would need more storage
-buffers than the adapter binds: the operands are materialized first.
+buffers than the adapter binds: the operands are materialized first. Recording walks
+nothing: a node's op count is an upper bound (:attr:`Node.count`), so a graph may be cut
+a little early where nodes are shared.
 
 In-place ops (``x += expr``, ``copy_into``) write the fused result straight into the
 target view: first the pending arrays that read the target's buffer run, and a leaf on
