@@ -116,7 +116,7 @@ class _LazyForward:
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
         m = self.module
-        if self.replay:
+        if getattr(self, "replay", False):  # (absent from a forward pickled before)
             rep = self.__dict__.get("replayer")
             if rep is None:  # not pickled: a copy of the module records its own
                 rep = self.replayer = _Replayer(lambda *a, **k: type(m).forward(m, *a, **k), m)

@@ -208,3 +208,19 @@ def test_work_that_changes_every_call_stops_being_recorded():
     assert [step().item() for _ in range(8)] == eager
     entry = list(step.entries.values())[-1]  # the guard once gradients and state exist
     assert not entry.stable and entry.fails >= 3
+
+
+def test_copies_of_a_compiled_module_record_their_own():
+    import copy
+    import pickle
+
+    vt.manual_seed(6)
+    net = vt.compile(vt.nn.Linear(3, 2).to("wgpu").eval(), mode="reduce-overhead")
+    x = vt.ones(4, 3, device="wgpu")
+    with vt.no_grad():
+        want = [net(x).tolist() for _ in range(4)][-1]
+        for other in (copy.deepcopy(net), pickle.loads(pickle.dumps(net))):
+            assert [other(x).tolist() for _ in range(4)] == [want] * 4
+            other.weight.mul_(0.0)  # its own parameters: the original is untouched
+            assert other(x).tolist() == [other.bias.tolist()] * 4
+    assert net(x).tolist() == want
