@@ -334,7 +334,13 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     if node is None:
         return None
     eng = node.engine
-    arr = _array_type()(None, node.shape, out_dtype)
+    shape = node.shape
+    strides = _STRIDES.get(shape)
+    if strides is None:
+        if len(_STRIDES) > 4096:
+            _STRIDES.clear()
+        strides = _STRIDES[shape] = _contig(shape)
+    arr = _array_type()(None, shape, out_dtype, strides)
     arr._node = node
     node.out = ref = weakref.ref(arr)
     with eng._lock:  # run_pending swaps the list under the lock
@@ -344,6 +350,9 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
         if len(pend) > MAX_PENDING:
             run_pending(eng)
     return arr
+
+
+_STRIDES: dict[tuple, tuple] = {}  # contiguous strides by shape, for pending arrays
 
 
 def run_pending(eng: Engine, reads: Any = None, skip: Any = None) -> None:
