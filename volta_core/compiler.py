@@ -11,14 +11,17 @@ eager, compiled or not (for debugging).
 ``mode="reduce-overhead"`` (what CUDA graphs serve in PyTorch) also records the GPU work
 of a call and, once two consecutive calls with the same guard recorded the same work,
 replays it with no Python op code at all (``volta_wgpu.replay``). The guard is the layout,
-dtype and ``requires_grad`` of every tensor argument, parameter and buffer, whether each has
-a ``.grad``, the other arguments' values, grad mode, autocast and ``Module.training``. As
-with CUDA graphs, everything else the Python code decided is frozen at recording time:
-Python side effects do not run again, and a Python number that changes from call to call
-without changing the work's shape (a learning rate set by a scheduler) keeps its recorded
-value. Calls that cannot be replayed run lazily as in the default mode: those that read a
-value back, draw random numbers, return tensors that require grad, or keep new tensors
-outside their outputs (tensor attributes of the module, optimizer state on its first step).
+dtype and ``requires_grad`` of every tensor argument, of the parameters, buffers, gradients
+and optimizer state the call reaches (its Module; for a function, the Modules, Optimizers
+and tensors its closure and globals name, see :func:`_reached`), the optimizers'
+hyperparameters, the other arguments' values, grad mode, autocast and
+``Module.training``. As with CUDA graphs, everything else the Python code decided is
+frozen at recording time: Python side effects do not run again, and a Python number read
+from elsewhere keeps its recorded value. Calls that cannot be replayed run lazily as in the
+default mode: those that read a value back, draw random numbers, return tensors that
+require grad, or keep new tensors outside their outputs (tensor attributes of the module,
+optimizer state on its first step), and, after a few tries, those whose work differs from
+call to call (Adam's step-dependent bias corrections).
 """
 
 from __future__ import annotations
@@ -222,7 +225,7 @@ class _Replayer:
             key.extend(watch(t) for t in (*m.parameters(), *m.buffers()))
         else:  # the modules, optimizers and tensors a function reaches by name
             for kind, x in _reached(self.fn, seen={id(t) for t in watched}):
-                key.append(kind if kind != "T" else watch(x))
+                key.append((kind, x) if kind != "T" else watch(x))
         if len({id(t) for t in watched}) != len(watched):
             raise _NoReplay  # one tensor in two places: its buffer would be two inputs
         return tuple(key)

@@ -224,3 +224,42 @@ def test_copies_of_a_compiled_module_record_their_own():
             other.weight.mul_(0.0)  # its own parameters: the original is untouched
             assert other(x).tolist() == [other.bias.tolist()] * 4
     assert net(x).tolist() == want
+
+
+def test_optimizer_hyperparameters_are_part_of_the_guard():
+    """A learning rate changed between steps (a scheduler) is a new guard: recorded
+    again, then replayed with the new value."""
+    def make():
+        vt.manual_seed(1)
+        net = vt.nn.Linear(4, 2).to("wgpu")
+        return net, vt.optim.SGD(net.parameters(), lr=0.1)
+
+    x = vt.randn(3, 4, device="wgpu")
+
+    def train(net, opt):
+        opt.zero_grad()
+        loss = (net(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    def run(step, opt):
+        out = []
+        for i in range(10):
+            if i == 5:
+                opt.param_groups[0]["lr"] = 0.01
+            out.append(step().item())
+        return out
+
+    net_e, opt_e = make()
+    vt.wgpu.set_lazy(False)
+    try:
+        eager = run(lambda: train(net_e, opt_e), opt_e)
+    finally:
+        vt.wgpu.set_lazy(True)
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or train(net, opt), mode="reduce-overhead")
+    assert run(step, opt) == eager
+    # steps 1-3 record (the first has no gradients yet), 6-7 record the new lr
+    assert len(n) == 3 + 2
