@@ -136,6 +136,7 @@ class _NoReplay(Exception):
 
 
 _MAX_TRIES = 3  # recordings of one guard that fail before it runs lazily for good
+_MAX_WATCHED = 4096  # tensors a guard checks on every call
 
 
 class _Entry:
@@ -226,8 +227,10 @@ class _Replayer:
         else:  # the modules, optimizers and tensors a function reaches by name
             for kind, x in _reached(self.fn, seen={id(t) for t in watched}):
                 key.append((kind, x) if kind != "T" else watch(x))
-        if len({id(t) for t in watched}) != len(watched):
-            raise _NoReplay  # one tensor in two places: its buffer would be two inputs
+        if len(watched) > _MAX_WATCHED or len({id(t) for t in watched}) != len(watched):
+            # a dataset of tensors in a global list; one tensor in two places (its buffer
+            # would be two inputs)
+            raise _NoReplay
         return tuple(key)
 
     def _record(self, b: Any, entry: _Entry, args: tuple, kw: dict, watched: list) -> Any:
