@@ -8,10 +8,12 @@ printed. The two are timed alternately, run by run, in one process, so load on a
 machine falls on both alike.
 
 Usage: python benchmarks/op_overhead.py [--ops 100] [--repeat 50] [--threads 1]
-    [--json out.json] [--device wgpu [--lazy on|off] [--compile]]
+    [--json out.json] [--device wgpu [--lazy on|off] [--compile [MODE]]]
 
 On wgpu, ``--lazy`` sets the backend's lazy fusion, ``--compile`` runs the chain's forward
-and backward through ``vt.compile``, and the dispatches per chain are printed.
+and backward through ``vt.compile`` (``mode="reduce-overhead"`` unless MODE is given:
+``default`` only turns lazy fusion on; ``reduce-overhead`` replays the recorded GPU work),
+and the dispatches per chain are printed.
 """
 
 from __future__ import annotations
@@ -65,6 +67,31 @@ def time_libs(libs: dict, n_ops: int, repeat: int) -> dict[str, float]:
     return {name: statistics.median(s[5:]) for name, s in samples.items()}
 
 
+def wgpu_phases(eng, lib_entry: tuple, n_ops: int, repeat: int) -> dict[str, float]:
+    """Median microseconds per op of a wgpu chain's phases: ``host`` (Python: recording or
+    replaying the ops, and the kernels run on the way), ``flush`` (running the graphs still
+    pending and submitting), ``wait`` (the device executing the rest: on lavapipe the
+    shaders run on this CPU)."""
+    lib, make_leaf, sync, *run = lib_entry
+    samples: dict[str, list[float]] = {"host": [], "flush": [], "wait": []}
+    for _ in range(max(repeat, 3) + 2):
+        x = make_leaf()
+        sync()
+        t0 = time.perf_counter()
+        if run:
+            run[0](x)
+        else:
+            chain(lib, x, n_ops).backward()
+        t1 = time.perf_counter()
+        eng.flush()
+        t2 = time.perf_counter()
+        sync()
+        t3 = time.perf_counter()
+        for k, v in zip(samples, (t1 - t0, t2 - t1, t3 - t2)):
+            samples[k].append(v / n_ops * 1e6)
+    return {k: statistics.median(v[2:]) for k, v in samples.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=100)
@@ -75,8 +102,9 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     parser.add_argument("--lazy", choices=("on", "off"), default=None,
                         help="wgpu: lazy fusion on or off (default: the backend's default)")
-    parser.add_argument("--compile", action="store_true",
-                        help="run Volta's chain through vt.compile")
+    parser.add_argument("--compile", nargs="?", const="reduce-overhead", default=None,
+                        metavar="MODE", help="run Volta's chain through vt.compile(mode=MODE)"
+                        " (default reduce-overhead)")
     args = parser.parse_args()
 
     import volta_core as vt
@@ -90,7 +118,8 @@ def main() -> None:
     libs = {"volta": (vt, lambda: vt.randn(16, device=args.device, requires_grad=True),
                       vt.device(args.device).synchronize)}
     if args.compile:  # forward and backward inside one compiled function
-        libs["volta"] += (vt.compile(lambda x: chain(vt, x, args.ops).backward()),)
+        libs["volta"] += (vt.compile(lambda x: chain(vt, x, args.ops).backward(),
+                                     mode=args.compile),)
     try:
         import torch
     except ImportError:
@@ -112,13 +141,18 @@ def main() -> None:
         eng = get_engine()
         d0 = eng.dispatch_count
         time_libs({"volta": libs["volta"]}, args.ops, 1)
-        results["lazy"] = vt.wgpu.is_lazy() or args.compile
+        results["lazy"] = vt.wgpu.is_lazy() or bool(args.compile)
         results["dispatches_per_run"] = (eng.dispatch_count - d0) // 6
         mode = (f", lazy {'on' if results['lazy'] else 'off'}"
-                f"{' (compile)' if args.compile else ''}, "
+                f"{f' (compile, {args.compile})' if args.compile else ''}, "
                 f"{results['dispatches_per_run']} dispatches per chain")
+        results["phases_us_per_op"] = phases = wgpu_phases(eng, libs["volta"], args.ops,
+                                                           args.repeat)
     print(f"volta  ({args.device}, {args.threads} threads{mode}): {volta_us:8.2f} us/op "
           "(forward + backward, median)")
+    if args.device.startswith("wgpu"):
+        print("       of which: " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
+              + " us/op")
     if torch is not None:
         torch_us = us["torch"]
         results["torch_us_per_op"] = torch_us

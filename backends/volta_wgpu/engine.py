@@ -36,6 +36,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -45,15 +46,18 @@ from ._errors import OutOfMemoryError
 # not import wgpu): the pass commands are the hot path of every op
 _ffi: Any = None
 _lib: Any = None
+_api: Any = None  # wgpu-py's wgpu-native module: bind groups are made through its C calls
 
 
 def _load_native() -> None:
-    global _ffi, _lib
+    global _ffi, _lib, _api
     try:
+        from wgpu.backends.wgpu_native import _api as api
         from wgpu.backends.wgpu_native._ffi import ffi, lib
         _ffi, _lib = ffi, lib
+        _api = api if hasattr(api, "libf") and hasattr(api, "GPUBindGroup") else None
     except Exception:  # pragma: no cover - another wgpu backend: use the public API
-        _ffi = _lib = None
+        _ffi = _lib = _api = None
 
 WG = 256  # threads per workgroup of the 1-D kernels
 MAX_GROUPS = 65535
@@ -202,11 +206,16 @@ class Engine:
         # ids of the buffers pending graphs read: a dispatch or copy that writes none of
         # them leaves the graphs pending (what they read cannot change)
         self._lazy_reads: set = set()
+        self._lazy_max_bufs: int | None = None  # buffers a fused kernel reads (lazy.py)
         # after an out-of-range index (as a CUDA context after a device-side assert), the
         # results it may have spoiled stay unreadable: buffers written since the last
         # checked readback, and what is later computed from them (id(buffer) -> message)
         self._written: set = set()
         self._poisoned: dict[int, str] = {}
+        # vt.compile(mode="reduce-overhead") (replay.py): a Recorder while a call's work is
+        # recorded; and the storage holding each buffer, to name buffers it did not allocate
+        self._tape: Any = None
+        self._owners: dict[int, Any] = {}
 
     # -- naming -------------------------------------------------------------------------
     @property
@@ -265,7 +274,11 @@ class Engine:
             self._allocated += size
             if self._allocated > self._peak:
                 self._peak = self._allocated
-            return Storage(buf, nbytes, self)
+            st = Storage(buf, nbytes, self)
+            self._owners[id(buf)] = weakref.ref(st)
+            if self._tape is not None:
+                self._tape.on_alloc(self, st, nbytes, upload)
+            return st
 
     def _create(self, size: int) -> Any:
         """A new storage buffer; on failure, free the pool's cached buffers and retry."""
@@ -324,6 +337,7 @@ class Engine:
             for bufs in self._pool.values():
                 for b in bufs:
                     self._buffers.discard(b)
+                    self._owners.pop(id(b), None)
                     b.destroy()
             for bufs in self._staging_pool.values():
                 for b in bufs:
@@ -372,6 +386,8 @@ class Engine:
             st = self.alloc(max(n, 4), upload=True)
             if len(mv):
                 self.queue.write_buffer(st.buffer, 0, mv)
+                if self._tape is not None:
+                    self._tape.on_write(self, st.buffer, bytes(mv))
         return st
 
     @property
@@ -391,6 +407,8 @@ class Engine:
         """
         if self._lazy_pending and not self._lazy_busy:
             self._run_lazy()
+        if self._tape is not None:
+            self._tape.on_read(self)
         if self._poisoned and id(storage.buffer) in self._poisoned:
             from ._errors import IndexOutOfRangeError
             raise IndexOutOfRangeError(self._poisoned[id(storage.buffer)])
@@ -448,16 +466,22 @@ class Engine:
 
     def copy(self, src: Storage, src_off: int, dst: Storage, dst_off: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
+        self.copy_buffer(src.buffer, src_off, dst.buffer, dst_off, nbytes)
+
+    def copy_buffer(self, src: Any, src_off: int, dst: Any, dst_off: int, nbytes: int) -> None:
+        """:meth:`copy` between GPU buffers."""
         if self._lazy_pending and not self._lazy_busy:
-            self._lazy_write((dst.buffer,))
+            self._lazy_write((dst,))
         with self._lock:
+            if self._tape is not None:
+                self._tape.on_copy(self, src, src_off, dst, dst_off, nbytes)
             enc = self._get_encoder()
             self._end_pass()
-            enc.copy_buffer_to_buffer(src.buffer, src_off, dst.buffer, dst_off, nbytes)
+            enc.copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes)
             if self._err is not None:
-                self._written.add(dst.buffer)
-                if self._poisoned and id(src.buffer) in self._poisoned:
-                    self._poisoned[id(dst.buffer)] = self._poisoned[id(src.buffer)]
+                self._written.add(dst)
+                if self._poisoned and id(src) in self._poisoned:
+                    self._poisoned[id(dst)] = self._poisoned[id(src)]
 
     # -- pipelines ----------------------------------------------------------------------
     def _layout(self, n_write: int, n_read: int) -> Any:
@@ -514,17 +538,40 @@ class Engine:
         key = (kernel.group_key, *buffers)
         bg = self._groups.get(key)
         if bg is None:
-            entries = [{"binding": 0, "resource": {"buffer": self._meta_buf, "offset": 0,
-                                                   "size": kernel.meta_bytes}}]
-            for i, b in enumerate(buffers):
-                entries.append({"binding": i + 1, "resource": {"buffer": b, "offset": 0,
-                                                               "size": b.size}})
-            bg = self.device.create_bind_group(layout=kernel.layout, entries=entries)
+            bg = self._native_bind_group(kernel, buffers) if _api is not None else None
+            if bg is None:
+                entries = [{"binding": 0, "resource": {"buffer": self._meta_buf, "offset": 0,
+                                                       "size": kernel.meta_bytes}}]
+                for i, b in enumerate(buffers):
+                    entries.append({"binding": i + 1, "resource": {"buffer": b, "offset": 0,
+                                                                   "size": b.size}})
+                bg = self.device.create_bind_group(layout=kernel.layout, entries=entries)
             if len(self._groups) >= MAX_BIND_GROUPS:
                 self._retired.extend(self._groups.values())
                 self._groups.clear()
             self._groups[key] = bg
         return bg
+
+    def _native_bind_group(self, kernel: Kernel, buffers: list) -> Any:
+        """:meth:`_bind_group`'s new group straight through wgpu-native's C call (wgpu-py's
+        ``create_bind_group`` checks and converts each entry in Python: most of the cost of
+        an op whose inputs are new buffers); None when a handle is missing."""
+        n = len(buffers) + 1
+        entries = _ffi.new("WGPUBindGroupEntry[]", n)
+        e = entries[0]
+        e.buffer = self._meta_buf._internal
+        e.size = kernel.meta_bytes
+        for i, b in enumerate(buffers, 1):
+            e = entries[i]
+            e.binding = i
+            e.buffer = b._internal
+            e.size = b.size
+        desc = _ffi.new("WGPUBindGroupDescriptor *")  # zeroed: no chain, an empty label
+        desc.layout = kernel.layout._internal
+        desc.entryCount = n
+        desc.entries = entries
+        handle = _api.libf.wgpuDeviceCreateBindGroup(self.device._internal, desc)
+        return _api.GPUBindGroup("", handle, self.device)
 
     def dispatch(self, kernel: Kernel, meta: bytes, buffers: list, groups: tuple) -> None:
         """Record one dispatch.
@@ -544,6 +591,8 @@ class Engine:
                 off = 0
             self._meta[off:off + len(meta)] = meta
             self._meta_used = off + kernel.meta_pad
+            if self._tape is not None:
+                self._tape.on_dispatch(self, kernel, bytes(meta), buffers, groups)
             self._record(kernel, off, buffers, groups)
 
     def dispatch_packed(self, kernel: Kernel, prefix: bytes, packer: Any, values: list,
@@ -564,6 +613,9 @@ class Engine:
             meta[off:off + n] = prefix
             packer.pack_into(meta, off + n, *values)
             self._meta_used = off + kernel.meta_pad
+            if self._tape is not None:
+                self._tape.on_dispatch(self, kernel, bytes(meta[off:off + n + packer.size]),
+                                       buffers, groups)
             self._record(kernel, off, buffers, groups)
 
     def _record(self, kernel: Kernel, off: int, buffers: list, groups: tuple) -> None:

@@ -23,8 +23,16 @@ passes to the next through an opaque identity, see :func:`_opaque`). The
 pipeline is cached by the graph's signature (expressions, dtypes, rank, leaf and scalar
 layout), so a repeated step compiles nothing; shapes, strides and scalars are metadata.
 
+A fused kernel also stores the inner values whose arrays are still alive (activations
+autograd saved for the backward, values the program holds) after its result, in the same
+buffer: those nodes become *computed* (``storage`` and a nonzero ``offset``) and later
+graphs read them there instead of computing the graph under them again. Such an array
+gets a buffer of its own (a copy) only when something other than a fused kernel reads it.
+
 A graph stops growing past :data:`MAX_OPS` ops or when its leaves would need more storage
-buffers than the adapter binds: the operands are materialized first.
+buffers than the adapter binds: the operands are materialized first. Recording walks
+nothing: a node's op count is an upper bound (:attr:`Node.count`), so a graph may be cut
+a little early where nodes are shared.
 
 In-place ops (``x += expr``, ``copy_into``) write the fused result straight into the
 target view: first the pending arrays that read the target's buffer run, and a leaf on
@@ -104,18 +112,21 @@ class Node:
             scalar, or a :class:`Node`; None once materialized.
         shape: the result shape.
         op: the op's name, for error messages.
-        ids: the ids of the nodes in the graph under this node, itself included (a
-            superset once some are materialized: :func:`_exact` counts them again).
+        count: at least the number of pending nodes in the graph under this node, itself
+            included: the smaller of the sum over its inputs (a node reached twice counts
+            twice) and the size of its :class:`_Group` (nodes materialized since still
+            count), so that recording an op walks nothing.
+        group: the group of nodes recorded together with it (see :class:`_Group`).
         bufs: the ``(buffer id, dtype)`` pairs its leaves bind.
         storage: the result once materialized.
     """
 
     __slots__ = ("expr", "helpers", "inputs", "casts", "dtype", "shape", "op", "engine",
-                 "ids", "bufs", "storage", "barrier")
+                 "count", "group", "bufs", "storage", "barrier", "sig", "offset", "out")
 
     def __init__(self, expr: str, helpers: tuple, inputs: list, casts: tuple, dtype: DType,
-                 shape: tuple, op: str, engine: Engine, ids: frozenset,
-                 bufs: frozenset) -> None:
+                 shape: tuple, op: str, engine: Engine, count: int,
+                 bufs: frozenset, group: _Group) -> None:
         self.expr = expr
         self.helpers = helpers
         self.inputs = inputs
@@ -124,10 +135,48 @@ class Node:
         self.shape = shape
         self.op = op
         self.engine = engine
-        self.ids = ids | {id(self)}
+        self.count = count
+        self.group = group
         self.bufs = bufs
         self.storage = None
         self.barrier = False  # consumers read it stored, not inline
+        self.sig: Any = None  # its part of a graph signature, made when first needed
+        self.offset = 0  # of its values in ``storage`` (nonzero: stored beside another's)
+        self.out: Any = None  # weak reference to its pending array
+
+
+class _Group:
+    """The nodes recorded into connected graphs since their last cut (a union-find set):
+    its size bounds the graph under any of them, and stays exact where a node is
+    reached many times (``z = z * z + y``), which the sum over inputs is not."""
+
+    __slots__ = ("up", "size")
+
+    def __init__(self) -> None:
+        self.up: _Group | None = None
+        self.size = 0
+
+    def root(self) -> _Group:
+        g = self
+        while g.up is not None:
+            if g.up.up is not None:
+                g.up = g.up.up  # path halving
+            g = g.up
+        return g
+
+    @staticmethod
+    def join(roots: list) -> _Group:
+        """One group for a new node over ``roots`` (their roots), itself counted."""
+        if not roots:
+            g = _Group()
+        else:
+            g = max(roots, key=lambda r: r.size)
+            for r in roots:
+                if r is not g:
+                    r.up = g
+                    g.size += r.size
+        g.size += 1
+        return g
 
 
 _Array: Any = None
@@ -142,7 +191,7 @@ def _array_type() -> Any:
 
 
 def _max_bufs(eng: Engine) -> int:
-    n = getattr(eng, "_lazy_max_bufs", None)
+    n = eng._lazy_max_bufs
     if n is None:
         n = int(eng.device.limits.get("max-storage-buffers-per-shader-stage", 8)) - 1
         eng._lazy_max_bufs = n = max(3, min(n, 15))
@@ -150,22 +199,32 @@ def _max_bufs(eng: Engine) -> int:
 
 
 def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, list]:
-    """Graph inputs of the operands (nodes for pending arrays, leaves otherwise), the ids
-    of the pending nodes under them, their leaves' buffers, and the operand shapes."""
+    """Graph inputs of the operands (nodes for pending arrays, leaves otherwise), the
+    count of pending nodes under them (see :attr:`Node.count`), their leaves' buffers,
+    and the operand shapes."""
     Array = _array_type()
     ins: list = []
-    ids: frozenset = frozenset()
+    count = 0
+    groups: list = []
     bufs: set = set()
     shapes = []
     for a, c in zip(operands, casts):
-        if isinstance(a, Array):
+        if type(a) is Array or isinstance(a, Array):
             shapes.append(a.shape)
-            if a._s is None and a._node.storage is None and not a._node.barrier:
-                node = a._node
-                ins.append(node)
-                ids = ids | node.ids
-                bufs |= node.bufs
-                continue
+            node = a._node if a._s is None else None
+            if node is not None and not node.barrier:
+                if node.storage is None:
+                    ins.append(node)
+                    count += node.count
+                    g = node.group.root()
+                    if g not in groups:
+                        groups.append(g)
+                    bufs |= node.bufs
+                    continue
+                if node.offset:  # computed beside another result: read it there
+                    bufs.add((id(node.storage.buffer), a.dtype))
+                    ins.append(node)
+                    continue
             st = a._st
             bufs.add((id(st.buffer), a.dtype))
             ins.append(a)
@@ -177,7 +236,9 @@ def _inputs(operands: list, casts: tuple) -> tuple[list, frozenset, frozenset, l
             ins.append(a)
         else:
             ins.append(a)
-    return ins, ids, frozenset(bufs), shapes
+    if groups:
+        count = min(count, sum(g.size for g in groups))
+    return ins, count, frozenset(bufs), shapes, groups
 
 
 def _exact(ins: list) -> tuple[frozenset, frozenset]:
@@ -204,6 +265,15 @@ def _exact(ins: list) -> tuple[frozenset, frozenset]:
     return frozenset(ops), frozenset(bufs)
 
 
+def _broadcast(shapes: list, op: str) -> tuple:
+    """The broadcast shape of ``shapes`` (most often all the same)."""
+    s0 = shapes[0]
+    for s in shapes:
+        if s != s0:
+            return broadcast_shapes(*shapes, op=op)
+    return s0
+
+
 def _dtype(x: Any) -> Any:
     return x.dtype if isinstance(x, Node) or hasattr(x, "dtype") else None
 
@@ -214,7 +284,7 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
     Array = _array_type()
     eng = None
     for a in operands:
-        if isinstance(a, Array):
+        if type(a) is Array or isinstance(a, Array):
             eng = a.engine
             break
     if eng is None:
@@ -222,25 +292,37 @@ def _new_node(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers
     casts = tuple(casts)
     # float64 runs eagerly: NVIDIA's compiler folded float64 NaN tests inside fused
     # kernels (isnan gave False), and float64 is there for accuracy, not speed
-    if out_dtype is D.float64 or any(c is D.float64 for c in casts):
+    f64 = D.float64
+    if out_dtype is f64:
         return None
-    ins, ids, bufs, shapes = _inputs(list(operands), casts)
-    shape = broadcast_shapes(*shapes, op=op) if shapes else ()
+    i64 = False
+    for c in casts:
+        if c is f64:
+            return None
+        if c.wgsl == "i64":
+            i64 = True
+    ins, count, bufs, shapes, groups = _inputs(list(operands), casts)
+    shape = shapes[0] if len(shapes) == 1 else _broadcast(shapes, op)
     if prod(shape) == 0:
         return None
-    if len(ids) >= MAX_OPS or len(bufs) > _max_bufs(eng):
-        # the sets may hold nodes materialized since: count what a kernel would hold
-        ids, bufs = _exact(ins)
-    if len(ids) >= MAX_OPS or len(bufs) > _max_bufs(eng):
+    max_bufs = eng._lazy_max_bufs or _max_bufs(eng)
+    if count < MAX_OPS and len(bufs) > max_bufs:
+        # the sets may hold buffers of nodes materialized since: count what a kernel
+        # would bind (a walk of the graph, only near the limit)
+        bufs = _exact(ins)[1]
+    # the count is an upper bound (a graph may be cut early, which costs a kernel;
+    # counting exactly would cost a walk of the graph per op)
+    if count >= MAX_OPS or len(bufs) > max_bufs:
         # start a new graph: the pending operands become leaves
         for x in ins:
             if isinstance(x, Node):
                 materialize(x)
-        ins, ids, bufs, shapes = _inputs(list(operands), casts)
-    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, ids, bufs)
+        ins, count, bufs, shapes, groups = _inputs(list(operands), casts)
+    node = Node(expr, tuple(helpers), ins, casts, out_dtype, shape, op, eng, count + 1, bufs,
+                _Group.join(groups))
     # a value cast inline from a 32-bit type to a native i64 and then used by more i64
     # arithmetic is miscompiled by some drivers (lavapipe): store it first, as eager does
-    if any(c.wgsl == "i64" for c in casts):
+    if i64:
         node.barrier = any(c.wgsl == "i64" and _dtype(x) is not c for x, c in zip(ins, casts))
     return node
 
@@ -252,15 +334,25 @@ def record(expr: str, operands: list, casts: tuple, out_dtype: DType, helpers: t
     if node is None:
         return None
     eng = node.engine
-    arr = _array_type()(None, node.shape, out_dtype)
+    shape = node.shape
+    strides = _STRIDES.get(shape)
+    if strides is None:
+        if len(_STRIDES) > 4096:
+            _STRIDES.clear()
+        strides = _STRIDES[shape] = _contig(shape)
+    arr = _array_type()(None, shape, out_dtype, strides)
     arr._node = node
+    node.out = ref = weakref.ref(arr)
     with eng._lock:  # run_pending swaps the list under the lock
         eng._lazy_reads.update(b for b, _dt in node.bufs)
         pend = eng._lazy_pending
-        pend.append(weakref.ref(arr))
+        pend.append(ref)
         if len(pend) > MAX_PENDING:
             run_pending(eng)
     return arr
+
+
+_STRIDES: dict[tuple, tuple] = {}  # contiguous strides by shape, for pending arrays
 
 
 def run_pending(eng: Engine, reads: Any = None, skip: Any = None) -> None:
@@ -274,8 +366,8 @@ def run_pending(eng: Engine, reads: Any = None, skip: Any = None) -> None:
         eng._lazy_pending = keep if reads is not None else []
         for ref in pend:
             a = ref()
-            if a is None or a._s is not None:
-                continue
+            if a is None or a._s is not None or a._node.offset:
+                continue  # gone, materialized, or computed beside another result
             if a is skip or (reads is not None and not _reads(a._node, reads)):
                 keep.append(ref)
                 continue
@@ -353,20 +445,20 @@ class _Graph:
                 return False  # another element of the target: threads would race
         self.self_read = buf
         self.bufs = [(b, dt) for b, dt in self.bufs if b is not buf]
-        self.buf_at = {(id(b), dt): i for i, (b, dt) in enumerate(self.bufs)}
+        self.buf_at = {(id(b), dt.name): i for i, (b, dt) in enumerate(self.bufs)}
         return True
 
     def binding(self, st: Any, dt: DType) -> str:
         """The WGSL array a leaf reads."""
         if st.buffer is self.self_read:
             return "out"
-        return f"in{self.buf_at[(id(st.buffer), dt)]}"
+        return f"in{self.buf_at[(id(st.buffer), dt.name)]}"
 
     def _leaf(self, st: Any, dtype: DType, shape: tuple, strides: tuple, off: int) -> int:
-        key = (id(st.buffer), dtype, shape, strides, off)
+        key = (id(st.buffer), dtype.name, shape, strides, off)
         i = self.leaf_at.get(key)
         if i is None:
-            bk = (id(st.buffer), dtype)
+            bk = (id(st.buffer), dtype.name)
             if bk not in self.buf_at:
                 self.buf_at[bk] = len(self.bufs)
                 self.bufs.append((st.buffer, dtype))
@@ -375,34 +467,35 @@ class _Graph:
         return i
 
     def _visit(self, root: Node) -> None:
-        from .array import Array
+        Array = _array_type()
+        index, nodes, scalars, leaf = self.index, self.nodes, self.scalars, self._leaf
         stack = [(root, False)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, done = stack.pop()
-            if id(node) in self.index:
+            node, done = pop()
+            if id(node) in index:
                 continue
             if not done:
-                stack.append((node, True))
+                push((node, True))
                 for x in node.inputs:
-                    if isinstance(x, Node) and x.storage is None and id(x) not in self.index:
-                        stack.append((x, False))
+                    if type(x) is Node and x.storage is None and id(x) not in index:
+                        push((x, False))
                 continue
             refs = []
             for x, c in zip(node.inputs, node.casts):
-                if isinstance(x, Node):
+                if type(x) is Node:
                     if x.storage is None:
-                        refs.append(("n", self.index[id(x)]))
+                        refs.append(("n", index[id(x)]))
                     else:
-                        refs.append(("l", self._leaf(x.storage, x.dtype, x.shape,
-                                                     _contig(x.shape), 0)))
+                        refs.append(("l", leaf(x.storage, x.dtype, x.shape,
+                                               _contig(x.shape), x.offset)))
                 elif isinstance(x, Array):
-                    refs.append(("l", self._leaf(x._st, x.dtype, x.shape, x.strides,
-                                                 x.offset)))
+                    refs.append(("l", leaf(x._st, x.dtype, x.shape, x.strides, x.offset)))
                 else:
-                    refs.append(("s", len(self.scalars)))
-                    self.scalars.append((x, c))
-            self.index[id(node)] = len(self.nodes)
-            self.nodes.append(node)
+                    refs.append(("s", len(scalars)))
+                    scalars.append((x, c))
+            index[id(node)] = len(nodes)
+            nodes.append(node)
             self.refs.append(refs)
 
 
@@ -458,10 +551,12 @@ def _program(g: _Graph, rank: int, base: int, out: bool) -> tuple[list[str], int
     return body, at_z + arity, hsrc, types
 
 
-def _source(g: _Graph, rank: int, out: DType) -> tuple[str, int]:
+def _source(g: _Graph, rank: int, out: DType, kept: tuple = ()) -> tuple[str, int]:
     body, words, lib, types = _program(g, rank, 1, True)
     body.insert(0, f"  if (gi >= {cg.word(0)}) {{ return; }}")
     body.append(f"  out[u32(oo)] = {cg.store(out, f't{len(g.nodes) - 1}')};")
+    for k, j in enumerate(kept, 1):  # after the result, one block of n elements each
+        body.append(f"  out[u32(oo) + {k}u * {cg.word(0)}] = {cg.store(out, f't{j}')};")
     src = (cg.header(types | {out}, words, [("out", out)],
                      [(f"in{b}", dt) for b, (_, dt) in enumerate(g.bufs)])
            + "\n".join(lib) + "\n" + cg.main_1d("\n".join(body)))
@@ -588,12 +683,17 @@ def _opaque(v: str, t: DType, oz: str) -> str:
     return v  # integers: every fold is exact
 
 
+def _node_sig(n: Node) -> tuple:
+    # dtype names, not DTypes: hashing the key then calls no Python __hash__
+    s = n.sig = (n.expr, n.helpers, tuple(c.name for c in n.casts), n.dtype.name)
+    return s
+
+
 def _signature(g: _Graph, rank: int) -> tuple:
-    prog = tuple((n.expr, n.helpers, n.casts, n.dtype, tuple(r)) for n, r in
-                 zip(g.nodes, g.refs))
-    leaves = tuple((dt, g.binding(st, dt)) for st, dt, *_r in g.leaves)
-    return ("lazy", rank, prog, leaves, tuple(dt for _, dt in g.bufs),
-            tuple(t for _, t in g.scalars))
+    prog = tuple((n.sig or _node_sig(n), *r) for n, r in zip(g.nodes, g.refs))
+    leaves = tuple((dt.name, g.binding(st, dt)) for st, dt, *_r in g.leaves)
+    return ("lazy", rank, prog, leaves, tuple(dt.name for _, dt in g.bufs),
+            tuple(t.name for _, t in g.scalars))
 
 
 def _error(exc: Exception, g: _Graph, node: Node) -> Exception:
@@ -608,15 +708,26 @@ def _error(exc: Exception, g: _Graph, node: Node) -> Exception:
 
 def materialize(node: Node) -> Any:
     """Run the fused kernel computing ``node`` (once) and return its storage."""
-    if node.storage is not None:
+    if node.storage is not None and not node.offset:
         return node.storage
     eng = node.engine
     with eng._lock:
         if node.storage is not None:
+            if node.offset:  # computed beside another result: a buffer of its own now
+                n = prod(node.shape) * node.dtype.itemsize
+                st = eng.alloc(n)
+                eng.copy(node.storage, node.offset * node.dtype.itemsize, st, 0, n)
+                node.storage, node.offset = st, 0
             return node.storage
         eng._lazy_busy += 1
         try:
             g = _Graph(node)
+            if len(g.bufs) > _max_bufs(eng):
+                # inner values stored since recording add bindings: run the inputs first
+                for x in node.inputs:
+                    if type(x) is Node:
+                        materialize(x)
+                g = _Graph(node)
             out = _launch(g, node, None)
             node.storage = out
             if eng._lazy_pending:  # pending graphs holding this node now read its result
@@ -660,7 +771,7 @@ def _write(node: Node, out: Any, skip: Any) -> bool:
     run_pending(eng, reads=out._st.buffer, skip=skip)
     with eng._lock:
         g = _Graph(node)
-        if not g.read_through(out):
+        if not g.read_through(out) or len(g.bufs) > _max_bufs(eng):
             return False
         eng._lazy_busy += 1
         try:
@@ -678,13 +789,30 @@ def _launch(g: _Graph, node: Node, out: Any) -> Any:
     else:
         shape, out_strides, out_off = out.shape, out.strides, out.offset
     n = prod(shape)
+    kept = _kept(g, node, n) if out is None else ()
     rank, words = _meta(g, shape, (out_strides, out_off))
-    key = _signature(g, rank)
+    key = (_signature(g, rank), kept)
     meta = struct.pack(f"<{len(words) + 1}I", *[w & 0xFFFFFFFF for w in [n, *words]])
     try:
-        kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype), 1, len(g.bufs)))
-        res = eng.alloc(max(n, 1) * node.dtype.itemsize) if out is None else out._st
+        kern = eng.kernel(key, lambda: (*_source(g, rank, node.dtype, kept), 1, len(g.bufs)))
+        res = (eng.alloc(max(n, 1) * node.dtype.itemsize * (1 + len(kept))) if out is None
+               else out._st)
     except Exception as exc:
         raise _error(exc, g, node) from exc
     eng.dispatch(kern, meta, [res.buffer] + [b for b, _ in g.bufs], groups_for(n))
+    for k, j in enumerate(kept, 1):
+        x = g.nodes[j]
+        x.storage, x.offset, x.inputs = res, k * n, None
     return res
+
+
+def _kept(g: _Graph, root: Node, n: int) -> tuple:
+    """The inner nodes of ``g`` whose arrays are still alive (an activation autograd saved,
+    a value the program holds): the kernel stores them too, after the result, so a later
+    graph reads them instead of computing them again. Only those of the result's shape
+    and dtype (one output binding, one thread per element) and whole 4-byte words."""
+    dt, shape = root.dtype, root.shape
+    if dt.emu or (n * dt.itemsize) % 4:
+        return ()
+    return tuple(j for j, x in enumerate(g.nodes[:-1]) if x.dtype is dt and x.shape == shape
+                 and x.out is not None and x.out() is not None)

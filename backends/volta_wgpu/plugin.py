@@ -172,6 +172,24 @@ class WgpuBackend(Backend):
         from .lazy import lazy_scope
         return lazy_scope()
 
+    # -- vt.compile(mode="reduce-overhead"): record a call's work, replay it --------------
+    def trace_begin(self, arrays: list) -> Any:
+        """Record the work on the device of ``arrays`` (the call's inputs); a reason
+        string when it cannot (see :mod:`volta_wgpu.replay`)."""
+        from .replay import begin
+        return begin(arrays)
+
+    def trace_end(self, recorder: Any, outputs: list) -> Any:
+        """Stop recording: a tape whose ``replay(inputs)`` returns arrays like
+        ``outputs``, or why the call cannot be replayed (a string)."""
+        from .replay import end
+        return end(recorder, outputs)
+
+    def trace_describe(self, array: Any) -> Any:
+        """The layout a replay needs an input array to keep (None: not a wgpu array)."""
+        from .replay import describe
+        return describe(array)
+
     def synchronize(self, index: int) -> None:
         from .engine import synchronize
         synchronize(index)

@@ -460,3 +460,35 @@ def test_pending_graphs_survive_unrelated_kernels_and_shared_subgraphs_count_onc
     for _ in range(200):
         zz = zz * zz + yy
     np.testing.assert_allclose(out, zz.sum(axis=1) + (a @ a).sum(), rtol=1e-4)
+
+
+def test_long_chain_keeps_saved_values_and_the_second_run_compiles_nothing(lazy):
+    """A 1,000-op chain with its backward: the fused kernels store the activations
+    autograd saved, so the backward reads them (a few dozen kernels, not one per op nor
+    a recomputed forward), the gradient equals eager's bit for bit, and the second run
+    finds every kernel in the cache."""
+    import volta_core as vt
+    eng = _engine()
+
+    def run():
+        x = vt.tensor(np.linspace(-1, 1, 16, dtype=np.float32), device="wgpu",
+                      requires_grad=True)
+        y = x
+        for i in range(1000):  # benchmarks/op_overhead.py's chain
+            k = i % 4
+            y = y * 1.001 if k == 0 else y + x if k == 1 else vt.tanh(y) if k == 2 else y - 0.5
+        y.sum().backward()
+        return x.grad.numpy()
+
+    lazy.set_lazy(False)
+    try:
+        eager = run()
+    finally:
+        lazy.set_lazy(True)
+    run()
+    k0, d0, s0 = len(eng._kernels), eng.dispatch_count, eng.submit_count
+    got = run()
+    assert len(eng._kernels) == k0
+    assert eng.dispatch_count - d0 <= 40
+    assert eng.submit_count - s0 == 1
+    np.testing.assert_array_equal(_bits(got), _bits(eager))

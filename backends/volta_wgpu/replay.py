@@ -1,0 +1,318 @@
+"""Record the GPU work of one call and replay it: ``vt.compile(mode="reduce-overhead")``.
+
+While a :class:`Recorder` is set on an engine (``Engine._tape``), every allocation, upload,
+copy and dispatch is appended to it, each buffer named by its role:
+
+- an *input*: the buffer of one of the arrays the caller passed (a parameter, an argument,
+  a gradient), substituted by the corresponding array of each replay;
+- a *new* buffer: allocated during the call, named by allocation order; a replay takes
+  one from the pool again and gives it back after its last use;
+- a *fixed* buffer: one that existed before the call and is not an input (a tensor the
+  function closes over, optimizer state); held by weak reference to its storage, and a
+  replay refuses to run once that storage is gone.
+
+A :class:`Tape` repeats the recorded kernels, metadata and workgroup counts, with no
+Python op code, no lazy graph and no kernel lookup: CUDA graphs' model, on wgpu. As with
+them, what the Python code decided (branches, Python numbers baked into metadata) is frozen,
+so the compiler replays a tape only after two consecutive calls recorded the same one, and a
+call that reads a value back (``.item()``, a data-dependent shape) is never recorded.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+from typing import Any
+
+_ALLOC, _WRITE, _COPY, _DISPATCH = range(4)
+
+
+class Recorder:
+    """What :class:`~volta_wgpu.engine.Engine` reports while a call is recorded.
+
+    Attributes:
+        bad: why the call cannot be replayed (None while it can).
+    """
+
+    def __init__(self, eng: Any, inputs: list) -> None:
+        self.eng = eng
+        self.thread = threading.get_ident()
+        self.bad: str | None = None
+        self.inputs: dict[int, int] = {}
+        for i, a in enumerate(inputs):
+            b = a._st.buffer
+            if id(b) in self.inputs:
+                self.bad = "two inputs share a buffer"
+            self.inputs[id(b)] = i
+        self.n_in = len(inputs)
+        self.events: list[tuple] = []
+        self.allocs: dict[int, int] = {}  # id(buffer) -> the allocation holding it now
+        self.storages: list[Any] = []  # weak reference per allocation
+        self.fixed: dict[int, int] = {}  # id(buffer) -> index in fixed_refs
+        self.fixed_refs: list[Any] = []  # weak reference to the storage, or the buffer
+
+    def _mine(self, eng: Any) -> bool:
+        if eng is not self.eng or threading.get_ident() != self.thread:
+            self.bad = "work on another device or thread during the call"
+            return False
+        return True
+
+    def ref(self, buf: Any) -> tuple:
+        """The role of ``buf``: ("n", allocation), ("i", input) or ("f", fixed index)."""
+        k = self.allocs.get(id(buf))
+        if k is not None:
+            return ("n", k)
+        i = self.inputs.get(id(buf))
+        if i is not None:
+            return ("i", i)
+        j = self.fixed.get(id(buf))
+        if j is None:
+            wr = self.eng._owners.get(id(buf))
+            st = wr() if wr is not None else None
+            if st is not None and st.buffer is buf:
+                ref: Any = wr
+            elif buf is self.eng._err:  # the engine's own: alive as long as the engine
+                ref = buf
+            else:
+                self.bad = "a buffer of no live array"
+                ref = buf
+            j = self.fixed[id(buf)] = len(self.fixed_refs)
+            self.fixed_refs.append(ref)
+        return ("f", j)
+
+    # -- engine hooks (the engine holds its lock) -----------------------------------------
+    def on_alloc(self, eng: Any, st: Any, nbytes: int, upload: bool) -> None:
+        if self._mine(eng):
+            self.allocs[id(st.buffer)] = len(self.storages)
+            self.storages.append(weakref.ref(st))
+            self.events.append((_ALLOC, nbytes, upload))
+
+    def on_write(self, eng: Any, buf: Any, data: bytes) -> None:
+        if self._mine(eng):
+            self.events.append((_WRITE, self.ref(buf), data))
+
+    def on_copy(self, eng: Any, src: Any, src_off: int, dst: Any, dst_off: int,
+                nbytes: int) -> None:
+        if self._mine(eng):
+            self.events.append((_COPY, self.ref(src), src_off, self.ref(dst), dst_off, nbytes))
+
+    def on_dispatch(self, eng: Any, kernel: Any, meta: bytes, buffers: list,
+                    groups: tuple) -> None:
+        if self._mine(eng):
+            self.events.append((_DISPATCH, kernel, meta, tuple(self.ref(b) for b in buffers),
+                                tuple(groups)))
+
+    def on_read(self, eng: Any) -> None:
+        self.bad = "a value was read back during the call (.item(), printing, a host copy)"
+
+
+_recorders: dict[int, Recorder] = {}  # by thread: begin() refuses to nest
+
+
+def begin(inputs: list) -> Recorder | str:
+    """Start recording on the engine of ``inputs`` (wgpu arrays, at least one); a reason
+    string when it cannot start."""
+    from .engine import _engines
+    if not inputs:
+        return "no wgpu tensor among the inputs"
+    eng = inputs[0].engine
+    if any(a.engine is not eng for a in inputs):
+        return "inputs on several wgpu devices"
+    if threading.get_ident() in _recorders or any(e._tape is not None for e in
+                                                     _engines.values()):
+        return "another call is being recorded"
+    eng.flush()  # runs the pending lazy graphs: work from before the call is not recorded
+    rec = Recorder(eng, inputs)
+    with eng._lock:
+        for e in list(_engines.values()):
+            e._tape = rec
+    _recorders[threading.get_ident()] = rec
+    return rec
+
+
+def end(rec: Recorder, outputs: list) -> Tape | str:
+    """Stop recording; the tape whose replay returns arrays like ``outputs`` (materialized
+    wgpu arrays), or why the call cannot be replayed."""
+    from .engine import _engines
+    eng = rec.eng
+    try:
+        eng._run_lazy()  # the lazy graphs still pending are part of the call's work
+        outs = []
+        for a in outputs:
+            outs.append((rec.ref(a._st.buffer), a.shape, a.dtype, a.strides, a.offset))
+    finally:
+        with eng._lock:
+            for e in list(_engines.values()):
+                if e._tape is rec:
+                    e._tape = None
+        _recorders.pop(threading.get_ident(), None)
+    if rec.bad is not None:
+        return rec.bad
+    kept = {r[1] for r, *_x in outs if r[0] == "n"}
+    for attempt in range(2):
+        alive = [k for k, wr in enumerate(rec.storages) if k not in kept and wr() is not None]
+        if not alive:
+            return Tape(rec, outs)
+        if attempt == 0:
+            gc.collect()  # arrays held only by reference cycles
+    return "an array made during the call outlives it (stored outside the outputs)"
+
+
+class Tape:
+    """The recorded work of a call, replayable on other input arrays."""
+
+    def __init__(self, rec: Recorder, outs: list) -> None:
+        self.eng = rec.eng
+        self.n_in = rec.n_in
+        self.events = rec.events
+        self.fixed_refs = rec.fixed_refs
+        self.outs = outs
+        # slots: inputs, then fixed buffers, then new ones; steps name slots
+        nf = len(rec.fixed_refs)
+        base = rec.n_in + nf
+
+        def slot(r: tuple) -> int:
+            return r[1] if r[0] == "i" else rec.n_in + r[1] if r[0] == "f" else base + r[1]
+
+        last: dict[int, int] = {}
+        steps: list[tuple] = []
+        k = 0
+        for j, ev in enumerate(rec.events):
+            if ev[0] == _ALLOC:
+                steps.append((_ALLOC, k, ev[1], ev[2]))
+                k += 1
+                continue
+            if ev[0] == _WRITE:
+                refs: tuple = (ev[1],)
+                steps.append((_WRITE, slot(ev[1]), ev[2]))
+            elif ev[0] == _COPY:
+                refs = (ev[1], ev[3])
+                steps.append((_COPY, slot(ev[1]), ev[2], slot(ev[3]), ev[4], ev[5]))
+            else:
+                refs = ev[3]
+                steps.append((_DISPATCH, ev[1], ev[2], tuple(slot(r) for r in refs), ev[4]))
+            for r in refs:
+                if r[0] == "n":
+                    last[r[1]] = j
+        kept = {r[1] for r, *_x in outs if r[0] == "n"}
+        # each new buffer is dropped after its last use (unused ones at once)
+        frees: dict[int, list] = {}
+        j_alloc = [j for j, ev in enumerate(rec.events) if ev[0] == _ALLOC]
+        for a, j in enumerate(j_alloc):
+            if a not in kept:
+                frees.setdefault(last.get(a, j), []).append(a)
+        # the temporaries live in buffers of the tape's own, the same on every replay (so
+        # the engine's bind groups over them are reused), one shared by temporaries whose
+        # lifetimes do not overlap; outputs and upload targets come from the pool
+        self.sizes: list[int] = []  # nbytes per own buffer
+        own: dict[int, int] = {}  # allocation -> own buffer
+        free: dict[int, list] = {}
+        for j, st in enumerate(steps):
+            if st[0] == _ALLOC and st[1] not in kept and not st[3]:
+                spare = free.get(st[2])
+                if spare:
+                    own[st[1]] = spare.pop()
+                else:
+                    own[st[1]] = len(self.sizes)
+                    self.sizes.append(st[2])
+            for a in frees.get(j, ()):
+                if a in own:
+                    free.setdefault(self.sizes[own[a]], []).append(own[a])
+        steps = [(_ALLOC, st[1], st[2], st[3], own.get(st[1])) if st[0] == _ALLOC else st
+                 for st in steps]
+        self.own: list | None = None  # the buffers, made by the first replay
+        # an input the work only reads, and whose buffer changed from one replay to the
+        # next (a new batch), is copied into a buffer of the tape's own first: one copy
+        # instead of a new bind group for every kernel that reads it
+        written = set()
+        for st in steps:
+            if st[0] == _DISPATCH:
+                written.update(st[3][:st[1].n_write])
+            elif st[0] == _COPY:
+                written.add(st[3])
+            elif st[0] == _WRITE:
+                written.add(st[1])
+        self.read_only = [i not in written for i in range(rec.n_in)]
+        self.last_in: list = [None] * rec.n_in
+        self.static: list = [None] * rec.n_in
+        self.steps = [(s, tuple(frees.get(j, ()))) for j, s in enumerate(steps)]
+        self.n_new = k
+        self.base = base
+        self.out_slots = [(slot(r), shape, dt, strides, off)
+                          for r, shape, dt, strides, off in outs]
+
+    def same_as(self, other: Tape | None) -> bool:
+        """Whether ``other`` recorded the same work (the same kernels, metadata, sizes and
+        buffer roles)."""
+        return (other is not None and other.eng is self.eng and other.n_in == self.n_in
+                and other.events == self.events and len(other.fixed_refs) == len(
+                    self.fixed_refs) and all(_target(a) is _target(b) for a, b in zip(
+                        other.fixed_refs, self.fixed_refs))
+                and [o[0] for o in other.outs] == [o[0] for o in self.outs])
+
+    def replay(self, inputs: list) -> list | None:
+        """Run the work again on ``inputs`` (arrays laid out as the recorded ones); the
+        output arrays, or None when a fixed buffer's array is gone (record again)."""
+        from .array import Array
+        eng = self.eng
+        bufs: list[Any] = [a._st.buffer for a in inputs]
+        stors: list[Any] = [a._s for a in inputs]
+        for r in self.fixed_refs:
+            st = _target(r)
+            if st is None:
+                return None
+            stors.append(st)
+            bufs.append(getattr(st, "buffer", st))
+        base = self.base
+        bufs.extend([None] * self.n_new)
+        stors.extend([None] * self.n_new)
+        with eng._lock:
+            if eng._lazy_pending and not eng._lazy_busy:
+                eng._run_lazy()
+            if self.own is None:
+                self.own = [eng.alloc(n) for n in self.sizes]
+            for i in range(len(inputs)):
+                if not self.read_only[i]:
+                    continue
+                static, st = self.static[i], stors[i]
+                if static is None:
+                    if self.last_in[i] not in (None, id(st.buffer)):
+                        static = self.static[i] = eng.alloc(st.nbytes)
+                    self.last_in[i] = id(st.buffer)
+                if static is not None:
+                    n = min(-(-st.nbytes // 4) * 4, static.buffer.size, st.buffer.size)
+                    eng.copy_buffer(st.buffer, 0, static.buffer, 0, n)
+                    bufs[i] = static.buffer
+            own = self.own
+            alloc, dispatch = eng.alloc, eng.dispatch
+            for step, frees in self.steps:
+                kind = step[0]
+                if kind == _DISPATCH:
+                    dispatch(step[1], step[2], [bufs[s] for s in step[3]], step[4])
+                elif kind == _ALLOC:
+                    st = alloc(step[2], step[3]) if step[4] is None else own[step[4]]
+                    stors[base + step[1]] = st
+                    bufs[base + step[1]] = st.buffer
+                elif kind == _COPY:
+                    eng.copy_buffer(bufs[step[1]], step[2], bufs[step[3]], step[4], step[5])
+                else:
+                    eng.queue.write_buffer(bufs[step[1]], 0, step[2])
+                for a in frees:
+                    stors[base + a] = None
+            return [Array(stors[s], shape, dt, strides, off)
+                    for s, shape, dt, strides, off in self.out_slots]
+
+
+def _target(ref: Any) -> Any:
+    """The storage (or engine buffer) a fixed reference names; None once it is gone."""
+    return ref() if isinstance(ref, weakref.ref) else ref
+
+
+def describe(a: Any) -> tuple | None:
+    """What a replay must find the same in an input array: its layout and dtype (None for
+    an array of another library)."""
+    from .array import Array
+    if not isinstance(a, Array):
+        return None
+    return (a.shape, a.dtype.name, a.strides, a.offset, a.engine.index)

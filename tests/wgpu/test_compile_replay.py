@@ -1,0 +1,265 @@
+"""``vt.compile(mode="reduce-overhead")`` on wgpu: once two calls recorded the same GPU
+work, later calls replay it without running the Python code, with eager's results bit for
+bit; calls whose work cannot be frozen (random numbers, read-backs, outputs that require
+grad, new state) keep running the Python code."""
+
+from __future__ import annotations
+
+import pytest
+
+import volta_core as vt
+
+
+@pytest.fixture(autouse=True)
+def _lazy_default(xp, monkeypatch):
+    monkeypatch.delenv("VOLTA_WGPU_EAGER", raising=False)
+
+
+def _dispatches() -> int:
+    from volta_wgpu.engine import get_engine
+    return get_engine().dispatch_count
+
+
+def test_replayed_forward_backward_matches_eager():
+    calls = []
+
+    def step(x):
+        calls.append(1)
+        y = x
+        for _ in range(40):
+            y = vt.tanh(y * 1.01 + x) - 0.5
+        y.sum().backward()
+
+    f = vt.compile(step, mode="reduce-overhead")
+    vt.manual_seed(0)
+    for _ in range(5):
+        x = vt.randn(3, 5, device="wgpu", requires_grad=True)
+        ref = vt.tensor(x.tolist(), device="wgpu", requires_grad=True)
+        vt.wgpu.set_lazy(False)
+        try:
+            step(ref)
+        finally:
+            vt.wgpu.set_lazy(True)
+        assert f(x) is None
+        assert x.grad.tolist() == ref.grad.tolist()
+    # 5 reference runs and 2 recordings: the other 3 calls replayed without the Python code
+    assert len(calls) == 5 + 2
+
+
+def test_new_shape_or_grad_state_records_again():
+    n = []
+
+    @vt.compile(mode="reduce-overhead")
+    def f(x, k):
+        n.append(1)
+        return x * k + 1.0
+
+    a = vt.ones(4, device="wgpu")
+    for _ in range(4):
+        assert f(a, 2.0).tolist() == [3.0] * 4
+    assert len(n) == 2
+    assert f(a, 3.0).tolist() == [4.0] * 4  # another scalar argument: another guard
+    assert f(vt.ones(2, 3, device="wgpu"), 2.0).tolist() == [[3.0] * 3] * 2
+    assert len(n) == 4
+    b = vt.full((4,), 5.0, device="wgpu")
+    assert f(b, 2.0).tolist() == [11.0] * 4  # a replay reads the new input
+    assert len(n) == 4
+
+
+def test_random_numbers_and_readbacks_are_never_frozen():
+    n = []
+
+    @vt.compile(mode="reduce-overhead")
+    def noisy(x):
+        n.append(1)
+        return x + vt.rand(x.shape, device="wgpu")
+
+    @vt.compile(mode="reduce-overhead")
+    def branchy(x):
+        n.append(1)
+        return x * 2 if x.sum().item() > 0 else x * 3
+
+    x = vt.zeros(64, device="wgpu")
+    draws = [noisy(x).tolist() for _ in range(4)]
+    assert len(n) == 4 and len({tuple(d) for d in draws}) == 4
+    assert branchy(vt.ones(2, device="wgpu")).tolist() == [2.0, 2.0]
+    for _ in range(3):
+        branchy(vt.ones(2, device="wgpu"))
+    assert branchy(-vt.ones(2, device="wgpu")).tolist() == [-3.0, -3.0]
+    assert len(n) == 4 + 5
+
+
+def test_training_step_with_optimizer_state_matches_eager():
+    def make():
+        vt.manual_seed(1)
+        net = vt.nn.Sequential(vt.nn.Linear(6, 8), vt.nn.Tanh(), vt.nn.Linear(8, 2)).to("wgpu")
+        return net, vt.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+
+    def train(net, opt, x, t):
+        opt.zero_grad()
+        loss = ((net(x) - t) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    vt.manual_seed(2)
+    data = [(vt.randn(5, 6, device="wgpu"), vt.randn(5, 2, device="wgpu")) for _ in range(6)]
+    net_e, opt_e = make()
+    vt.wgpu.set_lazy(False)
+    try:
+        eager = [train(net_e, opt_e, x, t).item() for x, t in data]
+    finally:
+        vt.wgpu.set_lazy(True)
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda x, t: n.append(1) or train(net, opt, x, t), mode="reduce-overhead")
+    assert [step(x, t).item() for x, t in data] == eager
+    assert [p.tolist() for p in net.parameters()] == [p.tolist() for p in net_e.parameters()]
+    # the 1st step makes the momentum buffers (new state: not frozen), the 2nd and 3rd
+    # record the same work, the others replay it
+    assert len(n) == 3
+
+
+def test_fixed_tensor_gone_records_again():
+    n = []
+
+    class Box:  # not a Module: the compiler does not look inside, the tensor is fixed
+        w = vt.full((3,), 2.0, device="wgpu")
+    box = Box()
+
+    @vt.compile(mode="reduce-overhead")
+    def f(x):
+        n.append(1)
+        return x * box.w
+
+    x = vt.ones(3, device="wgpu")
+    for _ in range(3):
+        assert f(x).tolist() == [2.0] * 3
+    assert len(n) == 2
+    Box.w = vt.full((3,), 7.0, device="wgpu")  # the recorded tensor dies
+    assert f(x).tolist() == [7.0] * 3
+    assert len(n) == 3
+
+
+def test_module_in_eval_replays_and_sees_parameter_updates():
+    vt.manual_seed(3)
+    net = vt.nn.Linear(4, 3).to("wgpu").eval()
+    seen = []
+    ref_fwd = type(net).forward
+
+    class Probe(vt.nn.Linear):
+        def forward(self, x):
+            seen.append(1)
+            return ref_fwd(self, x)
+
+    net.__class__ = Probe
+    compiled = vt.compile(net, mode="reduce-overhead")
+    x = vt.randn(2, 4, device="wgpu")
+    with vt.no_grad():
+        outs = [compiled(x).tolist() for _ in range(4)]
+        assert len(seen) == 2 and all(o == outs[0] for o in outs)
+        net.weight.mul_(2.0)
+        assert compiled(x).tolist() == vt.nn.functional.linear(x, net.weight, net.bias).tolist()
+    assert len(seen) == 2
+    out = compiled(x)  # with grad: the output requires grad, so the Python code runs
+    assert out.requires_grad and len(seen) == 3
+
+
+def test_nested_compiled_calls_and_cpu_passthrough():
+    inner = vt.compile(lambda t: vt.tanh(t) * 3.0, mode="reduce-overhead")
+    outer = vt.compile(lambda t: inner(t) + 1.0, mode="reduce-overhead")
+    a = vt.linspace(-1, 1, 8, device="wgpu")
+    want_inner = (vt.tanh(a) * 3.0).tolist()
+    want = (vt.tanh(a) * 3.0 + 1.0).tolist()
+    for _ in range(5):
+        assert outer(a).tolist() == want
+        assert inner(a).tolist() == want_inner
+    twice = vt.compile(lambda t: t * 2, mode="reduce-overhead")
+    x = vt.ones(3)  # a CPU tensor: nothing to record, the function runs as it is
+    assert [twice(x).tolist() for _ in range(4)] == [[2.0] * 3] * 4
+
+
+def test_work_that_changes_every_call_stops_being_recorded():
+    """Adam's bias corrections are Python numbers that change every step: no two
+    recordings match, so after a few tries the step just runs lazily (still eager's
+    results)."""
+    def make():
+        vt.manual_seed(4)
+        net = vt.nn.Linear(5, 3).to("wgpu")
+        return net, vt.optim.Adam(net.parameters(), lr=0.05)
+
+    x = vt.randn(4, 5, device="wgpu")
+
+    def train(net, opt):
+        opt.zero_grad()
+        loss = (net(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    net_e, opt_e = make()
+    vt.wgpu.set_lazy(False)
+    try:
+        eager = [train(net_e, opt_e).item() for _ in range(8)]
+    finally:
+        vt.wgpu.set_lazy(True)
+    net, opt = make()
+    step = vt.compile(lambda: train(net, opt), mode="reduce-overhead")
+    assert [step().item() for _ in range(8)] == eager
+    entry = list(step.entries.values())[-1]  # the guard once gradients and state exist
+    assert not entry.stable and entry.fails >= 3
+
+
+def test_copies_of_a_compiled_module_record_their_own():
+    import copy
+    import pickle
+
+    vt.manual_seed(6)
+    net = vt.compile(vt.nn.Linear(3, 2).to("wgpu").eval(), mode="reduce-overhead")
+    x = vt.ones(4, 3, device="wgpu")
+    with vt.no_grad():
+        want = [net(x).tolist() for _ in range(4)][-1]
+        for other in (copy.deepcopy(net), pickle.loads(pickle.dumps(net))):
+            assert [other(x).tolist() for _ in range(4)] == [want] * 4
+            other.weight.mul_(0.0)  # its own parameters: the original is untouched
+            assert other(x).tolist() == [other.bias.tolist()] * 4
+    assert net(x).tolist() == want
+
+
+def test_optimizer_hyperparameters_are_part_of_the_guard():
+    """A learning rate changed between steps (a scheduler) is a new guard: recorded
+    again, then replayed with the new value."""
+    def make():
+        vt.manual_seed(1)
+        net = vt.nn.Linear(4, 2).to("wgpu")
+        return net, vt.optim.SGD(net.parameters(), lr=0.1)
+
+    x = vt.randn(3, 4, device="wgpu")
+
+    def train(net, opt):
+        opt.zero_grad()
+        loss = (net(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    def run(step, opt):
+        out = []
+        for i in range(10):
+            if i == 5:
+                opt.param_groups[0]["lr"] = 0.01
+            out.append(step().item())
+        return out
+
+    net_e, opt_e = make()
+    vt.wgpu.set_lazy(False)
+    try:
+        eager = run(lambda: train(net_e, opt_e), opt_e)
+    finally:
+        vt.wgpu.set_lazy(True)
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or train(net, opt), mode="reduce-overhead")
+    assert run(step, opt) == eager
+    # steps 1-3 record (the first has no gradients yet), 6-7 record the new lr
+    assert len(n) == 3 + 2
