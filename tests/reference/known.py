@@ -19,6 +19,9 @@ DELIBERATE: dict[str, str] = {
         "(NotImplementedError, '... not implemented for 'Bool'/'Half''), not because the "
         "operation is invalid; Volta computing it is not a wrong answer (where PyTorch has "
         "no derivative, as for floor_divide, Volta's backward refuses too)"),
+    "older PyTorch: *": (
+        "the PyTorch at hand is older than 2.13 (the GPU machine has 2.11) and lacks a "
+        "derivative that 2.13 has (aminmax); Volta follows 2.13"),
     "adapter lacks a dtype: *": (
         "the device has no such dtype (float64, float16 on an OpenGL adapter): Volta "
         "refuses with a DTypeError naming the missing feature, as the adapters issue asks, "
