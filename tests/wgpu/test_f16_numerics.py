@@ -163,14 +163,17 @@ def _pairs():
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary_nan_inf(mode, name, pending):
     a, b = _pairs()
-    # clamp's tie of +0 and -0 is another matter (the cpu backend shares it)
+    # the sign of a +0/-0 tie is not compared for maximum/minimum/clamp: PyTorch's own
+    # depends on its path (scalar or vectorized), and NVIDIA's max builtin gives +0
     both(BINARY[name], a, b, pending=pending, ulps=_ROUNDED.get(name, 0),
-         zero_sign=name != "clamp_tensor")
+         zero_sign=name not in ("clamp_tensor", "maximum", "minimum"))
 
 
 @F16
 @pytest.mark.parametrize("name", ["remainder", "fmod", "pow", "maximum", "minimum", "div"])
 def test_binary_with_a_python_scalar(mode, name):
+    if name == "maximum" and tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 13):
+        pytest.skip("PyTorch before 2.13 ignores a NaN bound in float16 clamp (2.13 gives NaN)")
     fn = {"remainder": lambda m, x: m.remainder(x, NAN), "fmod": lambda m, x: m.fmod(x, 0.75),
           "pow": lambda m, x: x ** 1.5, "maximum": lambda m, x: m.clamp(x, min=NAN),
           "minimum": lambda m, x: m.clamp(x, max=0.25), "div": lambda m, x: x / 3.0}[name]
