@@ -10,7 +10,6 @@ computed in float32; other inputs go to the generic fallback of ``volta_core.ops
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import cupy
@@ -19,7 +18,7 @@ import numpy as np
 from volta_core.ops import nn as generic
 
 from ._util import BFLOAT16, acc_type, contiguous, elementwise
-from .rows import _PRELUDE, ELEMENT
+from .rows import _raw
 
 _F32_64 = (np.dtype("float32"), np.dtype("float64"))
 _F32 = np.dtype("float32")
@@ -117,12 +116,6 @@ gx = (T)(scale * ((A)g - (A)sg[ch] * inv_m - xh * (A)sgx[ch] * inv_m));
 """
 
 
-@functools.cache
-def _partial_kernel(acc: str, bf16: bool) -> cupy.RawKernel:
-    return cupy.RawKernel(_PRELUDE.replace("TYPE", acc) + ELEMENT[bf16] + _BN_PARTIAL,
-                          "volta_bn_partial")
-
-
 def _idx(size: int) -> tuple[str, str]:
     """Kernel-name suffix and C type for index arithmetic over ``size`` elements."""
     return ("_i32", "unsigned int") if size < 2**31 else ("_i64", "long long")
@@ -149,7 +142,7 @@ def _bn_partials(x: Any, g: Any, center: Any, mode: int, acc: str) -> tuple[Any,
     parts = max(1, min((m + 4095) // 4096, max(1, 1024 // c)))
     chunk = (m + parts - 1) // parts
     part = cupy.empty((c, parts, 2), dtype=cupy.float64)
-    kern = _partial_kernel(acc, x.dtype == BFLOAT16)
+    kern = _raw(_BN_PARTIAL, "volta_bn_partial", acc, x.dtype == BFLOAT16)
     kern((c, parts), (256,), (x, x if g is None else g, part if center is None else center,
                               np.int64(n), np.int32(c), np.int64(hw), np.int64(chunk), part,
                               np.int32(mode)))

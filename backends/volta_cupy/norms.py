@@ -11,7 +11,6 @@ fallbacks of ``volta_core.ops``.
 
 from __future__ import annotations
 
-import functools
 import importlib
 from typing import Any
 
@@ -21,7 +20,7 @@ import numpy as np
 from volta_core.ops import nn as generic
 
 from ._util import BFLOAT16, acc_type, contiguous
-from .rows import _PRELUDE, ELEMENT, _grid, _threads
+from .rows import _grid, _raw, _threads
 
 generic_softmax = importlib.import_module("volta_core.ops.softmax")
 
@@ -41,11 +40,6 @@ def _ok(*arrays: Any) -> bool:
         elif a.dtype != first:
             return False
     return first is not None
-
-
-@functools.cache
-def _raw(source: str, name: str, acc: str, bf16: bool = False) -> cupy.RawKernel:
-    return cupy.RawKernel(_PRELUDE.replace("TYPE", acc) + ELEMENT[bf16] + source, name)
 
 
 # -- column sums ----------------------------------------------------------------------------
