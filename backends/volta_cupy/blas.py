@@ -96,6 +96,27 @@ def _operand(x: Any) -> tuple[Any, int, int] | None:
     return None
 
 
+def _gemm_setup(c: Any) -> tuple:
+    """(library, handle, compute type, alpha, beta) for a GEMM writing ``c``, the handle
+    set to the current stream. float32 follows CuPy's compute type (TF32 when allowed)."""
+    lib = _library()
+    h, _ = _handle(c.device.id)
+    if c.dtype == np.float64:
+        compute = _COMPUTE_64F
+        alpha, beta = ctypes.c_double(1.0), ctypes.c_double(0.0)
+    else:
+        compute = _COMPUTE_32F
+        if c.dtype == np.float32:
+            from cupy._core import _routines_linalg as linalg
+
+            if linalg.get_compute_type(c.dtype) == linalg.COMPUTE_TYPE_TF32:
+                compute = _COMPUTE_TF32
+        alpha, beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
+    _check(lib.cublasSetStream_v2(h, ctypes.c_void_p(cupy.cuda.get_current_stream().ptr)),
+           "cublasSetStream")
+    return lib, h, compute, alpha, beta
+
+
 def _direct(a: Any, b: Any, out: Any) -> Any:
     dtype = a.dtype
     code = _TYPES.get(dtype)
@@ -112,22 +133,7 @@ def _direct(a: Any, b: Any, out: Any) -> Any:
     a, op_a, lda = pa
     b, op_b, ldb = pb
     c = cupy.empty((m, n), dtype) if out is None else out
-    dev = c.device.id
-    h, _ = _handle(dev)
-    lib = _library()
-    if dtype == np.float64:
-        compute = _COMPUTE_64F
-        alpha, beta = ctypes.c_double(1.0), ctypes.c_double(0.0)
-    else:
-        compute = _COMPUTE_32F
-        if dtype == np.float32:
-            from cupy._core import _routines_linalg as linalg
-
-            if linalg.get_compute_type(dtype) == linalg.COMPUTE_TYPE_TF32:
-                compute = _COMPUTE_TF32
-        alpha, beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
-    _check(lib.cublasSetStream_v2(h, ctypes.c_void_p(cupy.cuda.get_current_stream().ptr)),
-           "cublasSetStream")
+    lib, h, compute, alpha, beta = _gemm_setup(c)
     # row-major C = A @ B is column-major C^T = B^T @ A^T
     _check(lib.cublasGemmEx(h, op_b, op_a, n, m, k, ctypes.byref(alpha), b.data.ptr, code,
                             ldb, a.data.ptr, code, lda, ctypes.byref(beta), c.data.ptr, code,
@@ -178,14 +184,7 @@ def batched_matmul(a: Any, b: Any) -> Any:
     n = b.shape[-1]
     batch = a.size // (m * k)
     c = cupy.empty(a.shape[:-2] + (m, n), dtype)
-    h, _ = _handle(c.device.id)
-    lib = _library()
-    if dtype == np.float64:
-        compute, alpha, beta = _COMPUTE_64F, ctypes.c_double(1.0), ctypes.c_double(0.0)
-    else:
-        compute, alpha, beta = _COMPUTE_32F, ctypes.c_float(1.0), ctypes.c_float(0.0)
-    _check(lib.cublasSetStream_v2(h, ctypes.c_void_p(cupy.cuda.get_current_stream().ptr)),
-           "cublasSetStream")
+    lib, h, compute, alpha, beta = _gemm_setup(c)
     # row-major C = A @ B is column-major C^T = B^T @ A^T, matrix by matrix
     _check(lib.cublasGemmStridedBatchedEx(
         h, op_b, op_a, n, m, k, ctypes.byref(alpha), b.data.ptr, code, ldb, sb, a.data.ptr,
