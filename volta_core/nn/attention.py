@@ -25,7 +25,7 @@ from ..ops.indexing import triu
 from ..ops.movement import cat, narrow, sum_to
 from ..ops.softmax import softmax
 from ..tensor import Tensor
-from .dropout import _dropout
+from .dropout import _dropout, _mask_to_save, _saved_mask
 from .module import Module
 from .parameter import Parameter
 
@@ -76,25 +76,17 @@ class _Attention(Function):
         if mask is not None:  # a fully masked row attends to nothing: 0, as in PyTorch
             blocked = xp.max(s, axis=-1, keepdims=True) == -math.inf
             p = xp.where(blocked, xp.zeros_like(p), p)
-        # backward rebuilds q * scale and a 4- or 8-byte scaled dropout mask (from 1-byte
-        # booleans) rather than keeping them: the same values in a quarter of the memory or
-        # none; a float16/bfloat16 mask is kept as it is (rebuilding costs more than it saves)
+        # backward rebuilds q * scale rather than keeping it, and keeps of the scaled
+        # dropout mask what dropout's backward keeps
         kept = None
         if keep is not None and any(ctx.needs_input_grad[:4]):
-            ctx.keep_scale, ctx.keep_dtype = keep_scale, keep.dtype
-            ctx.keep_whole = ctx.device.volta_dtype(keep.dtype).itemsize <= 2
-            kept = keep if ctx.keep_whole else keep != 0
+            kept = _mask_to_save(ctx, keep, keep_scale)
         ctx.save_for_backward(*inputs, p, kept, k, v)
         return xp.matmul(p if keep is None else p * keep, v)
 
     def backward(ctx, g):
         qi, ki, vi, mask, p, kept, k, v = ctx.saved_tensors
-        keep = None
-        if kept is not None and ctx.keep_whole:
-            keep = kept
-        elif kept is not None:  # the forward's scaled mask, rebuilt as dropout_mask makes it
-            keep = Tensor._make(ctx.xp.multiply(ctx.xp.astype(kept.array, ctx.keep_dtype),
-                                                ctx.keep_scale), ctx.device)
+        keep = None if kept is None else _saved_mask(ctx, kept)
         nq, nk, nv, nm = ctx.needs_input_grad[:4]
         if ctx.packed:
             nq = nk = nv = True

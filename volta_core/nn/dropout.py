@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..autograd.function import Function
 from ..backend.kernels import get_kernel
 from ..creation import rand
@@ -19,26 +21,38 @@ def _mask(x: Tensor, shape: tuple[int, ...], p: float) -> Tensor:
     return Tensor._make(kern(x.device.xp, u.array, p=p), x.device)
 
 
+def _mask_to_save(ctx: Function, mask: Any, scale: float) -> Any:
+    """What a backward keeps of the scaled keep-mask ``mask`` (a raw array): for 4- and
+    8-byte masks only which elements were kept (1 byte each), rebuilt by
+    :func:`_saved_mask`; a float16/bfloat16 mask as it is (2 bytes: rebuilding would cost
+    more kernels than it saves memory)."""
+    ctx.mask_scale, ctx.mask_dtype = scale, mask.dtype
+    ctx.mask_whole = ctx.device.volta_dtype(mask.dtype).itemsize <= 2
+    return mask if ctx.mask_whole else mask != 0
+
+
+def _saved_mask(ctx: Function, saved: Tensor) -> Tensor:
+    """The scaled keep-mask from what :func:`_mask_to_save` kept (``keep * scale`` in the
+    mask's dtype, as ``dropout_mask`` computes it)."""
+    if ctx.mask_whole:
+        return saved
+    xp = ctx.xp
+    return Tensor._make(xp.multiply(xp.astype(saved.array, ctx.mask_dtype), ctx.mask_scale),
+                        ctx.device)
+
+
 class _Dropout(Function):
-    """``input * mask`` (``mask`` a raw scaled keep-mask, broadcast). For 4- and 8-byte
-    masks, backward keeps only which elements were kept (1 byte each) and rebuilds the
-    same mask (``keep * scale`` in the mask's dtype, as ``dropout_mask`` computes it); a
-    float16/bfloat16 mask is kept as it is (2 bytes: rebuilding would cost more kernels
-    than it saves memory)."""
+    """``input * mask`` (``mask`` a raw scaled keep-mask, broadcast); backward keeps what
+    :func:`_mask_to_save` says, so gradients are unchanged."""
 
     def forward(ctx, x, mask, *, scale):
         if ctx.needs_input_grad[0]:
-            ctx.scale, ctx.mask_dtype = scale, mask.dtype
-            ctx.whole = ctx.device.volta_dtype(mask.dtype).itemsize <= 2
-            ctx.save_for_backward(mask if ctx.whole else mask != 0)
+            ctx.save_for_backward(_mask_to_save(ctx, mask, scale))
         return x * mask
 
     def backward(ctx, g):
         (saved,) = ctx.saved_tensors
-        if ctx.whole:
-            return g * saved, None
-        mask = ctx.xp.astype(saved.array, ctx.mask_dtype) * ctx.scale
-        return g * Tensor._make(mask, ctx.device), None
+        return g * _saved_mask(ctx, saved), None
 
 
 def _check_p(op: str, p: float) -> None:
