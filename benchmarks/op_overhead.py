@@ -41,6 +41,14 @@ def chain(lib, x, n_ops: int):
     return y.sum()
 
 
+def _run(lib, run: list, x, n_ops: int) -> None:
+    """The timed work: ``run[0](x)`` when given, else the chain's forward and backward."""
+    if run:
+        run[0](x)
+    else:
+        chain(lib, x, n_ops).backward()
+
+
 def time_lib(lib, make_leaf, n_ops: int, repeat: int, sync=lambda: None) -> float:
     """Median microseconds per op over ``repeat`` runs of forward + backward.
 
@@ -58,10 +66,7 @@ def time_libs(libs: dict, n_ops: int, repeat: int) -> dict[str, float]:
             x = make_leaf()
             sync()
             t0 = time.perf_counter()
-            if run:
-                run[0](x)
-            else:
-                chain(lib, x, n_ops).backward()
+            _run(lib, run, x, n_ops)
             sync()
             samples[name].append((time.perf_counter() - t0) / n_ops * 1e6)
     return {name: statistics.median(s[5:]) for name, s in samples.items()}
@@ -78,10 +83,7 @@ def wgpu_phases(eng, lib_entry: tuple, n_ops: int, repeat: int) -> dict[str, flo
         x = make_leaf()
         sync()
         t0 = time.perf_counter()
-        if run:
-            run[0](x)
-        else:
-            chain(lib, x, n_ops).backward()
+        _run(lib, run, x, n_ops)
         t1 = time.perf_counter()
         eng.flush()
         t2 = time.perf_counter()
