@@ -136,3 +136,17 @@ def strict_backend(backend_name: str, device: str) -> Iterator[str]:
     register_plugin(Plugin(), name=backend_name)
     yield device
     unregister_plugin(backend_name)
+
+
+def wgpu_float16_missing() -> str | None:
+    """Why wgpu float16 tests cannot run here (no usable adapter, no ``shader-f16``), or
+    None when they can."""
+    try:
+        rows = {b.name: b for b in vt.backends()}
+        if "wgpu" not in rows or not rows["wgpu"].available:
+            return "wgpu backend unavailable"
+        if "float16" not in vt.device("wgpu").backend.dtype_names(0):
+            return "the WebGPU adapter lacks shader-f16 (float16)"
+    except Exception as exc:  # no adapter, no Vulkan loader
+        return f"wgpu unusable: {exc}"
+    return None

@@ -5,24 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from vt_helpers import wgpu_float16_missing
 
 import volta_core as vt
 import volta_core.nn.functional as F
 
-
-def _reason() -> str | None:
-    try:
-        rows = {b.name: b for b in vt.backends()}
-        if "wgpu" not in rows or not rows["wgpu"].available:
-            return "wgpu backend unavailable"
-        if "float16" not in vt.device("wgpu").backend.dtype_names(0):
-            return "the WebGPU adapter lacks shader-f16 (float16)"
-    except Exception as exc:  # no adapter, no Vulkan loader
-        return f"wgpu unusable: {exc}"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_reason() is not None, reason=str(_reason()))
+_MISSING = wgpu_float16_missing()
+pytestmark = pytest.mark.skipif(_MISSING is not None, reason=str(_MISSING))
 
 rng = np.random.default_rng(3)
 X = rng.standard_normal((6, 8)).astype(np.float32)

@@ -16,22 +16,15 @@ import re
 import numpy as np
 import pytest
 import torch
+from vt_helpers import wgpu_float16_missing
 
 import volta_core as vt
 
 NAN, INF = float("nan"), float("inf")
 
 
-def _f16_reason() -> str | None:
-    try:
-        if "float16" not in vt.device("wgpu").backend.dtype_names(0):
-            return "the WebGPU adapter lacks shader-f16 (float16)"
-    except Exception as exc:  # no adapter, no Vulkan loader
-        return f"wgpu unusable: {exc}"
-    return None
-
-
-F16 = pytest.mark.skipif(_f16_reason() is not None, reason=str(_f16_reason()))
+_MISSING = wgpu_float16_missing()
+F16 = pytest.mark.skipif(_MISSING is not None, reason=str(_MISSING))
 
 # specials, signed zeros, an f16 subnormal, the largest f16, trig arguments far from 0
 VALS = [NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.25, 6.5, -100.0, 1000.0,
@@ -296,8 +289,8 @@ def test_searchsorted_kernel_with_nan(xp, side):
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("name", ["fmax", "fmin", "maximum", "minimum"])
 def test_extremum_gradients(mode, name, dtype):
-    if dtype == "float16" and _f16_reason():
-        pytest.skip(_f16_reason())
+    if dtype == "float16" and _MISSING:
+        pytest.skip(_MISSING)
     a, b = _pairs()
 
     def grads(m):
