@@ -5,6 +5,8 @@ grad, new state) keep running the Python code."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 import volta_core as vt
@@ -18,6 +20,26 @@ def _lazy_default(xp, monkeypatch):
 def _dispatches() -> int:
     from volta_wgpu.engine import get_engine
     return get_engine().dispatch_count
+
+
+@contextlib.contextmanager
+def _eager():
+    """Every op as its own kernel: the reference replay must match bit for bit."""
+    vt.wgpu.set_lazy(False)
+    try:
+        yield
+    finally:
+        vt.wgpu.set_lazy(True)
+
+
+def _train(net, opt, x, t=None):
+    """One step on ``mean((net(x) - t)^2)`` (``t`` None: 0); the detached loss."""
+    opt.zero_grad()
+    out = net(x)
+    loss = ((out if t is None else out - t) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss.detach()
 
 
 def test_replayed_forward_backward_matches_eager():
@@ -35,11 +57,8 @@ def test_replayed_forward_backward_matches_eager():
     for _ in range(5):
         x = vt.randn(3, 5, device="wgpu", requires_grad=True)
         ref = vt.tensor(x.tolist(), device="wgpu", requires_grad=True)
-        vt.wgpu.set_lazy(False)
-        try:
+        with _eager():
             step(ref)
-        finally:
-            vt.wgpu.set_lazy(True)
         assert f(x) is None
         assert x.grad.tolist() == ref.grad.tolist()
     # 5 reference runs and 2 recordings: the other 3 calls replayed without the Python code
@@ -95,24 +114,14 @@ def test_training_step_with_optimizer_state_matches_eager():
         net = vt.nn.Sequential(vt.nn.Linear(6, 8), vt.nn.Tanh(), vt.nn.Linear(8, 2)).to("wgpu")
         return net, vt.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
 
-    def train(net, opt, x, t):
-        opt.zero_grad()
-        loss = ((net(x) - t) ** 2).mean()
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
     vt.manual_seed(2)
     data = [(vt.randn(5, 6, device="wgpu"), vt.randn(5, 2, device="wgpu")) for _ in range(6)]
     net_e, opt_e = make()
-    vt.wgpu.set_lazy(False)
-    try:
-        eager = [train(net_e, opt_e, x, t).item() for x, t in data]
-    finally:
-        vt.wgpu.set_lazy(True)
+    with _eager():
+        eager = [_train(net_e, opt_e, x, t).item() for x, t in data]
     net, opt = make()
     n = []
-    step = vt.compile(lambda x, t: n.append(1) or train(net, opt, x, t), mode="reduce-overhead")
+    step = vt.compile(lambda x, t: n.append(1) or _train(net, opt, x, t), mode="reduce-overhead")
     assert [step(x, t).item() for x, t in data] == eager
     assert [p.tolist() for p in net.parameters()] == [p.tolist() for p in net_e.parameters()]
     # the 1st step makes the momentum buffers (new state: not frozen), the 2nd and 3rd
@@ -189,22 +198,11 @@ def test_work_that_changes_every_call_stops_being_recorded():
         return net, vt.optim.Adam(net.parameters(), lr=0.05)
 
     x = vt.randn(4, 5, device="wgpu")
-
-    def train(net, opt):
-        opt.zero_grad()
-        loss = (net(x) ** 2).mean()
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
     net_e, opt_e = make()
-    vt.wgpu.set_lazy(False)
-    try:
-        eager = [train(net_e, opt_e).item() for _ in range(8)]
-    finally:
-        vt.wgpu.set_lazy(True)
+    with _eager():
+        eager = [_train(net_e, opt_e, x).item() for _ in range(8)]
     net, opt = make()
-    step = vt.compile(lambda: train(net, opt), mode="reduce-overhead")
+    step = vt.compile(lambda: _train(net, opt, x), mode="reduce-overhead")
     assert [step().item() for _ in range(8)] == eager
     entry = list(step.entries.values())[-1]  # the guard once gradients and state exist
     assert not entry.stable and entry.fails >= 3
@@ -236,13 +234,6 @@ def test_optimizer_hyperparameters_are_part_of_the_guard():
 
     x = vt.randn(3, 4, device="wgpu")
 
-    def train(net, opt):
-        opt.zero_grad()
-        loss = (net(x) ** 2).mean()
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
     def run(step, opt):
         out = []
         for i in range(10):
@@ -252,14 +243,11 @@ def test_optimizer_hyperparameters_are_part_of_the_guard():
         return out
 
     net_e, opt_e = make()
-    vt.wgpu.set_lazy(False)
-    try:
-        eager = run(lambda: train(net_e, opt_e), opt_e)
-    finally:
-        vt.wgpu.set_lazy(True)
+    with _eager():
+        eager = run(lambda: _train(net_e, opt_e, x), opt_e)
     net, opt = make()
     n = []
-    step = vt.compile(lambda: n.append(1) or train(net, opt), mode="reduce-overhead")
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
     assert run(step, opt) == eager
     # steps 1-3 record (the first has no gradients yet), 6-7 record the new lr
     assert len(n) == 3 + 2
