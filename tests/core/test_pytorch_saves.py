@@ -147,6 +147,11 @@ MODIFIED = [
     ("loss = F.hardswish(x); x.add_(1)", "Hardswish"),
     ("loss = F.gelu(x); x.add_(1)", "Gelu"),
     ("loss = vt.erfinv(p); p.add_(1)", "Erfinv"),
+    ("loss = vt.erfinv(p); loss.add_(1)", ""),  # erfinv's backward recomputes from p
+    ("loss = x.scatter_reduce(1, vt.tensor([[0, 0, 2]]), y, 'sum'); loss.add_(1)",
+     "ScatterReduce"),  # PyTorch keeps the result for every reduce
+    ("loss = x.scatter_reduce(1, vt.tensor([[0, 0, 2]]), y, 'amax'); y.add_(1)",
+     "ScatterReduce"),
     ("loss = vt.lerp(x, y, 0.5); x.add_(1)", ""),  # a number weight: nothing saved
     ("loss = vt.lerp(x, y, p); x.add_(1)", "Lerp"),
     ("loss = vt.gather(x, 1, vt.tensor([[0, 2]])); x.add_(1)", "Gather"),
@@ -225,7 +230,7 @@ CLAIMS = {
     "LogSoftmax": "out = x.log_softmax(1)", "LogSumExp": "out = x.logsumexp(1)",
     "Softplus": "out = F.softplus(x)", "Gelu": "out = F.gelu(x)", "Silu": "out = F.silu(x)",
     "LeakyRelu": "out = F.leaky_relu(x)", "Elu": "out = F.elu(x)",
-    "Hardtanh": "out = F.hardtanh(x)", "Matmul": "out = x @ y.mT",
+    "Hardtanh": "out = F.hardtanh(x)", "Matmul": "out = x @ y.mT", "Erfinv": "out = vt.erfinv(p)",
 }
 
 

@@ -21,6 +21,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 class Erfinv(Function):
     pytorch_saves = ((0,),)
+    saves_as_pytorch = True
 
     def forward(ctx, y):
         xp = ctx.xp
@@ -42,11 +43,12 @@ class Erfinv(Function):
                         xp.where(y == -1, xp.full_like(y, -math.inf),
                                  xp.full_like(y, math.nan)))
         out = xp.where(inside, x, edge)
-        ctx.save_for_backward(out)
+        ctx.save_for_backward(y)  # PyTorch's: the input, erfinv recomputed in backward
         return out
 
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (y,) = ctx.saved_tensors
+        x = erfinv(y)
         return g * (x * x).exp() * (math.sqrt(math.pi) / 2)
 
 

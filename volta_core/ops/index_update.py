@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..amp.dispatch import autocast_op
-from ..autograd.function import Function
+from ..autograd.function import RESULT, Function
 from ..backend.kernels import get_kernel
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor, tensor_method
@@ -213,6 +213,8 @@ def _segment_scan(xp: Any, keys: Any, vals: Any, combine: Any) -> Any:
 
 
 class ScatterReduce(Function):
+    pytorch_saves = ((0, 1, 2, RESULT), (), (0, 1, 2, RESULT))
+
     def forward(ctx, x, index, src, dim=0, reduce="sum", include_self=True):
         xp, dev = ctx.xp, ctx.device
         shape = tuple(x.shape)
