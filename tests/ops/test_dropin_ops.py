@@ -133,6 +133,22 @@ def test_searchsorted_bucketize(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_searchsorted_follows_torch_with_nan_inf_and_unsorted_boundaries(device):
+    # PyTorch's binary search: a NaN value goes to the end; NaNs in the boundaries steer it
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        seq = rng.choice([-1.0, 0.0, 1.0, 2.0, np.nan, np.inf, -np.inf], rng.integers(0, 8))
+        if rng.random() < 0.6:
+            seq = np.sort(seq)
+        vals = rng.choice([-1.0, 0.5, 1.0, 2.0, np.nan, np.inf, -np.inf], (2, 3))
+        for right in (False, True):
+            got = vt.searchsorted(vt.tensor(seq, device=device), vt.tensor(vals, device=device),
+                                  right=right)
+            want = torch.searchsorted(torch.tensor(seq), torch.tensor(vals), right=right)
+            np.testing.assert_array_equal(got.cpu().numpy(), want.numpy(), err_msg=f"{seq}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_histc(device):
     x = np.array([1.0, 2.0, 1.0, 4.0, -1.0, 2.999, 3.0])
     for kw in ({"bins": 4, "min": 0, "max": 3}, {"bins": 5}, {"bins": 3, "min": 1, "max": 2}):

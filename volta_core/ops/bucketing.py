@@ -54,14 +54,30 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
 
             common = promote_types(values.dtype, seq.dtype)
             values, seq = values.to(common), seq.to(common)
-        if seq.ndim == 1:
-            below = seq <= values.unsqueeze(-1) if right else seq < values.unsqueeze(-1)
-        else:
-            s = seq.unsqueeze(-2)
-            v = values.unsqueeze(-1)
-            below = s <= v if right else s < v
-        out = below.to("int64").sum(-1)
+        out = _binary_search(seq, values, right)
         return out.to("int32") if out_int32 else out
+
+
+def _binary_search(seq: Tensor, values: Tensor, right: bool) -> Tensor:
+    """PyTorch's search, run for all values at once: the first index ``i`` where
+    ``seq[i] >= v`` (``> v`` with ``right``), halving ``[start, end)`` while it is not
+    empty. A NaN compares false, so a NaN value goes past every element and NaNs in
+    ``seq`` steer the search exactly as in PyTorch (also for an unsorted ``seq``)."""
+    from .elementwise import where
+
+    n = seq.shape[-1]
+    start = values.new_zeros(values.shape, dtype="int64")
+    end = start + n
+    one_d = seq.ndim == 1
+    for _ in range(n.bit_length()):
+        mid = (start + end) // 2
+        at = mid.clamp(max=max(n - 1, 0))
+        mid_val = seq[at] if one_d else seq.gather(-1, at)
+        go_right = ~(mid_val > values) if right else ~(mid_val >= values)
+        open_ = start < end
+        start = where(open_ & go_right, mid + 1, start)
+        end = where(open_ & ~go_right, mid, end)
+    return start
 
 
 @tensor_method()
