@@ -155,6 +155,33 @@ MODIFIED = [
     ("loss = vt.lerp(x, y, 0.5); x.add_(1)", ""),  # a number weight: nothing saved
     ("loss = vt.lerp(x, y, p); x.add_(1)", "Lerp"),
     ("loss = vt.gather(x, 1, vt.tensor([[0, 2]])); x.add_(1)", "Gather"),
+    # nn layers and losses
+    ("loss = F.mse_loss(x, y); x.add_(1)", "mse_loss"),
+    ("loss = F.smooth_l1_loss(x, y); y.add_(1)", "smooth_l1_loss"),
+    ("loss = F.huber_loss(x, y, reduction='none'); x.add_(1)", "huber_loss"),
+    ("loss = F.l1_loss(x, y); x.add_(1)", ""),  # composite in PyTorch: |x - y| keeps x - y
+    ("loss = F.binary_cross_entropy_with_logits(x, p); p.add_(1)",
+     "binary_cross_entropy_with_logits"),
+    ("w = c[0].abs(); loss = F.nll_loss(x, vt.tensor([0, 2]), weight=w); w.add_(1)", "nll_loss"),
+    ("w = c[0].abs(); loss = F.cross_entropy(x, vt.tensor([0, 2]), weight=w); w.add_(1)",
+     "cross_entropy"),
+    ("loss = F.max_pool2d(x.reshape(1, 1, 2, 3), 2, 1); x.add_(1)", "MaxPool2d"),
+    ("loss = F.avg_pool2d(x.reshape(1, 1, 2, 3), 2, 1); x.add_(1)", "AvgPool2d"),
+    ("loss = F.max_pool2d(x.reshape(1, 1, 2, 3), 2, 1); loss.add_(1)", ""),
+    ("loss = F.layer_norm(x, (3,), p[0], y[0]); y.add_(1)", "LayerNorm"),
+    ("loss = F.group_norm(x.reshape(2, 3, 1), 3); x.add_(1)", "group_norm"),
+    ("loss = F.instance_norm(x.reshape(1, 2, 3)); x.add_(1)", "instance_norm"),
+    ("loss = F.batch_norm(x, c[0] * 0, c[1].abs(), training=False); x.add_(1)", "batch_norm"),
+    ("loss = F.pad(x.reshape(1, 2, 3), (1, 1), mode='reflect'); x.add_(1)", "pad"),
+    ("loss = F.pad(x.reshape(1, 2, 3), (1, 1), mode='replicate'); x.add_(1)", "pad"),
+    ("loss = F.pad(x.reshape(1, 2, 3), (1, 1), mode='circular'); x.add_(1)", ""),
+    ("loss = F.rrelu(x); x.add_(1)", "rrelu"),
+    # inplace=True writes into the tensor that an earlier backward saved
+    ("loss = x.sigmoid(); F.relu(loss, inplace=True)", "Sigmoid"),
+    ("loss = x.exp(); F.hardtanh(loss, 0.0, 2.0, inplace=True)", "Exp"),
+    ("loss = x * 2; F.elu(loss, inplace=True)", ""),
+    ("loss = x * 2; vt.nn.ReLU(inplace=True)(loss)", ""),
+    ("loss = x.tanh(); vt.nn.SiLU(inplace=True)(loss)", "Tanh"),
     # the other outputs of several-output ops
     ("v, i = x.max(1); i.add_(1); loss = v", "max"),
     ("v, i = x.max(1); v.add_(1); loss = v", ""),  # the values are not saved
@@ -215,6 +242,29 @@ def test_a_second_backward_through_a_watching_node_says_the_graph_was_freed():
 
 
 # -- the ops whose forward saves exactly what PyTorch's backward does --------------------------
+
+# arguments PyTorch is not differentiable with respect to: refused at the call
+NOT_DIFFERENTIABLE = [
+    "F.nll_loss(x, vt.tensor([0, 2]), weight=y[0])",
+    "F.cross_entropy(x, vt.tensor([0, 2]), weight=y[0])",
+    "F.binary_cross_entropy(p, p * 0.5, weight=y)",
+    "F.binary_cross_entropy_with_logits(x, p, weight=y)",
+    "F.binary_cross_entropy_with_logits(x, p, pos_weight=y[0])",
+    "F.soft_margin_loss(x, y)",
+    "F.multi_margin_loss(x, vt.tensor([0, 2]), weight=y[0])",
+]
+
+
+@pytest.mark.parametrize("call", NOT_DIFFERENTIABLE)
+def test_an_argument_without_derivative_is_refused_like_torch(call):
+    for lib in (torch, vt):
+        with pytest.raises(Exception, match="differentiable"):
+            _run(lib, "loss = " + call, "float64")
+    with vt.no_grad():  # allowed without grad mode, as in PyTorch
+        _run(vt, "loss = " + call + ".detach().requires_grad_()", "float64")
+    with torch.no_grad():
+        _run(torch, "loss = " + call + ".detach().requires_grad_()", "float64")
+
 
 # one program per Function with saves_as_pytorch: the node of `out` is checked
 CLAIMS = {

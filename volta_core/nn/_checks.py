@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import DeviceError, DTypeError, ShapeError
+from ..errors import AutogradError, DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
 
 
@@ -60,6 +60,20 @@ def _check_floating(op: str, x: Tensor) -> None:
     if not x.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating-point input, got {x.dtype.name}; "
                          "call .float() first")
+
+
+def _no_grad_for(op: str, **tensors: Tensor | None) -> None:
+    """Refuse, as PyTorch does at the call, a tensor argument requiring grad that ``op`` is
+    not differentiable with respect to (a loss's class weights or target)."""
+    from ..autograd.grad_mode import state
+
+    if not state.enabled:
+        return
+    for name, t in tensors.items():
+        if isinstance(t, Tensor) and t.requires_grad:
+            raise AutogradError(
+                f"{op}: not differentiable with respect to argument '{name}' (PyTorch "
+                f"refuses it too); pass {name}.detach() or a tensor without requires_grad")
 
 
 _REDUCTIONS = ("none", "mean", "sum")

@@ -9,9 +9,15 @@ from ..autograd.function import Function, saved_by_pytorch
 from ..creation import empty
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
-from ..ops.activation import _floating, elu, gelu, hardtanh, leaky_relu, silu, softplus
+from ..ops.activation import _floating, gelu, softplus
+from ..ops.activation import elu as _elu
+from ..ops.activation import hardtanh as _hardtanh
+from ..ops.activation import leaky_relu as _leaky_relu
+from ..ops.activation import silu as _silu
 from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import in_float32, relu, sigmoid, tanh, where
+from ..ops.elementwise import in_float32, sigmoid, tanh, where
+from ..ops.elementwise import relu as _relu
+from ..ops.inplace import inplace as _write_into
 from ..ops.math import sign
 from ..tensor import Tensor
 from . import init
@@ -19,8 +25,66 @@ from .module import Module
 from .parameter import Parameter
 
 
+def _into(name: str, input: Tensor, fn: Any) -> Tensor:
+    """PyTorch's ``inplace=True``: ``fn(input)`` written into ``input``, whose version is
+    bumped and whose history is replaced (a backward that needs the old values refuses)."""
+    return _write_into(input, f"{name}_", fn)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(0, x)`` elementwise; with ``inplace``, written into ``input``."""
+    return _into("relu", input, _relu) if inplace else _relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place :func:`relu`."""
+    return relu(input, inplace=True)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``; see :func:`volta_core.elu`."""
+    if inplace:
+        return _into("elu", input, lambda s: _elu(s, alpha))
+    return _elu(input, alpha)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`elu`."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where positive, else ``negative_slope * x``."""
+    if inplace:
+        return _into("leaky_relu", input, lambda s: _leaky_relu(s, negative_slope))
+    return _leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu`."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """Clamp to ``[min_val, max_val]`` (gradient 1 strictly inside, else 0)."""
+    if inplace:
+        return _into("hardtanh", input, lambda s: _hardtanh(s, min_val, max_val))
+    return _hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place :func:`hardtanh`."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (swish); with ``inplace``, written into ``input``."""
+    return _into("silu", input, _silu) if inplace else _silu(input)
+
+
 class _Inplace(Module):
-    """An activation with PyTorch's ``inplace`` flag (accepted; results are new tensors)."""
+    """An activation with PyTorch's ``inplace`` flag (the result written into the input)."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -34,14 +98,14 @@ class ReLU(_Inplace):
     """``max(0, x)`` elementwise.
 
     Args:
-        inplace: accepted for compatibility; the result is always a new tensor.
+        inplace: write the result into the input.
 
     Shape:
         Input any; output the same.
     """
 
     def forward(self, input: Tensor) -> Tensor:
-        return relu(input)
+        return relu(input, self.inplace)
 
 
 class Sigmoid(Module):
@@ -86,7 +150,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return silu(input)
+        return silu(input, self.inplace)
 
 
 class LeakyReLU(Module):
@@ -101,7 +165,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return leaky_relu(input, self.negative_slope)
+        return leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}"
@@ -119,7 +183,7 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return elu(input, self.alpha)
+        return elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}"
@@ -159,7 +223,7 @@ class Hardtanh(Module):
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return hardtanh(input, self.min_val, self.max_val)
+        return hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
@@ -169,11 +233,22 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
           training: bool = False, inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU: negative inputs are scaled by a slope drawn from
     ``U(lower, upper)`` per element in training, by ``(lower + upper) / 2`` otherwise."""
+    if inplace:
+        return _into("rrelu", input, lambda s: rrelu(s, lower, upper, training))
     x = _floating("rrelu", input)
     if not training:
-        return where(x >= 0, x, x * ((lower + upper) / 2.0))
-    slope = empty(*x.shape, dtype=x.dtype, device=x.device).uniform_(lower, upper)
-    return where(x >= 0, x, x * slope)
+        out = where(x > 0, x, x * ((lower + upper) / 2.0))  # slope at 0, as PyTorch
+    else:
+        slope = empty(*x.shape, dtype=x.dtype, device=x.device).uniform_(lower, upper)
+        out = where(x > 0, x, x * slope)
+    saved_by_pytorch(out, x, op="rrelu")  # PyTorch's rrelu_with_noise saves its input
+    return out
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 class RReLU(Module):
@@ -182,7 +257,7 @@ class RReLU(Module):
     Args:
         lower: lower bound of the random slope.
         upper: upper bound of the random slope.
-        inplace: accepted for compatibility.
+        inplace: write the result into the input.
     """
 
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
@@ -191,7 +266,7 @@ class RReLU(Module):
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return rrelu(input, self.lower, self.upper, self.training)
+        return rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}" + (
@@ -204,7 +279,7 @@ class Threshold(Module):
     Args:
         threshold: the threshold.
         value: the value below it.
-        inplace: accepted for compatibility.
+        inplace: write the result into the input.
     """
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
@@ -214,7 +289,7 @@ class Threshold(Module):
     def forward(self, input: Tensor) -> Tensor:
         from ..ops.threshold import threshold
 
-        return threshold(input, self.threshold, self.value)
+        return threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}" + (
@@ -229,7 +304,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(0, x), 6)`` elementwise."""
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def _run_float32(cls: type, x: Tensor) -> Tensor:
@@ -264,6 +339,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
     The gradient is ``1 / 6`` strictly inside (-3, 3), else 0 (also at NaN), as in PyTorch.
     """
+    if inplace:
+        return _into("hardsigmoid", input, hardsigmoid)
     return _run_float32(_HardsigmoidOp, _floating("hardsigmoid", input))
 
 
@@ -292,6 +369,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     As in PyTorch the gradient is 0 up to -3, ``x / 3 + 1 / 2`` below 3, and 1 from 3
     (and at NaN).
     """
+    if inplace:
+        return _into("hardswish", input, hardswish)
     return _run_float32(_HardswishOp, _floating("hardswish", input))
 
 
@@ -314,12 +393,26 @@ class _MishOp(Function):
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))`` (Misra, 2019)."""
+    if inplace:
+        return _into("mish", input, mish)
     return _run_float32(_MishOp, _floating("mish", input))
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place :func:`selu`."""
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`celu`."""
+    return celu(input, alpha, inplace=True)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """Scaled ELU: ``scale * elu(x, alpha)`` with the self-normalising constants
     ``alpha = 1.6732632...`` and ``scale = 1.0507009...`` (Klambauer et al., 2017)."""
+    if inplace:
+        return _into("selu", input, selu)
     return elu(_floating("selu", input), _SELU_ALPHA) * _SELU_SCALE
 
 
@@ -330,6 +423,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         input: the tensor.
         alpha: the scale of the negative part (must not be 0).
     """
+    if inplace:
+        return _into("celu", input, lambda s: celu(s, alpha))
     x = _floating("celu", input)
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides the input)")
@@ -425,7 +520,7 @@ class ReLU6(Hardtanh):
     """``min(max(0, x), 6)``. Shape: any, unchanged.
 
     Args:
-        inplace: accepted for compatibility; the result is always a new tensor.
+        inplace: write the result into the input.
     """
 
     def __init__(self, inplace: bool = False) -> None:
@@ -438,28 +533,28 @@ class Hardsigmoid(_Inplace):
     """Piecewise-linear sigmoid; see :func:`hardsigmoid`. Shape: any, unchanged."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return hardsigmoid(input)
+        return hardsigmoid(input, self.inplace)
 
 
 class Hardswish(_Inplace):
     """``x * hardsigmoid(x)`` (Howard et al., 2019). Shape: any, unchanged."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return hardswish(input)
+        return hardswish(input, self.inplace)
 
 
 class Mish(_Inplace):
     """``x * tanh(softplus(x))``. Shape: any, unchanged."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return mish(input)
+        return mish(input, self.inplace)
 
 
 class SELU(_Inplace):
     """Scaled ELU with self-normalising constants; see :func:`selu`. Shape: any."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return selu(input)
+        return selu(input, self.inplace)
 
 
 class CELU(Module):
@@ -467,7 +562,7 @@ class CELU(Module):
 
     Args:
         alpha: the scale of the negative part.
-        inplace: accepted for compatibility.
+        inplace: write the result into the input.
     """
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
@@ -475,7 +570,7 @@ class CELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return celu(input, self.alpha)
+        return celu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")

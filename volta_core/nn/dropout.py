@@ -9,6 +9,7 @@ from ..backend.kernels import get_kernel
 from ..creation import rand
 from ..errors import ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
+from ..ops.inplace import inplace as _write_into
 from ..tensor import Tensor
 from ._checks import _check_floating, _check_tensor
 from .module import Module
@@ -61,10 +62,13 @@ def _check_p(op: str, p: float) -> None:
 
 
 def _drop(op: str, input: Tensor, p: float, training: bool,
-          mask_shape: tuple[int, ...]) -> Tensor:
-    """In training, multiply ``input`` by a keep-mask of ``mask_shape`` (broadcast)."""
+          mask_shape: tuple[int, ...], inplace: bool = False) -> Tensor:
+    """In training, multiply ``input`` by a keep-mask of ``mask_shape`` (broadcast); with
+    ``inplace``, the result is written into ``input`` (PyTorch's ``dropout_``)."""
     if not training or p == 0.0:
         return input
+    if inplace:
+        return _write_into(input, f"{op}_", lambda s: _drop(op, s, p, training, mask_shape))
     _check_floating(op, input)
     if p == 1.0:
         return input * 0.0
@@ -79,11 +83,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
         input: any floating tensor.
         p: probability of an element to be zeroed.
         training: apply dropout (when False, return ``input``).
-        inplace: accepted for compatibility; the result is always a new tensor.
+        inplace: write the result into ``input``.
     """
     _check_tensor("dropout", input)
     _check_p("dropout", p)
-    return _drop("dropout", input, p, training, input.shape)
+    return _drop("dropout", input, p, training, input.shape, inplace)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
@@ -98,7 +102,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     if input.ndim not in (3, 4):
         raise ShapeError(f"dropout2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, "
                          f"got shape {input.shape}")
-    return _drop("dropout2d", input, p, training, input.shape[:-2] + (1, 1))
+    return _drop("dropout2d", input, p, training, input.shape[:-2] + (1, 1), inplace)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
@@ -113,7 +117,8 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
     if input.ndim not in (4, 5):
         raise ShapeError(f"dropout3d: expected a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) "
                          f"input, got shape {input.shape}")
-    return _drop("dropout3d", input, p, training, input.shape[:-3] + (1, 1, 1))
+    return _drop("dropout3d", input, p, training, input.shape[:-3] + (1, 1, 1),
+                 inplace)
 
 
 def _dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
@@ -128,7 +133,7 @@ class Dropout(Module):
 
     Args:
         p: probability of an element to be zeroed.
-        inplace: accepted for compatibility.
+        inplace: write the result into the input.
 
     Shape:
         Input any; output the same.
@@ -140,7 +145,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout(input, self.p, self.training)
+        return dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -154,7 +159,7 @@ class Dropout2d(Dropout):
     """
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout2d(input, self.p, self.training)
+        return dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(Dropout):
@@ -165,7 +170,7 @@ class Dropout3d(Dropout):
     """
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout3d(input, self.p, self.training)
+        return dropout3d(input, self.p, self.training, self.inplace)
 
 
 _ALPHA_PRIME = 1.7580993408473766  # -SELU's negative saturation, scale * alpha
@@ -183,7 +188,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
     if input.ndim not in (2, 3):
         raise ShapeError(f"dropout1d: expected a 2-D (C, L) or 3-D (N, C, L) input, got "
                          f"shape {input.shape}")
-    return _drop("dropout1d", input, p, training, input.shape[:-1] + (1,))
+    return _drop("dropout1d", input, p, training, input.shape[:-1] + (1,), inplace)
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
@@ -198,12 +203,14 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
         input: any floating tensor.
         p: probability of an element to be dropped.
         training: apply dropout (when False, the default as in PyTorch, return ``input``).
-        inplace: accepted for compatibility; the result is always a new tensor.
+        inplace: write the result into ``input``.
     """
     _check_tensor("alpha_dropout", input)
     _check_p("alpha_dropout", p)
     if not training or p == 0.0:
         return input
+    if inplace:
+        return _write_into(input, "alpha_dropout_", lambda s: alpha_dropout(s, p, training))
     _check_floating("alpha_dropout", input)
     if p == 1.0:
         return input * 0.0
@@ -221,6 +228,9 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     _check_p("feature_alpha_dropout", p)
     if not training or p == 0.0:
         return input
+    if inplace:
+        return _write_into(input, "feature_alpha_dropout_",
+                           lambda s: feature_alpha_dropout(s, p, training))
     _check_floating("feature_alpha_dropout", input)
     if input.ndim < 2:
         raise ShapeError("feature_alpha_dropout: expected an input with at least 2 dims "
@@ -241,7 +251,7 @@ class Dropout1d(Dropout):
     """
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout1d(input, self.p, self.training)
+        return dropout1d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(Dropout):
@@ -249,21 +259,21 @@ class AlphaDropout(Dropout):
 
     Args:
         p: probability of an element to be dropped.
-        inplace: accepted for compatibility.
+        inplace: write the result into the input.
 
     Shape:
         Input any; output the same.
     """
 
     def forward(self, input: Tensor) -> Tensor:
-        return alpha_dropout(input, self.p, self.training)
+        return alpha_dropout(input, self.p, self.training, self.inplace)
 
 
 class FeatureAlphaDropout(Dropout):
     """Alpha dropout of whole channels; see :func:`feature_alpha_dropout`."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return feature_alpha_dropout(input, self.p, self.training)
+        return feature_alpha_dropout(input, self.p, self.training, self.inplace)
 
 
 __all__ = ["Dropout", "Dropout2d", "Dropout3d", "Dropout1d", "AlphaDropout",

@@ -52,7 +52,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
             ``offsets``.
         weight: ``(num_embeddings, embedding_dim)``.
         offsets: with a 1-D ``input``, the start of every bag.
-        max_norm, scale_grad_by_freq: not supported (must be None / False).
+        max_norm: renormalise the looked-up rows whose ``norm_type``-norm exceeds it
+            (in place; see :func:`volta_core.nn.functional.embedding`).
+        scale_grad_by_freq: divide each row's gradient by its index's count in ``input``.
         mode: ``"sum"``, ``"mean"`` or ``"max"``.
         sparse: accepted for compatibility; the weight's gradient is always dense.
         per_sample_weights: weights of the indices (``input``'s shape), ``"sum"`` only.
@@ -66,9 +68,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     _check_tensor(op, input)
     if mode not in _MODES:
         raise ValueError(f"{op}: mode must be one of {_MODES}, got {mode!r}")
-    if max_norm is not None or scale_grad_by_freq:
-        raise NotImplementedError(f"{op}: max_norm and scale_grad_by_freq are not supported "
-                                  "yet; renormalise the weight yourself")
     if weight.ndim != 2:
         raise ShapeError(f"{op}: weight must be 2-D (num_embeddings, embedding_dim), got "
                          f"{weight.shape}")
@@ -87,13 +86,15 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         if offsets is not None:
             raise ValueError(f"{op}: offsets must be None for a 2-D input (B, L)")
         member = input == input  # every index belongs to its row's bag
-        rows = embedding(input, weight)  # (B, L, D)
+        rows = embedding(input, weight, None, max_norm, norm_type,
+                         scale_grad_by_freq)  # (B, L, D)
     elif input.ndim == 1:
         if offsets is None:
             raise ValueError(f"{op}: a 1-D input needs offsets marking where bags start")
         member = _bag_membership(input, offsets, include_last_offset)  # (B, n)
         input = input.unsqueeze(0)
-        rows = embedding(input, weight)  # (1, n, D)
+        rows = embedding(input, weight, None, max_norm, norm_type,
+                         scale_grad_by_freq)  # (1, n, D)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.unsqueeze(0)
     else:

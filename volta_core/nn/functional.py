@@ -6,23 +6,35 @@ them so users find them in one place (``import volta_core.nn.functional as F``).
 
 from typing import Any
 
-from ..ops.activation import elu, gelu, hardtanh, leaky_relu, silu, softplus
-from ..ops.elementwise import relu, sigmoid, tanh
+from ..ops.activation import gelu, softplus
+from ..ops.elementwise import sigmoid, tanh
 from ..ops.movement import pad
 from ..ops.softmax import log_softmax, softmax
 from ..ops.threshold import threshold, threshold_
 from ..tensor import Tensor
 from .activation import (
     celu,
+    celu_,
+    elu,
+    elu_,
     hardshrink,
     hardsigmoid,
     hardswish,
+    hardtanh,
+    hardtanh_,
+    leaky_relu,
+    leaky_relu_,
     logsigmoid,
     mish,
     prelu,
+    relu,
     relu6,
+    relu_,
     rrelu,
+    rrelu_,
     selu,
+    selu_,
+    silu,
     softshrink,
     softsign,
     tanhshrink,
@@ -89,7 +101,7 @@ from .regression_loss import (
     smooth_l1_loss,
 )
 from .shape import channel_shuffle
-from .softmax import glu, softmin
+from .softmax import glu, gumbel_softmax, softmin
 from .upsampling import interpolate, pixel_shuffle, pixel_unshuffle
 
 
@@ -147,4 +159,5 @@ __all__ = [
     "channel_shuffle", "max_pool2d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "upsample", "upsample_nearest", "upsample_bilinear",
     "pdist", "rrelu", "feature_alpha_dropout", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "relu_", "elu_", "leaky_relu_", "hardtanh_", "rrelu_", "selu_", "celu_", "gumbel_softmax",
 ]

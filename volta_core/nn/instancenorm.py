@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..amp.dispatch import autocast_op
+from ..autograd.function import saved_by_pytorch
 from ..autograd.grad_mode import no_grad
 from ..errors import ShapeError
 from ..ops.math import rsqrt
@@ -52,7 +53,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
             raise ValueError(f"{op}: running_mean and running_var are required when "
                              "use_input_stats is False")
         y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
-    return _scale_shift(y, weight, bias, shape)
+    out = _scale_shift(y, weight, bias, shape)
+    saved_by_pytorch(out, input, op=op)  # PyTorch's batch norm of the reshaped input
+    return out
 
 
 class _InstanceNorm(_BatchNorm):

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
-from ..autograd.function import Function
+from ..autograd.function import Function, saved_by_pytorch
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
 from ..dtypes import bfloat16
@@ -21,7 +21,14 @@ from ..ops.elementwise import exp, log, where
 from ..ops.math import clamp_min
 from ..ops.softmax import log_softmax, softmax
 from ..tensor import Tensor
-from ._checks import _REDUCTIONS, _check_floating, _check_same, _check_tensor, _reduce
+from ._checks import (
+    _REDUCTIONS,
+    _check_floating,
+    _check_same,
+    _check_tensor,
+    _no_grad_for,
+    _reduce,
+)
 from .module import Module
 
 
@@ -212,16 +219,19 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         loss = -(logp * t).sum(1 if input.ndim > 1 else 0)
         return _reduce(op, loss, reduction)
     _class_target(op, input, target, ignore_index)
+    _no_grad_for("nll_loss", weight=weight)  # PyTorch's error names its nll_loss
     box: dict = {}
     rows = _CrossEntropy.apply(_rows(input), target.reshape(-1),
                                weight, ignore_index=ignore_index,
                                smoothing=float(label_smoothing), box=box)
     if reduction == "none":
-        return rows.reshape(target.shape)
-    total = rows.sum()
-    if reduction == "sum":
-        return total
-    return total / Tensor._make(input.device.xp.sum(box["row_w"]), input.device)
+        out = rows.reshape(target.shape)
+    elif reduction == "sum":
+        out = rows.sum()
+    else:
+        out = rows.sum() / Tensor._make(input.device.xp.sum(box["row_w"]), input.device)
+    saved_by_pytorch(out, target, weight, op="cross_entropy")  # as its nll_loss
+    return out
 
 
 @autocast_op("nll_loss")
@@ -251,6 +261,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
         _check_same(op, input, weight)
         if tuple(weight.shape) != (c,):
             raise ShapeError(f"{op}: weight must have shape ({c},), got {weight.shape}")
+        _no_grad_for(op, weight=weight)
     xp, dev = input.device.xp, input.device
     t = target.reshape(-1).array
     valid = t != ignore_index
@@ -263,10 +274,11 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     w = Tensor._make(w, dev)
     rows = where(Tensor._make(valid, dev), -(picked * w), 0.0)
     if reduction == "none":
-        return rows.reshape(target.shape)
-    if reduction == "sum":
-        return rows.sum()
-    return rows.sum() / w.sum()
+        out = rows.reshape(target.shape)
+    else:
+        out = rows.sum() if reduction == "sum" else rows.sum() / w.sum()
+    saved_by_pytorch(out, input, target, weight, op=op)
+    return out
 
 
 def _weighted(op: str, loss: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
@@ -293,9 +305,12 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             raise ValueError(f"{op}: all input values must be probabilities in [0, 1], found "
                              f"values in [{lo}, {hi}]; apply sigmoid first or use "
                              "binary_cross_entropy_with_logits")
+    _no_grad_for(op, weight=weight)
     loss = -(target * clamp_min(log(input), -100.0)
              + (1.0 - target) * clamp_min(log(1.0 - input), -100.0))
-    return _weighted(op, loss, weight, reduction)
+    out = _weighted(op, loss, weight, reduction)
+    saved_by_pytorch(out, input, target, weight, op=op)
+    return out
 
 
 @autocast_op("binary_cross_entropy_with_logits")
@@ -313,6 +328,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     op = "binary_cross_entropy_with_logits"
     _check_reduction(op, reduction)
     _pair_check(op, input, target)
+    _no_grad_for(op, weight=weight, pos_weight=pos_weight)
     # log(1 + exp(-x)), stably and with the right gradient at x = 0 (|x| has none there)
     soft = softplus(-input, threshold=math.inf)
     if pos_weight is not None:
@@ -320,7 +336,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         loss = (1.0 - target) * input + ((pos_weight - 1.0) * target + 1.0) * soft
     else:
         loss = (1.0 - target) * input + soft
-    return _weighted(op, loss, weight, reduction)
+    out = _weighted(op, loss, weight, reduction)
+    saved_by_pytorch(out, input, target, weight, pos_weight, op=op)
+    return out
 
 
 @autocast_op("kl_div")

@@ -19,7 +19,7 @@ from ..ops.indexing import gather, index_select
 from ..ops.math import clamp_min
 from ..ops.reduce import vector_norm
 from ..tensor import Tensor
-from ._checks import _check_floating, _check_same, _check_tensor, _reduce
+from ._checks import _check_floating, _check_same, _check_tensor, _no_grad_for, _reduce
 from .activation import logsigmoid
 from .loss import _check_reduction, _class_target, _floats, _legacy, _LegacyLoss, _Loss, _pair_check
 
@@ -59,6 +59,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(op, reduction)
     _pair_check(op, input, target)
+    _no_grad_for(op, target=target)
     return _reduce(op, softplus(-(target * input)), reduction)
 
 
@@ -116,6 +117,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         _check_same(op, input, weight)
         if weight.shape != (c,):
             raise ShapeError(f"{op}: weight must have shape ({c},), got {weight.shape}")
+        _no_grad_for(op, weight=weight)
         m = m * index_select(weight, 0, t).unsqueeze(1)
     others = arange(c, dtype="int64", device=input.device) != t.unsqueeze(1)
     loss = where(others, m, m.new_zeros(())).sum(1) / c

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
-from ..autograd.function import Function
+from ..autograd.function import Function, saved_by_pytorch
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
@@ -80,7 +80,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                          "training")
     y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
     out = _scale_shift(y, weight, bias, shape)
-    return out.to(input.dtype) if half else out
+    out = out.to(input.dtype) if half else out
+    saved_by_pytorch(out, input, weight, running_mean, running_var, op=op)  # as PyTorch
+    return out
 
 
 def _check_per_channel(op: str, input: Tensor, min_ndim: int, running_mean: Tensor | None,
@@ -135,6 +137,8 @@ def _update_running(running_mean: Tensor | None, running_var: Tensor | None, sta
 class _LayerNorm(Function):
     """Fused forward (the ``layer_norm`` kernel) and plain backward (its backward kernel);
     a ``create_graph`` backward recomputes with Tensor ops."""
+
+    pytorch_saves = ((0, 1, 2),) * 3  # input, weight and bias, for every gradient
 
     def forward(ctx, x, w=None, b=None, ndim=1, eps=1e-5):
         ctx.ndim, ctx.eps = ndim, eps
@@ -270,7 +274,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     mean = x.mean(-1, keepdim=True)
     xc = x - mean
     y = (xc * rsqrt((xc * xc).mean(-1, keepdim=True) + eps)).reshape(input.shape)
-    return _scale_shift(y, weight, bias, (1, c) + (1,) * (input.ndim - 2))
+    out = _scale_shift(y, weight, bias, (1, c) + (1,) * (input.ndim - 2))
+    saved_by_pytorch(out, input, weight, op="group_norm")  # as PyTorch's native_group_norm
+    return out
 
 
 @autocast_op("rms_norm")

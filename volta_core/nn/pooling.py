@@ -28,6 +28,8 @@ class PoolParams(NamedTuple):
 
 
 class _MaxPool2d(Function):
+    pytorch_saves = ((0,),)  # and its indices, which only this op holds
+
     def forward(ctx, x, p=None):
         kern = get_kernel(ctx.device.backend, "max_pool2d")
         y, idx = kern(ctx.xp, x, **p._asdict())
@@ -41,6 +43,8 @@ class _MaxPool2d(Function):
 
 
 class _AvgPool2d(Function):
+    pytorch_saves = ((0,),)
+
     def forward(ctx, x, p=None, opts=()):
         kern = get_kernel(ctx.device.backend, "avg_pool2d")
         ctx.p, ctx.opts, ctx.x_shape = p, dict(opts), x.shape

@@ -7,6 +7,7 @@ import math
 
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
+from ..autograd.function import saved_by_pytorch
 from ..errors import ShapeError
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import exp, log, where
@@ -23,7 +24,9 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _check_reduction("mse_loss", reduction)
     _pair_check("mse_loss", input, target, "warn")
     d = input - target
-    return _reduce("mse_loss", d * d, reduction)
+    out = _reduce("mse_loss", d * d, reduction)
+    saved_by_pytorch(out, input, target, op="mse_loss")  # as PyTorch's mse_loss
+    return out
 
 
 @autocast_op("l1_loss")
@@ -45,12 +48,14 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     d = input - target
     a = _abs(d)
     if beta == 0.0:
-        return _reduce("smooth_l1_loss", a, reduction)
-    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
-    small = (a >= beta).logical_not()
-    q = where(small, d, 0.0)
-    loss = where(small, q * q * (0.5 / beta), a - 0.5 * beta)
-    return _reduce("smooth_l1_loss", loss, reduction)
+        loss = a
+    else:  # NaN takes the quadratic branch (NaN gradient, as in PyTorch), never inf
+        small = (a >= beta).logical_not()
+        q = where(small, d, 0.0)
+        loss = where(small, q * q * (0.5 / beta), a - 0.5 * beta)
+    out = _reduce("smooth_l1_loss", loss, reduction)
+    saved_by_pytorch(out, input, target, op="smooth_l1_loss")
+    return out
 
 
 @autocast_op("huber_loss")
@@ -67,7 +72,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     small = (a > delta).logical_not()
     q = where(small, d, 0.0)
     loss = where(small, q * q * 0.5, (a - 0.5 * delta) * delta)
-    return _reduce("huber_loss", loss, reduction)
+    out = _reduce("huber_loss", loss, reduction)
+    saved_by_pytorch(out, input, target, op="huber_loss")
+    return out
 
 
 def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..amp.dispatch import autocast_op
+from ..creation import empty_like, zeros_like
 from ..errors import ShapeError
 from ..ops.activation import _floating
 from ..ops.elementwise import sigmoid
@@ -74,6 +75,29 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         return softmax(input, dim if dim is not None else _legacy_dim(input.ndim))  # itself
     x = _floating("softmin", input)
     return softmax(-x, dim if dim is not None else _legacy_dim(x.ndim))
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax (concrete) distribution over ``dim``:
+    ``softmax((logits + g) / tau)`` with Gumbel(0, 1) noise ``g``.
+
+    Args:
+        logits: unnormalised log-probabilities.
+        tau: the temperature (> 0).
+        hard: return one-hot samples whose gradient is the soft sample's
+            (straight-through).
+        eps: unused, as in PyTorch (kept for compatibility).
+        dim: the category dim.
+    """
+    x = _floating("gumbel_softmax", logits)
+    gumbels = -empty_like(x).exponential_().log()
+    soft = softmax((x + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    index = soft.argmax(dim, keepdim=True)
+    one_hot = zeros_like(x).scatter_(dim, index, 1.0)
+    return one_hot - soft.detach() + soft
 
 
 class Softmin(_Normalised):

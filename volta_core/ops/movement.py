@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import Function, saved_by_pytorch
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ..views import contiguous_strides, layout, make_view, strided_positions, view_strides
@@ -575,6 +575,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
             raise ShapeError(f"pad: {mode} padding {(lo, hi)} of dimension {d} must be at "
                              f"most {limit} for its size {n} (shape {input.shape})")
         out = index_select(out, d, _pad_index(out.device.xp, out.device, mode, n, lo, hi))
+    if mode != "circular":  # PyTorch's reflection and replication pads save their input
+        saved_by_pytorch(out, input, op=f"pad(mode='{mode}')")
     return out
 
 
