@@ -155,12 +155,27 @@ def scalar_result_type(t: DType, scalar) -> DType:
     raise DTypeError(f"expected a Python number, got {type(scalar).__name__}")
 
 
-def checked_scalar(op: str, dtype: DType, value):
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38}
+
+
+def checked_scalar(op: str, dtype: DType, value, floats: bool = False):
     """``value`` converted for an integer ``dtype`` as PyTorch checks it (``full``,
     ``clamp``, ``where``, ``pow``): NaN, inf and ints out of range raise a ``DTypeError``;
-    unsigned types also take ``-max..-1``, which wrap. Other dtypes take any value.
+    unsigned types also take ``-max..-1``, which wrap. With ``floats`` (the ops whose
+    PyTorch converts the number to a floating ``dtype`` with a check: ``clamp``,
+    ``fill_``, ``masked_fill``, ``hardtanh``, an ``alpha``), a finite number beyond the
+    dtype's largest value raises too. Other dtypes take any value.
     """
-    if dtype.kind not in "iu" or isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if dtype.kind == "f":
+        top = _FLOAT_MAX.get(dtype.name)
+        if floats and top is not None and abs(value) > top and abs(value) != float("inf"):
+            raise DTypeError(f"{op}: value {value!r} cannot be converted to {dtype.name} "
+                             "without overflow")
+        return value
+    if dtype.kind not in "iu":
         return value
     bits = 8 * dtype.itemsize
     hi = 2 ** bits - 1 if dtype.kind == "u" else 2 ** (bits - 1) - 1

@@ -130,8 +130,10 @@ def test_margin_ranking_loss(reduction):
     assert_close(m(vt.tensor(a), vt.tensor(b), vt.tensor(y)), want)
     check_grad(lambda s, t: F.margin_ranking_loss(s, t, vt.tensor(y), 0.1,
                                                   reduction=reduction), a, b)
-    with pytest.raises(vt.ShapeError, match="same shape"):
+    with pytest.raises(vt.ShapeError, match="broadcast"):  # same ndim: they broadcast
         m(vt.tensor(a), vt.tensor(b[:3]), vt.tensor(y))
+    with pytest.raises(vt.ShapeError, match="number of dims"):
+        m(vt.tensor(a), vt.tensor(b[None]), vt.tensor(y))
 
 
 def _pdist(a, b, p, eps=1e-6):

@@ -148,3 +148,69 @@ def test_binary_cross_entropy_rejects_nan_input():
         TF.binary_cross_entropy(torch.tensor(x), torch.tensor([1.0, 0.0]))
     with pytest.raises(ValueError, match="probabilities"):
         F.binary_cross_entropy(vt.tensor(x), vt.tensor([1.0, 0.0]))
+
+
+# -- dtype promotion and broadcasting of the pair losses, as PyTorch ----------------------
+
+_PAIR_LOSSES = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss",
+                "binary_cross_entropy_with_logits", "binary_cross_entropy", "kl_div",
+                "poisson_nll_loss", "hinge_embedding_loss", "multilabel_soft_margin_loss"]
+_PAIRS = {
+    "f32,f64": lambda m: (m.rand(2, 3), m.rand(2, 3, dtype=m.float64)),
+    "f64,f32": lambda m: (m.rand(2, 3, dtype=m.float64), m.rand(2, 3)),
+    "f16,f32": lambda m: (m.rand(2, 3).half(), m.rand(2, 3)),
+    "bf16,f32": lambda m: (m.rand(2, 3).bfloat16(), m.rand(2, 3)),
+    "bf16,f32 0-d": lambda m: (m.rand(2, 3).bfloat16(), m.rand(())),
+    "f32,i64": lambda m: (m.rand(2, 3), m.ones(2, 3, dtype=m.int64)),
+    "i64,f32": lambda m: (m.ones(2, 3, dtype=m.int64), m.rand(2, 3)),
+    "i64,i64": lambda m: (m.ones(2, 3, dtype=m.int64), m.ones(2, 3, dtype=m.int64)),
+    "f32,bool": lambda m: (m.rand(2, 3), m.ones(2, 3, dtype=m.bool)),
+    "(2,3),(3,)": lambda m: (m.rand(2, 3), m.rand(3)),
+    "(),(1,)": lambda m: (m.rand(()), m.rand(1)),
+    "(2,1),(1,3)": lambda m: (m.rand(2, 1), m.rand(1, 3)),
+}
+
+
+def _outcome(lib, name, pair):
+    a, b = _PAIRS[pair](lib)
+    try:
+        out = getattr(lib.nn.functional, name)(a, b, reduction="none")
+    except Exception:  # noqa: BLE001 - both refuse, or neither
+        return "refused"
+    return str(out.dtype).rsplit(".", 1)[-1], tuple(out.shape)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("pair", sorted(_PAIRS))
+@pytest.mark.parametrize("name", _PAIR_LOSSES)
+def test_pair_loss_dtype_and_broadcast_like_torch(name, pair):
+    assert _outcome(vt, name, pair) == _outcome(torch, name, pair)
+
+
+@pytest.mark.parametrize("expr", [
+    "F.cosine_embedding_loss(m.rand(2, 1), m.rand(1, 3), m.ones(2))",
+    "F.cosine_embedding_loss(m.rand(2, 3), m.rand(3), m.ones(2))",
+    "F.margin_ranking_loss(m.rand(2, 1), m.rand(1, 3), m.ones(2, 1))",
+    "F.margin_ranking_loss(m.rand(2, 3), m.rand(3), m.ones(3))",
+    "F.margin_ranking_loss(m.ones(3, dtype=m.int64), m.ones(3, dtype=m.int64), m.ones(3))",
+    "F.triplet_margin_loss(m.rand(2, 3), m.rand(2, 3, dtype=m.float64), m.rand(2, 3))",
+    "F.gaussian_nll_loss(m.ones(3, dtype=m.int64), m.rand(3), m.ones(3))",
+    "F.gaussian_nll_loss(m.rand(3), m.rand(3), m.ones(3, dtype=m.int64))",
+])
+def test_other_losses_dtype_and_broadcast_like_torch(expr):
+    outcomes = []
+    for lib in (torch, vt):
+        try:
+            out = eval(expr, {"m": lib, "F": lib.nn.functional})
+            outcomes.append((str(out.dtype).rsplit(".", 1)[-1], tuple(out.shape)))
+        except Exception:  # noqa: BLE001 - both refuse, or neither
+            outcomes.append("refused")
+    assert outcomes[0] == outcomes[1]
+
+
+def test_kl_div_gradient_at_zero_targets_is_xlogys():
+    for data in ([[-0.0, 0.0, 0.5, -1.0]], [[0.0, 0.25, 0.75, 0.0]]):
+        got, want = both(data)
+        F.kl_div(got, got, reduction="sum").backward()
+        TF.kl_div(want, want, reduction="sum").backward()
+        close(got.grad, want.grad)

@@ -190,3 +190,66 @@ def test_modified_saved_operand_still_raises():
     x.add_(1)
     with pytest.raises(vt.AutogradError):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("expr", [
+    "m.xlogy(t(-5, dtype=m.int8), 300)",  # 300 is not wrapped into int8 first
+    "m.xlogy(t([2], dtype=m.int8), t(300))",
+    "m.xlogy(t([True]), 300)",
+    "3 / t([1.0, 7.0, 0.0, -0.0])",  # PyTorch's reciprocal(x) * 3
+    "2 / t([4, 0])",
+    "m.nn.functional.celu(t([1.797e308, -1e308, 2.0], dtype=m.float64), 0.5)",
+])
+def test_scalar_operands_like_torch(expr):
+    run(expr)
+
+
+@pytest.mark.parametrize("dtype,big", [("float16", 1e10), ("bfloat16", 1e39),
+                                       ("float32", 1e39)])
+@pytest.mark.parametrize("expr", [
+    "x.clone().fill_(big)", "x.masked_fill(x > 0, big)", "x.index_fill(0, t([0]), big)",
+    "x.clamp(max=big)", "x.clamp_min(-big)", "m.nn.functional.hardtanh(x, -big, big)",
+    "m.nn.functional.threshold(x, 0.0, big)", "x.add(x, alpha=big)", "x.sub(x, alpha=big)",
+    "x.clamp(max=float('inf'))", "x + big",
+])
+def test_numbers_beyond_a_float_dtype_refuse_like_torch(expr, dtype, big):
+    outcomes = []
+    for lib in (torch, vt):
+        x = lib.ones(2, dtype=getattr(lib, dtype))
+        try:
+            eval(expr, {"m": lib, "t": lib.tensor, "x": x, "big": big})
+            outcomes.append("ok")
+        except Exception:  # noqa: BLE001 - which side refuses is the verdict
+            outcomes.append("refused")
+    assert outcomes[0] == outcomes[1], outcomes
+
+
+def test_number_over_tensor_keeps_the_reciprocal_not_the_divisor():
+    for lib in (torch, vt):
+        x = lib.tensor([1.0, 2.0], requires_grad=True) * 1
+        y = 2 / x
+        x.log_()  # allowed: PyTorch's 2 / x saves reciprocal(x), not x
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_low_precision_norm_gradient_uses_the_rounded_norm(dtype):
+    data = [2.1171875, 0.0, 1808.0, 90.0, 0.06005859375]
+    grads = []
+    for lib in (torch, vt):
+        x = lib.tensor(data, dtype=getattr(lib, dtype), requires_grad=True)
+        x.norm(dim=(0,)).backward(lib.tensor(-0.5, dtype=getattr(lib, dtype)))
+        grads.append(np.asarray(x.grad.float().tolist()))
+    np.testing.assert_array_equal(grads[1], grads[0])
+
+
+def test_logcumsumexp_gradient_spreads_nans_like_torch():
+    inf = float("inf")
+    for col, g in (([inf, NAN, -1.0986], [-0.5, NAN, NAN]), ([1.0, 2.0, 3.0], [0.0, 0.0, NAN]),
+                   ([-inf, 2.0, 3.0], [1.0, 2.0, -1.0]), ([1.0, 2.0, 3.0], [1.0, -2.0, 0.5])):
+        grads = []
+        for lib in (torch, vt):
+            a = lib.tensor(col, requires_grad=True)
+            lib.logcumsumexp(a, 0).backward(lib.tensor(g))
+            grads.append(np.asarray(a.grad.tolist()))
+        np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, equal_nan=True)

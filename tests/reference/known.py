@@ -54,6 +54,16 @@ DELIBERATE: dict[str, str] = {
         "scalar path (float64 tensors of under 8 elements, float32 under 16) and 0 on its "
         "vectorized one; Volta gives 1 always"),
     "grad value: F.relu6[F] float": "as hardtanh, which PyTorch's relu6 is",
+    "grad value: F.softshrink[F] float16": "as softshrink in float32 and float64",
+    "grad value: F.elu[F] float": (
+        "as hardtanh: PyTorch's elu gradient at a NaN input is 1 (times scale) on its scalar "
+        "path (tensors of a few elements) and NaN on its vectorized one; Volta gives 1"),
+    "grad value: F.selu[F] float": "as elu, which PyTorch's selu is",
+    "grad value: F.celu[F] float": "as elu, which PyTorch's celu is",
+    "silent acceptance: F.huber_loss[F] *": (
+        "PyTorch's huber_loss forward accepts a target of another dtype, and its backward "
+        "then raises ('Found dtype Double but expected Float'); Volta computes with the "
+        "target cast to the input's dtype, as that forward does, and gives its gradient"),
     "grad value: logit[*] float": (
         "PyTorch's logit gradient at -0.0 is +inf on its scalar path and -inf on its "
         "vectorized one (float64 tensors of 16 or more elements, float32 of 32 or more); "

@@ -109,12 +109,30 @@ def _activation(name):
             extra = ", alpha=0.5"
         elif name == "softplus" and g.c.chance(0.5):
             extra = ", beta=2.0, threshold=3.0"
+        if name in INPLACE_ACTIVATIONS and g.c.chance(0.25):  # written into (a view of) x
+            return "F", f"F.{name}({g.view_target(x)}{extra}, inplace=True)", True
         return "F", f"F.{name}({x.e}{extra})", False
     return gen
 
 
+INPLACE_ACTIVATIONS = {"relu", "elu", "leaky_relu", "hardtanh", "silu", "relu6", "mish",
+                       "hardswish", "hardsigmoid", "selu", "celu"}
 for _n in ACTIVATIONS:
     op(f"F.{_n}", needs=(f"F.{_n}",), weight=0.5)(_activation(_n))
+
+PAIR_LOSSES = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss",
+               "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss"]
+
+
+def _pair_loss(name):
+    def gen(g, x):
+        reduction = g.c.pick(["'mean'", "'sum'", "'none'"])
+        return "F", f"F.{name}({x.e}, {g.partner(x, scalar=False)}, reduction={reduction})", False
+    return gen
+
+
+for _n in PAIR_LOSSES:
+    op(f"F.{_n}", needs=(f"F.{_n}",), weight=0.1)(_pair_loss(_n))
 
 BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "remainder": "%",
           "floor_divide": "//", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">",

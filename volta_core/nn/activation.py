@@ -428,7 +428,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     x = _floating("celu", input)
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides the input)")
-    out = elu(x * (1.0 / alpha), 1.0) * alpha
+    # x itself where positive: x / alpha * alpha would overflow near the dtype's max
+    out = where(x > 0, x, elu(x * (1.0 / alpha), 1.0) * alpha)
     saved_by_pytorch(out, x, op="celu")  # PyTorch's celu saves its input
     return out
 

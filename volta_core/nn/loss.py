@@ -12,7 +12,7 @@ from ..amp.state import state as _autocast_state
 from ..autograd.function import Function, saved_by_pytorch
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
-from ..dtypes import bfloat16
+from ..dtypes import bfloat16, promote_types
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..ops._util import broadcast_shapes
@@ -20,6 +20,7 @@ from ..ops.activation import softplus
 from ..ops.elementwise import exp, log, where
 from ..ops.math import clamp_min
 from ..ops.softmax import log_softmax, softmax
+from ..ops.special import xlogy
 from ..tensor import Tensor
 from ._checks import (
     _REDUCTIONS,
@@ -38,23 +39,66 @@ def _check_reduction(op: str, reduction: str, extra: tuple[str, ...] = ()) -> No
                          f"{reduction!r}")
 
 
-def _pair_check(op: str, input: Tensor, target: Tensor, broadcast: str = "") -> None:
-    """Check a loss's input and target; ``broadcast`` lets their shapes broadcast as in
-    PyTorch: ``"warn"`` (with PyTorch's warning, for mse/l1/smooth_l1/huber) or ``"quiet"``.
+def _common_dtype(op: str, tensors: tuple, dtype: str) -> tuple:
+    """``tensors`` in the dtype PyTorch computes ``op`` in, by ``dtype``:
+
+    - ``"promote"``: type promotion, which must give a floating dtype (PyTorch's kernel);
+    - ``"input"``: the first one's, the others cast to it;
+    - ``"same"``: all in the first one's (PyTorch's kernel refuses a mix);
+    - ``"floats"``: each floating, unchanged (the ops that follow promote);
+    - ``"ops"``: unchanged (PyTorch's loss is composed of ops, whose rules apply).
     """
+    if dtype == "ops":
+        return tensors
+    if dtype != "promote":
+        _check_floating(op, tensors[0])
+    if dtype == "floats":
+        for t in tensors[1:]:
+            _check_floating(op, t)
+        return tensors
+    want = tensors[0].dtype
+    if dtype == "same":
+        for t in tensors[1:]:
+            if t.dtype is not want:
+                raise DTypeError(f"{op}: expected every argument in the input's dtype "
+                                 f"{want.name}, got {t.dtype.name} (PyTorch refuses the mix "
+                                 f"too); convert with .to({want})")
+        return tensors
+    if dtype == "promote":
+        for t in tensors[1:]:
+            want = promote_types(want, t.dtype)
+        if not want.is_floating_point:
+            raise DTypeError(f"{op}: expected floating-point inputs, got "
+                             f"{', '.join(t.dtype.name for t in tensors)}; call .float() first")
+    return tuple(t if t.dtype is want else t.to(want) for t in tensors)
+
+
+def _pair_check(op: str, input: Tensor, target: Tensor, broadcast: str = "",
+                dtype: str = "promote") -> tuple[Tensor, Tensor]:
+    """Check a loss's input and target and return them in the dtype PyTorch computes in
+    (see :func:`_common_dtype`); ``broadcast`` lets their shapes broadcast as in PyTorch:
+    ``"warn"`` (with PyTorch's warning, for mse/l1/smooth_l1/huber), ``"quiet"``, or
+    ``"to_input"`` (the target to the input's shape only)."""
     _check_tensor(op, input)
     _check_tensor(op, target, "target")
+    if input.device is not target.device:
+        _check_same(op, input, target)  # the device error
     if broadcast and input.shape != target.shape:
-        broadcast_shapes(op, input.shape, target.shape)
+        if broadcast_shapes(op, input.shape, target.shape) != input.shape \
+                and broadcast == "to_input":
+            raise ShapeError(f"{op}: the target's shape {target.shape} does not broadcast to "
+                             f"the input's shape {input.shape}")
         if broadcast == "warn":
             warnings.warn(f"{op}: using a target size ({target.shape}) that is different to "
                           f"the input size ({input.shape}); they are broadcast, which is "
                           "likely wrong: make sure they have the same size", stacklevel=3)
+            # PyTorch broadcasts both first: promotion then sees no 0-d tensor
+            shape = broadcast_shapes(op, input.shape, target.shape)
+            input, target = input.expand(*shape), target.expand(*shape)
     elif input.shape != target.shape:
         raise ShapeError(f"{op}: input shape {input.shape} and target shape {target.shape} "
                          "differ (mismatched batch sizes?); they must be the same")
-    _check_floating(op, input)
-    _check_same(op, input, target)
+    return _common_dtype(op, (input, target), dtype)
 
 
 def _legacy(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
@@ -68,11 +112,14 @@ def _legacy(size_average: bool | None, reduce: bool | None, reduction: str) -> s
     return "mean" if size_average else "sum"
 
 
-def _floats(op: str, *tensors: Tensor) -> None:
+def _floats(op: str, *tensors: Tensor, dtype: str = "promote") -> tuple:
+    """Check the tensor arguments of a loss and return them in one dtype, as
+    :func:`_pair_check`."""
     for i, t in enumerate(tensors):
         _check_tensor(op, t, "input" if i == 0 else f"argument {i + 1}")
-    _check_floating(op, tensors[0])
-    _check_same(op, *tensors)
+    if any(t.device is not tensors[0].device for t in tensors):
+        _check_same(op, *tensors)
+    return _common_dtype(op, tensors, dtype)
 
 
 class _CrossEntropy(Function):
@@ -298,7 +345,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     """
     op = "binary_cross_entropy"
     _check_reduction(op, reduction)
-    _pair_check(op, input, target)
+    input, target = _pair_check(op, input, target, dtype="same")
     if input.device.type == "cpu" and input.numel():
         lo, hi = float(input.min().item()), float(input.max().item())
         if not (lo >= 0.0 and hi <= 1.0):  # NaN fails too, as in PyTorch
@@ -327,16 +374,23 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     """
     op = "binary_cross_entropy_with_logits"
     _check_reduction(op, reduction)
-    _pair_check(op, input, target)
+    _check_tensor(op, input)
+    _check_floating(op, input)
+    if not target.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating-point target, got {target.dtype.name}; "
+                         "convert it with .float()")
+    x, t = _pair_check(op, input, target)
     _no_grad_for(op, weight=weight, pos_weight=pos_weight)
     # log(1 + exp(-x)), stably and with the right gradient at x = 0 (|x| has none there)
-    soft = softplus(-input, threshold=math.inf)
+    soft = softplus(-x, threshold=math.inf)
     if pos_weight is not None:
-        _check_same(op, input, pos_weight)
-        loss = (1.0 - target) * input + ((pos_weight - 1.0) * target + 1.0) * soft
+        _check_same(op, x, pos_weight)
+        loss = (1.0 - t) * x + ((pos_weight - 1.0) * t + 1.0) * soft
     else:
-        loss = (1.0 - target) * input + soft
+        loss = (1.0 - t) * x + soft
     out = _weighted(op, loss, weight, reduction)
+    if out.dtype is not target.dtype:  # PyTorch's loss is built in place on (1 - target)
+        out = out.to(target.dtype)
     saved_by_pytorch(out, input, target, weight, pos_weight, op=op)
     return out
 
@@ -352,12 +406,11 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     """
     op = "kl_div"
     _check_reduction(op, reduction, ("batchmean",))
-    _pair_check(op, input, target, "quiet")
+    input, target = _pair_check(op, input, target, "quiet", dtype="floats")
     if log_target:
         loss = exp(target) * (target - input)
-    else:  # xlogy(t, t) - t * input, as in PyTorch (0 * -inf input is NaN there too)
-        zero = target == 0
-        loss = where(zero, 0.0, target * log(where(zero, 1.0, target))) - target * input
+    else:  # PyTorch's xlogy(t, t) - t * input (0 * -inf input is NaN there too)
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(op, loss, reduction)

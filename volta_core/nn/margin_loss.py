@@ -34,7 +34,10 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     """
     op = "cosine_embedding_loss"
     _check_reduction(op, reduction)
-    _pair_check(op, input1, input2)
+    if input1.ndim != input2.ndim:
+        raise ShapeError(f"{op}: input1 {input1.shape} and input2 {input2.shape} must have "
+                         "the same number of dims")
+    input1, input2 = _pair_check(op, input1, input2, "quiet", dtype="ops")
     _check_tensor(op, target, "target")
     if input1.ndim not in (1, 2) or target.shape != input1.shape[:-1]:
         raise ShapeError(f"{op}: expected inputs (N, D) with target (N,) or (D,) with a 0-d "
@@ -58,8 +61,8 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     op = "soft_margin_loss"
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(op, reduction)
-    _pair_check(op, input, target)
     _no_grad_for(op, target=target)
+    input, target = _pair_check(op, input, target, "to_input", dtype="input")
     return _reduce(op, softplus(-(target * input)), reduction)
 
 
@@ -77,10 +80,11 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     op = "hinge_embedding_loss"
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(op, reduction)
-    _pair_check(op, input, target)
+    input, target = _pair_check(op, input, target, "quiet", dtype="ops")
     zero = input.new_zeros(())
-    loss = where(target != 1, clamp_min(margin - input, 0.0), zero) \
-        + where(target != -1, input, zero)
+    # PyTorch's margin - input fills the margin into the input's dtype (an int truncates)
+    clamped = clamp_min(input.new_full((), margin) - input, 0)
+    loss = where(target != 1, clamped, zero) + where(target != -1, input, zero)
     return _reduce(op, loss, reduction)
 
 
@@ -137,7 +141,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     op = "multilabel_soft_margin_loss"
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(op, reduction)
-    _pair_check(op, input, target)
+    input, target = _pair_check(op, input, target, "quiet", dtype="ops")
     if input.ndim == 0:
         raise ShapeError(f"{op}: expected a (N, C) or (C,) input, got a 0-d tensor")
     loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
@@ -159,10 +163,10 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     op = "margin_ranking_loss"
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(op, reduction)
-    _floats(op, input1, input2, target)
-    if not input1.shape == input2.shape == target.shape:
+    input1, input2, target = _floats(op, input1, input2, target, dtype="ops")
+    if not input1.ndim == input2.ndim == target.ndim:
         raise ShapeError(f"{op}: input1 {input1.shape}, input2 {input2.shape} and target "
-                         f"{target.shape} must have the same shape")
+                         f"{target.shape} must have the same number of dims")
     return _reduce(op, clamp_min(-target * (input1 - input2) + margin, 0.0), reduction)
 
 
@@ -186,7 +190,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     op = "triplet_margin_loss"
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(op, reduction)
-    _floats(op, anchor, positive, negative)
+    anchor, positive, negative = _floats(op, anchor, positive, negative, dtype="ops")
     if anchor.ndim not in (1, 2) or not anchor.ndim == positive.ndim == negative.ndim:
         raise ShapeError(f"{op}: expected anchor, positive and negative all (N, D) or all "
                          f"(D,), got {anchor.shape}, {positive.shape}, {negative.shape}")

@@ -13,7 +13,7 @@ from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import exp, log, where
 from ..ops.math import clamp_min
 from ..tensor import Tensor
-from ._checks import _check_tensor, _reduce
+from ._checks import _check_floating, _check_tensor, _reduce
 from .loss import _check_reduction, _floats, _legacy, _LegacyLoss, _Loss, _pair_check
 
 
@@ -22,8 +22,8 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     if _autocast_state.active:  # the autocast hook: one thread-local read when off
         return autocast_call("mse_loss", mse_loss, input, target, reduction)
     _check_reduction("mse_loss", reduction)
-    _pair_check("mse_loss", input, target, "warn")
-    d = input - target
+    x, t = _pair_check("mse_loss", input, target, "warn")
+    d = x - t
     out = _reduce("mse_loss", d * d, reduction)
     saved_by_pytorch(out, input, target, op="mse_loss")  # as PyTorch's mse_loss
     return out
@@ -33,8 +33,8 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error ``|input - target|``. Shape: input and target the same."""
     _check_reduction("l1_loss", reduction)
-    _pair_check("l1_loss", input, target, "warn")
-    return _reduce("l1_loss", _abs(input - target), reduction)
+    x, t = _pair_check("l1_loss", input, target, "warn", dtype="ops")
+    return _reduce("l1_loss", _abs(x - t), reduction)
 
 
 @autocast_op("smooth_l1_loss")
@@ -42,10 +42,10 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``)."""
     _check_reduction("smooth_l1_loss", reduction)
-    _pair_check("smooth_l1_loss", input, target, "warn")
+    x, t = _pair_check("smooth_l1_loss", input, target, "warn")
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    d = input - target
+    d = x - t
     a = _abs(d)
     if beta == 0.0:
         loss = a
@@ -63,10 +63,10 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                delta: float = 1.0) -> Tensor:
     """``0.5 d^2`` where ``|d| <= delta``, else ``delta (|d| - 0.5 delta)``."""
     _check_reduction("huber_loss", reduction)
-    _pair_check("huber_loss", input, target, "warn")
+    x, t = _pair_check("huber_loss", input, target, "warn", dtype="input")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    d = input - target
+    d = x - t
     a = _abs(d)
     # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
     small = (a > delta).logical_not()
@@ -98,7 +98,8 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     _check_tensor(op, target, "target")
     if not isinstance(var, Tensor):
         var = input.new_full((), float(var))
-    _floats(op, input, target, var)
+    input, target, var = _floats(op, input, target, var, dtype="ops")
+    _check_floating(op, var)  # PyTorch clamps var in place
     if var.shape != input.shape:
         if input.shape[:-1] == var.shape:
             var = var.unsqueeze(-1)
@@ -129,7 +130,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     op = "poisson_nll_loss"
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(op, reduction)
-    _pair_check(op, input, target)
+    input, target = _pair_check(op, input, target, "quiet", dtype="ops")
     if log_input:
         loss = exp(input) - target * input
     else:

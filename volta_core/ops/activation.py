@@ -10,7 +10,7 @@ import math
 from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
-from ..dtypes import bfloat16
+from ..dtypes import bfloat16, checked_scalar
 from ..errors import DTypeError
 from ..tensor import Tensor
 from .elementwise import in_float32, sigmoid, tanh, where
@@ -251,6 +251,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
     if input.dtype.kind == "u" and min_val <= -1:  # PyTorch: -0.5 truncates to 0
         raise DTypeError(f"hardtanh: cannot clamp an unsigned {input.dtype.name} tensor to "
                          f"a negative limit ({min_val}); convert it with .int() or .float()")
+    for v in (min_val, max_val):
+        checked_scalar("hardtanh", input.dtype, v, floats=True)
     return _run(Hardtanh, input, min_val=min_val, max_val=max_val)
 
 

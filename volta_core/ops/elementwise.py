@@ -14,7 +14,7 @@ from ..amp.policy import HOOKED as AUTOCAST_HOOKED
 from ..autograd.function import RESULT, Function, carry_saved, no_derivative
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
-from ..dtypes import DType, bfloat16, get_dtype
+from ..dtypes import DType, bfloat16, checked_scalar, get_dtype
 from ..errors import DivisionByZeroError, DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
@@ -728,6 +728,7 @@ def _scaled(op: str, input: Any, other: Any, alpha: Any) -> Any:
                          f"dtype {dt.name}")
     if dt.name == "bool":  # bool + alpha * bool stays bool: alpha only switches `other` off
         return b if alpha or type(b) is not Tensor else b.new_zeros(b.shape, dtype="bool")
+    checked_scalar(op, dt, alpha, floats=True)  # an alpha of 1e10 can't scale float16
     return mul(b, alpha) if type(b) is Tensor else b * alpha
 
 
@@ -881,7 +882,9 @@ fmod = tensor_method()(_binary(Fmod, "fmod", int_divisor=True))
 Tensor.__radd__ = lambda self, other: _add(other, self)
 Tensor.__rsub__ = lambda self, other: _sub(other, self)
 Tensor.__rmul__ = lambda self, other: mul(other, self)
-Tensor.__rtruediv__ = lambda self, other: _div(other, self)
+# number / tensor is PyTorch's reciprocal(tensor) * number: its values, and its backward
+# keeps the reciprocal, not the divisor (which may then change in place)
+Tensor.__rtruediv__ = lambda self, other: mul(reciprocal(self), other)
 Tensor.__rpow__ = lambda self, other: pow(other, self)
 Tensor.__rmod__ = lambda self, other: remainder(other, self)
 Tensor.__neg__ = neg

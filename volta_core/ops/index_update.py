@@ -15,6 +15,7 @@ from typing import Any
 from ..amp.dispatch import autocast_op
 from ..autograd.function import RESULT, Function
 from ..backend.kernels import get_kernel
+from ..dtypes import checked_scalar
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._scatter import _flat_positions, _runs
@@ -148,6 +149,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
                              f"got shape {value.shape}")
         value = value.to(input.dtype)
     else:
+        value = checked_scalar("index_fill", input.dtype, value, floats=True)
         value = input.new_full((), _as_python(input, value))
     if input.ndim == 0:
         return where(input.new_full((), idx.shape[0] > 0, dtype="bool"), value, input)

@@ -14,6 +14,7 @@ from typing import Any
 from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..backend.kernels import get_kernel
+from ..dtypes import checked_scalar
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._scatter import _flat_positions
@@ -296,6 +297,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
             raise ShapeError(f"masked_fill: value must be 0-d, got shape {value.shape}")
         value = value.to(input.dtype)
     else:
+        value = checked_scalar("masked_fill", input.dtype, value, floats=True)
         value = input.new_full((), _as_python(input, value))
     return where(mask, value, input)
 

@@ -193,7 +193,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                              f"{value.shape}")
         return inplace(self, "fill_", lambda s: expand(value.to(self.dtype), s.shape), value,
                        shares=True)
-    v = checked_scalar("fill_", self.dtype, _as_python(self, value))
+    v = checked_scalar("fill_", self.dtype, _as_python(self, value), floats=True)
     return inplace(self, "fill_", lambda s: _Constant.apply(s, value=v))
 
 

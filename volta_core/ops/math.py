@@ -454,7 +454,8 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
     bounds = []
     for b in (min, max):
         if b is not None and type(b) is not Tensor:
-            b = checked_scalar("clamp", x.dtype, b)  # 300 can't bound a uint8; -1 wraps
+            # 300 can't bound a uint8 (-1 wraps), 1e10 can't bound a float16
+            b = checked_scalar("clamp", x.dtype, b, floats=True)
         if type(b) is Tensor:
             b = cast(b, x.dtype)
             broadcast_shapes("clamp", x.shape, b.shape)

@@ -523,7 +523,7 @@ def std_mean(input: Tensor, dim: Dims = None, unbiased: bool | None = None,
 class VectorNorm(Function):
     pytorch_saves = ((0, RESULT),)
 
-    def forward(ctx, x, ord=2.0, dims=(), keepdim=False):
+    def forward(ctx, x, ord=2.0, dims=(), keepdim=False, rounded=None):
         xp = ctx.xp
         ctx.in_shape, ctx.dims, ctx.keepdim, ctx.ord = x.shape, dims, keepdim, ord
         if ord == 2:
@@ -538,7 +538,12 @@ class VectorNorm(Function):
             y = xp.sum(xp.astype(x != 0, x.dtype), axis=dims, keepdims=keepdim)
         else:
             y = xp.sum(xp.abs(x) ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
-        ctx.save_for_backward(x, y)
+        saved = y
+        if rounded is not None:  # a float16/bfloat16 norm's backward uses its rounded
+            from .elementwise import _as_rounded  # output, as PyTorch's does
+
+            saved = _as_rounded(ctx, y, rounded)
+        ctx.save_for_backward(x, saved)
         return y
 
     def backward(ctx, g):
@@ -595,7 +600,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
     if x.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
         from .elementwise import in_float32
 
-        return in_float32(VectorNorm.apply, x, ord=float(ord), dims=dims, keepdim=keepdim)
+        return in_float32(VectorNorm.apply, x, ord=float(ord), dims=dims, keepdim=keepdim,
+                          rounded=x.device.native_dtype(x.dtype))
     return VectorNorm.apply(x, ord=float(ord), dims=dims, keepdim=keepdim)
 
 

@@ -10,12 +10,12 @@ so the gradient goes to those indices.
 
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 from typing import Any
 
 from ..autograd.function import RESULT, Function
 from ..errors import DTypeError
+from ..limits import finfo
 from ..tensor import Tensor, tensor_method
 from ._util import normalize_dim
 from .elementwise import in_float32, where
@@ -57,14 +57,16 @@ class LogCumSumExp(Function):
 
     def backward(ctx, g):
         # dy_j/dx_i = exp(x_i - y_j) for i <= j: a reversed logcumsumexp of log|g| - y,
-        # split by the sign of g so that every log is of a positive number
+        # split by the sign of g so that every log is of a positive number. As PyTorch,
+        # the other entries take the dtype's lowest value, minus y too (a NaN in y spreads)
         x, y = ctx.saved_tensors
         d = ctx.dim
+        lowest = finfo(x.dtype).min
         out = None
         for sign in (1.0, -1.0):
             part = g * sign
             pos = part > 0
-            logs = where(pos, where(pos, part, 1.0).log() - y, -math.inf)
+            logs = where(pos, where(pos, part, 1.0).log(), lowest) - y
             rev = flip(LogCumSumExp.apply(flip(logs, (d,)), dim=d), (d,))
             term = (rev + x).exp() * sign
             out = term if out is None else out + term

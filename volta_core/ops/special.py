@@ -12,7 +12,7 @@ from typing import Any
 from ..autograd.function import RESULT, Function, carry_saved
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
-from ._util import broadcast_shapes, checked_pair, shape_of
+from ._util import broadcast_shapes, checked_pair, python_scalar, shape_of
 from .elementwise import _default_float, _unary, cast, in_float32, refusing_backward, where
 from .movement import sum_to
 
@@ -211,6 +211,7 @@ def _float_pair(op: str, a: Any, b: Any, scalars: bool = True,
 
     bfloat16 pairs are returned in float32 (the caller casts the result back).
     """
+    given = a, b
     a, b = checked_pair(op, a, b, scalars)
     dt = (a if type(a) is Tensor else b).dtype
     if not dt.is_floating_point:
@@ -218,6 +219,9 @@ def _float_pair(op: str, a: Any, b: Any, scalars: bool = True,
             raise DTypeError(f"{op}: expected floating tensors, got {dt.name}; call .float() "
                              "first")
         dt = _default_float()
+        # the operands' own values, not their wrap into the common integer dtype
+        # (xlogy(int8, 300) is int8 * log(300.0), as in PyTorch)
+        a, b = (python_scalar(v) if type(v) is not Tensor else v for v in given)
     work = "float32" if dt.name == "bfloat16" else dt
     a = cast(a, work) if type(a) is Tensor else a
     b = cast(b, work) if type(b) is Tensor else b

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
+from ..dtypes import checked_scalar
 from ..errors import DTypeError
 from ..tensor import Tensor
 from .elementwise import in_float32
@@ -47,6 +48,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def _threshold(x: Tensor, th: Any, value: Any) -> Tensor:
     th, value = _as_python(x, th), _as_python(x, value)
+    for v in (th, value):
+        checked_scalar("threshold", x.dtype, v, floats=True)
     if x.dtype.name == "bfloat16":
         return in_float32(Threshold.apply, x, threshold=th, value=value)
     return Threshold.apply(x, threshold=th, value=value)

@@ -136,3 +136,17 @@ CASES: list = [
     F("multilabel_margin_loss", "basic", X(3, 4), Arg((3, 4), -1, 4, kind="index")),
     F("triplet_margin_with_distance_loss", "basic", X(4, 5), X(4, 5), X(4, 5), swap=True),
 ]
+
+# the activations' functional forms with PyTorch's inplace flag, and their trailing-underscore
+# spellings, written into an intermediate (x * 1) so the gradient reaches x
+_ACT = X(3, 4, low=-3.0, high=3.0)
+CASES += [F(name, "basic", _ACT) for name in ("relu", "elu", "leaky_relu", "hardtanh", "silu")]
+CASES += [
+    F(name, "inplace", _ACT, fn=lambda x, n=name: getattr(_f(), n)(x * 1.0, inplace=True))
+    for name in ("relu", "elu", "leaky_relu", "hardtanh", "silu", "selu", "celu", "relu6",
+                 "hardswish", "hardsigmoid", "mish")
+]
+CASES += [
+    F(name, "basic", _ACT, fn=lambda x, n=name: getattr(_f(), n)(x * 1.0))
+    for name in ("relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "rrelu_")
+]
