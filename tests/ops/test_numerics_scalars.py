@@ -253,3 +253,15 @@ def test_logcumsumexp_gradient_spreads_nans_like_torch():
             lib.logcumsumexp(a, 0).backward(lib.tensor(g))
             grads.append(np.asarray(a.grad.tolist()))
         np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("number", [0.1, 3.3, -0.7, 1 / 3, 1e10, 70000, 2.0, 1e-8])
+def test_low_precision_arithmetic_with_a_number_like_torch(dtype, number):
+    # mul/div keep the number in float32 (1e10 * 0 is 0), add/sub round it to the dtype
+    x = np.random.default_rng(0).normal(size=500).astype(np.float32) * 3
+    x[:2] = 0.0
+    for expr in ("t * s", "s * t", "t / s", "s / t", "t + s", "s - t"):
+        got, want = (eval(expr, {"t": lib.tensor(x).to(getattr(lib, dtype)), "s": number})
+                     for lib in (vt, torch))
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy(), err_msg=expr)

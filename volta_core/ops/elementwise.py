@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import struct
 from typing import Any
 
 from ..amp.dispatch import autocast_op
@@ -649,8 +650,25 @@ def _refuse_negative_int_power(name: str, a: Any, b: Any) -> None:
                          f"({a.dtype.name} tensor ** {b}); use a float tensor or exponent")
 
 
+def _exact_in(dt: DType, v: Any) -> bool:
+    """Whether the number ``v`` is a value of the 2-byte float ``dt`` (NaN counts)."""
+    if v != v:
+        return True
+    try:
+        if dt is bfloat16:  # a float32 whose low 16 bits are zero
+            f32 = struct.unpack("f", struct.pack("f", v))[0]
+            return f32 == v and struct.unpack("I", struct.pack("f", f32))[0] & 0xFFFF == 0
+        return struct.unpack("e", struct.pack("e", v))[0] == v
+    except (OverflowError, struct.error):  # beyond the dtype, or an int beyond 64 bits
+        return False
+
+
 def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = False,
-            check: Any = None, special: Any = None):
+            check: Any = None, special: Any = None, opmath: bool = False):
+    """The op of Function ``cls``. ``opmath`` (mul, div): a float16/bfloat16 tensor with
+    a number that dtype can't hold exactly is computed in float32, as PyTorch keeps the
+    number in float32 there (``1e10 * x`` of a float16 zero is 0, not inf * 0); its add
+    and sub round the number to the tensor's dtype first, as NumPy does."""
     def op(input: Any, other: Any) -> Tensor:  # PyTorch's names: ``other=`` works
         a, b = input, other
         # fast path: same dtype and shape, or a float tensor with a Python float
@@ -662,11 +680,13 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
                     return cls.apply(a, b)
             elif tb is float or tb is int:
                 dt = a.dtype
-                if dt.kind == "f" and dt is not bfloat16:
+                if dt.kind == "f" and dt is not bfloat16 and (
+                        dt.itemsize != 2 or not opmath or _exact_in(dt, b)):
                     return cls.apply(a, b)
         elif type(b) is Tensor and (type(a) is float or type(a) is int) and not int_divisor:
             dt = b.dtype  # a reflected Python number (``1.0 - x``): the same fast path
-            if dt.kind == "f" and dt is not bfloat16:
+            if dt.kind == "f" and dt is not bfloat16 and (
+                    dt.itemsize != 2 or not opmath or _exact_in(dt, a)):
                 return cls.apply(a, b)
         if special is not None:  # cases the fast path never takes (bool operands)
             out = special(a, b)
@@ -687,6 +707,10 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
         if name in _NO_BOOL and (a if type(a) is Tensor else b).dtype.kind == "b":
             raise DTypeError(f"{name}: not implemented for bool tensors; convert them with "
                              ".int() or .float() first")
+        if opmath and (type(a) is not Tensor or type(b) is not Tensor):
+            t, n = (a, b) if type(a) is Tensor else (b, a)
+            if t.dtype.kind == "f" and t.dtype.itemsize == 2 and not _exact_in(t.dtype, n):
+                return in_float32(lambda x: op(x, n) if t is a else op(n, x), t)
         # bfloat16 with a Python float would become float32 on NumPy: use a 0-d tensor
         if type(b) is not Tensor:
             if a.dtype is bfloat16:
@@ -705,9 +729,9 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
 
 _add = tensor_method("__add__")(_binary(Add, "add"))
 _sub = tensor_method("__sub__")(_binary(Sub, "sub", check=_refuse_bool_sub))
-mul = tensor_method("mul", "__mul__")(_binary(Mul, "mul"))
+mul = tensor_method("mul", "__mul__")(_binary(Mul, "mul", opmath=True))
 multiply = mul
-_div = tensor_method("__truediv__")(_binary(Div, "div", true_div=True))
+_div = tensor_method("__truediv__")(_binary(Div, "div", true_div=True, opmath=True))
 
 
 def _scaled(op: str, input: Any, other: Any, alpha: Any) -> Any:
