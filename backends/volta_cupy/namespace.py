@@ -17,8 +17,8 @@ Where CuPy's answer departs from NumPy's (and PyTorch's), the namespace has its 
 ``floor_divide``/``remainder`` with infinite operands (:mod:`volta_cupy.division`),
 ``asarray`` of -0.0 (CuPy fills a 0-d array by memset when the value equals 0), ``var``
 with no degrees of freedom left (``sum / 0``: inf, or NaN for a constant slice, where CuPy
-gives NaN), and ``argmin``/``argmax`` of bfloat16 (read in float32, so the first NaN
-wins, as in NumPy).
+gives NaN), and ``argmin``/``argmax`` where NaNs are (the first NaN wins, as in NumPy
+and PyTorch; bfloat16 is read in float32).
 
 To use it, ``CupyBackend.namespace`` returns :data:`xp` instead of
 ``array_api_compat.cupy``.
@@ -104,7 +104,12 @@ def _arg_of(fallback: Any, bf16: Any) -> Any:
     def arg(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
         if x.dtype == bf16:
             x = x.astype(cupy.float32)
-        return fallback(x, axis=axis, keepdims=keepdims)
+        out = fallback(x, axis=axis, keepdims=keepdims)
+        if x.dtype.kind == "f":  # the first NaN wins, as in PyTorch: CuPy's parallel
+            nan = cupy.isnan(x)  # reduction returns any one of several NaNs
+            first = cupy.argmax(nan, axis=axis, keepdims=keepdims)
+            out = cupy.where(nan.any(axis=axis, keepdims=keepdims), first, out)
+        return out
 
     arg.__name__ = arg.__qualname__ = fallback.__name__
     arg.__doc__ = fallback.__doc__
@@ -182,10 +187,10 @@ def _build() -> types.ModuleType:
     ns.asarray = _asarray_of(_compat.asarray)
     from ._util import BFLOAT16
 
-    if BFLOAT16 is not None:
-        bf16 = cupy.dtype(BFLOAT16)
-        ns.argmin = _arg_of(_compat.argmin, bf16)
-        ns.argmax = _arg_of(_compat.argmax, bf16)
+    bf16 = None if BFLOAT16 is None else cupy.dtype(BFLOAT16)
+    ns.argmin = _arg_of(_compat.argmin, bf16)
+    ns.argmax = _arg_of(_compat.argmax, bf16)
+    if bf16 is not None:
         for name in _BF16_KEEPS:
             if hasattr(ns, name):
                 setattr(ns, name, _keeps_bfloat16(getattr(ns, name), bf16))

@@ -73,6 +73,23 @@ def test_argmin_argmax_take_the_first_nan(dtype):
     assert vt.argmax(v).item() == torch.argmax(t).item() == 2
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_argmin_argmax_along_a_dim_take_the_first_nan(dtype):
+    rows = [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0], [nan, 3.0, 1.0], [nan, nan, 1.0],
+            [nan, nan, nan]]
+    v, t = _pair(rows, dtype)
+    for dim in (0, 1):
+        _same(vt.argmin(v, dim), torch.argmin(t, dim))
+        _same(vt.argmax(v, dim), torch.argmax(t, dim))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fmod_by_an_infinite_divisor_keeps_the_dividend(dtype):
+    v, t = _pair([1.0, -2.5, 0.0, inf], dtype)
+    for other in (inf, -inf):
+        _same(vt.fmod(v, other), torch.fmod(t, other))
+
+
 @pytest.mark.parametrize("fn", ["triu", "tril"])
 def test_triangles_keep_bfloat16(fn):
     v, t = _pair([[1.0, 2.0], [3.0, 4.0]], "bfloat16")

@@ -588,7 +588,8 @@ class Fmod(Function):
         ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
         if ctx.device.volta_dtype(a.dtype).is_floating_point:
             # on magnitudes Python's remainder is exactly fmod; the sign then comes from a
-            m = xp.abs(a) % xp.abs(b)
+            # (xp.remainder, not %: the backend's own, right for an infinite divisor)
+            m = xp.remainder(xp.abs(a), xp.abs(b))
             if ctx.needs_input_grad[1]:
                 ctx.save_for_backward(xp.trunc(a / b))
             return xp.copysign(m, a)
