@@ -27,6 +27,7 @@ call to call (Adam's step-dependent bias corrections).
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -142,7 +143,7 @@ _MAX_WATCHED = 4096  # tensors a guard checks on every call
 class _Entry:
     """What the replayer knows of one guard: the last tape and whether it repeated."""
 
-    __slots__ = ("tape", "stable", "fails", "template", "changes")
+    __slots__ = ("tape", "stable", "fails", "template", "changes", "lrs", "live")
 
     def __init__(self) -> None:
         self.tape: Any = None
@@ -150,6 +151,48 @@ class _Entry:
         self.fails = 0
         self.template: Any = None
         self.changes: list = []
+        self.lrs: list = []  # the optimizer groups' learning rates when recorded
+        self.live: set = set()  # the groups whose lr the tape recomputes on each replay
+
+
+class _Call:
+    """What the guard of one call found besides its key: the tensors it watches, the
+    optimizer groups it reaches, the integer optimizer state (step counts) a replay
+    advances, and the host values a recorded call must leave unchanged."""
+
+    __slots__ = ("watched", "groups", "ints", "hosts")
+
+    def __init__(self) -> None:
+        self.watched: list = []
+        self.groups: list = []  # param_groups dicts
+        self.ints: list = []  # (state dict, key) of int values
+        self.hosts: list = []  # (object, reader) pairs: see _host_values
+
+    def host_values(self) -> list:
+        """The host values a replay would not update: group hyperparameters, non-integer
+        optimizer state, schedulers' epoch counts."""
+        return [read(x) for x, read in self.hosts]
+
+
+def _group_values(g: dict) -> tuple:
+    return tuple((k, v) for k, v in g.items() if k != "params")
+
+
+def _state_values(st: dict) -> tuple:
+    from .tensor import Tensor
+    return tuple((k, v) for k, v in st.items()
+                 if not isinstance(v, Tensor) and (type(v) is not int))
+
+
+def _sched_values(s: Any) -> tuple:
+    return (getattr(s, "last_epoch", None), getattr(s, "_step_count", None))
+
+
+def _scalar(v: Any) -> bool:
+    """Whether ``v`` may be part of a guard key (compared by value)."""
+    if isinstance(v, tuple):
+        return all(map(_scalar, v))
+    return v is None or isinstance(v, (bool, int, float, str))
 
 
 class _Replayer:
@@ -165,9 +208,9 @@ class _Replayer:
         b = _wgpu_backend()
         if b is None:
             return self.fn(*args, **kw)
-        watched: list = []
+        call = _Call()
         try:
-            key = self._guard(b, args, kw, watched)
+            key = self._guard(b, args, kw, call)
         except _NoReplay:
             with _lazy():
                 return self.fn(*args, **kw)
@@ -177,19 +220,20 @@ class _Replayer:
                 self.entries.clear()
             entry = self.entries[key] = _Entry()
         if entry.stable:
-            out = self._replay(entry, watched)
+            out = self._replay(entry, call)
             if out is not _STALE:
                 return out
             entry.stable, entry.tape = False, None
         if entry.fails >= _MAX_TRIES:
             with _lazy():
                 return self.fn(*args, **kw)
-        return self._record(b, entry, args, kw, watched)
+        return self._record(b, entry, args, kw, call)
 
-    def _guard(self, b: Any, args: tuple, kw: dict, watched: list) -> tuple:
+    def _guard(self, b: Any, args: tuple, kw: dict, call: _Call) -> tuple:
         from .amp import get_autocast_dtype, is_autocast_enabled
         from .autograd.grad_mode import is_grad_enabled
         from .tensor import Tensor
+        watched = call.watched
 
         def walk(x: Any) -> Any:
             if isinstance(x, Tensor):
@@ -226,30 +270,55 @@ class _Replayer:
             key.extend(watch(t) for t in (*m.parameters(), *m.buffers()))
         else:  # the modules, optimizers and tensors a function reaches by name
             for kind, x in _reached(self.fn, seen={id(t) for t in watched}):
-                key.append((kind, x) if kind != "T" else watch(x))
+                if kind == "T":
+                    key.append(watch(x))
+                elif kind == "group":
+                    # the learning rate is checked apart (_stale_lr): a replay recomputes
+                    # it where the optimizer's kernel takes it as a host argument
+                    items = tuple((k, v) for k, v in _group_values(x) if k != "lr")
+                    if not (_scalar(items) and _scalar(x.get("lr"))):
+                        raise _NoReplay  # a tensor lr: not a value a key can hold
+                    call.groups.append(x)
+                    call.hosts.append((x, _group_values))
+                    key.append(("group", items))
+                elif kind == "state":
+                    ints = tuple(k for k, v in x.items() if type(v) is int)
+                    call.ints.extend((x, k) for k in ints)
+                    call.hosts.append((x, _state_values))
+                    key.append(("state", ints))
+                elif kind == "sched":
+                    call.hosts.append((x, _sched_values))
+                else:
+                    key.append((kind, x))
         if len(watched) > _MAX_WATCHED or len({id(t) for t in watched}) != len(watched):
             # a dataset of tensors in a global list; one tensor in two places (its buffer
             # would be two inputs)
             raise _NoReplay
         return tuple(key)
 
-    def _record(self, b: Any, entry: _Entry, args: tuple, kw: dict, watched: list) -> Any:
+    def _record(self, b: Any, entry: _Entry, args: tuple, kw: dict, call: _Call) -> Any:
         from .tensor import Tensor
+        watched = call.watched
         before = [(t._data, t._grad, t._version[0]) for t in watched]
+        ints0 = [st[k] for st, k in call.ints]
+        hosts0 = call.host_values()
         rec = b.trace_begin([_arr(t) for t in watched])
         if isinstance(rec, str):  # e.g. inside another compiled call's recording
             entry.fails += 1
             with _lazy():
                 return self.fn(*args, **kw)
+        _args.groups = {}
         try:
             with _lazy():
                 result = self.fn(*args, **kw)
         except BaseException:
             b.trace_end(rec, [])
             raise
+        finally:
+            groups, _args.groups = _args.groups, None
         outs: list = []
         index = {id(t): i for i, t in enumerate(watched)}
-        ok = True
+        ok = call.host_values() == hosts0  # a scheduler stepped inside the call, ...
 
         def out(t: Any) -> tuple:
             nonlocal ok
@@ -285,20 +354,35 @@ class _Replayer:
                 changes.append((i, "grad", None if t._grad is None else out(t._grad)))
             if t._version[0] != v0:
                 changes.append((i, "version", t._version[0] - v0))
+        for i, ((st, k), v0) in enumerate(zip(call.ints, ints0)):
+            v = st.get(k)
+            if type(v) is not int:
+                ok = False
+            elif v != v0:  # a step count: each replay advances it as the call did
+                changes.append((i, "int", v - v0))
         tape = b.trace_end(rec, outs)
         if not ok or isinstance(tape, str):
             entry.fails += 1
             entry.tape, entry.stable = None, False
             return result
+        lrs = [g["lr"] for g in call.groups]
+        live = {i for i, g in enumerate(call.groups) if groups.get(id(g), False)}
         entry.stable = tape.same_as(entry.tape) and changes == entry.changes and \
-            _same_template(tmpl, entry.template)
+            _same_template(tmpl, entry.template) and len(lrs) == len(entry.lrs) and all(
+                a == b or (i in live and i in entry.live)
+                for i, (a, b) in enumerate(zip(lrs, entry.lrs)))
         if entry.tape is not None and not entry.stable:
             entry.fails += 1  # the work changes from call to call (a step count in Adam)
         entry.tape, entry.template, entry.changes = tape, tmpl, changes
+        entry.lrs, entry.live = lrs, live
         return result
 
-    def _replay(self, entry: _Entry, watched: list) -> Any:
+    def _replay(self, entry: _Entry, call: _Call) -> Any:
         from .tensor import Tensor
+        watched = call.watched
+        for i, g in enumerate(call.groups):
+            if g["lr"] != entry.lrs[i] and i not in entry.live:
+                return _STALE  # a new lr the recorded work holds as a constant
         arrays = entry.tape.replay([_arr(t) for t in watched])
         if arrays is None:
             return _STALE
@@ -314,6 +398,10 @@ class _Replayer:
             return tag(build(v) for v in x[1])
 
         for i, what, v in entry.changes:
+            if what == "int":
+                st, k = call.ints[i]
+                st[k] += v
+                continue
             t = watched[i]
             if what == "data":
                 t._data = arrays[v]
@@ -335,10 +423,13 @@ def _arr(t: Any) -> Any:
 
 def _reached(fn: Any, seen: set) -> list:
     """The tensors a function reaches through its closure and the globals it names, one
-    level into Modules (parameters, buffers, ``training``), Optimizers (parameters and
-    state) and lists, tuples and dict values; as ``("T", tensor)`` or a guard item."""
+    level into Modules (parameters, buffers, ``training``), Optimizers (parameters, groups
+    and state), schedulers (and their optimizer) and lists, tuples and dict values; as
+    ``("T", tensor)``, ``("group", param_group)``, ``("state", state dict)``,
+    ``("sched", scheduler)`` or a guard item."""
     from .nn.module import Module
     from .optim.optimizer import Optimizer
+    from .optim.scheduler import LRScheduler
     from .tensor import Tensor
     found: list = []
 
@@ -352,14 +443,20 @@ def _reached(fn: Any, seen: set) -> list:
             for t in (*x.parameters(), *x.buffers()):
                 add(t, depth)
         elif isinstance(x, Optimizer):
+            if id(x) in seen:
+                return
+            seen.add(id(x))
             for g in x.param_groups:
                 for t in g["params"]:
                     add(t, depth)
-                found.append(("group", tuple((k, v) for k, v in g.items() if k != "params"
-                                             and isinstance(v, (bool, int, float, str)))))
+                found.append(("group", g))
             for st in x.state.values():
                 for v in st.values():
                     add(v, depth)
+                found.append(("state", st))
+        elif isinstance(x, LRScheduler):
+            found.append(("sched", x))
+            add(x.optimizer, depth)
         elif depth < 2 and isinstance(x, (list, tuple)):
             for v in x:
                 add(v, depth + 1)
@@ -408,6 +505,75 @@ def _wgpu_backend() -> Any:
     return b if b is not None and hasattr(b, "trace_begin") else None
 
 
+class _Args(threading.local):
+    """Per thread: the host arguments of the kernel call in progress (:func:`host_args`),
+    and while a call is recorded, per optimizer group whether every step of it took its
+    host arguments live (``id(group) -> bool``)."""
+
+    current: Any = None  # [recompute, group, taken]
+    groups: dict | None = None
+
+
+_args = _Args()
+
+
+class host_args:  # noqa: N801 - used as a function: ``with host_args(...):``
+    """Declare the Python numbers a kernel call takes that change from call to call.
+
+    An optimizer wraps its multi-tensor kernel call in this context: ``recompute()``
+    returns the kernel's keyword arguments as the next call would pass them (the step
+    count plus one, the group's current ``lr``; None when it cannot tell). A backend that
+    records the call for ``vt.compile(mode="reduce-overhead")`` takes it with
+    :func:`live_host_args` and, on each replay, writes the values ``recompute()`` gives
+    into the device buffer the kernel reads them from, so the recorded work stays valid
+    as the step count and a scheduler's learning rate change. ``group`` is the optimizer's
+    parameter group: once its kernel took the arguments live, a new ``lr`` needs no new
+    recording.
+    """
+
+    __slots__ = ("item", "outer")
+
+    def __init__(self, recompute: Callable[[], dict | None], group: dict | None = None) -> None:
+        self.item = [recompute, group, False]
+
+    def __enter__(self) -> host_args:
+        self.outer, _args.current = _args.current, self.item
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _args.current = self.outer
+        _, group, taken = self.item
+        if not taken and group is not None:
+            fixed_host_args(group)
+
+    @property
+    def taken(self) -> bool:
+        """Whether the kernel called inside took the arguments live."""
+        return self.item[2]
+
+
+def live_host_args() -> Callable[[], dict | None] | None:
+    """For a backend's kernel: the ``recompute`` of the enclosing :class:`host_args`
+    (None outside one); calling this tells the optimizer the kernel takes them live, so
+    call it only once the kernel is sure to serve the call."""
+    cur = _args.current
+    if cur is None:
+        return None
+    cur[2] = True
+    groups = _args.groups
+    if groups is not None and cur[1] is not None:
+        groups.setdefault(id(cur[1]), True)
+    return cur[0]
+
+
+def fixed_host_args(group: dict) -> None:
+    """Note that ``group``'s hyperparameters went into the work as constants (a step that
+    did not take them live): while a call is recorded, a new ``lr`` then records again."""
+    groups = _args.groups
+    if groups is not None:
+        groups[id(group)] = False
+
+
 def is_compiling() -> bool:
     """Always False: nothing is traced (``torch.compiler.is_compiling``)."""
     return False
@@ -422,4 +588,5 @@ def reset() -> None:
     """Nothing to reset (``torch.compiler.reset``)."""
 
 
-__all__ = ["compile", "is_compiling", "disable", "reset"]
+__all__ = ["compile", "is_compiling", "disable", "reset", "host_args", "live_host_args",
+           "fixed_host_args"]

@@ -376,8 +376,14 @@ class Engine:
         """Give cached, unused buffers back to the driver (live arrays keep theirs)."""
         self.trim()
 
-    def upload(self, data: bytes | memoryview, nbytes: int | None = None) -> Storage:
-        """A new storage holding ``data`` (padded to a multiple of 4 bytes)."""
+    def upload(self, data: bytes | memoryview, nbytes: int | None = None,
+               live: Callable[[], bytes | None] | None = None) -> Storage:
+        """A new storage holding ``data`` (padded to a multiple of 4 bytes).
+
+        ``live``: while a call is recorded (``replay.py``), each replay writes the bytes
+        ``live()`` returns (as long as ``data``) instead of ``data``; None from it makes the
+        replay refuse to run.
+        """
         mv = memoryview(data).cast("B")
         n = len(mv) if nbytes is None else nbytes
         if len(mv) % 4:
@@ -387,7 +393,7 @@ class Engine:
             if len(mv):
                 self.queue.write_buffer(st.buffer, 0, mv)
                 if self._tape is not None:
-                    self._tape.on_write(self, st.buffer, bytes(mv))
+                    self._tape.on_write(self, st.buffer, bytes(mv), live)
         return st
 
     @property

@@ -51,6 +51,7 @@ class Recorder:
         self.storages: list[Any] = []  # weak reference per allocation
         self.fixed: dict[int, int] = {}  # id(buffer) -> index in fixed_refs
         self.fixed_refs: list[Any] = []  # weak reference to the storage, or the buffer
+        self.live: dict[int, Any] = {}  # event index -> the live() of an upload
 
     def _mine(self, eng: Any) -> bool:
         if eng is not self.eng or threading.get_ident() != self.thread:
@@ -88,9 +89,13 @@ class Recorder:
             self.storages.append(weakref.ref(st))
             self.events.append((_ALLOC, nbytes, upload))
 
-    def on_write(self, eng: Any, buf: Any, data: bytes) -> None:
+    def on_write(self, eng: Any, buf: Any, data: bytes, live: Any = None) -> None:
         if self._mine(eng):
-            self.events.append((_WRITE, self.ref(buf), data))
+            if live is None:
+                self.events.append((_WRITE, self.ref(buf), data))
+            else:  # its bytes come from live() on each replay: compared by size only
+                self.live[len(self.events)] = live
+                self.events.append((_WRITE, self.ref(buf), ("live", len(data))))
 
     def on_copy(self, eng: Any, src: Any, src_off: int, dst: Any, dst_off: int,
                 nbytes: int) -> None:
@@ -168,6 +173,7 @@ class Tape:
         self.events = rec.events
         self.fixed_refs = rec.fixed_refs
         self.outs = outs
+        self.live: list[tuple] = []  # (live(), byte count) per live upload, in order
         # slots: inputs, then fixed buffers, then new ones; steps name slots
         nf = len(rec.fixed_refs)
         base = rec.n_in + nf
@@ -185,7 +191,12 @@ class Tape:
                 continue
             if ev[0] == _WRITE:
                 refs: tuple = (ev[1],)
-                steps.append((_WRITE, slot(ev[1]), ev[2]))
+                fn = rec.live.get(j)
+                if fn is None:
+                    steps.append((_WRITE, slot(ev[1]), ev[2]))
+                else:  # the data of a live upload: computed before each replay
+                    steps.append((_WRITE, slot(ev[1]), len(self.live)))
+                    self.live.append((fn, ev[2][1]))
             elif ev[0] == _COPY:
                 refs = (ev[1], ev[3])
                 steps.append((_COPY, slot(ev[1]), ev[2], slot(ev[3]), ev[4], ev[5]))
@@ -253,9 +264,17 @@ class Tape:
 
     def replay(self, inputs: list) -> list | None:
         """Run the work again on ``inputs`` (arrays laid out as the recorded ones); the
-        output arrays, or None when a fixed buffer's array is gone (record again)."""
+        output arrays, or None when a fixed buffer's array is gone or a live upload has
+        no data (record again). The live uploads' data is computed first, so a refused
+        replay has changed nothing."""
         from .array import Array
         eng = self.eng
+        datas = []
+        for fn, n in self.live:
+            d = fn()
+            if d is None or len(d) != n:
+                return None
+            datas.append(d)
         bufs: list[Any] = [a._st.buffer for a in inputs]
         stors: list[Any] = [a._s for a in inputs]
         for r in self.fixed_refs:
@@ -297,7 +316,8 @@ class Tape:
                 elif kind == _COPY:
                     eng.copy_buffer(bufs[step[1]], step[2], bufs[step[3]], step[4], step[5])
                 else:
-                    eng.queue.write_buffer(bufs[step[1]], 0, step[2])
+                    d = step[2]
+                    eng.queue.write_buffer(bufs[step[1]], 0, datas[d] if type(d) is int else d)
                 for a in frees:
                     stors[base + a] = None
             return [Array(stors[s], shape, dt, strides, off)

@@ -189,13 +189,13 @@ def test_nested_compiled_calls_and_cpu_passthrough():
 
 
 def test_work_that_changes_every_call_stops_being_recorded():
-    """Adam's bias corrections are Python numbers that change every step: no two
-    recordings match, so after a few tries the step just runs lazily (still eager's
-    results)."""
+    """AMSGrad (Adam's per-parameter kernel) takes its bias corrections as Python numbers
+    that change every step: no two recordings match, so after a few tries the step just
+    runs lazily (still eager's results)."""
     def make():
         vt.manual_seed(4)
         net = vt.nn.Linear(5, 3).to("wgpu")
-        return net, vt.optim.Adam(net.parameters(), lr=0.05)
+        return net, vt.optim.Adam(net.parameters(), lr=0.05, amsgrad=True)
 
     x = vt.randn(4, 5, device="wgpu")
     net_e, opt_e = make()
@@ -224,30 +224,179 @@ def test_copies_of_a_compiled_module_record_their_own():
     assert net(x).tolist() == want
 
 
-def test_optimizer_hyperparameters_are_part_of_the_guard():
-    """A learning rate changed between steps (a scheduler) is a new guard: recorded
-    again, then replayed with the new value."""
-    def make():
-        vt.manual_seed(1)
-        net = vt.nn.Linear(4, 2).to("wgpu")
-        return net, vt.optim.SGD(net.parameters(), lr=0.1)
+def _net_and_opt(kind, **kw):
+    vt.manual_seed(5)
+    net = vt.nn.Sequential(vt.nn.Linear(5, 8), vt.nn.Tanh(), vt.nn.Linear(8, 3)).to("wgpu")
+    opts = {"adam": lambda p: vt.optim.Adam(p, lr=0.05, **kw),
+            "adamw": lambda p: vt.optim.AdamW(p, lr=0.05, weight_decay=0.1, **kw),
+            "sgd": lambda p: vt.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True,
+                                          weight_decay=1e-3, **kw)}
+    return net, opts[kind](net.parameters())
 
-    x = vt.randn(3, 4, device="wgpu")
 
+def _same_state(opt_a, opt_b):
+    """The optimizers' state dicts hold the same step counts and tensor values."""
+    sa, sb = opt_a.state_dict()["state"], opt_b.state_dict()["state"]
+    assert sa.keys() == sb.keys()
+    for k in sa:
+        assert sa[k].keys() == sb[k].keys()
+        for name, v in sa[k].items():
+            w = sb[k][name]
+            assert (v.tolist() == w.tolist()) if isinstance(v, vt.Tensor) else v == w
+
+
+@pytest.mark.parametrize("kind", ["adam", "adamw", "sgd"])
+def test_whole_training_step_replays_and_matches_eager(kind):
+    """zero_grad, forward, loss, backward and the optimizer step replay as one recorded
+    tape: Adam's step count and bias corrections live on in a buffer each replay writes,
+    so 20 steps equal eager's bit for bit, step counts included."""
+    vt.manual_seed(6)
+    data = [(vt.randn(4, 5, device="wgpu"), vt.randn(4, 3, device="wgpu")) for _ in range(4)]
+    net_e, opt_e = _net_and_opt(kind)
+    with _eager():
+        eager = [_train(net_e, opt_e, *data[i % 4]).item() for i in range(20)]
+    net, opt = _net_and_opt(kind)
+    n = []
+    step = vt.compile(lambda x, t: n.append(1) or _train(net, opt, x, t), mode="reduce-overhead")
+    assert [step(*data[i % 4]).item() for i in range(20)] == eager
+    # the 1st step makes the optimizer state, the 2nd and 3rd record the same work
+    assert len(n) == 3
+    assert [p.tolist() for p in net.parameters()] == [p.tolist() for p in net_e.parameters()]
+    _same_state(opt, opt_e)
+    d = _dispatches()
+    step(*data[0]).item()
+    assert _dispatches() - d < 40  # one replayed tape, not the Python ops
+
+
+def test_scheduler_between_steps_needs_no_new_recording():
+    """A scheduler stepping outside the compiled step changes ``lr``; the replay writes the
+    new value into the optimizer's scalar buffer instead of recording again."""
     def run(step, opt):
+        sched = vt.optim.lr_scheduler.ExponentialLR(opt, gamma=0.8)
         out = []
-        for i in range(10):
-            if i == 5:
-                opt.param_groups[0]["lr"] = 0.01
+        for _ in range(12):
             out.append(step().item())
+            sched.step()
         return out
 
-    net_e, opt_e = make()
+    x = vt.randn(4, 5, device="wgpu")
+    net_e, opt_e = _net_and_opt("adamw")
     with _eager():
         eager = run(lambda: _train(net_e, opt_e, x), opt_e)
-    net, opt = make()
+    net, opt = _net_and_opt("adamw")
     n = []
     step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
     assert run(step, opt) == eager
-    # steps 1-3 record (the first has no gradients yet), 6-7 record the new lr
-    assert len(n) == 3 + 2
+    assert len(n) == 3
+    _same_state(opt, opt_e)
+
+
+def test_scheduler_inside_the_step_is_never_frozen():
+    """A scheduler stepped inside the compiled call is Python work a replay would skip:
+    such calls are not replayed (here StepLR changes lr only every 4 steps, so most calls
+    leave it as it was)."""
+    def make():
+        net, opt = _net_and_opt("sgd")
+        return net, opt, vt.optim.lr_scheduler.StepLR(opt, step_size=4, gamma=0.5)
+
+    def body(net, opt, sched, x):
+        loss = _train(net, opt, x)
+        sched.step()
+        return loss
+
+    x = vt.randn(4, 5, device="wgpu")
+    net_e, opt_e, sched_e = make()
+    with _eager():
+        eager = [body(net_e, opt_e, sched_e, x).item() for _ in range(12)]
+    net, opt, sched = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or body(net, opt, sched, x), mode="reduce-overhead")
+    assert [step().item() for _ in range(12)] == eager
+    assert len(n) == 12 and sched.last_epoch == sched_e.last_epoch == 12
+    assert opt.param_groups[0]["lr"] == opt_e.param_groups[0]["lr"]
+
+
+def test_lr_held_as_a_constant_records_again():
+    """SGD with ``foreach=False`` steps parameter by parameter, its lr a constant of the
+    recorded work: a new lr (or new betas for Adam, part of the guard) records again,
+    then replays with the new value."""
+    x = vt.randn(3, 5, device="wgpu")
+
+    def run(step, opt, key, value):
+        out = []
+        for i in range(10):
+            if i == 5:
+                opt.param_groups[0][key] = value
+            out.append(step().item())
+        return out
+
+    for kind, kw, key, value in [("sgd", {"foreach": False}, "lr", 0.01),
+                                 ("adam", {}, "betas", (0.5, 0.9))]:
+        net_e, opt_e = _net_and_opt(kind, **kw)
+        with _eager():
+            eager = run(lambda: _train(net_e, opt_e, x), opt_e, key, value)
+        net, opt = _net_and_opt(kind, **kw)
+        n = []
+        step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+        assert run(step, opt, key, value) == eager, kind
+        # steps 1-3 record (the first makes the state), 6-7 record the new value
+        assert len(n) == 3 + 2, kind
+
+
+def test_step_counts_that_diverge_record_again():
+    """A replay recomputes Adam's arguments from the step counts; counts that no longer
+    agree (one parameter's state edited) cannot be replayed: the Python code runs."""
+    def run(step, opt):
+        out = []
+        for i in range(10):
+            if i == 6:
+                first = opt.param_groups[0]["params"][0]
+                opt.state[first]["step"] += 3
+            out.append(step().item())
+        return out
+
+    x = vt.randn(4, 5, device="wgpu")
+    net_e, opt_e = _net_and_opt("adam")
+    with _eager():
+        eager = run(lambda: _train(net_e, opt_e, x), opt_e)
+    net, opt = _net_and_opt("adam")
+    n = []
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    assert run(step, opt) == eager
+    assert len(n) > 3
+    _same_state(opt, opt_e)
+
+
+def test_new_batch_shape_records_again():
+    """A last, smaller batch is a new guard: recorded anew, the full batches replay."""
+    vt.manual_seed(7)
+    data = [vt.randn(4 if i != 5 else 2, 5, device="wgpu") for i in range(10)]
+    net_e, opt_e = _net_and_opt("adam")
+    with _eager():
+        eager = [_train(net_e, opt_e, x).item() for x in data]
+    net, opt = _net_and_opt("adam")
+    n = []
+    step = vt.compile(lambda x: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    assert [step(x).item() for x in data] == eager
+    assert len(n) == 3 + 1  # the odd batch runs its Python code once
+    _same_state(opt, opt_e)
+
+
+def test_float_state_changed_by_the_step_is_never_frozen():
+    """NAdam keeps its momentum product as a Python float in its state: a call that
+    changes such a value is not replayed."""
+    def make():
+        vt.manual_seed(8)
+        net = vt.nn.Linear(5, 3).to("wgpu")
+        return net, vt.optim.NAdam(net.parameters(), lr=0.05)
+
+    x = vt.randn(4, 5, device="wgpu")
+    net_e, opt_e = make()
+    with _eager():
+        eager = [_train(net_e, opt_e, x).item() for _ in range(6)]
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    assert [step().item() for _ in range(6)] == eager
+    assert len(n) == 6
+    _same_state(opt, opt_e)
