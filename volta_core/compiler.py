@@ -319,6 +319,9 @@ class _Replayer:
         outs: list = []
         index = {id(t): i for i, t in enumerate(watched)}
         ok = call.host_values() == hosts0  # a scheduler stepped inside the call, ...
+        # an optimizer stepped that the guard does not reach: its lr and step counts
+        # would be frozen
+        ok = ok and groups.keys() <= {id(g) for g in call.groups}
 
         def out(t: Any) -> tuple:
             nonlocal ok
@@ -383,6 +386,10 @@ class _Replayer:
         for i, g in enumerate(call.groups):
             if g["lr"] != entry.lrs[i] and i not in entry.live:
                 return _STALE  # a new lr the recorded work holds as a constant
+        stepped = _args.groups
+        if stepped is not None:  # replayed inside another call's recording: tell it
+            for i, g in enumerate(call.groups):
+                stepped[id(g)] = stepped.get(id(g), True) and i in entry.live
         arrays = entry.tape.replay([_arr(t) for t in watched])
         if arrays is None:
             return _STALE
@@ -463,6 +470,8 @@ def _reached(fn: Any, seen: set) -> list:
         elif depth < 2 and isinstance(x, dict):
             for v in x.values():
                 add(v, depth + 1)
+        elif isinstance(x, _Replayer):  # another compiled function: what it reaches
+            add(x.fn, depth)
         elif depth < 2 and callable(x) and hasattr(x, "__code__"):
             for v in _names(x):
                 add(v, depth + 1)

@@ -316,8 +316,12 @@ class Tape:
                 elif kind == _COPY:
                     eng.copy_buffer(bufs[step[1]], step[2], bufs[step[3]], step[4], step[5])
                 else:
-                    d = step[2]
-                    eng.queue.write_buffer(bufs[step[1]], 0, datas[d] if type(d) is int else d)
+                    d, buf = step[2], bufs[step[1]]
+                    live = type(d) is int
+                    eng.queue.write_buffer(buf, 0, datas[d] if live else d)
+                    if eng._tape is not None:  # replayed inside another call's recording
+                        eng._tape.on_write(eng, buf, datas[d] if live else d,
+                                           self.live[d][0] if live else None)
                 for a in frees:
                     stors[base + a] = None
             return [Array(stors[s], shape, dt, strides, off)

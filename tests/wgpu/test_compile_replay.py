@@ -316,13 +316,15 @@ def test_scheduler_inside_the_step_is_never_frozen():
     assert opt.param_groups[0]["lr"] == opt_e.param_groups[0]["lr"]
 
 
-def test_lr_held_as_a_constant_records_again():
+@pytest.mark.parametrize("kind, kw, key, value", [("sgd", {"foreach": False}, "lr", 0.01),
+                                                   ("adam", {}, "betas", (0.5, 0.9))])
+def test_hyperparameter_held_as_a_constant_records_again(kind, kw, key, value):
     """SGD with ``foreach=False`` steps parameter by parameter, its lr a constant of the
     recorded work: a new lr (or new betas for Adam, part of the guard) records again,
     then replays with the new value."""
     x = vt.randn(3, 5, device="wgpu")
 
-    def run(step, opt, key, value):
+    def run(step, opt):
         out = []
         for i in range(10):
             if i == 5:
@@ -330,17 +332,15 @@ def test_lr_held_as_a_constant_records_again():
             out.append(step().item())
         return out
 
-    for kind, kw, key, value in [("sgd", {"foreach": False}, "lr", 0.01),
-                                 ("adam", {}, "betas", (0.5, 0.9))]:
-        net_e, opt_e = _net_and_opt(kind, **kw)
-        with _eager():
-            eager = run(lambda: _train(net_e, opt_e, x), opt_e, key, value)
-        net, opt = _net_and_opt(kind, **kw)
-        n = []
-        step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
-        assert run(step, opt, key, value) == eager, kind
-        # steps 1-3 record (the first makes the state), 6-7 record the new value
-        assert len(n) == 3 + 2, kind
+    net_e, opt_e = _net_and_opt(kind, **kw)
+    with _eager():
+        eager = run(lambda: _train(net_e, opt_e, x), opt_e)
+    net, opt = _net_and_opt(kind, **kw)
+    n = []
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    assert run(step, opt) == eager
+    # steps 1-3 record (the first makes the state), 6-7 record the new value
+    assert len(n) == 3 + 2
 
 
 def test_step_counts_that_diverge_record_again():
@@ -400,3 +400,49 @@ def test_float_state_changed_by_the_step_is_never_frozen():
     assert [step().item() for _ in range(6)] == eager
     assert len(n) == 6
     _same_state(opt, opt_e)
+
+
+def test_training_step_replayed_inside_another_recording():
+    """A compiled training step called from another compiled function: its replays are
+    recorded by the outer call, live scalar buffer included, so the outer replays stay
+    eager's too."""
+    x = vt.randn(4, 5, device="wgpu")
+    net_e, opt_e = _net_and_opt("adam")
+    with _eager():
+        eager = [_train(net_e, opt_e, x).item() for _ in range(12)]
+    net, opt = _net_and_opt("adam")
+    inner = vt.compile(lambda: _train(net, opt, x), mode="reduce-overhead")
+    n = []
+    outer = vt.compile(lambda: n.append(1) or inner() * 1.0, mode="reduce-overhead")
+    got = [inner().item() for _ in range(5)]  # the inner step replays from its 4th call
+    got += [outer().item() for _ in range(7)]
+    assert got == eager
+    assert len(n) < 7
+    _same_state(opt, opt_e)
+
+
+def test_optimizer_the_guard_cannot_see_is_never_frozen():
+    """An optimizer reached only through an object's attributes is outside the guard: its
+    step counts and lr would be frozen, so a call that steps it is not replayed (here the
+    gradients die within the call, so nothing else refuses it)."""
+    class Trainer:
+        def __init__(self):
+            self.net, self.opt = _net_and_opt("adam")
+
+        def step(self, x):
+            loss = (self.net(x) ** 2).mean()
+            loss.backward()
+            self.opt.step()
+            self.opt.zero_grad()
+            return loss.detach()
+
+    x = vt.randn(4, 5, device="wgpu")
+    ref = Trainer()
+    with _eager():
+        eager = [ref.step(x).item() for _ in range(8)]
+    tr = Trainer()
+    n = []
+    step = vt.compile(lambda x: n.append(1) or tr.step(x), mode="reduce-overhead")
+    assert [step(x).item() for _ in range(8)] == eager
+    assert len(n) == 8
+    _same_state(tr.opt, ref.opt)
