@@ -261,39 +261,42 @@ class _Replayer:
             return ("T", d, t.requires_grad, None if g is None else
                     b.trace_describe(_arr(g)))
 
-        key: list = [walk(args), walk(kw), is_grad_enabled()]
-        aut = is_autocast_enabled("wgpu")
-        key.append(get_autocast_dtype("wgpu") if aut else None)
-        m = self.module
-        if m is not None:
-            key.append(m.training)
-            key.extend(watch(t) for t in (*m.parameters(), *m.buffers()))
-        else:  # the modules, optimizers and tensors a function reaches by name
-            for kind, x in _reached(self.fn, seen={id(t) for t in watched}):
-                if kind == "T":
-                    key.append(watch(x))
-                elif kind == "group":
-                    # the learning rate is checked apart (_stale_lr): a replay recomputes
-                    # it where the optimizer's kernel takes it as a host argument
-                    items = tuple((k, v) for k, v in _group_values(x) if k != "lr")
-                    if not (_scalar(items) and _scalar(x.get("lr"))):
-                        raise _NoReplay  # a tensor lr: not a value a key can hold
-                    call.groups.append(x)
-                    call.hosts.append((x, _group_values))
-                    key.append(("group", items))
-                elif kind == "state":
-                    ints = tuple(k for k, v in x.items() if type(v) is int)
-                    call.ints.extend((x, k) for k in ints)
-                    call.hosts.append((x, _state_values))
-                    key.append(("state", ints))
-                elif kind == "sched":
-                    call.hosts.append((x, _sched_values))
-                else:
-                    key.append((kind, x))
-        if len(watched) > _MAX_WATCHED or len({id(t) for t in watched}) != len(watched):
-            # a dataset of tensors in a global list; one tensor in two places (its buffer
-            # would be two inputs)
-            raise _NoReplay
+        try:
+            key: list = [walk(args), walk(kw), is_grad_enabled()]
+            aut = is_autocast_enabled("wgpu")
+            key.append(get_autocast_dtype("wgpu") if aut else None)
+            m = self.module
+            if m is not None:
+                key.append(m.training)
+                key.extend(watch(t) for t in (*m.parameters(), *m.buffers()))
+            else:  # the modules, optimizers and tensors a function reaches by name
+                for kind, x in _reached(self.fn, seen={id(t) for t in watched}):
+                    if kind == "T":
+                        key.append(watch(x))
+                    elif kind == "group":
+                        # the lr is checked apart (_replay): a replay recomputes it where the
+                        # optimizer's kernel takes it as a host argument
+                        items = tuple((k, v) for k, v in _group_values(x) if k != "lr")
+                        if not (_scalar(items) and _scalar(x.get("lr"))):
+                            raise _NoReplay  # a tensor lr: not a value a key can hold
+                        call.groups.append(x)
+                        call.hosts.append((x, _group_values))
+                        key.append(("group", items))
+                    elif kind == "state":
+                        ints = tuple(k for k, v in x.items() if type(v) is int)
+                        call.ints.extend((x, k) for k in ints)
+                        call.hosts.append((x, _state_values))
+                        key.append(("state", ints))
+                    elif kind == "sched":
+                        call.hosts.append((x, _sched_values))
+                    else:
+                        key.append((kind, x))
+            if len(watched) > _MAX_WATCHED or len({id(t) for t in watched}) != len(watched):
+                # a dataset of tensors in a global list; one tensor in two places (its buffer
+                # would be two inputs)
+                raise _NoReplay
+        finally:  # the nested functions refer to themselves: break the cycle, which
+            walk = watch = None  # would keep last call's tensors (gradients) alive
         return tuple(key)
 
     def _record(self, b: Any, entry: _Entry, args: tuple, kw: dict, call: _Call) -> Any:
@@ -346,6 +349,7 @@ class _Replayer:
             return ("c", x)
 
         tmpl = template(result)
+        template = None  # noqa: F841 - a recursive closure: break its reference cycle
         changes = []
         for i, (t, (d0, g0, v0)) in enumerate(zip(watched, before)):
             if t._data is not d0:
@@ -381,7 +385,6 @@ class _Replayer:
         return result
 
     def _replay(self, entry: _Entry, call: _Call) -> Any:
-        from .tensor import Tensor
         watched = call.watched
         for i, g in enumerate(call.groups):
             if g["lr"] != entry.lrs[i] and i not in entry.live:
@@ -393,17 +396,6 @@ class _Replayer:
         arrays = entry.tape.replay([_arr(t) for t in watched])
         if arrays is None:
             return _STALE
-
-        def build(x: Any) -> Any:
-            tag = x[0]
-            if tag == "o":
-                return Tensor._make(arrays[x[1]], x[2])
-            if tag == "w":
-                return watched[x[1]]
-            if tag == "c":
-                return x[1]
-            return tag(build(v) for v in x[1])
-
         for i, what, v in entry.changes:
             if what == "int":
                 st, k = call.ints[i]
@@ -414,13 +406,27 @@ class _Replayer:
                 t._data = arrays[v]
                 t._gen += 1
             elif what == "grad":
-                t._grad = None if v is None else build(v)
+                t._grad = None if v is None else _build(v, arrays, watched)
             else:
                 t._version[0] += v
-        return build(entry.template)
+        return _build(entry.template, arrays, watched)
 
 
 _STALE = object()
+
+
+def _build(x: Any, arrays: list, watched: list) -> Any:
+    """The value a template describes, from a replay's output arrays (a module-level
+    function: a recursive closure would keep the arrays in a reference cycle)."""
+    from .tensor import Tensor
+    tag = x[0]
+    if tag == "o":
+        return Tensor._make(arrays[x[1]], x[2])
+    if tag == "w":
+        return watched[x[1]]
+    if tag == "c":
+        return x[1]
+    return tag(_build(v, arrays, watched) for v in x[1])
 
 
 def _arr(t: Any) -> Any:
@@ -478,6 +484,7 @@ def _reached(fn: Any, seen: set) -> list:
 
     for v in _names(fn):
         add(v, 0)
+    add = None  # noqa: F841 - a recursive closure: break its reference cycle
     return found
 
 

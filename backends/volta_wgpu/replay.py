@@ -215,12 +215,16 @@ class Tape:
                 frees.setdefault(last.get(a, j), []).append(a)
         # the temporaries live in buffers of the tape's own, the same on every replay (so
         # the engine's bind groups over them are reused), one shared by temporaries whose
-        # lifetimes do not overlap; outputs and upload targets come from the pool
+        # lifetimes do not overlap; so do live uploads (an optimizer's scalars), written
+        # through a staging buffer and an ordered copy; outputs and other upload targets
+        # come from the pool
+        live_allocs = {ev[1][1] for j, ev in enumerate(rec.events)
+                       if j in rec.live and ev[1][0] == "n"}
         self.sizes: list[int] = []  # nbytes per own buffer
         own: dict[int, int] = {}  # allocation -> own buffer
         free: dict[int, list] = {}
         for j, st in enumerate(steps):
-            if st[0] == _ALLOC and st[1] not in kept and not st[3]:
+            if st[0] == _ALLOC and st[1] not in kept and (not st[3] or st[1] in live_allocs):
                 spare = free.get(st[2])
                 if spare:
                     own[st[1]] = spare.pop()
@@ -233,6 +237,10 @@ class Tape:
         steps = [(_ALLOC, st[1], st[2], st[3], own.get(st[1])) if st[0] == _ALLOC else st
                  for st in steps]
         self.own: list | None = None  # the buffers, made by the first replay
+        # per allocation from the pool: the buffers of the last two replays, taken again
+        # when free (outputs that replace last call's, gradients, alternate between two
+        # buffers instead of a new one each time: the bind groups over them are reused)
+        self.recent: list[list] = [[] for _ in range(k)]
         # an input the work only reads, and whose buffer changed from one replay to the
         # next (a new batch), is copied into a buffer of the tape's own first: one copy
         # instead of a new bind group for every kernel that reads it
@@ -310,18 +318,28 @@ class Tape:
                 if kind == _DISPATCH:
                     dispatch(step[1], step[2], [bufs[s] for s in step[3]], step[4])
                 elif kind == _ALLOC:
-                    st = alloc(step[2], step[3]) if step[4] is None else own[step[4]]
+                    if step[4] is None:
+                        recent = self.recent[step[1]]
+                        st = alloc(step[2], step[3], prefer=recent)
+                        if st.buffer not in recent:
+                            recent.append(st.buffer)
+                            if len(recent) > 2:
+                                del recent[0]
+                    else:
+                        st = own[step[4]]
                     stors[base + step[1]] = st
                     bufs[base + step[1]] = st.buffer
                 elif kind == _COPY:
                     eng.copy_buffer(bufs[step[1]], step[2], bufs[step[3]], step[4], step[5])
                 else:
                     d, buf = step[2], bufs[step[1]]
-                    live = type(d) is int
-                    eng.queue.write_buffer(buf, 0, datas[d] if live else d)
-                    if eng._tape is not None:  # replayed inside another call's recording
-                        eng._tape.on_write(eng, buf, datas[d] if live else d,
-                                           self.live[d][0] if live else None)
+                    if type(d) is int:  # a live upload into an own buffer: staged
+                        eng.copy_buffer(eng.upload(datas[d], live=self.live[d][0]).buffer,
+                                        0, buf, 0, len(datas[d]))
+                    else:
+                        eng.queue.write_buffer(buf, 0, d)
+                        if eng._tape is not None:  # replayed inside another recording
+                            eng._tape.on_write(eng, buf, d)
                 for a in frees:
                     stors[base + a] = None
             return [Array(stors[s], shape, dt, strides, off)
