@@ -393,13 +393,18 @@ class _Replayer:
         if stepped is not None:  # replayed inside another call's recording: tell it
             for i, g in enumerate(call.groups):
                 stepped[id(g)] = stepped.get(id(g), True) and i in entry.live
+        # the step counts advance first: the tape's live uploads (host_args) recompute
+        # the kernel arguments from the state as the step leaves it
+        ints = [(call.ints[i], v) for i, what, v in entry.changes if what == "int"]
+        for (st, k), v in ints:
+            st[k] += v
         arrays = entry.tape.replay([_arr(t) for t in watched])
         if arrays is None:
+            for (st, k), v in ints:
+                st[k] -= v
             return _STALE
         for i, what, v in entry.changes:
             if what == "int":
-                st, k = call.ints[i]
-                st[k] += v
                 continue
             t = watched[i]
             if what == "data":
@@ -537,14 +542,16 @@ class host_args:  # noqa: N801 - used as a function: ``with host_args(...):``
     """Declare the Python numbers a kernel call takes that change from call to call.
 
     An optimizer wraps its multi-tensor kernel call in this context: ``recompute()``
-    returns the kernel's keyword arguments as the next call would pass them (the step
-    count plus one, the group's current ``lr``; None when it cannot tell). A backend that
-    records the call for ``vt.compile(mode="reduce-overhead")`` takes it with
-    :func:`live_host_args` and, on each replay, writes the values ``recompute()`` gives
-    into the device buffer the kernel reads them from, so the recorded work stays valid
-    as the step count and a scheduler's learning rate change. ``group`` is the optimizer's
-    parameter group: once its kernel took the arguments live, a new ``lr`` needs no new
-    recording.
+    returns the keyword arguments the kernel took, computed from the optimizer's state as
+    the step leaves it (the advanced step count, the group's ``lr``; None when it cannot
+    tell). A backend that records the call for ``vt.compile(mode="reduce-overhead")``
+    takes it with :func:`live_host_args`; each replay first advances the step counts as
+    the recorded call did, then writes the values ``recompute()`` gives into the device
+    buffer the kernel reads them from, so the recorded work stays valid as the step count
+    and a scheduler's learning rate change. A recording is replayed only if, once the call
+    returned, ``recompute()`` gave what the kernel took (an optimizer stepped twice in
+    one call is not). ``group`` is the optimizer's parameter group: once its kernel took
+    the arguments live, a new ``lr`` needs no new recording.
     """
 
     __slots__ = ("item", "outer")

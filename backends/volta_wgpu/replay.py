@@ -52,6 +52,7 @@ class Recorder:
         self.fixed: dict[int, int] = {}  # id(buffer) -> index in fixed_refs
         self.fixed_refs: list[Any] = []  # weak reference to the storage, or the buffer
         self.live: dict[int, Any] = {}  # event index -> the live() of an upload
+        self.live_data: list[tuple] = []  # (live, the bytes it uploaded while recorded)
 
     def _mine(self, eng: Any) -> bool:
         if eng is not self.eng or threading.get_ident() != self.thread:
@@ -95,6 +96,7 @@ class Recorder:
                 self.events.append((_WRITE, self.ref(buf), data))
             else:  # its bytes come from live() on each replay: compared by size only
                 self.live[len(self.events)] = live
+                self.live_data.append((live, data))
                 self.events.append((_WRITE, self.ref(buf), ("live", len(data))))
 
     def on_copy(self, eng: Any, src: Any, src_off: int, dst: Any, dst_off: int,
@@ -154,6 +156,11 @@ def end(rec: Recorder, outputs: list) -> Tape | str:
         _recorders.pop(threading.get_ident(), None)
     if rec.bad is not None:
         return rec.bad
+    for live, data in rec.live_data:  # what a replay would upload, from the state now
+        new = live()
+        if new is None or _padded(new) != data:
+            return ("a kernel's host arguments (host_args) changed after it took them (an "
+                    "optimizer stepped twice in the call)")
     kept = {r[1] for r, *_x in outs if r[0] == "n"}
     for attempt in range(2):
         alive = [k for k, wr in enumerate(rec.storages) if k not in kept and wr() is not None]
@@ -344,6 +351,10 @@ class Tape:
                     stors[base + a] = None
             return [Array(stors[s], shape, dt, strides, off)
                     for s, shape, dt, strides, off in self.out_slots]
+
+
+def _padded(data: bytes) -> bytes:
+    return data + b"\0" * (-len(data) % 4)
 
 
 def _target(ref: Any) -> Any:

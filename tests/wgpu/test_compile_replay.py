@@ -446,3 +446,47 @@ def test_optimizer_the_guard_cannot_see_is_never_frozen():
     assert [step(x).item() for _ in range(8)] == eager
     assert len(n) == 8
     _same_state(tr.opt, ref.opt)
+
+
+def test_two_optimizer_steps_in_one_call_are_never_frozen():
+    """Gradient steps taken twice in one call (the second at step count + 2) cannot be
+    recomputed from the state the call leaves: such calls run their Python code."""
+    x = vt.randn(4, 5, device="wgpu")
+
+    def twice(net, opt):
+        _train(net, opt, x)
+        return _train(net, opt, x)
+
+    net_e, opt_e = _net_and_opt("adam")
+    with _eager():
+        eager = [twice(net_e, opt_e).item() for _ in range(6)]
+    net, opt = _net_and_opt("adam")
+    n = []
+    step = vt.compile(lambda: n.append(1) or twice(net, opt), mode="reduce-overhead")
+    assert [step().item() for _ in range(6)] == eager
+    assert len(n) == 6
+    _same_state(opt, opt_e)
+
+
+def test_step_count_edited_inside_the_call_replays_the_same_edit():
+    """A replay advances the step counts by what the recorded call did to them, then
+    recomputes the kernel's arguments: a call that also bumps the count itself before
+    stepping replays right."""
+    x = vt.randn(4, 5, device="wgpu")
+
+    def body(net, opt):
+        for st in opt.state.values():
+            st["step"] += 2
+        return _train(net, opt, x)
+
+    net_e, opt_e = _net_and_opt("adam")
+    with _eager():
+        _train(net_e, opt_e, x)  # the state exists before the edits
+        eager = [body(net_e, opt_e).item() for _ in range(8)]
+    net, opt = _net_and_opt("adam")
+    _train(net, opt, x)
+    n = []
+    step = vt.compile(lambda: n.append(1) or body(net, opt), mode="reduce-overhead")
+    assert [step().item() for _ in range(8)] == eager
+    assert len(n) == 2
+    _same_state(opt, opt_e)

@@ -80,7 +80,7 @@ class Adam(Optimizer):
         if hp is None:
             return False
         kern = get_kernel(params[0].device.backend, "adam_step_multi")
-        with host_args(lambda: self._multi_args(group, params), group):
+        with host_args(lambda: self._multi_args(group, params, done=True), group):
             if not kern(params[0].device.xp, arrays, grads, ms, vs, **hp):
                 return False
         for p in params:  # updated in place
@@ -91,16 +91,17 @@ class Adam(Optimizer):
             state["exp_avg_sq"]._version[0] += 1
         return True
 
-    def _multi_args(self, group: dict, params: list) -> dict | None:
-        """The host arguments of the group's next ``adam_step_multi`` call (None when the
+    def _multi_args(self, group: dict, params: list, done: bool = False) -> dict | None:
+        """The host arguments of the group's next ``adam_step_multi`` call, or with
+        ``done`` of the call that advanced the step counts to what they are (None when the
         parameters' step counts differ)."""
         steps = {self.state[p].get("step") for p in params}
         if len(steps) != 1 or type(step := next(iter(steps))) is not int:
             return None
         beta1, beta2 = group["betas"]
-        return dict(step=step + 1, lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
-                    weight_decay=group["weight_decay"], maximize=group["maximize"],
-                    decoupled=group["decoupled_weight_decay"])
+        return dict(step=step if done else step + 1, lr=group["lr"], beta1=beta1,
+                    beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                    maximize=group["maximize"], decoupled=group["decoupled_weight_decay"])
 
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]
