@@ -12,16 +12,29 @@ eager, compiled or not (for debugging).
 of a call and, once two consecutive calls with the same guard recorded the same work,
 replays it with no Python op code at all (``volta_wgpu.replay``). The guard is the layout,
 dtype and ``requires_grad`` of every tensor argument, of the parameters, buffers, gradients
-and optimizer state the call reaches (its Module; for a function, the Modules, Optimizers
-and tensors its closure and globals name, see :func:`_reached`), the optimizers'
-hyperparameters, the other arguments' values, grad mode, autocast and
-``Module.training``. As with CUDA graphs, everything else the Python code decided is
-frozen at recording time: Python side effects do not run again, and a Python number read
-from elsewhere keeps its recorded value. Calls that cannot be replayed run lazily as in the
-default mode: those that read a value back, draw random numbers, return tensors that
-require grad, or keep new tensors outside their outputs (tensor attributes of the module,
-optimizer state on its first step), and, after a few tries, those whose work differs from
-call to call (Adam's step-dependent bias corrections).
+and optimizer state the call reaches (its Module; for a function, the Modules, Optimizers,
+schedulers, compiled functions and tensors its closure and globals name, see
+:func:`_reached`), the optimizers' hyperparameters, the other arguments' values, grad mode,
+autocast and ``Module.training``. As with CUDA graphs, everything else the Python code
+decided is frozen at recording time: Python side effects do not run again, and a Python
+number read from elsewhere keeps its recorded value.
+
+A whole training step replays (zero_grad, forward, loss, backward, ``opt.step()``): the
+optimizers' integer state (step counts) advances on each replay by what the recorded call
+added, and SGD's and Adam/AdamW's multi-tensor kernels take their step-dependent numbers
+(Adam's bias corrections, the learning rate) live (:class:`host_args`): each replay
+recomputes them from the optimizer's state and writes them into the buffer the recorded
+kernels read, so a scheduler that changes ``lr`` between calls needs no new recording.
+Where an optimizer's learning rate went into the work as a constant (a per-parameter
+step), a new ``lr`` records again.
+
+Calls that cannot be replayed run lazily as in the default mode: those that read a value
+back, draw random numbers, return tensors that require grad, keep new tensors outside their
+outputs (tensor attributes of the module, optimizer state on its first step), change a
+host value a replay would not (a scheduler stepped inside the call, a float in optimizer
+state, an optimizer stepped twice), or step an optimizer the guard does not reach; and,
+after a few tries, those whose work differs from call to call (AMSGrad's bias corrections,
+taken as constants).
 """
 
 from __future__ import annotations
