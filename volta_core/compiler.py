@@ -380,6 +380,11 @@ class _Replayer:
                 ok = False
             elif v != v0:  # a step count: each replay advances it as the call did
                 changes.append((i, "int", v - v0))
+        if ok:
+            # the call returns what a replay would: an output that is a view of a
+            # temporary (``loss.detach()``) as a plain tensor, so that the temporary and
+            # the autograd graph it holds die now instead of outliving the call
+            result = _build(tmpl, outs, watched)
         tape = b.trace_end(rec, outs)
         if not ok or isinstance(tape, str):
             entry.fails += 1

@@ -490,3 +490,25 @@ def test_step_count_edited_inside_the_call_replays_the_same_edit():
     assert [step().item() for _ in range(8)] == eager
     assert len(n) == 2
     _same_state(opt, opt_e)
+
+
+def test_detached_loss_does_not_keep_the_graph_from_replay():
+    """``loss.detach()`` is a view of the loss, whose graph holds arrays made during the
+    call (max pooling's indices): the recorded call returns a plain tensor, as replays do,
+    so the graph dies with the call and the step replays."""
+    def make():
+        vt.manual_seed(9)
+        net = vt.nn.Sequential(vt.nn.Conv2d(1, 2, 3), vt.nn.ReLU(), vt.nn.MaxPool2d(2),
+                               vt.nn.Flatten(), vt.nn.Linear(8, 3)).to("wgpu")
+        return net, vt.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+
+    x = vt.randn(2, 1, 6, 6, device="wgpu")
+    net_e, opt_e = make()
+    with _eager():
+        eager = [_train(net_e, opt_e, x).item() for _ in range(6)]
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    out = [step() for _ in range(6)]
+    assert [o.item() for o in out] == eager
+    assert len(n) == 3 and not any(o.requires_grad or o._base is not None for o in out)
