@@ -39,12 +39,11 @@ class Recorder:
         self.eng = eng
         self.thread = threading.get_ident()
         self.bad: str | None = None
-        self.inputs: dict[int, int] = {}
-        for i, a in enumerate(inputs):
-            b = a._st.buffer
-            if id(b) in self.inputs:
-                self.bad = "two inputs share a buffer"
-            self.inputs[id(b)] = i
+        self.inputs: dict[int, int] = {}  # id(buffer) -> the first input on it
+        # per input, the first input on its buffer (two gradients may be one array): a
+        # replay needs the same sharing
+        self.alias = [self.inputs.setdefault(id(a._st.buffer), i)
+                      for i, a in enumerate(inputs)]
         self.n_in = len(inputs)
         self.events: list[tuple] = []
         self.allocs: dict[int, int] = {}  # id(buffer) -> the allocation holding it now
@@ -259,7 +258,12 @@ class Tape:
                 written.add(st[3])
             elif st[0] == _WRITE:
                 written.add(st[1])
-        self.read_only = [i not in written for i in range(rec.n_in)]
+        # (an input sharing its buffer with another is never copied: a write through
+        # one must be seen through the other)
+        shared = {j for i, j in enumerate(rec.alias) if i != j}
+        self.alias = rec.alias
+        self.read_only = [i not in written and rec.alias[i] not in shared
+                          for i in range(rec.n_in)]
         self.last_in: list = [None] * rec.n_in
         self.static: list = [None] * rec.n_in
         self.steps = [(s, tuple(frees.get(j, ()))) for j, s in enumerate(steps)]
@@ -272,15 +276,17 @@ class Tape:
         """Whether ``other`` recorded the same work (the same kernels, metadata, sizes and
         buffer roles)."""
         return (other is not None and other.eng is self.eng and other.n_in == self.n_in
-                and other.events == self.events and len(other.fixed_refs) == len(
-                    self.fixed_refs) and all(_target(a) is _target(b) for a, b in zip(
-                        other.fixed_refs, self.fixed_refs))
+                and other.alias == self.alias and other.events == self.events
+                and len(other.fixed_refs) == len(self.fixed_refs)
+                and all(_target(a) is _target(b) for a, b in zip(other.fixed_refs,
+                                                                 self.fixed_refs))
                 and [o[0] for o in other.outs] == [o[0] for o in self.outs])
 
     def replay(self, inputs: list) -> list | None:
         """Run the work again on ``inputs`` (arrays laid out as the recorded ones); the
-        output arrays, or None when a fixed buffer's array is gone or a live upload has
-        no data (record again). The live uploads' data is computed first, so a refused
+        output arrays, or None when a fixed buffer's array is gone, the inputs share
+        buffers otherwise than the recorded ones or a live upload has no data (record
+        again). The live uploads' data is computed first, so a refused
         replay has changed nothing."""
         from .array import Array
         eng = self.eng
@@ -291,6 +297,10 @@ class Tape:
                 return None
             datas.append(d)
         bufs: list[Any] = [a._st.buffer for a in inputs]
+        first: dict[int, int] = {}
+        for i, b in enumerate(bufs):  # inputs share buffers as the recorded ones did
+            if first.setdefault(id(b), i) != self.alias[i]:
+                return None
         stors: list[Any] = [a._s for a in inputs]
         for r in self.fixed_refs:
             st = _target(r)

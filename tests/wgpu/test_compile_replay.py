@@ -512,3 +512,31 @@ def test_detached_loss_does_not_keep_the_graph_from_replay():
     out = [step() for _ in range(6)]
     assert [o.item() for o in out] == eager
     assert len(n) == 3 and not any(o.requires_grad or o._base is not None for o in out)
+
+
+def test_gradients_sharing_one_array_replay():
+    """An LSTM's two biases get one gradient array: inputs of the tape that share a
+    buffer replay as long as they still do."""
+    def make():
+        vt.manual_seed(10)
+        net = vt.nn.LSTM(3, 4, batch_first=True).to("wgpu")
+        return net, vt.optim.Adam(net.parameters(), lr=0.05)
+
+    def train(net, opt, x):
+        opt.zero_grad()
+        out, _ = net(x)
+        loss = (out ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    x = vt.randn(2, 5, 3, device="wgpu")
+    net_e, opt_e = make()
+    with _eager():
+        eager = [train(net_e, opt_e, x).item() for _ in range(6)]
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or train(net, opt, x), mode="reduce-overhead")
+    assert [step().item() for _ in range(6)] == eager
+    assert len(n) == 3
+    _same_state(opt, opt_e)
