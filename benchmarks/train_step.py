@@ -38,7 +38,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -317,9 +319,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def host_time(step: Callable[[], Any], sync: Callable[[], None], n: int) -> float:
+    """Median seconds the host spends issuing one ``step`` (Python, encoding, submission;
+    the GPU's work is waited for after the clock stops)."""
+    times = []
+    for _ in range(n):
+        sync()
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    sync()
+    return statistics.median(times)
+
+
 def wgpu_compile_main(args: argparse.Namespace) -> int:
     """``--compile --device wgpu``: eager, lazy and compiled (replayed) Volta steps and
-    PyTorch's, ms per step, dispatches per step, ratios to PyTorch."""
+    PyTorch's: ms per step, the host's part of it, dispatches per step, ratios to
+    PyTorch."""
     names = args.models.split(",") if args.models else ["mlp", "lenet"]
     dev = vt.device(args.device)
     modes = ("eager", "lazy", "compiled")
@@ -341,6 +357,7 @@ def wgpu_compile_main(args: argparse.Namespace) -> int:
                                "adapter": vt.wgpu.get_device_name()}
         for m in modes:
             row[f"{m}_ms"] = med[m] * 1e3
+            row[f"{m}_host_ms"] = host_time(steps[m], dev.synchronize, args.steps) * 1e3
             row[f"{m}_dispatches"] = wgpu_work(steps[m])["dispatches"]
         # every step ran as often: the models must still agree (replays equal eager)
         losses = {m: float(steps[m]().item()) for m in modes}
@@ -355,7 +372,8 @@ def wgpu_compile_main(args: argparse.Namespace) -> int:
         return 0
     for r in results:
         line = f"{r['model']:>6} on {r['device']}: " + ", ".join(
-            f"{m} {r[f'{m}_ms']:.3f} ms ({r[f'{m}_dispatches']} dispatches)" for m in modes)
+            f"{m} {r[f'{m}_ms']:.3f} ms (host {r[f'{m}_host_ms']:.3f} ms, "
+            f"{r[f'{m}_dispatches']} dispatches)" for m in modes)
         if "torch_ms" in r:
             line += (f" | torch ({r['torch_device']}) {r['torch_ms']:.3f} ms | ratio "
                      + ", ".join(f"{m} {r[f'{m}_ratio']:.2f}x" for m in modes))

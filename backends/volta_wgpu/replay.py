@@ -25,6 +25,8 @@ import threading
 import weakref
 from typing import Any
 
+from .array import Array
+
 _ALLOC, _WRITE, _COPY, _DISPATCH = range(4)
 
 
@@ -250,20 +252,22 @@ class Tape:
         # an input the work only reads, and whose buffer changed from one replay to the
         # next (a new batch), is copied into a buffer of the tape's own first: one copy
         # instead of a new bind group for every kernel that reads it
-        written = set()
+        written, read = set(), set()
         for st in steps:
             if st[0] == _DISPATCH:
                 written.update(st[3][:st[1].n_write])
+                read.update(st[3][st[1].n_write:])
             elif st[0] == _COPY:
                 written.add(st[3])
+                read.add(st[1])
             elif st[0] == _WRITE:
                 written.add(st[1])
         # (an input sharing its buffer with another is never copied: a write through
         # one must be seen through the other)
         shared = {j for i, j in enumerate(rec.alias) if i != j}
         self.alias = rec.alias
-        self.read_only = [i not in written and rec.alias[i] not in shared
-                          for i in range(rec.n_in)]
+        self.read_only = [i in read and i not in written and rec.alias[i] not in shared
+                          for i in range(rec.n_in)]  # (an input never read: no copy)
         self.last_in: list = [None] * rec.n_in
         self.static: list = [None] * rec.n_in
         self.steps = [(s, tuple(frees.get(j, ()))) for j, s in enumerate(steps)]
@@ -288,7 +292,6 @@ class Tape:
         buffers otherwise than the recorded ones or a live upload has no data (record
         again). The live uploads' data is computed first, so a refused
         replay has changed nothing."""
-        from .array import Array
         eng = self.eng
         datas = []
         for fn, n in self.live:
@@ -374,8 +377,7 @@ def _target(ref: Any) -> Any:
 
 def describe(a: Any) -> tuple | None:
     """What a replay must find the same in an input array: its layout and dtype (None for
-    an array of another library)."""
-    from .array import Array
+    an array of another library). Called for every watched tensor of every call."""
     if not isinstance(a, Array):
         return None
     return (a.shape, a.dtype.name, a.strides, a.offset, a.engine.index)
