@@ -299,7 +299,7 @@ class _Replayer:
                         ints = tuple(k for k, v in x.items() if type(v) is int)
                         call.ints.extend((x, k) for k in ints)
                         call.hosts.append((x, _state_values))
-                        key.append(("state", ints))
+                        key.append(("state", tuple(x), ints))  # names: tensors by position
                     elif kind == "sched":
                         call.hosts.append((x, _sched_values))
                     else:
@@ -486,10 +486,13 @@ def _reached(fn: Any, seen: set) -> list:
                 for t in g["params"]:
                     add(t, depth)
                 found.append(("group", g))
-            for st in x.state.values():
-                for v in st.values():
-                    add(v, depth)
-                found.append(("state", st))
+            for g in x.param_groups:  # in parameter order: a loaded state dict may have
+                for p in g["params"]:  # filled x.state in another order
+                    st = x.state.get(p)
+                    if st:
+                        for v in st.values():
+                            add(v, depth)
+                        found.append(("state", st))
         elif isinstance(x, LRScheduler):
             found.append(("sched", x))
             add(x.optimizer, depth)

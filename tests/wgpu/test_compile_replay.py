@@ -540,3 +540,32 @@ def test_gradients_sharing_one_array_replay():
     assert [step().item() for _ in range(6)] == eager
     assert len(n) == 3
     _same_state(opt, opt_e)
+
+
+def test_optimizer_state_loaded_in_another_order_replays_right():
+    """A loaded state dict may fill the optimizer's state in another order; the guard
+    walks it in parameter order, so same-shaped state tensors keep their places."""
+    def make():
+        vt.manual_seed(11)
+        net = vt.nn.Sequential(vt.nn.Linear(4, 4, bias=False), vt.nn.Tanh(),
+                               vt.nn.Linear(4, 4, bias=False)).to("wgpu")
+        return net, vt.optim.Adam(net.parameters(), lr=0.05)
+
+    def run(step, opt):
+        out = []
+        for i in range(10):
+            if i == 5:
+                sd = opt.state_dict()
+                sd["state"] = dict(reversed(list(sd["state"].items())))
+                opt.load_state_dict(sd)
+            out.append(step().item())
+        return out
+
+    x = vt.randn(3, 4, device="wgpu")
+    net_e, opt_e = make()
+    with _eager():
+        eager = run(lambda: _train(net_e, opt_e, x), opt_e)
+    net, opt = make()
+    step = vt.compile(lambda: _train(net, opt, x), mode="reduce-overhead")
+    assert run(step, opt) == eager
+    _same_state(opt, opt_e)
