@@ -569,3 +569,42 @@ def test_optimizer_state_loaded_in_another_order_replays_right():
     step = vt.compile(lambda: _train(net, opt, x), mode="reduce-overhead")
     assert run(step, opt) == eager
     _same_state(opt, opt_e)
+
+
+def test_two_groups_zeroed_gradients_and_a_scheduler():
+    """Plain SGD over two parameter groups with their own rates, gradients zeroed in place
+    (``set_to_none=False``), a LambdaLR stepped between calls: replayed from the fifth
+    call on (the first gradients are views, which zeroing in place does not record), eager's
+    results throughout."""
+    def make():
+        vt.manual_seed(12)
+        net = vt.nn.Sequential(vt.nn.Linear(5, 6), vt.nn.Tanh(), vt.nn.Linear(6, 2)).to("wgpu")
+        opt = vt.optim.SGD([{"params": net[0].parameters()},
+                            {"params": net[2].parameters(), "lr": 0.2}], lr=0.05)
+        return net, opt, vt.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0 / (1 + e))
+
+    def train(net, opt, x):
+        opt.zero_grad(set_to_none=False)
+        loss = (net(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    def run(step, sched):
+        out = []
+        for _ in range(10):
+            out.append(step().item())
+            sched.step()
+        return out
+
+    x = vt.randn(4, 5, device="wgpu")
+    net_e, opt_e, sched_e = make()
+    with _eager():
+        eager = run(lambda: train(net_e, opt_e, x), sched_e)
+    net, opt, sched = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or train(net, opt, x), mode="reduce-overhead")
+    assert run(step, sched) == eager
+    assert len(n) <= 4
+    assert [p.grad.tolist() for p in net.parameters()] == \
+        [p.grad.tolist() for p in net_e.parameters()]
