@@ -14,8 +14,8 @@ from typing import Any
 
 from ..autograd.grad_mode import enable_grad
 from ..backend.kernels import get_kernel
-from ..compiler import fixed_host_args
 from ..errors import GraphCaptureError
+from ..replay import fixed_host_args
 from ..tensor import Tensor
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (``SGD``'s lr in PyTorch 1.x)

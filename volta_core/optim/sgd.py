@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..backend.kernels import get_kernel
-from ..compiler import host_args
+from ..replay import host_args
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_range
 

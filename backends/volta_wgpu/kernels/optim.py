@@ -141,7 +141,7 @@ def _multi_ok(*lists: list) -> bool:
 
 
 def _live_source() -> Callable | None:
-    from volta_core.compiler import live_host_args
+    from volta_core.replay import live_host_args
     return live_host_args()
 
 
