@@ -131,13 +131,18 @@ def _scalar_buffer(values: list[float], eng: Engine, recompute: Callable | None,
 
 def _multi_ok(*lists: list) -> bool:
     """Whether the lists (parameters, gradients, state) hold float32 wgpu arrays of one
-    engine, as many in each list, and each parameter's arrays of its shape."""
+    engine, as many in each list, each parameter's arrays of its shape and in buffers of
+    their own."""
     first = lists[0]
     if not first or not supported(*(a for col in lists for a in col)):
         return False
     eng = first[0].engine
-    return all(len(col) == len(first) and all(a.engine is eng for a in col) for col in lists) \
-        and all(a.shape == row[0].shape for row in zip(*lists) for a in row)
+    if not (all(len(col) == len(first) and all(a.engine is eng for a in col) for col in lists)
+            and all(a.shape == row[0].shape for row in zip(*lists) for a in row)):
+        return False
+    # one dispatch binds a parameter's arrays together: a buffer written there may be
+    # bound once only (a gradient that is a view of the parameter: the per-parameter path)
+    return all(len({id(a._st.buffer) for a in row}) == len(row) for row in zip(*lists))
 
 
 def _live_source() -> Callable | None:
