@@ -342,7 +342,8 @@ def _build(x: Any, arrays: list, watched: list) -> Any:
         return watched[x[1]]
     if tag == "c":
         return x[1]
-    return tag(_build(v, arrays, watched) for v in x[1])
+    items = [_build(v, arrays, watched) for v in x[1]]
+    return tag._make(items) if hasattr(tag, "_make") else tag(items)  # a named tuple
 
 
 def _arr(t: Any) -> Any:

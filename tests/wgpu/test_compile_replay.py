@@ -608,3 +608,21 @@ def test_two_groups_zeroed_gradients_and_a_scheduler():
     assert len(n) <= 4
     assert [p.grad.tolist() for p in net.parameters()] == \
         [p.grad.tolist() for p in net_e.parameters()]
+
+
+def test_named_tuple_results_replay():
+    """A named tuple result (``vt.max(x, dim)``) comes back as its own type, recorded or
+    replayed."""
+    n = []
+
+    @vt.compile(mode="reduce-overhead")
+    def f(x):
+        n.append(1)
+        return vt.max(x * 2.0, 0)
+
+    x = vt.tensor([[1.0, 5.0], [3.0, 2.0]], device="wgpu")
+    for _ in range(4):
+        r = f(x)
+        assert type(r).__name__ == "MaxResult"
+        assert r.values.tolist() == [6.0, 10.0] and r.indices.tolist() == [1, 0]
+    assert len(n) == 2
