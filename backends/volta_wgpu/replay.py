@@ -16,6 +16,13 @@ Python op code, no lazy graph and no kernel lookup: CUDA graphs' model, on wgpu.
 them, what the Python code decided (branches, Python numbers baked into metadata) is frozen,
 so the compiler replays a tape only after two consecutive calls recorded the same one, and a
 call that reads a value back (``.item()``, a data-dependent shape) is never recorded.
+
+The exception is a *live* upload (``Engine.upload(..., live=fn)``): the host numbers a
+kernel reads from a small buffer (an optimizer's step-dependent scalars, see
+``volta_core.replay.host_args``). Its bytes are not part of what two recordings must share;
+each replay computes them with ``fn()`` before it runs anything and stages them into a
+buffer of the tape's own, and a recording is kept only if ``fn()``, asked once the call
+returned, gives the bytes the call uploaded.
 """
 
 from __future__ import annotations
@@ -290,8 +297,8 @@ class Tape:
         """Run the work again on ``inputs`` (arrays laid out as the recorded ones); the
         output arrays, or None when a fixed buffer's array is gone, the inputs share
         buffers otherwise than the recorded ones or a live upload has no data (record
-        again). The live uploads' data is computed first, so a refused
-        replay has changed nothing."""
+        again). The live uploads' data is computed first: a refused replay has changed
+        nothing."""
         eng = self.eng
         datas = []
         for fn, n in self.live:
