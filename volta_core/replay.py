@@ -7,9 +7,9 @@ dtype and ``requires_grad`` of every tensor argument, of the parameters, buffers
 and optimizer state the call reaches (its Module; for a function, the Modules, Optimizers,
 schedulers, compiled functions and tensors its closure and globals name, see
 :func:`_reached`), the optimizers' hyperparameters, the other arguments' values, grad mode,
-autocast and ``Module.training``. As with CUDA graphs, everything else the Python code
-decided is frozen at recording time: Python side effects do not run again, and a Python
-number read from elsewhere keeps its recorded value.
+autocast and ``training`` of every module. As with CUDA graphs, everything else the
+Python code decided is frozen at recording time: Python side effects do not run again, and
+a Python number read from elsewhere keeps its recorded value.
 
 A whole training step replays (zero_grad, forward, loss, backward, ``opt.step()``): the
 optimizers' integer state (step counts) advances on each replay by what the recorded call
@@ -173,7 +173,7 @@ class Replayer:
             key.append(get_autocast_dtype("wgpu") if aut else None)
             m = self.module
             if m is not None:
-                key.append(m.training)
+                key.append(tuple(mod.training for mod in m.modules()))
                 key.extend(watch(t) for t in (*m.parameters(), *m.buffers()))
             else:  # the modules, optimizers and tensors a function reaches by name
                 for kind, x in _reached(self.fn, seen={id(t) for t in watched}):
@@ -353,10 +353,10 @@ def _arr(t: Any) -> Any:
 
 def _reached(fn: Any, seen: set) -> list:
     """The tensors a function reaches through its closure and the globals it names, one
-    level into Modules (parameters, buffers, ``training``), Optimizers (parameters, groups
-    and state), schedulers (and their optimizer) and lists, tuples and dict values; as
-    ``("T", tensor)``, ``("group", param_group)``, ``("state", state dict)``,
-    ``("sched", scheduler)`` or a guard item."""
+    level into Modules (parameters, buffers, ``training`` of each submodule), Optimizers
+    (parameters, groups and state), schedulers (and their optimizer) and lists, tuples
+    and dict values; as ``("T", tensor)``, ``("group", param_group)``, ``("state", state
+    dict)``, ``("sched", scheduler)`` or a guard item."""
     from .nn.module import Module
     from .optim.optimizer import Optimizer
     from .optim.scheduler import LRScheduler
@@ -369,9 +369,12 @@ def _reached(fn: Any, seen: set) -> list:
                 seen.add(id(x))
                 found.append(("T", x))
         elif isinstance(x, Module):
-            found.append(("training", x.training))
-            for t in (*x.parameters(), *x.buffers()):
-                add(t, depth)
+            modules = list(x.modules())  # every one's mode: a submodule may be in eval
+            found.append(("training", tuple(mod.training for mod in modules)))
+            for mod in modules:
+                for t in (*mod._parameters.values(), *mod._buffers.values()):
+                    if t is not None:
+                        add(t, depth)
         elif isinstance(x, Optimizer):
             if id(x) in seen:
                 return

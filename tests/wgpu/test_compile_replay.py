@@ -670,3 +670,24 @@ def test_conv_net_with_cross_entropy_and_a_cosine_schedule():
     assert len(n) == 3
     assert [p.tolist() for p in net.parameters()] == [p.tolist() for p in net_e.parameters()]
     _same_state(opt, opt_e)
+
+
+@pytest.mark.parametrize("compiled_module", [False, True])
+def test_submodule_switched_to_eval_records_again(compiled_module):
+    """``training`` of every submodule is part of the guard: batch norm switched to eval
+    alone changes the work."""
+    vt.manual_seed(0)
+    net = vt.nn.Sequential(vt.nn.Linear(4, 4), vt.nn.BatchNorm1d(4)).to("wgpu")
+    x = vt.randn(8, 4, device="wgpu")
+    if compiled_module:
+        f = vt.compile(net, mode="reduce-overhead")
+    else:
+        f = vt.compile(lambda x: net(x), mode="reduce-overhead")
+    with vt.no_grad():
+        for _ in range(4):
+            f(x)
+        net[1].eval()
+        want = vt.nn.functional.batch_norm(
+            vt.nn.functional.linear(x, net[0].weight, net[0].bias), net[1].running_mean,
+            net[1].running_var, net[1].weight, net[1].bias, training=False)
+        assert f(x).tolist() == want.tolist()
