@@ -6,10 +6,11 @@ it with no Python op code at all (on wgpu: ``volta_wgpu.replay``). The guard is 
 dtype and ``requires_grad`` of every tensor argument, of the parameters, buffers, gradients
 and optimizer state the call reaches (its Module; for a function, the Modules, Optimizers,
 schedulers, compiled functions and tensors its closure and globals name, see
-:func:`_reached`), the optimizers' hyperparameters, the other arguments' values, grad mode,
-autocast and ``training`` of every module. As with CUDA graphs, everything else the
-Python code decided is frozen at recording time: Python side effects do not run again, and
-a Python number read from elsewhere keeps its recorded value.
+:func:`_reached`), the optimizers' hyperparameters, the other arguments' values, the
+numbers its closure and globals name, grad mode, autocast and ``training`` of every
+module. As with CUDA graphs, everything else the Python code decided is frozen at
+recording time: Python side effects do not run again, and a Python number read from
+elsewhere (an attribute of an object) keeps its recorded value.
 
 A whole training step replays (zero_grad, forward, loss, backward, ``opt.step()``): the
 optimizers' integer state (step counts) advances on each replay by what the recorded call
@@ -152,12 +153,15 @@ class Replayer:
                 return (type(x).__name__, x)
             raise _NoReplay
 
+        pos: dict[int, int] = {}  # id(tensor) -> its place in watched
+
         def watch(t: Any) -> tuple:
             if t._base is not None or t._hooks or t._post_hooks:
                 raise _NoReplay
             d = b.trace_describe(t._data)
             if d is None:
                 raise _NoReplay
+            pos[id(t)] = len(watched)
             watched.append(t)
             g = t._grad
             if g is not None:  # a gradient may be a view of a temporary (an expand)
@@ -187,7 +191,9 @@ class Replayer:
                             raise _NoReplay  # a tensor lr: not a value a key can hold
                         call.groups.append(x)
                         call.hosts.append((x, _group_values))
-                        key.append(("group", items))
+                        # where its parameters are watched: a reordered group would pair
+                        # the state of one with another
+                        key.append(("group", items, tuple(pos.get(id(p)) for p in x["params"])))
                     elif kind == "state":
                         ints = tuple(k for k, v in x.items() if type(v) is int)
                         call.ints.extend((x, k) for k in ints)
@@ -355,16 +361,21 @@ def _reached(fn: Any, seen: set) -> list:
     """The tensors a function reaches through its closure and the globals it names, one
     level into Modules (parameters, buffers, ``training`` of each submodule), Optimizers
     (parameters, groups and state), schedulers (and their optimizer) and lists, tuples
-    and dict values; as ``("T", tensor)``, ``("group", param_group)``, ``("state", state
-    dict)``, ``("sched", scheduler)`` or a guard item."""
+    and dict values, and the numbers, strings and None it names; as ``("T", tensor)``,
+    ``("group", param_group)``, ``("state", state dict)``, ``("sched", scheduler)`` or a
+    guard item."""
     from .nn.module import Module
     from .optim.optimizer import Optimizer
     from .optim.scheduler import LRScheduler
     from .tensor import Tensor
     found: list = []
 
-    def add(x: Any, depth: int) -> None:
-        if isinstance(x, Tensor):
+    def add(x: Any, depth: int, named: bool = False) -> None:
+        if named and _scalar(x):
+            # a number the code names (a closure variable, a global): a new value is a
+            # new guard (an index into a list of batches; a counter the call advances)
+            found.append(("value", x))
+        elif isinstance(x, Tensor):
             if id(x) not in seen:
                 seen.add(id(x))
                 found.append(("T", x))
@@ -403,10 +414,10 @@ def _reached(fn: Any, seen: set) -> list:
             add(x.fn, depth)
         elif depth < 2 and callable(x) and hasattr(x, "__code__"):
             for v in _names(x):
-                add(v, depth + 1)
+                add(v, depth + 1, True)
 
     for v in _names(fn):
-        add(v, 0)
+        add(v, 0, True)
     add = None  # noqa: F841 - a recursive closure: break its reference cycle
     return found
 

@@ -691,3 +691,53 @@ def test_submodule_switched_to_eval_records_again(compiled_module):
             vt.nn.functional.linear(x, net[0].weight, net[0].bias), net[1].running_mean,
             net[1].running_var, net[1].weight, net[1].bias, training=False)
         assert f(x).tolist() == want.tolist()
+
+
+def test_numbers_the_function_names_are_part_of_the_guard():
+    """A closure variable that picks the batch, or a counter the call advances, is a
+    Python value a replay would freeze: a new value records again (the counter: never
+    replayed), so each call still sees its own batch and the counter counts every call."""
+    data = [vt.full((3,), float(i), device="wgpu") for i in range(3)]
+    k = 0
+    calls = 0
+
+    def pick():
+        return data[k] * 2.0
+
+    def count():
+        nonlocal calls
+        calls += 1
+        return data[0] + 1.0
+
+    f, g = (vt.compile(h, mode="reduce-overhead") for h in (pick, count))
+    for i in range(12):
+        k = (i // 4) % 3
+        assert f().tolist() == [2.0 * k] * 3
+        assert g().tolist() == [1.0] * 3
+    assert calls == 12
+
+
+def test_reordered_parameter_group_records_again():
+    """The guard holds where each group's parameters are watched: reversing a group's
+    list (same shapes throughout) does not pair one parameter with another's moments."""
+    def make():
+        vt.manual_seed(13)
+        net = vt.nn.Sequential(vt.nn.Linear(4, 4, bias=False), vt.nn.Tanh(),
+                               vt.nn.Linear(4, 4, bias=False)).to("wgpu")
+        return net, vt.optim.Adam(net.parameters(), lr=0.05)
+
+    def run(step, opt):
+        out = []
+        for i in range(10):
+            if i == 5:
+                opt.param_groups[0]["params"].reverse()
+            out.append(step().item())
+        return out
+
+    x = vt.randn(3, 4, device="wgpu")
+    net_e, opt_e = make()
+    with _eager():
+        eager = run(lambda: _train(net_e, opt_e, x), opt_e)
+    net, opt = make()
+    step = vt.compile(lambda: _train(net, opt, x), mode="reduce-overhead")
+    assert run(step, opt) == eager
