@@ -13,11 +13,18 @@ Models (sizes in ``MODELS``, so other devices can add bigger ones):
 Usage::
 
     python benchmarks/train_step.py [--device cpu] [--steps 50] [--models mlp,lenet]
-        [--threads N] [--json] [--cuda-graphs]
+        [--threads N] [--json] [--cuda-graphs] [--compile]
 
 ``--cuda-graphs`` (``--device cuda``) adds Volta's whole step captured in a CUDA graph
 (``vt.cuda.graph``, Adam with ``capturable=True``) and PyTorch's, next to both eager
 steps; ratios are against PyTorch eager.
+
+``--compile`` runs Volta's whole step (zero_grad, forward, loss, backward, optimizer step)
+through ``vt.compile(step, mode="reduce-overhead")``. With ``--device wgpu`` it times
+three Volta steps side by side: eager (every op its own kernel), lazy (the default:
+elementwise chains fused) and compiled (the step's GPU work recorded once and replayed
+with no Python op code, ``volta_wgpu.replay``), with dispatches per step, and checks
+that the three models, trained for the same number of steps, still give the same loss.
 
 Prints the median step time of each framework and the ratio Volta / PyTorch (PyTorch runs
 on the same GPU for ``--device cuda`` and ``--device wgpu`` when PyTorch has CUDA, else on
@@ -31,7 +38,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -153,18 +162,37 @@ def data(cfg: dict[str, Any], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def volta_step(cfg: dict[str, Any], device: str, compiled: bool = False,
                graphed: bool = False) -> Callable[[], float]:
     """Return a function running one Volta training step (returns the loss); with
-    ``compiled`` the model goes through ``vt.compile``; ``graphed``: the step is a CUDA
-    graph replay."""
+    ``compiled`` the whole step goes through ``vt.compile(mode="reduce-overhead")`` (and
+    returns the loss detached, which a replay can return); ``graphed``: the step is a
+    CUDA graph replay."""
     vt.manual_seed(0)
     model = build(nn, cfg).to(device)
-    if compiled:
-        model = vt.compile(model)
     xs, ys = data(cfg)
     x, y = vt.tensor(xs, device=device), vt.tensor(ys, device=device)
     opt = optimizer(vt.optim, model.parameters(), cfg, capturable=graphed)
     if graphed:
         return graphed_step(vt, model, x, y, opt, nn.CrossEntropyLoss())
-    return training_step(model, x, y, opt, nn.CrossEntropyLoss())
+    step = training_step(model, x, y, opt, nn.CrossEntropyLoss())
+    if compiled:
+        return vt.compile(lambda: step().detach(), mode="reduce-overhead")
+    return step
+
+
+def wgpu_step(cfg: dict[str, Any], device: str, mode: str) -> Callable[[], Any]:
+    """A Volta step on wgpu in ``mode``: "eager" (lazy fusion off around the step),
+    "lazy" (on) or "compiled" (on, the step replayed by ``vt.compile``)."""
+    step = volta_step(cfg, device, compiled=mode == "compiled")
+    lazy = mode != "eager"
+
+    def run() -> Any:
+        was = vt.wgpu.is_lazy()
+        vt.wgpu.set_lazy(lazy)
+        try:
+            return step()
+        finally:
+            vt.wgpu.set_lazy(was)
+
+    return run
 
 
 def wgpu_work(step: Callable[[], float]) -> dict[str, int]:
@@ -224,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lazy", choices=("on", "off"), default=None,
                         help="wgpu: lazy fusion on or off (default: the backend's default)")
     parser.add_argument("--compile", action="store_true",
-                        help="run Volta's model through vt.compile (wgpu: lazy in forward)")
+                        help="run Volta's whole step through vt.compile(mode='reduce-overhead') "
+                             "(wgpu: time eager, lazy and compiled steps side by side)")
     parser.add_argument("--cuda-graphs", action="store_true",
                         help="also time each step captured in a CUDA graph (cuda only)")
     args, rest = parser.parse_known_args(argv)
@@ -244,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                           *extra, *rest])
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.compile and args.device.startswith("wgpu"):
+        return wgpu_compile_main(args)
     models = {**MODELS, **DEVICE_MODELS.get(args.device.split(":")[0], {})}
     names = args.models.split(",") if args.models else list(models)
     dev = vt.device(args.device)
@@ -285,6 +316,71 @@ def main(argv: list[str] | None = None) -> int:
                 line += (f" | lazy {mode}: {r['dispatches']} dispatches, {r['submits']} "
                          "submits per step")
             print(line)
+    return 0
+
+
+def host_time(step: Callable[[], Any], sync: Callable[[], None], n: int) -> float:
+    """Median seconds the host spends issuing one ``step`` (Python, encoding, submission;
+    the GPU's work is waited for after the clock stops)."""
+    times = []
+    for _ in range(n):
+        sync()
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    sync()
+    return statistics.median(times)
+
+
+def wgpu_compile_main(args: argparse.Namespace) -> int:
+    """``--compile --device wgpu``: eager, lazy and compiled (replayed) Volta steps and
+    PyTorch's: ms per step, the host's part of it, dispatches per step, ratios to
+    PyTorch."""
+    names = args.models.split(",") if args.models else ["mlp", "lenet"]
+    dev = vt.device(args.device)
+    modes = ("eager", "lazy", "compiled")
+    results = []
+    for name in names:
+        cfg = MODELS[name]
+        steps: dict[str, Callable[[], Any]] = {m: wgpu_step(cfg, args.device, m)
+                                               for m in modes}
+        syncs: dict[str, Callable[[], None]] = dict.fromkeys(modes, dev.synchronize)
+        ts = torch_step(cfg, args.device)
+        if ts is not None:
+            import torch
+
+            steps["torch"] = ts
+            syncs["torch"] = (torch.cuda.synchronize if peer_device(args.device) == "cuda"
+                              else (lambda: None))
+        # the compiled step makes its optimizer state, then records twice: replays from
+        # the 4th call on, so at least 3 untimed steps
+        med = time_steps(steps, syncs, args.steps, max(args.warmup, 3))
+        row: dict[str, Any] = {"model": name, "device": args.device,
+                               "adapter": vt.wgpu.get_device_name()}
+        for m in modes:
+            row[f"{m}_ms"] = med[m] * 1e3
+            row[f"{m}_host_ms"] = host_time(steps[m], dev.synchronize, args.steps) * 1e3
+            row[f"{m}_dispatches"] = wgpu_work(steps[m])["dispatches"]
+        # every step ran as often: the models must still agree (replays equal eager)
+        losses = {m: float(steps[m]().item()) for m in modes}
+        row["same_loss"] = len(set(losses.values())) == 1
+        row["losses"] = losses
+        if "torch" in med:
+            row.update(torch_device=peer_device(args.device), torch_ms=med["torch"] * 1e3,
+                       **{f"{m}_ratio": med[m] / med["torch"] for m in modes})
+        results.append(row)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    for r in results:
+        line = f"{r['model']:>6} on {r['device']}: " + ", ".join(
+            f"{m} {r[f'{m}_ms']:.3f} ms (host {r[f'{m}_host_ms']:.3f} ms, "
+            f"{r[f'{m}_dispatches']} dispatches)" for m in modes)
+        if "torch_ms" in r:
+            line += (f" | torch ({r['torch_device']}) {r['torch_ms']:.3f} ms | ratio "
+                     + ", ".join(f"{m} {r[f'{m}_ratio']:.2f}x" for m in modes))
+        line += " | same loss: " + ("yes" if r["same_loss"] else f"NO {r['losses']}")
+        print(line)
     return 0
 
 

@@ -9,19 +9,9 @@ keyword arguments are accepted so ported code runs. ``VOLTA_WGPU_EAGER=1`` keeps
 eager, compiled or not (for debugging).
 
 ``mode="reduce-overhead"`` (what CUDA graphs serve in PyTorch) also records the GPU work
-of a call and, once two consecutive calls with the same guard recorded the same work,
-replays it with no Python op code at all (``volta_wgpu.replay``). The guard is the layout,
-dtype and ``requires_grad`` of every tensor argument, of the parameters, buffers, gradients
-and optimizer state the call reaches (its Module; for a function, the Modules, Optimizers
-and tensors its closure and globals name, see :func:`_reached`), the optimizers'
-hyperparameters, the other arguments' values, grad mode, autocast and
-``Module.training``. As with CUDA graphs, everything else the Python code decided is
-frozen at recording time: Python side effects do not run again, and a Python number read
-from elsewhere keeps its recorded value. Calls that cannot be replayed run lazily as in the
-default mode: those that read a value back, draw random numbers, return tensors that
-require grad, or keep new tensors outside their outputs (tensor attributes of the module,
-optimizer state on its first step), and, after a few tries, those whose work differs from
-call to call (Adam's step-dependent bias corrections).
+of a call and replays it with no Python op code once it repeats: see
+:mod:`volta_core.replay`, which also holds :class:`~volta_core.replay.host_args`, the
+hook through which the optimizers' kernels take their step-dependent numbers live.
 """
 
 from __future__ import annotations
@@ -70,7 +60,8 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
             object.__setattr__(model, "forward", _LazyForward(model, replay))
         return model
     if replay:
-        return functools.wraps(model)(_Replayer(model, None))
+        from .replay import Replayer
+        return functools.wraps(model)(Replayer(model, None))
 
     @functools.wraps(model)
     def compiled(*args: Any, **kw: Any) -> Any:
@@ -122,290 +113,14 @@ class _LazyForward:
         if getattr(self, "replay", False):  # (absent from a forward pickled before)
             rep = self.__dict__.get("replayer")
             if rep is None:  # not pickled: a copy of the module records its own
-                rep = self.replayer = _Replayer(lambda *a, **k: type(m).forward(m, *a, **k), m)
+                from .replay import Replayer
+                rep = self.replayer = Replayer(lambda *a, **k: type(m).forward(m, *a, **k), m)
             return rep(*args, **kw)
         with _lazy():
             return type(m).forward(m, *args, **kw)
 
     def __getstate__(self) -> dict:
         return {"module": self.module, "replay": self.replay}
-
-
-class _NoReplay(Exception):
-    """A call the replayer does not record (it runs lazily)."""
-
-
-_MAX_TRIES = 3  # recordings of one guard that fail before it runs lazily for good
-_MAX_WATCHED = 4096  # tensors a guard checks on every call
-
-
-class _Entry:
-    """What the replayer knows of one guard: the last tape and whether it repeated."""
-
-    __slots__ = ("tape", "stable", "fails", "template", "changes")
-
-    def __init__(self) -> None:
-        self.tape: Any = None
-        self.stable = False
-        self.fails = 0
-        self.template: Any = None
-        self.changes: list = []
-
-
-class _Replayer:
-    """``mode="reduce-overhead"``: record the GPU work of calls and replay it (see the
-    module docstring)."""
-
-    def __init__(self, fn: Callable, module: Any) -> None:
-        self.fn = fn
-        self.module = module
-        self.entries: dict[Any, _Entry] = {}
-
-    def __call__(self, *args: Any, **kw: Any) -> Any:
-        b = _wgpu_backend()
-        if b is None:
-            return self.fn(*args, **kw)
-        watched: list = []
-        try:
-            key = self._guard(b, args, kw, watched)
-        except _NoReplay:
-            with _lazy():
-                return self.fn(*args, **kw)
-        entry = self.entries.get(key)
-        if entry is None:
-            if len(self.entries) >= 64:  # guards that keep changing: start over
-                self.entries.clear()
-            entry = self.entries[key] = _Entry()
-        if entry.stable:
-            out = self._replay(entry, watched)
-            if out is not _STALE:
-                return out
-            entry.stable, entry.tape = False, None
-        if entry.fails >= _MAX_TRIES:
-            with _lazy():
-                return self.fn(*args, **kw)
-        return self._record(b, entry, args, kw, watched)
-
-    def _guard(self, b: Any, args: tuple, kw: dict, watched: list) -> tuple:
-        from .amp import get_autocast_dtype, is_autocast_enabled
-        from .autograd.grad_mode import is_grad_enabled
-        from .tensor import Tensor
-
-        def walk(x: Any) -> Any:
-            if isinstance(x, Tensor):
-                return watch(x)
-            if isinstance(x, (tuple, list)):
-                return (type(x).__name__, *map(walk, x))
-            if isinstance(x, dict):
-                return ("dict", *((k, walk(v)) for k, v in x.items()))
-            if x is None or isinstance(x, (bool, int, float, str)):
-                return (type(x).__name__, x)
-            raise _NoReplay
-
-        def watch(t: Any) -> tuple:
-            if t._base is not None or t._hooks or t._post_hooks:
-                raise _NoReplay
-            d = b.trace_describe(t._data)
-            if d is None:
-                raise _NoReplay
-            watched.append(t)
-            g = t._grad
-            if g is not None:  # a gradient may be a view of a temporary (an expand)
-                if g._hooks or g._post_hooks or b.trace_describe(_arr(g)) is None:
-                    raise _NoReplay
-                watched.append(g)
-            return ("T", d, t.requires_grad, None if g is None else
-                    b.trace_describe(_arr(g)))
-
-        key: list = [walk(args), walk(kw), is_grad_enabled()]
-        aut = is_autocast_enabled("wgpu")
-        key.append(get_autocast_dtype("wgpu") if aut else None)
-        m = self.module
-        if m is not None:
-            key.append(m.training)
-            key.extend(watch(t) for t in (*m.parameters(), *m.buffers()))
-        else:  # the modules, optimizers and tensors a function reaches by name
-            for kind, x in _reached(self.fn, seen={id(t) for t in watched}):
-                key.append((kind, x) if kind != "T" else watch(x))
-        if len(watched) > _MAX_WATCHED or len({id(t) for t in watched}) != len(watched):
-            # a dataset of tensors in a global list; one tensor in two places (its buffer
-            # would be two inputs)
-            raise _NoReplay
-        return tuple(key)
-
-    def _record(self, b: Any, entry: _Entry, args: tuple, kw: dict, watched: list) -> Any:
-        from .tensor import Tensor
-        before = [(t._data, t._grad, t._version[0]) for t in watched]
-        rec = b.trace_begin([_arr(t) for t in watched])
-        if isinstance(rec, str):  # e.g. inside another compiled call's recording
-            entry.fails += 1
-            with _lazy():
-                return self.fn(*args, **kw)
-        try:
-            with _lazy():
-                result = self.fn(*args, **kw)
-        except BaseException:
-            b.trace_end(rec, [])
-            raise
-        outs: list = []
-        index = {id(t): i for i, t in enumerate(watched)}
-        ok = True
-
-        def out(t: Any) -> tuple:
-            nonlocal ok
-            if id(t) in index:
-                return ("w", index[id(t)])
-            if t.requires_grad or t.grad_fn is not None:
-                ok = False  # an autograd graph cannot be replayed
-            if t._base is not None and id(t._base) in index:
-                ok = False  # a view of an input: replayed, it would not share its base
-            # a view of a temporary base comes back as a plain tensor over the same layout
-            outs.append(t.array)
-            return ("o", len(outs) - 1, t.device)
-
-        def template(x: Any) -> Any:
-            nonlocal ok
-            if isinstance(x, Tensor):
-                return out(x)
-            if isinstance(x, (tuple, list)):
-                return (type(x), [template(v) for v in x])
-            if not (x is None or isinstance(x, (bool, int, float, str))):
-                ok = False
-            return ("c", x)
-
-        tmpl = template(result)
-        changes = []
-        for i, (t, (d0, g0, v0)) in enumerate(zip(watched, before)):
-            if t._data is not d0:
-                if t._base is not None:
-                    ok = False  # a view's new values live in its base
-                outs.append(t._data)
-                changes.append((i, "data", len(outs) - 1))
-            if t._grad is not g0:
-                changes.append((i, "grad", None if t._grad is None else out(t._grad)))
-            if t._version[0] != v0:
-                changes.append((i, "version", t._version[0] - v0))
-        tape = b.trace_end(rec, outs)
-        if not ok or isinstance(tape, str):
-            entry.fails += 1
-            entry.tape, entry.stable = None, False
-            return result
-        entry.stable = tape.same_as(entry.tape) and changes == entry.changes and \
-            _same_template(tmpl, entry.template)
-        if entry.tape is not None and not entry.stable:
-            entry.fails += 1  # the work changes from call to call (a step count in Adam)
-        entry.tape, entry.template, entry.changes = tape, tmpl, changes
-        return result
-
-    def _replay(self, entry: _Entry, watched: list) -> Any:
-        from .tensor import Tensor
-        arrays = entry.tape.replay([_arr(t) for t in watched])
-        if arrays is None:
-            return _STALE
-
-        def build(x: Any) -> Any:
-            tag = x[0]
-            if tag == "o":
-                return Tensor._make(arrays[x[1]], x[2])
-            if tag == "w":
-                return watched[x[1]]
-            if tag == "c":
-                return x[1]
-            return tag(build(v) for v in x[1])
-
-        for i, what, v in entry.changes:
-            t = watched[i]
-            if what == "data":
-                t._data = arrays[v]
-                t._gen += 1
-            elif what == "grad":
-                t._grad = None if v is None else build(v)
-            else:
-                t._version[0] += v
-        return build(entry.template)
-
-
-_STALE = object()
-
-
-def _arr(t: Any) -> Any:
-    """The tensor's array (a stale view's re-derived first)."""
-    return t._data if t._base is None else t.array
-
-
-def _reached(fn: Any, seen: set) -> list:
-    """The tensors a function reaches through its closure and the globals it names, one
-    level into Modules (parameters, buffers, ``training``), Optimizers (parameters and
-    state) and lists, tuples and dict values; as ``("T", tensor)`` or a guard item."""
-    from .nn.module import Module
-    from .optim.optimizer import Optimizer
-    from .tensor import Tensor
-    found: list = []
-
-    def add(x: Any, depth: int) -> None:
-        if isinstance(x, Tensor):
-            if id(x) not in seen:
-                seen.add(id(x))
-                found.append(("T", x))
-        elif isinstance(x, Module):
-            found.append(("training", x.training))
-            for t in (*x.parameters(), *x.buffers()):
-                add(t, depth)
-        elif isinstance(x, Optimizer):
-            for g in x.param_groups:
-                for t in g["params"]:
-                    add(t, depth)
-                found.append(("group", tuple((k, v) for k, v in g.items() if k != "params"
-                                             and isinstance(v, (bool, int, float, str)))))
-            for st in x.state.values():
-                for v in st.values():
-                    add(v, depth)
-        elif depth < 2 and isinstance(x, (list, tuple)):
-            for v in x:
-                add(v, depth + 1)
-        elif depth < 2 and isinstance(x, dict):
-            for v in x.values():
-                add(v, depth + 1)
-        elif depth < 2 and callable(x) and hasattr(x, "__code__"):
-            for v in _names(x):
-                add(v, depth + 1)
-
-    for v in _names(fn):
-        add(v, 0)
-    return found
-
-
-def _names(fn: Any) -> list:
-    """The objects in ``fn``'s closure and the globals its code names."""
-    out = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
-           if _filled(c)]
-    code, glob = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
-    if code is not None and glob is not None:
-        out += [glob[n] for n in code.co_names if n in glob]
-    return out
-
-
-def _filled(cell: Any) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018 - an empty cell raises
-    except ValueError:
-        return False
-    return True
-
-
-def _same_template(a: Any, b: Any) -> bool:
-    # templates hold devices and types: compare by value
-    return a == b
-
-
-def _wgpu_backend() -> Any:
-    """The wgpu backend when it is installed and can record calls, else None."""
-    b = _Lazy.backend
-    if b is False:
-        with _Lazy():
-            pass
-        b = _Lazy.backend
-    return b if b is not None and hasattr(b, "trace_begin") else None
 
 
 def is_compiling() -> bool:

@@ -241,13 +241,15 @@ class Engine:
                 f"32 bytes); split the "
                 f"tensor or use a smaller batch")
 
-    def alloc(self, nbytes: int, upload: bool = False) -> Storage:
+    def alloc(self, nbytes: int, upload: bool = False, prefer: list | None = None) -> Storage:
         """A buffer of at least ``nbytes`` bytes from the pool (or a new one).
 
         Args:
             nbytes: the size needed.
             upload: the buffer will be written with ``queue.write_buffer``, so it must
                 not be read by unsubmitted commands.
+            prefer: buffers to take if one of them is free (a replay asks for the ones it
+                used before, whose bind groups are cached).
 
         Raises:
             OutOfMemoryError: the device cannot allocate it even after the pool's cached
@@ -262,7 +264,9 @@ class Engine:
                 size = min(bucket_size(nbytes), self.max_alloc)
                 size = self._sizes[nbytes] = max(size, -(-nbytes // 32) * 32)
             buf = None
-            if not upload:
+            if prefer:
+                buf = self._take(size, prefer, upload)
+            if buf is None and not upload:
                 dirty = self._dirty.get(size)
                 if dirty:
                     buf = dirty.pop()
@@ -279,6 +283,19 @@ class Engine:
             if self._tape is not None:
                 self._tape.on_alloc(self, st, nbytes, upload)
             return st
+
+    def _take(self, size: int, wanted: list, upload: bool) -> Any:
+        """One of the ``wanted`` buffers if it is free (dirty ones only when not
+        ``upload``), removed from its free list; else None. The caller holds the lock."""
+        for lists in ((self._pool,) if upload else (self._dirty, self._pool)):
+            free = lists.get(size)
+            if free:
+                for b in wanted:
+                    for i in range(len(free) - 1, -1, -1):
+                        if free[i] is b:
+                            del free[i]
+                            return b
+        return None
 
     def _create(self, size: int) -> Any:
         """A new storage buffer; on failure, free the pool's cached buffers and retry."""
@@ -376,8 +393,14 @@ class Engine:
         """Give cached, unused buffers back to the driver (live arrays keep theirs)."""
         self.trim()
 
-    def upload(self, data: bytes | memoryview, nbytes: int | None = None) -> Storage:
-        """A new storage holding ``data`` (padded to a multiple of 4 bytes)."""
+    def upload(self, data: bytes | memoryview, nbytes: int | None = None,
+               live: Callable[[], bytes | None] | None = None) -> Storage:
+        """A new storage holding ``data`` (padded to a multiple of 4 bytes).
+
+        ``live``: while a call is recorded (``replay.py``), each replay writes the bytes
+        ``live()`` returns (as long as ``data``) instead of ``data``; None from it makes the
+        replay refuse to run.
+        """
         mv = memoryview(data).cast("B")
         n = len(mv) if nbytes is None else nbytes
         if len(mv) % 4:
@@ -387,7 +410,7 @@ class Engine:
             if len(mv):
                 self.queue.write_buffer(st.buffer, 0, mv)
                 if self._tape is not None:
-                    self._tape.on_write(self, st.buffer, bytes(mv))
+                    self._tape.on_write(self, st.buffer, bytes(mv), live)
         return st
 
     @property

@@ -188,6 +188,7 @@ class WgpuBackend(Backend):
     def trace_describe(self, array: Any) -> Any:
         """The layout a replay needs an input array to keep (None: not a wgpu array)."""
         from .replay import describe
+        self.trace_describe = describe  # later calls (every tensor of every call) go there
         return describe(array)
 
     def synchronize(self, index: int) -> None:

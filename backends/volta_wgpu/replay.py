@@ -16,6 +16,13 @@ Python op code, no lazy graph and no kernel lookup: CUDA graphs' model, on wgpu.
 them, what the Python code decided (branches, Python numbers baked into metadata) is frozen,
 so the compiler replays a tape only after two consecutive calls recorded the same one, and a
 call that reads a value back (``.item()``, a data-dependent shape) is never recorded.
+
+The exception is a *live* upload (``Engine.upload(..., live=fn)``): the host numbers a
+kernel reads from a small buffer (an optimizer's step-dependent scalars, see
+``volta_core.replay.host_args``). Its bytes are not part of what two recordings must share;
+each replay computes them with ``fn()`` before it runs anything and stages them into a
+buffer of the tape's own, and a recording is kept only if ``fn()``, asked once the call
+returned, gives the bytes the call uploaded.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import gc
 import threading
 import weakref
 from typing import Any
+
+from .array import Array
 
 _ALLOC, _WRITE, _COPY, _DISPATCH = range(4)
 
@@ -39,18 +48,19 @@ class Recorder:
         self.eng = eng
         self.thread = threading.get_ident()
         self.bad: str | None = None
-        self.inputs: dict[int, int] = {}
-        for i, a in enumerate(inputs):
-            b = a._st.buffer
-            if id(b) in self.inputs:
-                self.bad = "two inputs share a buffer"
-            self.inputs[id(b)] = i
+        self.inputs: dict[int, int] = {}  # id(buffer) -> the first input on it
+        # per input, the first input on its buffer (two gradients may be one array): a
+        # replay needs the same sharing
+        self.alias = [self.inputs.setdefault(id(a._st.buffer), i)
+                      for i, a in enumerate(inputs)]
         self.n_in = len(inputs)
         self.events: list[tuple] = []
         self.allocs: dict[int, int] = {}  # id(buffer) -> the allocation holding it now
         self.storages: list[Any] = []  # weak reference per allocation
         self.fixed: dict[int, int] = {}  # id(buffer) -> index in fixed_refs
         self.fixed_refs: list[Any] = []  # weak reference to the storage, or the buffer
+        self.live: dict[int, Any] = {}  # event index -> the live() of an upload
+        self.live_data: list[tuple] = []  # (live, the bytes it uploaded while recorded)
 
     def _mine(self, eng: Any) -> bool:
         if eng is not self.eng or threading.get_ident() != self.thread:
@@ -88,9 +98,14 @@ class Recorder:
             self.storages.append(weakref.ref(st))
             self.events.append((_ALLOC, nbytes, upload))
 
-    def on_write(self, eng: Any, buf: Any, data: bytes) -> None:
+    def on_write(self, eng: Any, buf: Any, data: bytes, live: Any = None) -> None:
         if self._mine(eng):
-            self.events.append((_WRITE, self.ref(buf), data))
+            if live is None:
+                self.events.append((_WRITE, self.ref(buf), data))
+            else:  # its bytes come from live() on each replay: compared by size only
+                self.live[len(self.events)] = live
+                self.live_data.append((live, data))
+                self.events.append((_WRITE, self.ref(buf), ("live", len(data))))
 
     def on_copy(self, eng: Any, src: Any, src_off: int, dst: Any, dst_off: int,
                 nbytes: int) -> None:
@@ -149,6 +164,11 @@ def end(rec: Recorder, outputs: list) -> Tape | str:
         _recorders.pop(threading.get_ident(), None)
     if rec.bad is not None:
         return rec.bad
+    for live, data in rec.live_data:  # what a replay would upload, from the state now
+        new = live()
+        if new is None or _padded(new) != data:
+            return ("a kernel's host arguments (host_args) changed after it took them (an "
+                    "optimizer stepped twice in the call)")
     kept = {r[1] for r, *_x in outs if r[0] == "n"}
     for attempt in range(2):
         alive = [k for k, wr in enumerate(rec.storages) if k not in kept and wr() is not None]
@@ -168,6 +188,7 @@ class Tape:
         self.events = rec.events
         self.fixed_refs = rec.fixed_refs
         self.outs = outs
+        self.live: list[tuple] = []  # (live(), byte count) per live upload, in order
         # slots: inputs, then fixed buffers, then new ones; steps name slots
         nf = len(rec.fixed_refs)
         base = rec.n_in + nf
@@ -185,7 +206,12 @@ class Tape:
                 continue
             if ev[0] == _WRITE:
                 refs: tuple = (ev[1],)
-                steps.append((_WRITE, slot(ev[1]), ev[2]))
+                fn = rec.live.get(j)
+                if fn is None:
+                    steps.append((_WRITE, slot(ev[1]), ev[2]))
+                else:  # the data of a live upload: computed before each replay
+                    steps.append((_WRITE, slot(ev[1]), len(self.live)))
+                    self.live.append((fn, ev[2][1]))
             elif ev[0] == _COPY:
                 refs = (ev[1], ev[3])
                 steps.append((_COPY, slot(ev[1]), ev[2], slot(ev[3]), ev[4], ev[5]))
@@ -204,12 +230,16 @@ class Tape:
                 frees.setdefault(last.get(a, j), []).append(a)
         # the temporaries live in buffers of the tape's own, the same on every replay (so
         # the engine's bind groups over them are reused), one shared by temporaries whose
-        # lifetimes do not overlap; outputs and upload targets come from the pool
+        # lifetimes do not overlap; so do live uploads (an optimizer's scalars), written
+        # through a staging buffer and an ordered copy; outputs and other upload targets
+        # come from the pool
+        live_allocs = {ev[1][1] for j, ev in enumerate(rec.events)
+                       if j in rec.live and ev[1][0] == "n"}
         self.sizes: list[int] = []  # nbytes per own buffer
         own: dict[int, int] = {}  # allocation -> own buffer
         free: dict[int, list] = {}
         for j, st in enumerate(steps):
-            if st[0] == _ALLOC and st[1] not in kept and not st[3]:
+            if st[0] == _ALLOC and st[1] not in kept and (not st[3] or st[1] in live_allocs):
                 spare = free.get(st[2])
                 if spare:
                     own[st[1]] = spare.pop()
@@ -222,18 +252,29 @@ class Tape:
         steps = [(_ALLOC, st[1], st[2], st[3], own.get(st[1])) if st[0] == _ALLOC else st
                  for st in steps]
         self.own: list | None = None  # the buffers, made by the first replay
+        # per allocation from the pool: the buffers of the last two replays, taken again
+        # when free (outputs that replace last call's, gradients, alternate between two
+        # buffers instead of a new one each time: the bind groups over them are reused)
+        self.recent: list[list] = [[] for _ in range(k)]
         # an input the work only reads, and whose buffer changed from one replay to the
         # next (a new batch), is copied into a buffer of the tape's own first: one copy
         # instead of a new bind group for every kernel that reads it
-        written = set()
+        written, read = set(), set()
         for st in steps:
             if st[0] == _DISPATCH:
                 written.update(st[3][:st[1].n_write])
+                read.update(st[3][st[1].n_write:])
             elif st[0] == _COPY:
                 written.add(st[3])
+                read.add(st[1])
             elif st[0] == _WRITE:
                 written.add(st[1])
-        self.read_only = [i not in written for i in range(rec.n_in)]
+        # (an input sharing its buffer with another is never copied: a write through
+        # one must be seen through the other)
+        shared = {j for i, j in enumerate(rec.alias) if i != j}
+        self.alias = rec.alias
+        self.read_only = [i in read and i not in written and rec.alias[i] not in shared
+                          for i in range(rec.n_in)]  # (an input never read: no copy)
         self.last_in: list = [None] * rec.n_in
         self.static: list = [None] * rec.n_in
         self.steps = [(s, tuple(frees.get(j, ()))) for j, s in enumerate(steps)]
@@ -246,17 +287,30 @@ class Tape:
         """Whether ``other`` recorded the same work (the same kernels, metadata, sizes and
         buffer roles)."""
         return (other is not None and other.eng is self.eng and other.n_in == self.n_in
-                and other.events == self.events and len(other.fixed_refs) == len(
-                    self.fixed_refs) and all(_target(a) is _target(b) for a, b in zip(
-                        other.fixed_refs, self.fixed_refs))
+                and other.alias == self.alias and other.events == self.events
+                and len(other.fixed_refs) == len(self.fixed_refs)
+                and all(_target(a) is _target(b) for a, b in zip(other.fixed_refs,
+                                                                 self.fixed_refs))
                 and [o[0] for o in other.outs] == [o[0] for o in self.outs])
 
     def replay(self, inputs: list) -> list | None:
         """Run the work again on ``inputs`` (arrays laid out as the recorded ones); the
-        output arrays, or None when a fixed buffer's array is gone (record again)."""
-        from .array import Array
+        output arrays, or None when a fixed buffer's array is gone, the inputs share
+        buffers otherwise than the recorded ones or a live upload has no data (record
+        again). The live uploads' data is computed first: a refused replay has changed
+        nothing."""
         eng = self.eng
+        datas = []
+        for fn, n in self.live:
+            d = fn()
+            if d is None or len(d) != n:
+                return None
+            datas.append(d)
         bufs: list[Any] = [a._st.buffer for a in inputs]
+        first: dict[int, int] = {}
+        for i, b in enumerate(bufs):  # inputs share buffers as the recorded ones did
+            if first.setdefault(id(b), i) != self.alias[i]:
+                return None
         stors: list[Any] = [a._s for a in inputs]
         for r in self.fixed_refs:
             st = _target(r)
@@ -291,17 +345,36 @@ class Tape:
                 if kind == _DISPATCH:
                     dispatch(step[1], step[2], [bufs[s] for s in step[3]], step[4])
                 elif kind == _ALLOC:
-                    st = alloc(step[2], step[3]) if step[4] is None else own[step[4]]
+                    if step[4] is None:
+                        recent = self.recent[step[1]]
+                        st = alloc(step[2], step[3], prefer=recent)
+                        if st.buffer not in recent:
+                            recent.append(st.buffer)
+                            if len(recent) > 2:
+                                del recent[0]
+                    else:
+                        st = own[step[4]]
                     stors[base + step[1]] = st
                     bufs[base + step[1]] = st.buffer
                 elif kind == _COPY:
                     eng.copy_buffer(bufs[step[1]], step[2], bufs[step[3]], step[4], step[5])
                 else:
-                    eng.queue.write_buffer(bufs[step[1]], 0, step[2])
+                    d, buf = step[2], bufs[step[1]]
+                    if type(d) is int:  # a live upload into an own buffer: staged
+                        eng.copy_buffer(eng.upload(datas[d], live=self.live[d][0]).buffer,
+                                        0, buf, 0, len(datas[d]))
+                    else:
+                        eng.queue.write_buffer(buf, 0, d)
+                        if eng._tape is not None:  # replayed inside another recording
+                            eng._tape.on_write(eng, buf, d)
                 for a in frees:
                     stors[base + a] = None
             return [Array(stors[s], shape, dt, strides, off)
                     for s, shape, dt, strides, off in self.out_slots]
+
+
+def _padded(data: bytes) -> bytes:
+    return data + b"\0" * (-len(data) % 4)
 
 
 def _target(ref: Any) -> Any:
@@ -311,8 +384,7 @@ def _target(ref: Any) -> Any:
 
 def describe(a: Any) -> tuple | None:
     """What a replay must find the same in an input array: its layout and dtype (None for
-    an array of another library)."""
-    from .array import Array
+    an array of another library). Called for every watched tensor of every call."""
     if not isinstance(a, Array):
         return None
     return (a.shape, a.dtype.name, a.strides, a.offset, a.engine.index)

@@ -203,3 +203,41 @@ def test_signatures_match_the_core_fallbacks(ext):
         mine = [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()]
         core = [(p.name, p.kind) for p in inspect.signature(get_fallback(name)).parameters.values()]
         assert mine == core, name
+
+
+@pytest.mark.parametrize("kind", ["sgd", "sgd_momentum", "adam", "adamw"])
+def test_multi_tensor_steps_match_the_single_ones(kind, xp, ext):
+    """The in-place multi-tensor steps compute what the per-parameter kernels do, bit for
+    bit (a non-contiguous gradient is copied first)."""
+    import volta_wgpu
+    shapes = [(7, 3), (300,), (2, 2, 5)]
+    host = [[_f32(*s) for s in shapes] for _ in range(4)]
+    host[3] = [np.abs(a) for a in host[3]]
+    p, g, m, v = ([xp.asarray(a) for a in col] for col in host)
+    g[0] = xp.asarray(np.ascontiguousarray(host[1][0].T)).T  # a transposed view
+    if kind.startswith("sgd"):
+        mom = 0.9 if kind == "sgd_momentum" else 0.0
+        hp = dict(lr=0.1, momentum=mom, dampening=0.1, weight_decay=0.01, nesterov=False,
+                  maximize=False)
+        want = [ext.sgd_step(xp, *a, **hp) for a in zip(p, g, m if mom else [None] * 3)]
+        assert ext.sgd_step_multi(xp, p, g, m if mom else [None] * 3, **hp)
+        got = [(a, b if mom else None) for a, b in zip(p, m)]
+    else:
+        hp = dict(step=4, lr=1e-2, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.01,
+                  maximize=True, decoupled=kind == "adamw")
+        want = [ext.adam_step(xp, *a, None, amsgrad=False, **hp)[:3] for a in zip(p, g, m, v)]
+        assert ext.adam_step_multi(xp, p, g, m, v, **hp)
+        got = list(zip(p, m, v))
+    for w_row, g_row in zip(want, got):
+        for a, b in zip(w_row, g_row):
+            if a is not None:
+                assert volta_wgpu.to_numpy(b).tobytes() == volta_wgpu.to_numpy(a).tobytes()
+
+
+def test_multi_tensor_step_declines_a_gradient_on_the_parameters_buffer(xp, ext):
+    """A buffer written by the in-place step may be bound once: a gradient that shares the
+    parameter's buffer sends the optimizer to the per-parameter path."""
+    p = xp.asarray(_f32(8))
+    assert not ext.sgd_step_multi(xp, [p], [p[:]], [None], lr=0.1, momentum=0.0,
+                                  dampening=0.0, weight_decay=0.0, nesterov=False,
+                                  maximize=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..backend.kernels import get_kernel
+from ..replay import host_args
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_betas
 
@@ -75,23 +76,32 @@ class Adam(Optimizer):
         if found is None:
             return False
         params, arrays, grads, ms, vs = found
-        steps = {self.state[p]["step"] for p in params}
-        if len(steps) != 1 or not isinstance(step := next(iter(steps)), int):
+        hp = self._multi_args(group, params)
+        if hp is None:
             return False
-        beta1, beta2 = group["betas"]
         kern = get_kernel(params[0].device.backend, "adam_step_multi")
-        if not kern(params[0].device.xp, arrays, grads, ms, vs, step=step + 1, lr=group["lr"],
-                    beta1=beta1, beta2=beta2, eps=group["eps"],
-                    weight_decay=group["weight_decay"], maximize=group["maximize"],
-                    decoupled=group["decoupled_weight_decay"]):
-            return False
+        with host_args(lambda: self._multi_args(group, params, done=True), group):
+            if not kern(params[0].device.xp, arrays, grads, ms, vs, **hp):
+                return False
         for p in params:  # updated in place
             state = self.state[p]
-            state["step"] = step + 1
+            state["step"] = hp["step"]
             p._version[0] += 1
             state["exp_avg"]._version[0] += 1
             state["exp_avg_sq"]._version[0] += 1
         return True
+
+    def _multi_args(self, group: dict, params: list, done: bool = False) -> dict | None:
+        """The host arguments of the group's next ``adam_step_multi`` call, or with
+        ``done`` of the call that advanced the step counts to what they are (None when the
+        parameters' step counts differ)."""
+        steps = {self.state[p].get("step") for p in params}
+        if len(steps) != 1 or type(step := next(iter(steps))) is not int:
+            return None
+        beta1, beta2 = group["betas"]
+        return dict(step=step if done else step + 1, lr=group["lr"], beta1=beta1,
+                    beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                    maximize=group["maximize"], decoupled=group["decoupled_weight_decay"])
 
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]

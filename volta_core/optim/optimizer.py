@@ -15,6 +15,7 @@ from typing import Any
 from ..autograd.grad_mode import enable_grad
 from ..backend.kernels import get_kernel
 from ..errors import GraphCaptureError
+from ..replay import fixed_host_args
 from ..tensor import Tensor
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (``SGD``'s lr in PyTorch 1.x)
@@ -150,6 +151,7 @@ class Optimizer:
         for group in self.param_groups:
             if self._step_group(group):
                 continue
+            fixed_host_args(group)  # its lr goes into the work as a constant
             for p in group["params"]:
                 if p.grad is not None:
                     if p.dtype.itemsize == 2:  # float16 / bfloat16
@@ -204,6 +206,10 @@ class Optimizer:
     def _step_group(self, group: dict) -> bool:
         """Update the whole group with one multi-tensor kernel, if the optimizer and the
         backend can; returns whether it did (else ``step`` updates parameter by parameter).
+
+        The kernel call runs inside :class:`volta_core.compiler.host_args`, so that a
+        replay of a recorded step (``vt.compile(mode="reduce-overhead")``) recomputes the
+        arguments that change from step to step.
         """
         return False
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..backend.kernels import get_kernel
+from ..replay import host_args
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_range
 
@@ -73,17 +74,23 @@ class SGD(Optimizer):
             return False
         params, arrays, grads, *bufs = found
         kern = get_kernel(params[0].device.backend, "sgd_step_multi")
-        if not kern(params[0].device.xp, arrays, grads, bufs[0] if bufs else [None] * len(params),
-                    lr=group["lr"], momentum=group["momentum"],
-                    dampening=group["dampening"], weight_decay=group["weight_decay"],
-                    nesterov=group["nesterov"], maximize=group["maximize"]):
-            return False
+        with host_args(lambda: self._multi_args(group), group):
+            if not kern(params[0].device.xp, arrays, grads,
+                        bufs[0] if bufs else [None] * len(params), **self._multi_args(group)):
+                return False
         for p in params:  # updated in place
             p._version[0] += 1
         if bufs:
             for p in params:
                 self.state[p]["momentum_buffer"]._version[0] += 1
         return True
+
+    @staticmethod
+    def _multi_args(group: dict) -> dict:
+        """The host arguments of the group's ``sgd_step_multi`` call."""
+        return dict(lr=group["lr"], momentum=group["momentum"], dampening=group["dampening"],
+                    weight_decay=group["weight_decay"], nesterov=group["nesterov"],
+                    maximize=group["maximize"])
 
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]

@@ -182,6 +182,26 @@ def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
     return O.adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, **hp)
 
 
+def sgd_step_multi(xp: Any, params: list, grads: list, momentum_buffers: list, *, lr: float,
+                   momentum: float, dampening: float, weight_decay: float, nesterov: bool,
+                   maximize: bool) -> bool:
+    """SGD over a group in place (see ``volta_core.optim.kernels.sgd_step_multi``); False
+    where the arrays do not fit (then the optimizer steps parameter by parameter)."""
+    return O.sgd_step_multi(params, grads, momentum_buffers, lr=lr, momentum=momentum,
+                            dampening=dampening, weight_decay=weight_decay,
+                            nesterov=nesterov, maximize=maximize)
+
+
+def adam_step_multi(xp: Any, params: list, grads: list, exp_avgs: list, exp_avg_sqs: list,
+                    *, step: int, lr: float, beta1: float, beta2: float, eps: float,
+                    weight_decay: float, maximize: bool, decoupled: bool) -> bool:
+    """Adam/AdamW over a group in place (see ``volta_core.optim.kernels.adam_step_multi``);
+    False where the arrays do not fit."""
+    return O.adam_step_multi(params, grads, exp_avgs, exp_avg_sqs, step=step, lr=lr,
+                             beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                             maximize=maximize, decoupled=decoupled)
+
+
 def rmsprop_step(xp: Any, param: Any, grad: Any, square_avg: Any, grad_avg: Any,
                  momentum_buffer: Any, *, lr: float, alpha: float, eps: float,
                  weight_decay: float, momentum: float, centered: bool,
@@ -218,4 +238,4 @@ def erf(xp: Any, x: Any) -> Any:
 KERNELS: dict[str, Callable] = {f.__name__: f for f in (
     conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, avg_pool2d,
     avg_pool2d_backward, scatter_add, embedding_backward, cross_entropy, layer_norm,
-    sgd_step, adam_step, rmsprop_step, adagrad_step, erf)}
+    sgd_step, adam_step, sgd_step_multi, adam_step_multi, rmsprop_step, adagrad_step, erf)}

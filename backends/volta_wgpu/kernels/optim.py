@@ -5,17 +5,25 @@ new parameter and state in one dispatch (the core's fallbacks in
 ``volta_core.optim.kernels`` take 5-15 ops). Hyper-parameters are metadata words, so a
 changing learning rate does not recompile; the options that change the algorithm
 (momentum on/off, nesterov, amsgrad, ...) pick the pipeline.
+
+The multi-tensor steps (``sgd_step_multi``, ``adam_step_multi``: a whole parameter group,
+in place) read their hyper-parameters from a small uploaded buffer instead, one per
+group and step. Recorded by ``vt.compile(mode="reduce-overhead")``, that upload is
+*live*: each replay writes the values the optimizer's ``recompute`` gives (Adam's step
+count and bias corrections, a scheduler's new learning rate, see
+``volta_core.compiler.host_args``), so the recorded dispatches stay valid.
 """
 
 from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 
 from .. import codegen as cg
 from .. import dtypes as D
 from ..array import Array, new_array
-from ..engine import groups_for
+from ..engine import Engine, Storage, groups_for
 
 
 def _src(n_in: int, n_out: int, n_sc: int, body: str) -> tuple[str, int, int, int]:
@@ -70,6 +78,161 @@ def fused(key: tuple, inputs: list[Array], n_out: int, scalars: list[float],
     return outs
 
 
+def inplace(key: tuple, writes: list[Array], reads: list[Array], ids: tuple[int, ...],
+            scalars: Storage, body: str) -> None:
+    """Run ``body`` elementwise in place over float32 arrays of one shape (the writes
+    contiguous): array ``k`` of ``writes + reads`` is ``i{ids[k]}`` in ``body``, the
+    float32 values in ``scalars`` are ``s0, s1, ...``, and the ``o{j}`` it assigns go back
+    into ``writes[j]``."""
+    reads = [_contig(a) for a in reads]
+    x = writes[0]
+    n = x.size
+    if n == 0:
+        return
+    eng = x.engine
+    arrs = writes + reads
+
+    def make() -> tuple[str, int, int, int]:
+        words = 1 + len(arrs)
+        f = D.float32
+        names = [f"w{k}" for k in range(len(writes))] + [f"r{k}" for k in range(len(reads))]
+        lines = [f"  if (gi >= {cg.word(0)}) {{ return; }}"]
+        lines += [f"  let s{k} = sc[{k}];" for k in range(scalars.nbytes // 4)]
+        # the element indices first: ``body`` may shadow the metadata ``m``
+        lines += [f"  let at{k} = {cg.word(1 + k)} + gi;" for k in range(len(arrs))]
+        lines += [f"  let i{i} = {nm}[at{k}];" for k, (i, nm) in enumerate(zip(ids, names))]
+        lines += [f"  var o{k} = 0.0;" for k in range(len(writes))]
+        lines.append(body)
+        lines += [f"  w{k}[at{k}] = o{k};" for k in range(len(writes))]
+        src = cg.header([f], words, [(f"w{k}", f) for k in range(len(writes))],
+                        [(f"r{k}", f) for k in range(len(reads))] + [("sc", f)])
+        return src + cg.main_1d("\n".join(lines)), words, len(writes), len(reads) + 1
+
+    kern = eng.kernel(("inplace_optim", key, ids, scalars.nbytes), make)
+    words = [n] + [a.offset for a in arrs]
+    eng.dispatch(kern, struct.pack(f"<{len(words)}I", *words),
+                 [a._st.buffer for a in arrs] + [scalars.buffer], groups_for(n))
+
+
+def _scalar_buffer(values: list[float], eng: Engine, recompute: Callable | None,
+                   again: Callable) -> Storage:
+    """The float32 ``values`` in a new buffer; with ``recompute`` (a live host-argument
+    source, see ``volta_core.compiler.host_args``), a recording of the call writes
+    ``again(**recompute())`` there on each replay instead."""
+    data = struct.pack(f"<{len(values)}f", *values)
+    live = None
+    if recompute is not None:
+        def live() -> bytes | None:
+            hp = recompute()
+            vals = None if hp is None else again(**hp)
+            return None if vals is None else struct.pack(f"<{len(vals)}f", *vals)
+    return eng.upload(data, live=live)
+
+
+def _multi_ok(*lists: list) -> bool:
+    """Whether the lists (parameters, gradients, state) hold float32 wgpu arrays of one
+    engine, as many in each list, each parameter's arrays of its shape and in buffers of
+    their own."""
+    first = lists[0]
+    if not first or not supported(*(a for col in lists for a in col)):
+        return False
+    eng = first[0].engine
+    if not (all(len(col) == len(first) and all(a.engine is eng for a in col) for col in lists)
+            and all(a.shape == row[0].shape for row in zip(*lists) for a in row)):
+        return False
+    # one dispatch binds a parameter's arrays together: a buffer written there may be
+    # bound once only (a gradient that is a view of the parameter: the per-parameter path)
+    return all(len({id(a._st.buffer) for a in row}) == len(row) for row in zip(*lists))
+
+
+def _live_source() -> Callable | None:
+    from volta_core.replay import live_host_args
+    return live_host_args()
+
+
+def sgd_step_multi(params: list, grads: list, bufs: list, *, lr: float, momentum: float,
+                   dampening: float, weight_decay: float, nesterov: bool,
+                   maximize: bool) -> bool:
+    """SGD over a group in place (``volta_core.optim.kernels.sgd_step_multi``'s contract):
+    one dispatch per parameter, the hyper-parameters in one live buffer."""
+    cols = [params, grads] + ([bufs] if momentum != 0 else [])
+    if (momentum != 0 and any(b is None for b in bufs)) or not _multi_ok(*cols) or \
+            not all(a.is_contiguous for col in cols[:1] + cols[2:] for a in col):
+        return False
+    flags = (maximize, weight_decay != 0, momentum != 0, nesterov)
+
+    def scalars(lr: float, momentum: float, dampening: float, weight_decay: float,
+                nesterov: bool, maximize: bool) -> list | None:
+        if (maximize, weight_decay != 0, momentum != 0, nesterov) != flags:
+            return None  # another pipeline: the recording does not apply
+        return [lr, weight_decay, momentum, 1.0 - dampening]
+
+    sc = _scalar_buffer(scalars(lr, momentum, dampening, weight_decay, nesterov, maximize),
+                        params[0].engine, _live_source(), scalars)
+    body = _sgd_body(maximize, weight_decay != 0, momentum != 0, False, nesterov)
+    for k, p in enumerate(params):
+        if momentum != 0:
+            inplace(("sgd",) + flags, [p, bufs[k]], [grads[k]], (0, 2, 1), sc, body)
+        else:
+            inplace(("sgd",) + flags, [p], [grads[k]], (0, 1), sc, body)
+    return True
+
+
+def adam_step_multi(params: list, grads: list, exp_avgs: list, exp_avg_sqs: list, *,
+                    step: int, lr: float, beta1: float, beta2: float, eps: float,
+                    weight_decay: float, maximize: bool, decoupled: bool) -> bool:
+    """Adam/AdamW over a group in place (``volta_core.optim.kernels.adam_step_multi``'s
+    contract): one dispatch per parameter, the step-dependent scalars in one live buffer
+    (computed on the host as ``adam_step`` does, so the results are the same bit for
+    bit)."""
+    cols = [params, grads, exp_avgs, exp_avg_sqs]
+    if not _multi_ok(*cols) or not all(a.is_contiguous for col in (params, exp_avgs,
+                                                                      exp_avg_sqs)
+                                       for a in col):
+        return False
+    wd = weight_decay != 0
+    flags = (maximize, wd, decoupled)
+
+    def scalars(step: int, lr: float, beta1: float, beta2: float, eps: float,
+                weight_decay: float, maximize: bool, decoupled: bool) -> list | None:
+        if (maximize, weight_decay != 0, decoupled) != flags:
+            return None
+        return _adam_scalars(step, lr, beta1, beta2, eps, weight_decay)
+
+    sc = _scalar_buffer(scalars(step, lr, beta1, beta2, eps, weight_decay, maximize,
+                                decoupled), params[0].engine, _live_source(), scalars)
+    body = _adam_body(maximize, wd, decoupled, amsgrad=False)
+    for k, p in enumerate(params):
+        inplace(("adam",) + flags, [p, exp_avgs[k], exp_avg_sqs[k]], [grads[k]], (0, 2, 3, 1),
+                sc, body)
+    return True
+
+
+def _adam_scalars(step: int, lr: float, beta1: float, beta2: float, eps: float,
+                  weight_decay: float) -> list[float]:
+    """``s0..s7`` of the Adam kernels (see :func:`_adam_body`)."""
+    bias1 = 1.0 - beta1 ** step
+    return [1.0 - lr * weight_decay, weight_decay, 1.0 - beta1, beta2, 1.0 - beta2,
+            math.sqrt(1.0 - beta2 ** step), eps, lr / bias1]
+
+
+def _adam_body(maximize: bool, wd: bool, decoupled: bool, amsgrad: bool) -> str:
+    """Adam's WGSL over ``i0`` param, ``i1`` grad, ``i2`` exp_avg, ``i3`` exp_avg_sq
+    (``i4`` max_exp_avg_sq), assigning ``o0`` param, ``o1``, ``o2`` (``o3``)."""
+    body = ["  var p = i0;", _grad(maximize, 1.0 if wd and not decoupled else 0)]
+    if wd and decoupled:
+        body.append("  p = p * s0;")
+    body.append("  let m = i2 + s2 * (g - i2);")
+    body.append("  let v = s3 * i3 + s4 * (g * g);")
+    if amsgrad:
+        body.append("  let mx = max(i4, v); o3 = mx;")
+        body.append("  let denom = sqrt(mx) / s5 + s6;")
+    else:
+        body.append("  let denom = sqrt(v) / s5 + s6;")
+    body.append("  o0 = p - s7 * (m / denom); o1 = m; o2 = v;")
+    return "\n".join(body)
+
+
 def supported(*arrays: object) -> bool:
     """Whether every given array (None skipped) is a float32 wgpu array."""
     return all(a is None or (isinstance(a, Array) and a.dtype is D.float32) for a in arrays)
@@ -86,22 +249,24 @@ def sgd_step(param: Array, grad: Array, buf: Array | None, *, lr: float, momentu
              dampening: float, weight_decay: float, nesterov: bool, maximize: bool
              ) -> tuple[Array, Array | None]:
     """SGD with optional momentum/nesterov/weight decay: ``(param, momentum_buffer)``."""
-    body = [_grad(maximize, weight_decay)]
-    inputs = [param, grad]
-    if momentum != 0:
-        if buf is None:
-            body.append("  let b = g;")
-        else:
-            inputs.append(buf)
-            body.append("  let b = s2 * i2 + s3 * g;")
-        body.append("  g = g + s2 * b;" if nesterov else "  g = b;")
-        body.append("  o1 = b;")
-    body.append("  o0 = i0 - s0 * g;")
+    inputs = [param, grad] + ([buf] if momentum != 0 and buf is not None else [])
     n_out = 2 if momentum != 0 else 1
     key = ("sgd", maximize, weight_decay != 0, momentum != 0, buf is None, nesterov)
     outs = fused(key, inputs, n_out, [lr, weight_decay, momentum, 1.0 - dampening],
-                 "\n".join(body))
+                 _sgd_body(maximize, weight_decay != 0, momentum != 0, buf is None, nesterov))
     return outs[0], (outs[1] if momentum != 0 else None)
+
+
+def _sgd_body(maximize: bool, wd: bool, momentum: bool, first: bool, nesterov: bool) -> str:
+    """SGD's WGSL over ``i0`` param, ``i1`` grad, ``i2`` momentum buffer (not read on the
+    ``first`` step), assigning ``o0`` param (and ``o1`` buffer)."""
+    body = [_grad(maximize, 1.0 if wd else 0.0)]
+    if momentum:
+        body.append("  let b = g;" if first else "  let b = s2 * i2 + s3 * g;")
+        body.append("  g = g + s2 * b;" if nesterov else "  g = b;")
+        body.append("  o1 = b;")
+    body.append("  o0 = i0 - s0 * g;")
+    return "\n".join(body)
 
 
 def adam_step(param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array,
@@ -110,24 +275,11 @@ def adam_step(param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array,
               decoupled: bool) -> tuple[Array, Array, Array, Array | None]:
     """Adam / AdamW: ``(param, exp_avg, exp_avg_sq, max_exp_avg_sq)``."""
     wd = weight_decay != 0
-    body = ["  var p = i0;", _grad(maximize, weight_decay if wd and not decoupled else 0)]
-    if wd and decoupled:
-        body.append("  p = p * s0;")
-    body.append("  let m = i2 + s2 * (g - i2);")
-    body.append("  let v = s3 * i3 + s4 * (g * g);")
-    inputs = [param, grad, exp_avg, exp_avg_sq]
-    if amsgrad:
-        inputs.append(max_sq)
-        body.append("  let mx = max(i4, v); o3 = mx;")
-        body.append("  let denom = sqrt(mx) / s5 + s6;")
-    else:
-        body.append("  let denom = sqrt(v) / s5 + s6;")
-    body.append("  o0 = p - s7 * (m / denom); o1 = m; o2 = v;")
-    bias1 = 1.0 - beta1 ** step
-    scalars = [1.0 - lr * weight_decay, weight_decay, 1.0 - beta1, beta2, 1.0 - beta2,
-               math.sqrt(1.0 - beta2 ** step), eps, lr / bias1]
+    inputs = [param, grad, exp_avg, exp_avg_sq] + ([max_sq] if amsgrad else [])
+    scalars = _adam_scalars(step, lr, beta1, beta2, eps, weight_decay)
     key = ("adam", maximize, wd, decoupled, amsgrad)
-    outs = fused(key, inputs, 4 if amsgrad else 3, scalars, "\n".join(body))
+    outs = fused(key, inputs, 4 if amsgrad else 3, scalars,
+                 _adam_body(maximize, wd, decoupled, amsgrad))
     return outs[0], outs[1], outs[2], (outs[3] if amsgrad else None)
 
 
