@@ -156,10 +156,14 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
             # each input gradient is dropped as soon as it is handed on, so that leaf hooks
             # (FSDP's reduce-scatter, DDP's buckets) don't run while its siblings are alive
             g, in_grads = None, list(in_grads)
-            for i, p in zip(range(len(in_grads)), node.parents):
-                ig, in_grads[i] = in_grads[i], None
+            parents = node.parents
+            if len(in_grads) < len(parents):  # a backward that leaves out trailing inputs
+                parents = parents[:len(in_grads)]
+            for i, p in enumerate(parents):
                 if p is None:
                     continue
+                ig = in_grads[i]
+                in_grads[i] = None
                 if type(p) is Tensor:
                     if ig is not None:
                         _add_leaf(leaf_grads, p, ig)
