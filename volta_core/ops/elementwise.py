@@ -176,7 +176,10 @@ def sigmoid_backward_kernel(xp: Any, grad: Any, y: Any) -> Any:
 def _fused_backward(ctx: Function, name: str, g: Tensor, y: Tensor) -> Tensor | None:
     """``name``'s one-kernel gradient, or None where Tensor ops must run (create_graph,
     mixed dtypes, bfloat16 whose Python-float arithmetic NumPy widens)."""
-    if _grad_state.enabled or g.dtype is not y.dtype or y.dtype is bfloat16:
+    if _grad_state.enabled:
+        return None
+    dt = g.dtype
+    if dt is bfloat16 or y.dtype is not dt:
         return None
     kern = get_kernel(ctx.device.backend, name)
     return Tensor._make(kern(ctx.xp, g.array, y.array), ctx.device)
