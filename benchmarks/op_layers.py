@@ -12,7 +12,8 @@ tensor that requires grad), the host time of:
 
 then the whole chain's forward and backward per op, next to PyTorch's when installed
 (``backward`` there includes the engine: ordering, handing gradients on, accumulation).
-Medians of short timing loops; on a GPU the host time of queued work (no sync per op).
+Per call: the fastest of several timing loops; per op of the chain: the median of runs.
+On a GPU it is the host time of queued work (no sync per op).
 
 Usage: python benchmarks/op_layers.py [--device cpu] [--threads 1]
 """
@@ -25,9 +26,10 @@ import time
 import timeit
 
 
-def _ns(fn, number: int = 5000, repeat: int = 7) -> float:
-    """Median nanoseconds per call of ``fn`` over ``repeat`` loops of ``number`` calls."""
-    return statistics.median(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e9
+def _ns(fn, number: int = 5000, repeat: int = 9) -> float:
+    """Nanoseconds per call of ``fn``: the fastest of ``repeat`` loops of ``number`` calls
+    (the least disturbed by other work on a shared machine)."""
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e9
 
 
 def _chain_us(lib, make_leaf, sync, n_ops: int = 100, repeat: int = 100) -> tuple:
@@ -72,7 +74,7 @@ def main() -> None:
         "sub": (lambda: ya - 0.5, lambda: E.Sub.apply(y, 0.5), lambda: y - 0.5),
     }
     g = vt.ones(16, device=args.device)
-    print(f"volta on {args.device}, {args.threads} threads: ns per call (median)")
+    print(f"volta on {args.device}, {args.threads} threads: ns per call")
     print(f"{'op':6s}{'kernel':>9s}{'apply':>9s}{'method':>9s}{'backward':>10s}")
     for name, (kernel, apply, method) in ops.items():
         node = method().grad_fn
