@@ -235,7 +235,10 @@ def backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None = None,
             return
         g = _run_leaf_hooks(leaf, g)
         if not create_graph:
-            g = g.detach()
+            # the values without the history, and not a view of the gradient either: the
+            # same gradient may be the caller's `gradient=` or another leaf's (x + y), and
+            # an in-place change of x.grad must not reach them (PyTorch clones there)
+            g = Tensor._make(g.array, g.device)
         if g.array.shape != leaf.array.shape:
             raise ShapeError(f"backward: gradient of shape {g.shape} for a leaf of shape "
                              f"{leaf.shape}")
