@@ -116,7 +116,9 @@ class Tensor:
     @property
     def dtype(self) -> DType:
         """The element type, a :class:`volta_core.DType`."""
-        return self.device.volta_dtype(self._data.dtype)
+        native = self._data.dtype
+        d = self.device._dtypes.get(native)  # the device's cache, read inline: a hot path
+        return d if d is not None else self.device.volta_dtype(native)
 
     @property
     def ndim(self) -> int:

@@ -178,6 +178,7 @@ class StaleMultiView(Function):
 
     def __init__(self, shape: tuple) -> None:
         self.shape = shape
+        self.parents = ()
 
     def error(self) -> AutogradError:
         return AutogradError(

@@ -275,3 +275,26 @@ def test_leaf_hooks_run_after_a_nodes_other_gradients_are_released():
     b.register_post_accumulate_grad_hook(check)
     vt.nn.functional.linear(x, w, b).sum().backward()
     assert seen == {"w": seen["w"], "alive": False}
+
+
+@pytest.mark.parametrize("case", ["shared", "caller", "sum"])
+def test_leaf_grad_is_its_own_tensor(case):
+    # as PyTorch's AccumulateGrad: x.grad aliases neither the caller's gradient, nor the
+    # gradient another leaf got, nor an expanded view; an in-place change stays in x.grad
+    torch = pytest.importorskip("torch")
+    results = []
+    for m in (vt, torch):
+        x = m.zeros(3, requires_grad=True)
+        y = m.zeros(3, requires_grad=True)
+        v = m.ones(3)
+        if case == "shared":
+            (x + y).backward(v)
+        elif case == "caller":
+            x.backward(v)
+        else:
+            x.sum().backward()
+        with m.no_grad():
+            x.grad.add_(1.0)
+        results.append((x.grad.tolist(), v.tolist(),
+                        None if y.grad is None else y.grad.tolist(), x.grad.stride()))
+    assert results[0] == results[1]

@@ -11,6 +11,7 @@ from ..errors import AutogradError, DeviceError, ShapeError
 from ..tensor import Tensor
 from .function import _FREED, Function, check_saved_versions
 from .grad_mode import set_grad_enabled
+from .grad_mode import state as _grad_state
 
 _queued = threading.local()  # per thread: one list of callbacks per running backward()
 
@@ -120,7 +121,7 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                 _add_leaf(leaf_grads, t, g)
                 continue
             prev = node_grads.get(t.grad_fn)
-            node_grads[t.grad_fn] = g if prev is None else prev + g
+            node_grads[t.grad_fn] = g if prev is None else _plus(prev, g)
             if t.grad_fn not in roots:
                 roots.append(t.grad_fn)
         deps, leaf_deps = _order(roots)
@@ -155,10 +156,14 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
             # each input gradient is dropped as soon as it is handed on, so that leaf hooks
             # (FSDP's reduce-scatter, DDP's buckets) don't run while its siblings are alive
             g, in_grads = None, list(in_grads)
-            for i, p in zip(range(len(in_grads)), node.parents):
-                ig, in_grads[i] = in_grads[i], None
+            parents = node.parents
+            if len(in_grads) < len(parents):  # a backward that leaves out trailing inputs
+                parents = parents[:len(in_grads)]
+            for i, p in enumerate(parents):
                 if p is None:
                     continue
+                ig = in_grads[i]
+                in_grads[i] = None
                 if type(p) is Tensor:
                     if ig is not None:
                         _add_leaf(leaf_grads, p, ig)
@@ -169,7 +174,7 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                     continue
                 if ig is not None:
                     prev = node_grads.get(p)
-                    node_grads[p] = ig if prev is None else prev + ig
+                    node_grads[p] = ig if prev is None else _plus(prev, ig)
                 d = deps[p] - 1
                 deps[p] = d
                 if d == 0:
@@ -184,7 +189,19 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
 
 def _add_leaf(leaf_grads: dict, leaf: Tensor, g: Tensor) -> None:
     entry = leaf_grads.get(id(leaf))
-    leaf_grads[id(leaf)] = (leaf, g) if entry is None else (leaf, entry[1] + g)
+    leaf_grads[id(leaf)] = (leaf, g) if entry is None else (leaf, _plus(entry[1], g))
+
+
+def _plus(a: Tensor, b: Tensor) -> Tensor:
+    """The sum of two gradients of one tensor. A plain backward records nothing, so where
+    the Tensor op's result is the arrays' sum as is (same device, dtype and shape) it is
+    taken on the arrays, without an op dispatch; else (create_graph, promotion,
+    broadcasting) the Tensor op."""
+    if not _grad_state.enabled and a.device is b.device:
+        x, y = a.array, b.array
+        if x.dtype == y.dtype and x.shape == y.shape:
+            return Tensor._make(x + y, a.device)
+    return a + b
 
 
 def _run_leaf_hooks(leaf: Tensor, g: Tensor) -> Tensor:
@@ -218,7 +235,10 @@ def backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None = None,
             return
         g = _run_leaf_hooks(leaf, g)
         if not create_graph:
-            g = g.detach()
+            # the values without the history, and not a view of the gradient either: the
+            # same gradient may be the caller's `gradient=` or another leaf's (x + y), and
+            # an in-place change of x.grad must not reach them (PyTorch clones there)
+            g = Tensor._make(g.array, g.device)
         if g.array.shape != leaf.array.shape:
             raise ShapeError(f"backward: gradient of shape {g.shape} for a leaf of shape "
                              f"{leaf.shape}")

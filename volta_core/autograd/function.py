@@ -25,6 +25,8 @@ from .grad_mode import state as _grad_state
 
 _FREED = ()  # the saved-values marker of a node whose graph was freed
 RESULT = -1  # in ``pytorch_saves``: the op's output
+_NUMBERS = frozenset((int, float, bool, complex))
+_UNRECORDED = (False,) * 8  # needs_input_grad of an unrecorded call (up to 8 inputs)
 
 
 class _Tracing(threading.local):
@@ -47,6 +49,11 @@ class Function:
         needs_input_grad: one bool per positional argument.
     """
 
+    # the bookkeeping every call sets, as slots (cheaper to set than instance-dict entries);
+    # an op's own attributes (ctx.shapes, ...) go to the instance dict
+    __slots__ = ("device", "xp", "needs_input_grad", "parents", "out_meta", "_to_save",
+                 "_saved", "__dict__", "__weakref__")
+
     differentiable = True  # False for ops whose output has no gradient (comparisons)
     # What PyTorch's backward of this op saves (its derivatives.yaml: self, other, result),
     # as one tuple per positional argument, in order: the positions of the arguments (or
@@ -61,15 +68,10 @@ class Function:
     saves_as_pytorch = False
     stale = False  # True for a node that must not get children (views.StaleMultiView)
 
-    # engine bookkeeping, set only when the op is recorded
-    parents: tuple = ()
+    # engine bookkeeping, set only when the op is recorded (parents, _saved: slots above)
     hooks: list | None = None
     retained: Any = None
-    _saved: Any = None
-    _to_save: tuple = ()
     _watched: Any = None  # [(version counter, version at forward)] of pytorch_saves
-    # forward may read it to save less; what an unrecorded call sees (up to 8 inputs)
-    needs_input_grad: tuple = (False,) * 8
 
     def forward(ctx, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -109,7 +111,6 @@ class Function:
         """Run the op on Tensors (and Python values), recording it when needed."""
         if TRACES and tracing.hook is not None:  # an exporter traces this thread: it records
             return tracing.hook(cls, args, kwargs)
-        ctx = cls.__new__(cls)
         dev = None
         requires = False
         arrays = []
@@ -127,9 +128,11 @@ class Function:
                 arrays.append(a)
         if dev is None:
             raise TypeError(f"{cls.__name__}: expected at least one Tensor argument")
+        ctx = cls.__new__(cls)
         ctx.device = dev
         ctx.xp = dev.xp
-        if not (requires and _grad_state.enabled and cls.differentiable):
+        if not (requires and cls.differentiable and _grad_state.enabled):
+            ctx.needs_input_grad = _UNRECORDED  # forward may read it to save less
             return Tensor._make(ctx.forward(*arrays, **kwargs), dev)
         parents = []
         needs = []
@@ -147,8 +150,9 @@ class Function:
                 needs.append(False)
         # known before forward, so that forward saves only what backward will need
         ctx.needs_input_grad = tuple(needs)
-        out = ctx.forward(*arrays, **kwargs)
         ctx.parents = tuple(parents)
+        ctx._to_save = ()
+        out = ctx.forward(*arrays, **kwargs)
         ctx.out_meta = (out.shape, out.dtype)  # for error messages and graph drawings
         result = Tensor._make(out, dev, True, ctx)
         if cls.pytorch_saves and not ctx.saves_as_pytorch:  # ctx: forward may override
@@ -156,6 +160,8 @@ class Function:
         if ctx._to_save:
             ctx._saved = _pack(ctx, args, out, result)
             ctx._to_save = ()
+        else:
+            ctx._saved = None
         return result
 
     @property
@@ -169,6 +175,9 @@ def _pack(ctx: Function, args: tuple, out: Any, result: Tensor) -> list:
     for s in ctx._to_save:
         if s is out:
             saved.append((1, s, (result._version, result._version[0])))
+            continue
+        if s is None or type(s) in _NUMBERS:  # never a tensor's array
+            saved.append((3, s, None))
             continue
         match = None
         for a in args:

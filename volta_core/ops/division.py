@@ -14,7 +14,7 @@ from ..autograd.function import Function, no_derivative
 from ..errors import DTypeError, VoltaError
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, promote_pair
-from .elementwise import _arrays, shape_of_raw
+from .elementwise import _arrays, operand_shapes
 from .inplace import inplace
 
 try:
@@ -29,7 +29,7 @@ _MODES = ("trunc", "floor")
 class RoundedDiv(Function):
     def forward(ctx, a, b, mode="floor"):
         xp = ctx.xp
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.shapes = operand_shapes(a, b)
         a, b = _arrays(xp, a, b)
         integer = not ctx.device.volta_dtype(a.dtype).is_floating_point
         # nothing to divide (an empty operand): no error, as in PyTorch

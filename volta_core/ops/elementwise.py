@@ -177,7 +177,10 @@ def sigmoid_backward_kernel(xp: Any, grad: Any, y: Any) -> Any:
 def _fused_backward(ctx: Function, name: str, g: Tensor, y: Tensor) -> Tensor | None:
     """``name``'s one-kernel gradient, or None where Tensor ops must run (create_graph,
     mixed dtypes, bfloat16 whose Python-float arithmetic NumPy widens)."""
-    if _grad_state.enabled or g.dtype is not y.dtype or y.dtype is bfloat16:
+    if _grad_state.enabled:
+        return None
+    dt = g.dtype
+    if dt is bfloat16 or y.dtype is not dt:
         return None
     kern = get_kernel(ctx.device.backend, name)
     return Tensor._make(kern(ctx.xp, g.array, y.array), ctx.device)
@@ -327,6 +330,8 @@ def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True,
     a bfloat16 input is served as it is instead of through float32."""
     def op(x: Tensor) -> Tensor:
         dt = x.dtype
+        if dt.kind == "f" and dt is not bfloat16:  # the common case: no check applies
+            return cls.apply(x)
         if not bool_ok and dt.kind == "b":
             raise DTypeError(f"{name}: not implemented for bool tensors (as in PyTorch); "
                              "convert with .int() or .float() first")
@@ -379,7 +384,9 @@ abs = _unary(Abs, "abs", floating=False, bool_ok=False,  # noqa: A001 - users' n
 
 class Add(Function):
     def forward(ctx, a, b):
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        needs = ctx.needs_input_grad  # all False when not recording
+        if needs[0] or needs[1]:
+            ctx.shapes = operand_shapes(a, b)
         if getattr(a, "dtype", None) == ctx.xp.bool:  # bool + bool is `or`, as in PyTorch
             return ctx.xp.logical_or(a, b)
         return a + b
@@ -392,7 +399,9 @@ class Add(Function):
 
 class Sub(Function):
     def forward(ctx, a, b):
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        needs = ctx.needs_input_grad  # all False when not recording
+        if needs[0] or needs[1]:
+            ctx.shapes = operand_shapes(a, b)
         return a - b
 
     def backward(ctx, g):
@@ -409,7 +418,7 @@ class Mul(Function):
         needs = ctx.needs_input_grad  # all False when not recording
         na, nb = needs[0], needs[1]
         if na or nb:
-            ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+            ctx.shapes = operand_shapes(a, b)
             # keep only what backward reads: a later in-place change of the other is fine
             ctx.save_for_backward(b if na else None, a if nb else None)
         return a * b
@@ -429,7 +438,7 @@ class Div(Function):
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad  # all False when not recording
         if needs[0] or needs[1]:
-            ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+            ctx.shapes = operand_shapes(a, b)
             ctx.save_for_backward(a if needs[1] else None, b)
         return a / b
 
@@ -448,7 +457,7 @@ class Pow(Function):
     def forward(ctx, a, b):
         xp = ctx.xp
         na, nb = ctx.needs_input_grad[:2]  # all False when not recording
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.shapes = operand_shapes(a, b)
         if hasattr(b, "dtype") and not ctx.device.volta_dtype(b.dtype).is_floating_point:
             y = _int_pow(xp, a, b)
         elif type(b) is float and b == 0.5:  # PyTorch takes sqrt/rsqrt: NaN at -inf
@@ -528,7 +537,7 @@ class Maximum(Function):
     def forward(ctx, a, b):
         xp = ctx.xp
         a, b = _arrays(xp, a, b)
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.shapes = operand_shapes(a, b)
         if ctx.device.volta_dtype(a.dtype).is_floating_point:  # integers have no gradient
             # weights from 0-d arrays of a's dtype: NumPy's bfloat16 with a Python float
             # would give float32
@@ -558,7 +567,7 @@ class Remainder(Function):
 
     def forward(ctx, a, b):
         xp = ctx.xp
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.shapes = operand_shapes(a, b)
         if ctx.device.volta_dtype(getattr(a, "dtype", getattr(b, "dtype", None))
                                   ).is_floating_point:  # integers have no gradient
             a, b = _arrays(xp, a, b)
@@ -585,7 +594,7 @@ class Fmod(Function):
     def forward(ctx, a, b):
         xp = ctx.xp
         a, b = _arrays(xp, a, b)
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.shapes = operand_shapes(a, b)
         if ctx.device.volta_dtype(a.dtype).is_floating_point:
             # on magnitudes Python's remainder is exactly fmod; the sign then comes from a
             # (xp.remainder, not %: the backend's own, right for an infinite divisor)
@@ -628,6 +637,13 @@ def _arrays(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
 def shape_of_raw(a: Any) -> tuple[int, ...]:
     """Shape of a backend array, or () for a Python scalar."""
     return tuple(a.shape) if hasattr(a, "shape") else ()
+
+
+def operand_shapes(a: Any, b: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(shape_of_raw(a), shape_of_raw(b))`` in one call (binary forwards keep it for the
+    backward's sum over broadcast dims)."""
+    return (tuple(a.shape) if hasattr(a, "shape") else (),
+            tuple(b.shape) if hasattr(b, "shape") else ())
 
 
 _NO_BOOL = ("pow", "remainder", "fmod")
@@ -966,7 +982,7 @@ class Where(Function):
 
     def forward(ctx, cond, a, b):
         xp = ctx.xp
-        ctx.shapes = (shape_of_raw(a), shape_of_raw(b))
+        ctx.shapes = operand_shapes(a, b)
         ctx.save_for_backward(cond)
         return xp.where(cond, a, b)
 

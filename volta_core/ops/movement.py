@@ -205,6 +205,8 @@ broadcast_to = expand
 
 def sum_to(x: Tensor, shape: Sequence[int]) -> Tensor:
     """Sum ``x`` over broadcast dimensions so that it has ``shape`` (the reverse of expand)."""
+    if x._data.shape == shape:  # the common case (nothing was broadcast), before any copy
+        return x
     shape = tuple(shape)
     xs = tuple(x._data.shape)
     if xs == shape:

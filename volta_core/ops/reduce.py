@@ -12,6 +12,7 @@ from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import RESULT, Function, saved_by_pytorch
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import state as _grad_state
 from ..errors import AutogradError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
 from ._util import normalize_dim, normalize_dims, require_int_dim
@@ -32,6 +33,11 @@ class Sum(Function):
         return ctx.xp.sum(x, axis=dims, keepdims=keepdim)
 
     def backward(ctx, g):
+        if not _grad_state.enabled:  # a plain backward records nothing: on the arrays
+            xp = ctx.xp
+            kept = g.array if ctx.keepdim else xp.reshape(
+                g.array, _keep_shape(ctx.in_shape, ctx.dims))
+            return Tensor._make(xp.broadcast_to(kept, ctx.in_shape), ctx.device)
         if not ctx.keepdim:
             g = g.reshape(_keep_shape(ctx.in_shape, ctx.dims))
         return g.expand(ctx.in_shape)

@@ -33,5 +33,6 @@ def to_device(x: Tensor, dst: Device) -> Tensor:
         ctx.src, ctx.device, ctx.xp = x.device, dst, dst.xp
         ctx.parents = (x if x.grad_fn is None else x.grad_fn,)
         ctx.needs_input_grad = (True,)
+        ctx._saved = None
         out.requires_grad, out.grad_fn = True, ctx
     return out
