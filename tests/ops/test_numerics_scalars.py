@@ -265,3 +265,16 @@ def test_low_precision_arithmetic_with_a_number_like_torch(dtype, number):
         got, want = (eval(expr, {"t": lib.tensor(x).to(getattr(lib, dtype)), "s": number})
                      for lib in (vt, torch))
         np.testing.assert_array_equal(got.float().numpy(), want.float().numpy(), err_msg=expr)
+
+
+@pytest.mark.parametrize("exponent", [0.5, -0.5])
+def test_bfloat16_square_root_power_is_torch_sqrt(exponent):
+    data = [-float("inf"), -4.0, -0.0, 0.0, float("inf"), 2.0, 3.0]
+    outs = []
+    for lib in (torch, vt):
+        x = lib.tensor(data, dtype=lib.bfloat16, requires_grad=True)
+        y = x ** exponent
+        y.backward(lib.ones_like(y))
+        outs.append((np.asarray(y.float().tolist()), np.asarray(x.grad.float().tolist())))
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_array_equal(got, want)

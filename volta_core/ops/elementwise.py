@@ -839,6 +839,8 @@ def _pow_special(a: Any, b: Any) -> Tensor | None:
     elif type(b) is bool and type(a) is Tensor and a.dtype.kind == "b":
         return a.clone() if b else a.new_ones(a.shape)
     elif type(a) is Tensor and a.dtype is bfloat16 and type(b) in (int, float):
+        if b in (0.5, -0.5):  # PyTorch's sqrt/rsqrt, through float32 (NaN at -inf)
+            return in_float32(lambda t: _pow(t, b), a)
         return _pow_number_exponent(a, b)
     elif type(b) is Tensor and b.dtype is bfloat16 and type(a) in (int, float):
         return _pow_number_base(a, b)
