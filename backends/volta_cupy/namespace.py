@@ -129,43 +129,25 @@ def _asarray_of(fallback: Any) -> Any:
     return asarray
 
 
-# name -> its operator; a bfloat16 array's op with a number runs in float32 (PyTorch's
-# opmath), the other float dtypes' in their own type, as CuPy's loops do
-_SCALAR_OPS = {"multiply": "*", "add": "+", "subtract": "-", "divide": "/"}
+# name -> (array op number, number op array), computed in float32 as PyTorch's opmath
+_SCALAR_BODIES = {
+    "multiply": ("(float)x * s", "s * (float)x"), "add": ("(float)x + s", "s + (float)x"),
+    "subtract": ("(float)x - s", "s - (float)x"), "divide": ("(float)x / s", "s / (float)x"),
+}
 
 
-def _scalar_of(fallback: Any, name: str, bf16: Any) -> Any:
-    """``name`` of a floating array and a Python number as one ElementwiseKernel with the
-    number as its argument: the same arithmetic as CuPy's ufunc, which spends about 4 us
-    per call resolving the number's type, and bfloat16 kept (CuPy's own loop would
-    return float32, which a cast then narrows)."""
-    sym = _SCALAR_OPS[name]
-    same = (cupy.ElementwiseKernel("T x, T s", "T y", f"y = x {sym} s;", f"volta_{name}_n"),
-            cupy.ElementwiseKernel("T x, T s", "T y", f"y = s {sym} x;", f"volta_r{name}_n"))
-    wide = (cupy.ElementwiseKernel("T x, float32 s", "T y", f"y = (T)((float)x {sym} s);",
-                                   f"volta_bf16_{name}"),
-            cupy.ElementwiseKernel("T x, float32 s", "T y", f"y = (T)(s {sym} (float)x);",
-                                   f"volta_bf16_r{name}"))
-
-    def kernel(a: Any, side: int) -> Any:
-        if type(a) is cupy.ndarray:
-            if a.dtype.kind == "f":
-                return same[side]
-            if a.dtype == bf16:
-                return wide[side]
-        return None
+def _bf16_scalar_of(fallback: Any, name: str, bf16: Any) -> Any:
+    """``name`` of a bfloat16 array and a Python number in one kernel that keeps bfloat16
+    (CuPy's own loop would return float32, which a cast then narrows)."""
+    left, right = (cupy.ElementwiseKernel("T x, float32 s", "T y", f"y = (T)({body});",
+                                          f"volta_bf16_{side}{name}")
+                   for side, body in zip(("", "r"), _SCALAR_BODIES[name]))
 
     def op(x1: Any, x2: Any, /) -> Any:
-        t2 = type(x2)
-        if t2 is float or t2 is int:
-            k = kernel(x1, 0)
-            if k is not None:
-                return k(x1, x2)
-        t1 = type(x1)
-        if t1 is float or t1 is int:
-            k = kernel(x2, 1)
-            if k is not None:
-                return k(x2, x1)
+        if type(x2) in (float, int) and isinstance(x1, cupy.ndarray) and x1.dtype == bf16:
+            return left(x1, x2)
+        if type(x1) in (float, int) and isinstance(x2, cupy.ndarray) and x2.dtype == bf16:
+            return right(x2, x1)
         return fallback(x1, x2)
 
     op.__name__ = op.__qualname__ = name
@@ -208,12 +190,12 @@ def _build() -> types.ModuleType:
     bf16 = None if BFLOAT16 is None else cupy.dtype(BFLOAT16)
     ns.argmin = _arg_of(_compat.argmin, bf16)
     ns.argmax = _arg_of(_compat.argmax, bf16)
-    for name in _SCALAR_OPS:
-        setattr(ns, name, _scalar_of(getattr(ns, name), name, bf16))
     if bf16 is not None:
         for name in _BF16_KEEPS:
             if hasattr(ns, name):
                 setattr(ns, name, _keeps_bfloat16(getattr(ns, name), bf16))
+        for name in _SCALAR_BODIES:
+            setattr(ns, name, _bf16_scalar_of(getattr(ns, name), name, bf16))
     return ns
 
 

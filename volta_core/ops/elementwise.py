@@ -26,11 +26,6 @@ from .movement import sum_to
 # run on the arrays directly: the same operations in the same order (the same values) as
 # their Tensor form, without an op dispatch per term.
 
-# Python numbers, which the backends' namespace functions take faster than the operators
-# (CuPy's ufunc resolves a number's type per call; see volta_cupy.namespace)
-_NUMBER = (float, int)
-
-
 def _times(g: Tensor, v: Any) -> Tensor:
     """``g * v`` in a backward: on arrays where that is the Tensor op's result as is (same
     dtype and shape, or a Python number with a float ``g``), else the Tensor op."""
@@ -43,7 +38,7 @@ def _times(g: Tensor, v: Any) -> Tensor:
         elif tv is float or tv is int:
             dt = g.dtype
             if dt.kind == "f" and dt is not bfloat16:
-                return Tensor._make(g.device.xp.multiply(g.array, v), g.device)
+                return Tensor._make(g.array * v, g.device)
     return g * v
 
 
@@ -394,8 +389,6 @@ class Add(Function):
             ctx.shapes = operand_shapes(a, b)
         if getattr(a, "dtype", None) == ctx.xp.bool:  # bool + bool is `or`, as in PyTorch
             return ctx.xp.logical_or(a, b)
-        if type(b) in _NUMBER or type(a) in _NUMBER:  # the backend's op with a number
-            return ctx.xp.add(a, b)
         return a + b
 
     def backward(ctx, g):
@@ -409,8 +402,6 @@ class Sub(Function):
         needs = ctx.needs_input_grad  # all False when not recording
         if needs[0] or needs[1]:
             ctx.shapes = operand_shapes(a, b)
-        if type(b) in _NUMBER or type(a) in _NUMBER:
-            return ctx.xp.subtract(a, b)
         return a - b
 
     def backward(ctx, g):
@@ -430,8 +421,6 @@ class Mul(Function):
             ctx.shapes = operand_shapes(a, b)
             # keep only what backward reads: a later in-place change of the other is fine
             ctx.save_for_backward(b if na else None, a if nb else None)
-        if type(b) in _NUMBER or type(a) in _NUMBER:
-            return ctx.xp.multiply(a, b)
         return a * b
 
     def backward(ctx, g):
@@ -451,8 +440,6 @@ class Div(Function):
         if needs[0] or needs[1]:
             ctx.shapes = operand_shapes(a, b)
             ctx.save_for_backward(a if needs[1] else None, b)
-        if type(b) in _NUMBER or type(a) in _NUMBER:
-            return ctx.xp.divide(a, b)
         return a / b
 
     def backward(ctx, g):
