@@ -96,3 +96,19 @@ def test_dropout_inplace_writes_the_input(name, shape):
     assert vt.nn.Dropout(0.5, inplace=True).train()(z) is z and bool((z != 1.0).any())
     z = vt.ones(100)
     assert vt.nn.Dropout(0.5, inplace=True).eval()(z) is z and bool((z == 1.0).all())
+
+
+@pytest.mark.parametrize("name,args", CALLS)
+def test_changing_the_written_tensor_again_refuses_like_torch(name, args):
+    # PyTorch's in-place elu/leaky_relu/selu/celu/rrelu/relu keep their result
+    outcomes = []
+    for lib in (torch, vt):
+        x = lib.tensor(X, requires_grad=True) * 1.0
+        y = _call(lib, name, args, x, inplace=True)
+        x.add_(1)
+        try:
+            y.sum().backward()
+            outcomes.append("ok")
+        except RuntimeError:
+            outcomes.append("refused")
+    assert outcomes[1] == outcomes[0]

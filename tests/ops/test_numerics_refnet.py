@@ -639,3 +639,55 @@ def test_log_softmax_gradient_keeps_the_digits_of_a_dominant_entry():
 def test_log_softmax_second_order_gradient():
     x = vt.tensor([[0.5, 3.0, -1.0], [2.0, 2.0, 0.0]], dtype=vt.float64, requires_grad=True)
     assert vt.autograd.gradgradcheck(lambda t: vt.log_softmax(t, 1), [x])
+
+
+# -- found on 2026-11-26 (seed 100000, 30,000 programs) ------------------------------------
+
+def test_float16_sinc_of_large_values_does_not_overflow():
+    def fn(m):
+        x = m.tensor([22032.0, 30000.0, 0.5, 0.0, -3.0, 1e-3], dtype=m.float16,
+                     requires_grad=True)
+        y = m.sinc(x)
+        y.sum().backward()
+        return y, x.grad
+
+    (vy, vg), (ty, tg) = fn(vt), fn(torch)
+    _same(vy, ty)
+    _same(vg, tg)  # PyTorch's float16 backward, overflow and cancellation included
+
+
+@pytest.mark.parametrize("start,end", [(0, -1), (-1, 0), (1, -1), (0, 1), (-2, -1)])
+def test_flatten_of_a_0d_tensor_takes_dims_of_a_1d_one(start, end):
+    try:
+        want = torch.tensor(3.0).flatten(start, end)
+    except IndexError:
+        with pytest.raises(IndexError):
+            vt.tensor(3.0).flatten(start, end)
+        return
+    _same(vt.tensor(3.0).flatten(start, end), want)
+
+
+@pytest.mark.parametrize("key", [(slice(1, 2), 0), (1, 0), (slice(None), 0)])
+def test_writing_one_element_of_an_expanded_tensor_like_torch(key):
+    def fn(m):
+        base = m.tensor([[1.0]])
+        b = base.expand(3, 4)
+        b[key] = 2.0
+        return base
+
+    _both_or_refused(fn, vt.ShapeError)
+
+
+def test_addcdiv_promotes_its_three_tensors_first():
+    _both(lambda m: m.addcdiv(m.sinc(m.tensor(-3)), m.tensor(-3),
+                              m.tensor(-3.96875, dtype=m.bfloat16), value=2))
+    _both(lambda m: m.addcdiv(m.tensor([1.0, 2.0], dtype=m.float16), m.tensor([3, 4]),
+                              m.tensor([7.0, 9.0]), value=0.5))
+
+
+def test_bfloat16_power_of_a_numpy_scalar_saves_what_torch_saves():
+    for m in (torch, vt):
+        a = m.tensor([1.0, 2.0], dtype=m.bfloat16, requires_grad=True)
+        y = m.pow(a, np.float32(2.5))
+        y.lerp_(a, 0.5)  # PyTorch's pow(Tensor, Scalar) keeps only its input
+        y.sum().backward()

@@ -59,6 +59,9 @@ DELIBERATE: dict[str, str] = {
         "as hardtanh: PyTorch's elu gradient at a NaN input is 1 (times scale) on its scalar "
         "path (tensors of a few elements) and NaN on its vectorized one; Volta gives 1"),
     "grad value: F.selu[F] float": "as elu, which PyTorch's selu is",
+    "grad value: F.hardswish[F] float": (
+        "as hardtanh: PyTorch's hardswish gradient at a NaN input is 1 on its scalar path "
+        "and NaN on its vectorized one; Volta gives 1"),
     "grad value: F.celu[F] float": "as elu, which PyTorch's celu is",
     "silent acceptance: F.huber_loss[F] *": (
         "PyTorch's huber_loss forward accepts a target of another dtype, and its backward "

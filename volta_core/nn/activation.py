@@ -24,11 +24,18 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
+# in-place forms whose PyTorch backward keeps the result (the written tensor): a later
+# in-place change of it refuses there
+_KEEPS_RESULT = {"elu", "leaky_relu", "selu", "celu", "rrelu"}
+
 
 def _into(name: str, input: Tensor, fn: Any) -> Tensor:
     """PyTorch's ``inplace=True``: ``fn(input)`` written into ``input``, whose version is
     bumped and whose history is replaced (a backward that needs the old values refuses)."""
-    return _write_into(input, f"{name}_", fn)
+    out = _write_into(input, f"{name}_", fn)
+    if name in _KEEPS_RESULT:
+        saved_by_pytorch(out, out, op=f"{name}_")
+    return out
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -833,6 +833,7 @@ def _pow_special(a: Any, b: Any) -> Tensor | None:
     """``pow``'s bool cases: a bool exponent tensor (the base's gradient refuses, as
     PyTorch's) and a bool tensor to a Python bool (``x ** False`` is True); and bfloat16
     with a Python number, which becomes a 0-d tensor (see ``_PowNumberExponent``)."""
+    a, b = python_scalar(a), python_scalar(b)  # NumPy scalars count as numbers
     if type(b) is Tensor and b.dtype.kind == "b":
         if type(a) is Tensor and a.dtype.kind != "b":
             return _pow_bool_exponent(a, b)

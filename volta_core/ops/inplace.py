@@ -397,6 +397,14 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
         if region.numel() == 0:  # nothing written into the expanded tensor: no error
             _value("__setitem__", self, value, region.shape)
             return
+        if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
+            # PyTorch's self[key].copy_(value): only the region written must not overlap
+            # itself (x.expand(3, 4)[1, 0] = 2 writes the one shared element)
+            if type(value) is Tensor:
+                region.copy_(value)
+            else:
+                region.copy_(_value("__setitem__", self, value, region.shape))
+            return
     inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
 
 

@@ -615,6 +615,9 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         raise DTypeError(f"addcdiv: integer division ({tensor1.dtype.name} / "
                          f"{tensor2.dtype.name}) is not supported, as in PyTorch; use "
                          "floating tensors or addcmul with a reciprocal")
+    # the three promote together first, as in addcmul (and PyTorch)
+    dt = _result_type3(input, tensor1, tensor2)
+    input, tensor1, tensor2 = (cast(t, dt) for t in (input, tensor1, tensor2))
     quot = tensor1 / tensor2
     return input + (quot if value == 1 else value * quot)
 

@@ -245,7 +245,9 @@ def squeeze(x: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
 @tensor_method()
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim`` to ``end_dim`` into one."""
-    if x.ndim == 0:
+    if x.ndim == 0:  # dims -1 and 0 only, as for a 1-d tensor
+        normalize_dim("flatten", start_dim, 1)
+        normalize_dim("flatten", end_dim, 1)
         return reshape(x, (1,))
     s = normalize_dim("flatten", start_dim, x.ndim)
     e = normalize_dim("flatten", end_dim, x.ndim)

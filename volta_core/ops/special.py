@@ -118,9 +118,12 @@ class Sinc(Function):
     def forward(ctx, x):
         xp = ctx.xp
         ctx.save_for_backward(x)
+        dt = x.dtype
+        if ctx.device.volta_dtype(dt).name == "float16":  # pi * x overflows float16 above
+            x = xp.astype(x, xp.float32)  # 20860; PyTorch's forward computes in float32
         px = math.pi * x
         safe = xp.where(x == 0, xp.ones_like(px), px)
-        return xp.where(x == 0, xp.ones_like(px), xp.sin(safe) / safe)
+        return xp.astype(xp.where(x == 0, xp.ones_like(px), xp.sin(safe) / safe), dt)
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
