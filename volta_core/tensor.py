@@ -295,7 +295,10 @@ class Tensor:
         return self._alias()
 
     def detach_(self) -> Tensor:
-        """Cut this tensor off the graph in place."""
+        """Cut this tensor off the graph in place (refused for a view, as in PyTorch)."""
+        if self._base is not None:
+            raise AutogradError(f"detach_(): can't detach a view (shape {self.shape}) in "
+                                "place, as its history follows its base's; use detach()")
         self.grad_fn = None
         self.requires_grad = False
         return self

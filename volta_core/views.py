@@ -53,11 +53,12 @@ class ViewMeta:
         alias: made by ``detach()``/``.data``: shares the values, has its own history,
             and is no view for PyTorch (``_base`` is None).
         origin: the base PyTorch reports, where it is not the owner (a view of an alias
-            that covers part of its owner), else None.
+            that covers part of its owner), else None. Such a view follows the origin's
+            history, gathering from it at ``within`` (its positions in the origin).
     """
 
     __slots__ = ("strides", "offset", "grad", "records", "positions", "multi", "alias",
-                 "origin")
+                 "origin", "within")
 
     def __init__(self, strides: tuple, offset: int, grad: bool, records: bool,
                  multi: bool = False, alias: bool = False, origin: Tensor | None = None
@@ -66,6 +67,7 @@ class ViewMeta:
         self.positions = None
         self.multi = multi
         self.alias, self.origin = alias, origin
+        self.within = None
 
 
 def contiguous_strides(shape: tuple) -> tuple:
@@ -120,8 +122,8 @@ def make_view(out: Tensor, parent: Tensor, strides: tuple, offset: int,
     base = view_base(parent)
     if base is not parent:
         meta = parent._view
-        if meta.alias:  # part of its owner, detached: a view of it shares values only
-            grad, origin = False, parent
+        if meta.alias:  # part of its owner, detached: its views follow it (``origin``)
+            origin = parent
         else:
             grad, multi, origin = grad and meta.grad, meta.multi, meta.origin
     out._owner = base
@@ -214,12 +216,51 @@ def positions(t: Tensor) -> Any:
     return meta.positions
 
 
+def within(t: Tensor) -> Any:
+    """Flat positions in its origin of each element of the view ``t`` (cached)."""
+    from .backend.kernels import get_kernel
+
+    meta = t._view
+    if meta.within is None:
+        dev = t.device
+        xp, idt = dev.xp, dev.native_dtype("int64")
+        # the origin's index of each position of the owner it covers, then the view's
+        at = xp.reshape(positions(meta.origin), (-1,))
+        index = xp.arange(at.shape[0], dtype=idt, device=dev.native)
+        inverse = xp.zeros((t._owner.numel(),), dtype=idt, device=dev.native)
+        inverse = get_kernel(dev.backend, "scatter")(xp, inverse, 0, at, index)
+        meta.within = xp.take(inverse, xp.reshape(positions(t), (-1,)))
+    return meta.within
+
+
+def _source(t: Tensor) -> Tensor:
+    """The tensor whose history the view ``t`` follows: its origin, else its owner."""
+    origin = t._view.origin
+    return t._owner if origin is None else origin
+
+
 def mark_multi(views: tuple) -> tuple:
     """Mark the views returned together by split/chunk/unbind (see ``ViewMeta.multi``)."""
     for v in views:
         if v._owner is not None:
             v._view.multi = True
     return views
+
+
+def _assign_through_origin(t: Tensor, out: Tensor) -> None:
+    """Write ``out`` into the view ``t`` of a detached part of memory, recorded: the
+    origin takes the write into its history, and its values go on to the owner."""
+    from .ops.inplace import IndexPut
+
+    origin = t._view.origin
+    old = Tensor._make(origin.array, origin.device, origin.requires_grad, origin.grad_fn)
+    new = IndexPut.apply(old, out, Tensor._make(xp_reshape(t, within(t)), t.device))
+    assign(origin, new, True)
+
+
+def xp_reshape(t: Tensor, flat: Any) -> Any:
+    """``flat`` (one entry per element of ``t``) in ``t``'s shape."""
+    return t.device.xp.reshape(flat, tuple(t._data.shape))
 
 
 def _is_whole(t: Tensor) -> bool:
@@ -262,14 +303,19 @@ def refresh(t: Tensor) -> None:
         if t._seen == base._gen:
             return
     gen = base._gen
-    follows = meta.grad and meta.records and base.requires_grad
+    source = _source(t)
+    follows = meta.grad and meta.records and source.requires_grad
     # a split/chunk/unbind piece takes the new values but not the history (StaleMultiView)
     record = follows and not meta.multi
     prev = _grad_state.enabled
     _grad_state.enabled = record
     try:
         shape = tuple(t._data.shape)
-        if _is_whole(t):
+        if record and source is not base:  # gather from the origin, for its history
+            flat = Reshape.apply(source, shape=(source.numel(),))
+            fresh = Reshape.apply(IndexSelect.apply(flat, Tensor._make(within(t), t.device),
+                                                    dim=0), shape=shape)
+        elif _is_whole(t):
             fresh = Reshape.apply(base, shape=shape)
         else:
             flat = Reshape.apply(base, shape=(math.prod(base._data.shape),))
@@ -345,7 +391,7 @@ def check_writable(op: str, t: Tensor, records: bool) -> None:
                 "out-of-place op")
         if t._owner is None:
             return
-    meta, base = t._view, t._owner
+    meta, base = t._view, _source(t)
     if records and meta.grad and base.requires_grad and base.grad_fn is None:
         raise AutogradError(
             f"{op}: a view of a leaf Variable that requires grad is being used in an "
@@ -380,6 +426,9 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
     if base._owner is not None:
         base.array  # noqa: B018 - a whole alias takes its owner's values before the write
     differentiable = records and meta.grad
+    if differentiable and meta.origin is not None:
+        _assign_through_origin(t, out)
+        return
     if _is_whole(t) and not differentiable:
         new = out.array
         if tuple(new.shape) != tuple(base._data.shape):

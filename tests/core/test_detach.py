@@ -196,6 +196,30 @@ def test_detached_tensor_takes_a_history_of_its_own(dev):
 
 
 @pytest.mark.parametrize("dev", DEVICES)
+def test_views_of_a_detached_part_follow_its_history(dev):
+    """A detached column (part of its memory): its views follow its own history."""
+    def program(lib):
+        x = lib.t(BASE, requires_grad=True)
+        o = lib.t(np.full(2, 3.0), requires_grad=True)
+        p = lib.t(np.full(4, 0.5), requires_grad=True)
+        b = x * 2
+        d = b[:, 1].detach()
+        w = d[1:3]
+        u = d[::2]  # made before d has a history
+        d.mul_(p)
+        w.grad_fn  # noqa: B018 - PyTorch's in-place check sees a leaf until this is read
+        w.mul_(o)  # recorded into d's history
+        out = {"b": b * 1, "d": d * 1, "u": u * 1, "u_grad_fn": u.grad_fn is not None,
+               "d_leaf": d.is_leaf, "w_base": w._base is d, "u_stride": tuple(u.stride()),
+               "u_offset": u.storage_offset()}
+        ((d * d).sum() + (u * 3).sum()).backward()
+        out.update({"o.grad": o.grad, "p.grad": p.grad, "x.grad": x.grad})
+        return out
+
+    both(program, dev)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
 def test_old_views_of_a_detached_tensor_with_a_history_keep_working(dev):
     def program(lib):
         x = lib.t(BASE, requires_grad=True)
@@ -229,6 +253,12 @@ def test_data_assignment_and_detach_(dev):
         out.update(prefixed("z", describe(z)))
         z.add_(1)  # no history now: allowed, and shared with e
         out["e"] = e * 1
+        for name, v in (("view", (x * 1)[1:]), ("view_of_detached", e[1:])):
+            try:
+                v.detach_()
+                out[name] = "ran"
+            except lib.refuses:
+                out[name] = "refused"
         return out
 
     both(program, dev)
