@@ -159,11 +159,14 @@ def _to_storage(t: Tensor) -> Tensor:
 
 
 def _push(t: Tensor) -> None:
-    """Hand the new values of the whole alias ``t`` on to its owner."""
-    owner = t._owner
-    owner._data = t._data
-    owner._gen += 1
-    t._seen = owner._gen
+    """Hand the new values of the whole alias ``t`` on to its owner (and on up: an owner
+    that is no storage is a whole alias too, of a tensor detached after it)."""
+    while t._owner is not None:
+        owner = t._owner
+        owner._data = t._data
+        owner._gen += 1
+        t._seen = owner._gen
+        t = owner
 
 
 def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:
@@ -254,11 +257,11 @@ def _assign_through_origin(t: Tensor, out: Tensor) -> None:
 
     origin = t._view.origin
     old = Tensor._make(origin.array, origin.device, origin.requires_grad, origin.grad_fn)
-    new = IndexPut.apply(old, out, Tensor._make(xp_reshape(t, within(t)), t.device))
+    new = IndexPut.apply(old, out, Tensor._make(_shaped(t, within(t)), t.device))
     assign(origin, new, True)
 
 
-def xp_reshape(t: Tensor, flat: Any) -> Any:
+def _shaped(t: Tensor, flat: Any) -> Any:
     """``flat`` (one entry per element of ``t``) in ``t``'s shape."""
     return t.device.xp.reshape(flat, tuple(t._data.shape))
 
@@ -396,7 +399,7 @@ def check_writable(op: str, t: Tensor, records: bool) -> None:
         raise AutogradError(
             f"{op}: a view of a leaf Variable that requires grad is being used in an "
             "in-place operation; wrap it in `with vt.no_grad():` or clone() the view first")
-    if records and meta.grad and meta.multi and base.requires_grad:
+    if records and meta.grad and meta.multi:
         raise AutogradError(
             f"{op}: a view made by a function returning several views (split, chunk, "
             "unbind) is being modified in place under autograd, which PyTorch forbids too; "

@@ -327,3 +327,23 @@ def test_the_graph_dies_when_the_loss_was_detached_before_backward(dev):
     assert all(n() is None for n in nodes)
     losses[0].add_(1)  # still a tensor of its own values
     assert vt.stack(losses).shape == (3,)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+def test_a_plain_tensor_detached_then_given_a_history_then_detached_again(dev):
+    def program(lib):
+        x = lib.t(np.arange(6.0), requires_grad=True)
+        o = lib.t(np.full(6, 2.0), requires_grad=True)
+        p = lib.mod.zeros(6, device=lib.dev)
+        d = p.detach()  # p has no history yet
+        w = d[1:4]
+        p.add_(o * x)  # now it has one
+        e = p.detach()
+        w.mul_(3)  # through a view of the first detached tensor: seen by p, d and e
+        e.add_(100)
+        out = {"p": p * 1, "d": d * 1, "w": w * 1, "e": e * 1}
+        (p * p).sum().backward()
+        out.update({"x.grad": x.grad, "o.grad": o.grad})
+        return out
+
+    both(program, dev)
