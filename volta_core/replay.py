@@ -156,7 +156,7 @@ class Replayer:
         pos: dict[int, int] = {}  # id(tensor) -> its place in watched
 
         def watch(t: Any) -> tuple:
-            if t._base is not None or t._hooks or t._post_hooks:
+            if t._owner is not None or t._hooks or t._post_hooks:
                 raise _NoReplay
             d = b.trace_describe(t._data)
             if d is None:
@@ -244,7 +244,7 @@ class Replayer:
                 return ("w", index[id(t)])
             if t.requires_grad or t.grad_fn is not None:
                 ok = False  # an autograd graph cannot be replayed
-            if t._base is not None and id(t._base) in index:
+            if t._owner is not None and id(t._owner) in index:
                 ok = False  # a view of an input: replayed, it would not share its base
             # a view of a temporary base comes back as a plain tensor over the same layout
             outs.append(t.array)
@@ -265,7 +265,7 @@ class Replayer:
         changes = []
         for i, (t, (d0, g0, v0)) in enumerate(zip(watched, before)):
             if t._data is not d0:
-                if t._base is not None:
+                if t._owner is not None:
                     ok = False  # a view's new values live in its base
                 outs.append(t._data)
                 changes.append((i, "data", len(outs) - 1))
@@ -354,7 +354,7 @@ def _build(x: Any, arrays: list, watched: list) -> Any:
 
 def _arr(t: Any) -> Any:
     """The tensor's array (a stale view's re-derived first)."""
-    return t._data if t._base is None else t.array
+    return t._data if t._owner is None else t.array
 
 
 def _reached(fn: Any, seen: set) -> list:

@@ -28,7 +28,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "device", "requires_grad", "_grad", "grad_fn", "_version", "_hooks",
-                 "_post_hooks", "_base", "_view", "_seen", "_gen", "__weakref__")
+                 "_post_hooks", "_owner", "_view", "_seen", "_gen", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
 
     def __init__(self, data: Any, dtype: Any = None, device: Any = None,
@@ -37,7 +37,7 @@ class Tensor:
 
         dev = _as_device(device)
         self._data = _array_from(data, dtype, dev)
-        self._base = None
+        self._owner = None
         self._gen = 0
         self.device = dev
         self.requires_grad = False
@@ -70,7 +70,7 @@ class Tensor:
         """Wrap a backend array without copying or checking (the ops' fast path)."""
         t = object.__new__(Tensor)
         t._data = array
-        t._base = None
+        t._owner = None
         t._gen = 0
         t.device = device
         t.requires_grad = requires_grad
@@ -89,14 +89,14 @@ class Tensor:
         Assigning replaces the values: a tensor that is not a view takes the new array; a
         view writes it into its base (see :mod:`volta_core.views`).
         """
-        base = self._base
-        if base is not None and self._seen != base._gen:
+        base = self._owner
+        if base is not None and (self._seen != base._gen or base._owner is not None):
             _views().refresh(self)
         return self._data
 
     @array.setter
     def array(self, value: Any) -> None:
-        if self._base is None:
+        if self._owner is None:
             self._data = value
             self._gen += 1
         else:
@@ -161,8 +161,10 @@ class Tensor:
         if other.device is not self.device:
             raise DeviceError(f"cannot assign .data on {other.device} to a tensor on "
                               f"{self.device}; call .to('{self.device}') first")
-        if self._base is None:
-            self._data = other.array  # the shape may change, as in PyTorch
+        if self._owner is None or self._view.alias:
+            # the shape may change, as in PyTorch; an alias stops sharing its owner's values
+            self._data = other.array
+            self._owner = self._view = None
             self._gen += 1
         else:
             self.array = other.array
@@ -170,10 +172,16 @@ class Tensor:
 
     def _alias(self) -> Tensor:
         """A tensor sharing this one's values but not its history (detach, .data)."""
-        views = _views()
-        t = Tensor._make(self.array, self.device)
-        strides, offset = views.layout(self)
-        return views.make_view(t, self, strides, offset, grad=False)
+        return _views().make_alias(Tensor._make(self.array, self.device), self)
+
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor this one is a view of, as PyTorch reports it (None if no view)."""
+        owner = self._owner
+        if owner is None or self._view.alias:
+            return None
+        origin = self._view.origin
+        return owner if origin is None else origin
 
     def stride(self, dim: int | None = None):
         """Elements to step in memory per step along each dim (PyTorch's strides)."""
@@ -287,7 +295,10 @@ class Tensor:
         return self._alias()
 
     def detach_(self) -> Tensor:
-        """Cut this tensor off the graph in place."""
+        """Cut this tensor off the graph in place (refused for a view, as in PyTorch)."""
+        if self._base is not None:
+            raise AutogradError(f"detach_(): can't detach a view (shape {self.shape}) in "
+                                "place, as its history follows its base's; use detach()")
         self.grad_fn = None
         self.requires_grad = False
         return self

@@ -5,21 +5,27 @@ into a backend array: an in-place op computes its result out of place and *rebin
 array of the tensor it changes. What makes views work on top of that (PyTorch's
 "functionalization"):
 
-* A view records its **base** (``_base``: always a tensor that is not itself a view) and
-  where its elements sit in the base, as PyTorch strides: ``ViewMeta.strides`` and
-  ``offset``, in elements of the base's contiguous (row-major) layout. The base is the
-  single source of truth.
+* A view records its **owner** (``_owner``: the tensor whose array holds its values) and
+  where its elements sit in the owner, as PyTorch strides: ``ViewMeta.strides`` and
+  ``offset``, in elements of the owner's contiguous (row-major) layout. The owner is the
+  single source of truth; ``_base`` reports the view's base as PyTorch does.
 * An in-place op on a view writes its new values into the base at those positions
   (:func:`assign`), as an ``IndexPut`` that autograd records when it records the op
   (PyTorch's CopySlices), and bumps the base's *generation* ``_gen``.
 * Reading a view whose base's generation moved on re-derives it (:func:`refresh`): a
   gather of the base at the view's positions, recorded by autograd when the base
   requires grad, so the view's ``grad_fn`` follows the base's new history.
-* ``detach()`` and ``.data`` are views that share the values but not the history
-  (``ViewMeta.grad`` is False): writing through them changes the base's values only.
+* ``detach()`` and ``.data`` are *aliases* (``ViewMeta.alias``): they share the values
+  but not the history, and PyTorch does not count them as views. An alias never
+  references a tensor with a history, so ``losses.append(loss.detach())`` does not keep
+  the step's graph alive: detaching a tensor whose owner has a ``grad_fn`` first moves
+  the owner's values into a history-free *storage* tensor, of which the owner becomes a
+  whole alias (:func:`make_alias`). A whole alias lays its elements out as its owner
+  does, so its own views are views of it (two levels: reading one syncs the alias
+  first, and a write into it is pushed on to its owner).
 
-A fresh tensor made by an op is contiguous and its own base; nothing here runs on that
-path except one ``_base is None`` check when its array is read.
+A fresh tensor made by an op is contiguous and its own owner; nothing here runs on that
+path except one ``_owner is None`` check when its array is read.
 """
 
 from __future__ import annotations
@@ -44,15 +50,24 @@ class ViewMeta:
         positions: cached flat positions of every element (a backend int array), or None.
         multi: made by an op returning several views (split, chunk, unbind): PyTorch
             forbids writing to it, or using it after its base changed, under autograd.
+        alias: made by ``detach()``/``.data``: shares the values, has its own history,
+            and is no view for PyTorch (``_base`` is None).
+        origin: the base PyTorch reports, where it is not the owner (a view of an alias
+            that covers part of its owner), else None. Such a view follows the origin's
+            history, gathering from it at ``within`` (its positions in the origin).
     """
 
-    __slots__ = ("strides", "offset", "grad", "records", "positions", "multi")
+    __slots__ = ("strides", "offset", "grad", "records", "positions", "multi", "alias",
+                 "origin", "within")
 
     def __init__(self, strides: tuple, offset: int, grad: bool, records: bool,
-                 multi: bool = False) -> None:
+                 multi: bool = False, alias: bool = False, origin: Tensor | None = None
+                 ) -> None:
         self.strides, self.offset, self.grad, self.records = strides, offset, grad, records
         self.positions = None
         self.multi = multi
+        self.alias, self.origin = alias, origin
+        self.within = None
 
 
 def contiguous_strides(shape: tuple) -> tuple:
@@ -66,7 +81,7 @@ def contiguous_strides(shape: tuple) -> tuple:
 
 def layout(t: Tensor) -> tuple[tuple, int]:
     """``(strides, offset)`` of ``t`` in its base's flat layout (its own, if not a view)."""
-    if t._base is None:
+    if t._owner is None:
         return contiguous_strides(t.shape), 0
     return t._view.strides, t._view.offset
 
@@ -84,21 +99,74 @@ def is_contiguous(shape: tuple, strides: tuple) -> bool:
     return True
 
 
+def view_base(t: Tensor) -> Tensor:
+    """The tensor that views of ``t`` are views of: ``t`` itself if it is no view (a whole
+    alias counts, its layout being its owner's), else its owner."""
+    owner = t._owner
+    if owner is None or (t._view.alias and _is_whole(t)):
+        return t
+    return owner
+
+
+def storage(t: Tensor) -> Tensor:
+    """The tensor whose array finally holds ``t``'s values (layouts relative to it agree)."""
+    while t._owner is not None:
+        t = t._owner
+    return t
+
+
 def make_view(out: Tensor, parent: Tensor, strides: tuple, offset: int,
               grad: bool = True) -> Tensor:
     """Mark ``out`` (the op's result, values already right) as a view of ``parent``'s base."""
-    multi = False
-    if parent._base is None:
-        base = parent
-    else:
-        base = parent._base
-        grad = grad and parent._view.grad
-        multi = parent._view.multi
-    out._base = base
-    out._view = ViewMeta(tuple(strides), offset, grad, _grad_state.enabled, multi)
+    multi, origin = False, None
+    base = view_base(parent)
+    if base is not parent:
+        meta = parent._view
+        if meta.alias:  # part of its owner, detached: its views follow it (``origin``)
+            origin = parent
+        else:
+            grad, multi, origin = grad and meta.grad, meta.multi, meta.origin
+    out._owner = base
+    out._view = ViewMeta(tuple(strides), offset, grad, _grad_state.enabled, multi,
+                         origin=origin)
     out._seen = base._gen
     out._version = parent._version  # one counter for base and views (own for .data)
     return out
+
+
+def make_alias(out: Tensor, src: Tensor) -> Tensor:
+    """Mark ``out`` (``src``'s values) as ``src`` detached: sharing its values and version
+    counter but not its history, and referencing no tensor that has a history."""
+    strides, offset = layout(src)  # relative to storage(src): a whole alias lays out alike
+    owner = storage(src)
+    if owner.grad_fn is not None:
+        owner = _to_storage(owner)
+    out._owner = owner
+    out._view = ViewMeta(tuple(strides), offset, False, _grad_state.enabled, alias=True)
+    out._seen = owner._gen
+    out._version = src._version
+    return out
+
+
+def _to_storage(t: Tensor) -> Tensor:
+    """Move the values of ``t`` (no view, with a history) into a new history-free tensor,
+    of which ``t`` becomes a whole alias; return that tensor."""
+    store = Tensor._make(t._data, t.device)
+    t._owner = store
+    t._view = ViewMeta(contiguous_strides(tuple(t._data.shape)), 0, False, True, alias=True)
+    t._seen = store._gen
+    return store
+
+
+def _push(t: Tensor) -> None:
+    """Hand the new values of the whole alias ``t`` on to its owner (and on up: an owner
+    that is no storage is a whole alias too, of a tensor detached after it)."""
+    while t._owner is not None:
+        owner = t._owner
+        owner._data = t._data
+        owner._gen += 1
+        t._seen = owner._gen
+        t = owner
 
 
 def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:
@@ -151,19 +219,58 @@ def positions(t: Tensor) -> Any:
     return meta.positions
 
 
+def within(t: Tensor) -> Any:
+    """Flat positions in its origin of each element of the view ``t`` (cached)."""
+    from .backend.kernels import get_kernel
+
+    meta = t._view
+    if meta.within is None:
+        dev = t.device
+        xp, idt = dev.xp, dev.native_dtype("int64")
+        # the origin's index of each position of the owner it covers, then the view's
+        at = xp.reshape(positions(meta.origin), (-1,))
+        index = xp.arange(at.shape[0], dtype=idt, device=dev.native)
+        inverse = xp.zeros((t._owner.numel(),), dtype=idt, device=dev.native)
+        inverse = get_kernel(dev.backend, "scatter")(xp, inverse, 0, at, index)
+        meta.within = xp.take(inverse, xp.reshape(positions(t), (-1,)))
+    return meta.within
+
+
+def _source(t: Tensor) -> Tensor:
+    """The tensor whose history the view ``t`` follows: its origin, else its owner."""
+    origin = t._view.origin
+    return t._owner if origin is None else origin
+
+
 def mark_multi(views: tuple) -> tuple:
     """Mark the views returned together by split/chunk/unbind (see ``ViewMeta.multi``)."""
     for v in views:
-        if v._base is not None:
+        if v._owner is not None:
             v._view.multi = True
     return views
+
+
+def _assign_through_origin(t: Tensor, out: Tensor) -> None:
+    """Write ``out`` into the view ``t`` of a detached part of memory, recorded: the
+    origin takes the write into its history, and its values go on to the owner."""
+    from .ops.inplace import IndexPut
+
+    origin = t._view.origin
+    old = Tensor._make(origin.array, origin.device, origin.requires_grad, origin.grad_fn)
+    new = IndexPut.apply(old, out, Tensor._make(_shaped(t, within(t)), t.device))
+    assign(origin, new, True)
+
+
+def _shaped(t: Tensor, flat: Any) -> Any:
+    """``flat`` (one entry per element of ``t``) in ``t``'s shape."""
+    return t.device.xp.reshape(flat, tuple(t._data.shape))
 
 
 def _is_whole(t: Tensor) -> bool:
     """Whether the view covers its base exactly, element for element."""
     meta = t._view
     shape = tuple(t._data.shape)
-    return (meta.offset == 0 and shape == tuple(t._base._data.shape)
+    return (meta.offset == 0 and shape == tuple(t._owner._data.shape)
             and is_contiguous(shape, meta.strides))
 
 
@@ -193,16 +300,25 @@ def refresh(t: Tensor) -> None:
     from .ops.indexing import IndexSelect
     from .ops.movement import Reshape
 
-    base, meta = t._base, t._view
+    base, meta = t._owner, t._view
+    if base._owner is not None:  # the view of a whole alias: the alias takes its owner's
+        base.array  # noqa: B018 - values first
+        if t._seen == base._gen:
+            return
     gen = base._gen
-    follows = meta.grad and meta.records and base.requires_grad
+    source = _source(t)
+    follows = meta.grad and meta.records and source.requires_grad
     # a split/chunk/unbind piece takes the new values but not the history (StaleMultiView)
     record = follows and not meta.multi
     prev = _grad_state.enabled
     _grad_state.enabled = record
     try:
         shape = tuple(t._data.shape)
-        if _is_whole(t):
+        if record and source is not base:  # gather from the origin, for its history
+            flat = Reshape.apply(source, shape=(source.numel(),))
+            fresh = Reshape.apply(IndexSelect.apply(flat, Tensor._make(within(t), t.device),
+                                                    dim=0), shape=shape)
+        elif _is_whole(t):
             fresh = Reshape.apply(base, shape=shape)
         else:
             flat = Reshape.apply(base, shape=(math.prod(base._data.shape),))
@@ -216,6 +332,7 @@ def refresh(t: Tensor) -> None:
         t.grad_fn = fresh.grad_fn if record else StaleMultiView(t.shape)
         t.requires_grad = True
     t._seen = gen
+    t._gen += 1  # an alias's own views re-derive in turn
 
 
 def _overlaps(shape: tuple, strides: tuple) -> bool:
@@ -247,9 +364,9 @@ def check_no_partial_overlap(op: str, t: Tensor, others: tuple) -> None:
     As PyTorch, only dense layouts are compared (others are too hard to tell) and the same
     elements in the same layout are fine (``x.add_(x)``).
     """
-    root = t if t._base is None else t._base
+    root = storage(t)
     for o in others:
-        if type(o) is not Tensor or o is t or (o if o._base is None else o._base) is not root:
+        if type(o) is not Tensor or o is t or storage(o) is not root:
             continue
         shape, other_shape = tuple(t.shape), tuple(o.shape)
         if 0 in shape or 0 in other_shape:
@@ -269,19 +386,20 @@ def check_no_partial_overlap(op: str, t: Tensor, others: tuple) -> None:
 
 def check_writable(op: str, t: Tensor, records: bool) -> None:
     """Raise PyTorch's errors for in-place writes it refuses."""
-    if t._base is None:
+    if t._owner is None or t._view.alias:
         if records and t.requires_grad and t.grad_fn is None:
             raise AutogradError(
                 f"{op}: a leaf Variable that requires grad is being used in an in-place "
                 "operation; wrap it in `with vt.no_grad():` (as optimizers do) or use the "
                 "out-of-place op")
-        return
-    meta, base = t._view, t._base
+        if t._owner is None:
+            return
+    meta, base = t._view, _source(t)
     if records and meta.grad and base.requires_grad and base.grad_fn is None:
         raise AutogradError(
             f"{op}: a view of a leaf Variable that requires grad is being used in an "
             "in-place operation; wrap it in `with vt.no_grad():` or clone() the view first")
-    if records and meta.grad and meta.multi and base.requires_grad:
+    if records and meta.grad and meta.multi:
         raise AutogradError(
             f"{op}: a view made by a function returning several views (split, chunk, "
             "unbind) is being modified in place under autograd, which PyTorch forbids too; "
@@ -300,7 +418,7 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
     With ``records``, the write is part of the autograd graph: ``t`` (or, for a view, its
     base) takes ``out``'s history.
     """
-    base = t._base
+    base = t._owner
     if base is None:
         t._data = out.array
         t._gen += 1
@@ -308,7 +426,12 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
             t.grad_fn, t.requires_grad = out.grad_fn, out.requires_grad
         return
     meta = t._view
+    if base._owner is not None:
+        base.array  # noqa: B018 - a whole alias takes its owner's values before the write
     differentiable = records and meta.grad
+    if differentiable and meta.origin is not None:
+        _assign_through_origin(t, out)
+        return
     if _is_whole(t) and not differentiable:
         new = out.array
         if tuple(new.shape) != tuple(base._data.shape):
@@ -329,11 +452,15 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
         base._gen += 1
         if differentiable:
             base.grad_fn, base.requires_grad = new.grad_fn, new.requires_grad
+    if base._owner is not None:
+        _push(base)
     if records and not meta.grad:  # detach()/.data: the alias itself takes out's history
         t._data, t._seen = out.array, base._gen
+        t._gen += 1
         t.grad_fn, t.requires_grad = out.grad_fn, out.requires_grad
 
 
-__all__ = ["ViewMeta", "contiguous_strides", "layout", "is_contiguous", "make_view",
+__all__ = ["ViewMeta", "contiguous_strides", "layout", "is_contiguous", "view_base",
+           "storage", "make_view", "make_alias",
            "view_strides", "strided_positions", "positions", "mark_multi", "refresh",
            "check_writable", "assign"]

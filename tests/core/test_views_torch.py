@@ -161,9 +161,7 @@ def test_random_view_and_inplace_programs_match_pytorch(data):
                     fn(va, vt, None)
                 continue
             to = vo = None
-            # Volta gives a detach() alias no history of its own (documented difference)
-            alias = va._base is not None and not va._view.grad
-            if autograd and not alias and data.draw(st.booleans(), label="grad_other"):
+            if autograd and data.draw(st.booleans(), label="grad_other"):
                 to = torch.tensor(other, dtype=torch.float64, requires_grad=True)
                 vo = vt.tensor(other, dtype=vt.float64, requires_grad=True)
                 others.append((to, vo))
@@ -229,6 +227,13 @@ def _compare_live(live: list, step: str) -> None:
     split piece whose base changed under autograd) must be unreadable in Volta too."""
     for i, (a, b) in enumerate(list(live)):
         assert tuple(a.shape) == b.shape, f"tensor {i}: shape {b.shape} != {tuple(a.shape)}"
+        try:
+            # PyTorch regenerates a view's grad_fn (after its base changed) when it is
+            # read, and until then its in-place check may see a leaf: read it, so that
+            # what PyTorch does next does not depend on what the test looked at
+            a.grad_fn  # noqa: B018
+        except RuntimeError:
+            pass  # a split piece whose base changed: PyTorch refuses it where it is used
         try:
             expected = _values(a)
         except RuntimeError:

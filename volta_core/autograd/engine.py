@@ -293,7 +293,5 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         if g is None and not allow_unused:
             raise AutogradError(f"autograd.grad: input {i} was not used to compute the "
                                 "outputs; pass allow_unused=True if this is expected")
-        if g is not None and not create_graph:
-            g = g.detach()
-        result.append(g)
+        result.append(g)  # as PyTorch: grad_outputs[i] itself when it passed unchanged
     return tuple(result)

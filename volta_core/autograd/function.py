@@ -117,7 +117,7 @@ class Function:
         for a in args:
             if type(a) is Tensor:
                 # first: a stale view re-derives its values and grad_fn (Tensor.array)
-                arrays.append(a._data if a._base is None else a.array)
+                arrays.append(a._data if a._owner is None else a.array)
                 if dev is None:
                     dev = a.device
                 elif a.device is not dev:

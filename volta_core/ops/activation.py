@@ -133,7 +133,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     # PyTorch's vectorised float32/bfloat16 erf form gives NaN at +inf; its scalar loop
     # (one element, or a strided view) gives inf
     inf_nan = (approximate == "none" and x.dtype.name in ("float32", "bfloat16")
-               and x.numel() > 1 and (x._base is None or x.is_contiguous()))
+               and x.numel() > 1 and (x._owner is None or x.is_contiguous()))
     return _run(Gelu, x, approximate=approximate, inf_nan=inf_nan)
 
 

@@ -219,7 +219,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         v = src.to(device=self.device, dtype=self.dtype)
         return expand(v, self.shape) if v.shape != self.shape else v
 
-    if (self._base is None and getattr(self.device.backend, "copy_in_place", False)
+    if (self._owner is None and getattr(self.device.backend, "copy_in_place", False)
             and not _records(self, (src,))):
         # write into self's own memory: a CUDA graph captured with ``self`` as a static
         # input reads that address on every replay (PyTorch's ``static.copy_(batch)``)
@@ -392,7 +392,7 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
         region = getitem(self, key)
         if region.shape == value.shape:
             check_no_partial_overlap("__setitem__", region, (value,))
-    if self._base is not None and _overlaps(tuple(self._data.shape), self._view.strides):
+    if self._owner is not None and _overlaps(tuple(self._data.shape), self._view.strides):
         region = getitem(self, key)
         if region.numel() == 0:  # nothing written into the expanded tensor: no error
             _value("__setitem__", self, value, region.shape)

@@ -14,7 +14,14 @@ from typing import Any
 from ..autograd.function import Function, saved_by_pytorch
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
-from ..views import contiguous_strides, layout, make_view, strided_positions, view_strides
+from ..views import (
+    contiguous_strides,
+    layout,
+    make_view,
+    strided_positions,
+    view_base,
+    view_strides,
+)
 from ..views import is_contiguous as _contiguous_layout
 from ._util import broadcast_shapes, normalize_dim
 
@@ -312,7 +319,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 @tensor_method()
 def is_contiguous(x: Tensor, memory_format: Any = None) -> bool:
     """Whether ``x``'s elements sit in row-major order in its memory (views may not)."""
-    if x._base is None:
+    if x._owner is None:
         return True
     return _contiguous_layout(x.shape, x._view.strides)
 
@@ -489,14 +496,14 @@ def as_strided(x: Tensor, size: Sequence[int], stride: Sequence[int],
     if len(size) != len(stride) or any(n < 0 for n in size) or any(s < 0 for s in stride):
         raise ShapeError(f"as_strided: sizes {size} and strides {stride} must be "
                          "non-negative and of the same length")
-    base = x if x._base is None else x._base
+    base = view_base(x)
     offset = layout(x)[1] if storage_offset is None else int(storage_offset)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset
     if offset < 0 or (all(size) and last >= base.numel()):
         raise ShapeError(f"as_strided: sizes {size}, strides {stride} and offset {offset} "
                          f"reach element {last}, out of bounds for memory of "
                          f"{base.numel()} elements (base shape {base.shape})")
-    if x._base is not None and not x._view.grad:
+    if base is not x and not x._view.grad:
         from ..autograd.grad_mode import no_grad
 
         with no_grad():  # an alias made by detach(): no history to follow

@@ -225,7 +225,7 @@ class Optimizer:
             return None  # NumPy: no launch cost to save
         states = [[] for _ in state_names]
         for p in params:
-            if p.device is not dev or p.dtype.itemsize == 2 or p._base is not None:
+            if p.device is not dev or p.dtype.itemsize == 2 or p._owner is not None:
                 return None
             state = self.state.get(p)
             for arrays, name in zip(states, state_names):
