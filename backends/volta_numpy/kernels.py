@@ -1,4 +1,4 @@
-"""NumPy overrides of the core's extension kernels (conv, pooling, embedding).
+"""NumPy overrides of the core's extension kernels (pooling, embedding, ...; conv in conv.py).
 
 Same signatures and results as the generic fallbacks in ``volta_core.ops.nn``; they
 use NumPy-only tools: ``as_strided`` windows, one BLAS GEMM per convolution, and
@@ -19,6 +19,8 @@ from volta_core.ops import nn as generic
 from volta_core.ops import softmax as generic_softmax
 from volta_core.optim import kernels as optim_generic
 
+from .conv import conv2d, conv2d_backward
+
 
 def _pad(x: np.ndarray, pads: tuple, fill: float = 0.0) -> np.ndarray:
     pt, pb, pl, pr = pads
@@ -28,143 +30,6 @@ def _pad(x: np.ndarray, pads: tuple, fill: float = 0.0) -> np.ndarray:
     out = np.full((n, c, h + pt + pb, w + pl + pr), fill, dtype=x.dtype)
     out[:, :, pt:pt + h, pl:pl + w] = x
     return out
-
-
-def _windows(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple,
-             dilation: tuple) -> np.ndarray:
-    """A read-only ``(C, kh, kw, N, Ho, Wo)`` view of the windows of a padded image.
-
-    Output width is innermost, so copying the view moves contiguous rows (stride 1).
-    """
-    s0, s1, s2, s3 = x.strides
-    n, c = x.shape[:2]
-    shape = (c, kernel[0], kernel[1], n, out_hw[0], out_hw[1])
-    strides = (s1, s2 * dilation[0], s3 * dilation[1], s0, s2 * stride[0], s3 * stride[1])
-    return as_strided(x, shape, strides, writeable=False)
-
-
-def _cols(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple, dilation: tuple,
-          pads: tuple) -> np.ndarray:
-    """im2col as one ``(C*kh*kw, N*Ho*Wo)`` matrix (a single strided copy)."""
-    win = _windows(_pad(x, pads), out_hw, kernel, stride, dilation)
-    c, kh, kw, n, ho, wo = win.shape
-    return win.reshape(c * kh * kw, n * ho * wo)
-
-
-# keep a forward's im2col for its backward's weight gradient up to this many elements
-_KEEP_COLS = 1 << 22
-
-
-def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
-           dilation=(1, 1), groups: int = 1, algo: str = "auto",
-           keep: list | None = None) -> np.ndarray:
-    """im2col through ``as_strided`` + one GEMM; the result is NCHW over CNHW memory.
-
-    With ``keep`` (a list; see ``keeps_cols``), a small enough im2col matrix is appended to
-    it, for :func:`conv2d_backward`'s ``cols`` (no second im2col)."""
-    if algo == "direct":
-        return generic.conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
-                              groups=groups, algo="direct")
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    out_hw = generic.conv_out_hw((h, wd), (kh, kw), stride, pads, dilation)
-    if groups == 1:
-        cols = _cols(x, out_hw, (kh, kw), stride, dilation, pads)
-        if keep is not None and cols.size <= _KEEP_COLS:
-            keep.append(cols)
-        y = w.reshape(o, -1) @ cols
-    else:
-        og = o // groups
-        y = np.concatenate(
-            [w[gi * og:(gi + 1) * og].reshape(og, -1)
-             @ _cols(x[:, gi * cg:(gi + 1) * cg], out_hw, (kh, kw), stride, dilation, pads)
-             for gi in range(groups)], axis=0)
-    if bias is not None:
-        y += bias.reshape(o, 1)
-    return y.reshape(o, n, out_hw[0], out_hw[1]).transpose(1, 0, 2, 3)
-
-
-def _col2im(dcols: np.ndarray, x_shape: tuple, out_hw: tuple, kernel: tuple, stride: tuple,
-            dilation: tuple, pads: tuple) -> np.ndarray:
-    """Adjoint of :func:`_cols`: sum ``(C*kh*kw, N*Ho*Wo)`` columns back into an image."""
-    n, c, h, w = x_shape
-    kh, kw = kernel
-    ho, wo = out_hw
-    hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
-    d6 = dcols.reshape(c, kh, kw, n, ho, wo)
-    out = np.zeros((c, n, hp, wp), dtype=dcols.dtype)
-    sh, sw = stride
-    dh, dw = dilation
-    for i in range(kh):
-        for j in range(kw):
-            out[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh,
-                j * dw:j * dw + sw * (wo - 1) + 1:sw] += d6[:, i, j]
-    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w].transpose(1, 0, 2, 3)
-
-
-def _input_grad_rows(grad: np.ndarray, w: np.ndarray, x_shape: tuple, dilation: tuple,
-                     pads: tuple) -> np.ndarray:
-    """The stride-1 input gradient over whole padded rows: the output gradient widened to
-    the padded width with zero columns, so each tap's col2im sum is one contiguous run per
-    (c, n) instead of one per output row (~1.3x faster). The extra columns add exact zeros
-    (callers check that w is finite: 0 * inf would not be zero)."""
-    n, c, h, wd = x_shape
-    o, _, kh, kw = w.shape
-    ho, wo = grad.shape[2:]
-    wp = wd + pads[2] + pads[3]
-    hp = h + pads[0] + pads[1] + -(-(dilation[1] * (kw - 1)) // wp)  # + spare rows
-    wide = np.zeros((o, n, ho, wp), dtype=grad.dtype)
-    wide[:, :, :, :wo] = grad.transpose(1, 0, 2, 3)
-    dcols = (w.reshape(o, -1).T @ wide.reshape(o, -1)).reshape(c, kh, kw, n, ho * wp)
-    out = np.zeros((c, n, hp * wp), dtype=dcols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            at = i * dilation[0] * wp + j * dilation[1]
-            out[:, :, at:at + ho * wp] += dcols[:, i, j]
-    out = out.reshape(c, n, hp, wp)
-    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + wd].transpose(1, 0, 2, 3)
-
-
-def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
-                    w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
-                    pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1,
-                    cols: Any = None) -> tuple:
-    """Input gradient by GEMM + col2im, weight gradient by one GEMM over im2col (``cols``
-    when the forward kept it)."""
-    n, c, h, wd = x_shape
-    o, cg, kh, kw = w_shape or w.shape
-    ho, wo = grad.shape[2:]
-    og = o // groups
-    gmat = grad.transpose(1, 0, 2, 3).reshape(o, n * ho * wo)
-    gx = gw = None
-    if needs[0]:
-        if groups == 1 and stride == (1, 1) and np.isfinite(w).all():
-            gx = _input_grad_rows(grad, w, x_shape, dilation, pads)
-        elif groups == 1:
-            dcols = w.reshape(o, -1).T @ gmat
-        else:
-            dcols = np.concatenate(
-                [w[gi * og:(gi + 1) * og].reshape(og, -1).T @ gmat[gi * og:(gi + 1) * og]
-                 for gi in range(groups)], axis=0)
-        if gx is None:
-            gx = _col2im(dcols, x_shape, (ho, wo), (kh, kw), stride, dilation, pads)
-    if needs[1]:
-        if groups == 1:  # as cols @ gmat^T: BLAS runs this order ~1.5x faster here
-            if cols is None:
-                cols = _cols(x, (ho, wo), (kh, kw), stride, dilation, pads)
-            gw = (cols @ gmat.T).T
-        else:
-            gw = np.concatenate(
-                [gmat[gi * og:(gi + 1) * og]
-                 @ _cols(x[:, gi * cg:(gi + 1) * cg], (ho, wo), (kh, kw), stride, dilation,
-                         pads).T for gi in range(groups)], axis=0)
-        gw = gw.reshape(o, cg, kh, kw)
-    return gx, gw
-
-
-# these two take ``keep=`` and ``cols=``: the forward's im2col reused by the backward
-conv2d.keeps_cols = True
-conv2d_backward.keeps_cols = True
 
 
 def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),

@@ -1,0 +1,133 @@
+"""Intra-op threads of the CPU backend: a kernel's batch split into chunks that the calling
+thread and a few persistent workers share.
+
+NumPy releases the GIL in its copies, ufunc loops and BLAS calls, so two threads working
+on two halves of a batch run at once. Chunks are handed out one at a time from a shared
+counter, so the caller never waits for a worker that has not started: on a busy machine
+(another process on the other core) the caller simply takes every chunk itself. The
+chunking does not depend on the thread count, and callers combine per-chunk results in
+chunk order, so a kernel returns the same bits on 1 or 2 threads.
+
+While chunks run, NumPy's BLAS is held to one thread: each chunk makes its own small GEMM
+calls, and two threads each calling a multi-threaded BLAS would oversubscribe the cores.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+from collections.abc import Callable, Sequence
+
+_jobs: queue.SimpleQueue = queue.SimpleQueue()
+_workers: list[threading.Thread] = []
+_threads = 1  # threads a parallel loop uses: the caller plus _threads - 1 workers
+_lock = threading.Lock()  # guards _workers, _active and the BLAS thread count
+_active = 0  # parallel loops running now (the BLAS count is restored when the last ends)
+_blas_saved: list = []  # (controller, thread count) to restore after the loops
+
+
+def get_num_threads() -> int:
+    """Threads a parallel kernel runs on (the caller included)."""
+    return _threads
+
+
+def set_num_threads(n: int) -> None:
+    """Run parallel kernels on ``n`` threads; workers start on first use."""
+    global _threads
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: expected a positive int, got {n!r}")
+    _threads = n
+
+
+class _Job:
+    """One parallel loop: ``fn(lo, hi)`` over ``chunks``, taken one at a time."""
+
+    __slots__ = ("fn", "chunks", "counter", "left", "done", "error", "lock")
+
+    def __init__(self, fn: Callable[[int, int], None], chunks: Sequence[tuple[int, int]]):
+        self.fn, self.chunks = fn, chunks
+        self.counter = itertools.count()  # next() is atomic under the GIL
+        self.left = len(chunks)
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.lock = threading.Lock()
+
+    def work(self) -> None:
+        n = len(self.chunks)
+        while (i := next(self.counter)) < n:
+            try:
+                if self.error is None:
+                    self.fn(*self.chunks[i])
+            except BaseException as e:  # re-raised in the caller
+                self.error = e
+            with self.lock:
+                self.left -= 1
+                if self.left == 0:
+                    self.done.set()
+
+
+def _worker() -> None:
+    while True:
+        _jobs.get().work()
+
+
+def _start_workers(n: int) -> None:
+    with _lock:
+        while len(_workers) < n:
+            t = threading.Thread(target=_worker, name=f"volta-cpu-{len(_workers)}",
+                                 daemon=True)
+            t.start()
+            _workers.append(t)
+
+
+def _blas_one_thread(enter: bool) -> None:
+    """Hold NumPy's BLAS to one thread while any parallel loop runs."""
+    global _active
+    from .threads import blas_controllers
+
+    with _lock:
+        if enter:
+            _active += 1
+            if _active == 1:
+                for c in blas_controllers():
+                    n = c.get()
+                    if n is not None and n > 1:
+                        _blas_saved.append((c, n))
+                        c.set(1)
+        else:
+            _active -= 1
+            if _active == 0:
+                while _blas_saved:
+                    c, n = _blas_saved.pop()
+                    c.set(n)
+
+
+def chunks(n: int, size: int) -> list[tuple[int, int]]:
+    """``[0, n)`` cut into ``(lo, hi)`` pieces of ``size`` (the last may be shorter)."""
+    size = max(1, size)
+    return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
+
+
+def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]) -> None:
+    """Run ``fn(lo, hi)`` for every piece, on the caller and the workers; return when all
+    are done. ``fn`` must write disjoint outputs per piece; an exception in any piece is
+    raised here (the remaining pieces are skipped)."""
+    if _threads == 1 or len(pieces) < 2:
+        for lo, hi in pieces:
+            fn(lo, hi)
+        return
+    helpers = min(_threads, len(pieces)) - 1
+    if len(_workers) < helpers:
+        _start_workers(helpers)
+    job = _Job(fn, pieces)
+    _blas_one_thread(True)
+    try:
+        for _ in range(helpers):
+            _jobs.put(job)
+        job.work()
+        job.done.wait()
+    finally:
+        _blas_one_thread(False)
+    if job.error is not None:
+        raise job.error
