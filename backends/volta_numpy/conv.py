@@ -26,12 +26,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from volta_core.ops import nn as generic
 
-from .parallel import chunks, parallel_for
+from .parallel import batch_chunk, chunks, parallel_for
 
-# elements of one chunk's columns at most (4 MiB of float32): fewer, larger chunks cost
-# less Python per sample than cache-sized ones save
-_CHUNK = 1 << 20
-_MIN_CHUNKS = 4
 # wide columns when the padded width is at most this many times the output width
 _WIDE_MAX = 2.0
 # a thread keeps a col2im buffer (zero gaps) of a shape for reuse up to this size
@@ -76,12 +72,8 @@ class _Geom(NamedTuple):
             and self.wp == self.w
 
     def chunk(self) -> int:
-        """Samples per chunk: columns of about ``_CHUNK`` elements, and at least
-        ``_MIN_CHUNKS`` chunks where the batch allows (so two threads share the work
-        evenly); the same for any thread count."""
-        per = max(1, self.c * self.kh * self.kw * self.length)
-        count = min(self.n, max(_MIN_CHUNKS, -(-self.n * per // _CHUNK)))
-        return max(1, -(-self.n // max(1, count)))
+        """Samples per chunk (sized by the columns, the largest array of a chunk)."""
+        return batch_chunk(self.n, self.c * self.kh * self.kw * self.length)
 
 
 def _geometry(x_shape: tuple, w_shape: tuple, stride: tuple, pads: tuple, dilation: tuple,

@@ -1,8 +1,9 @@
-"""NumPy overrides of the core's extension kernels (pooling, embedding, ...; conv in conv.py).
+"""NumPy overrides of the core's extension kernels (the table ``KERNELS``; convolution
+in ``conv.py``, max pooling in ``pooling.py``).
 
-Same signatures and results as the generic fallbacks in ``volta_core.ops.nn``; they
-use NumPy-only tools: ``as_strided`` windows, one BLAS GEMM per convolution, and
-``np.add.at`` scatter. Everything stays in the input's dtype (no float64 upcasts).
+Same signatures and results as the generic fallbacks in ``volta_core.ops``; they use
+NumPy-only tools (in-place temporaries, bit tricks, ``np.add.at`` scatter). Everything
+stays in the input's dtype (no float64 upcasts).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from volta_core.ops import elementwise as generic_elementwise
 from volta_core.ops import math as generic_math
@@ -20,106 +20,7 @@ from volta_core.ops import softmax as generic_softmax
 from volta_core.optim import kernels as optim_generic
 
 from .conv import conv2d, conv2d_backward
-
-
-def _pad(x: np.ndarray, pads: tuple, fill: float = 0.0) -> np.ndarray:
-    pt, pb, pl, pr = pads
-    if not (pt or pb or pl or pr):
-        return x
-    n, c, h, w = x.shape
-    out = np.full((n, c, h + pt + pb, w + pl + pr), fill, dtype=x.dtype)
-    out[:, :, pt:pt + h, pl:pl + w] = x
-    return out
-
-
-def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),
-               ceil_mode: bool = False) -> tuple:
-    """Windows via ``as_strided``, one argmax; the index is the winning tap.
-
-    Non-overlapping windows (stride >= kernel) take a faster path: a running maximum over
-    the ``kh * kw`` strided tap views, no window copy.
-    """
-    out_hw, pads = generic._pool_geometry(x.shape[2:], kernel, stride, padding, dilation,
-                                          ceil_mode)
-    xpad = _pad(x, pads, -np.inf)
-    if dilation == (1, 1) and stride[0] >= kernel[0] and stride[1] >= kernel[1]:
-        ho, wo = out_hw
-        # without NaN or -0.0, "take a later tap only where strictly greater" is a plain
-        # maximum, and the winning tap the last (largest) one that was greater: no masked
-        # writes, which NumPy runs several times slower
-        unmasked = x.dtype.kind == "f" and not (
-            np.isnan(x).any() or (np.signbit(x) & (x == 0)).any())
-        best = idx = None
-        for i in range(kernel[0]):
-            for j in range(kernel[1]):
-                v = xpad[:, :, i:i + stride[0] * (ho - 1) + 1:stride[0],
-                         j:j + stride[1] * (wo - 1) + 1:stride[1]]
-                if best is None:
-                    best, idx = v.copy(), np.zeros(v.shape, np.int32)
-                    continue
-                better = v > best
-                if unmasked:
-                    np.maximum(best, v, out=best)
-                    np.maximum(idx, better * np.int32(i * kernel[1] + j), out=idx)
-                else:
-                    np.copyto(best, v, where=better)
-                    np.copyto(idx, i * kernel[1] + j, where=better)
-        return best, idx
-    s0, s1, s2, s3 = xpad.strides
-    n, c = x.shape[:2]
-    win = as_strided(xpad, (n, c, out_hw[0], out_hw[1], kernel[0], kernel[1]),
-                     (s0, s1, s2 * stride[0], s3 * stride[1], s2 * dilation[0],
-                      s3 * dilation[1]), writeable=False)
-    flat = win.reshape(n, c, out_hw[0], out_hw[1], kernel[0] * kernel[1])
-    idx = flat.argmax(axis=-1)
-    y = np.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
-    return y, idx.astype(np.int32)
-
-
-def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape, kernel, stride,
-                        padding=(0, 0), dilation=(1, 1), ceil_mode: bool = False) -> np.ndarray:
-    """Scatter each gradient to its window's winner (a direct store when windows don't
-    overlap, else ``np.add.at``)."""
-    out_hw, pads = generic._pool_geometry(x_shape[2:], kernel, stride, padding, dilation,
-                                          ceil_mode)
-    n, c, h, w = x_shape
-    hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
-    ho, wo = out_hw
-    if dilation == (1, 1) and stride[0] >= kernel[0] and stride[1] >= kernel[1]:
-        # disjoint windows: one select per tap into the (stride x stride) blocks, ~3x
-        # faster than the index arithmetic and scatter below (same values, same signs)
-        sh, sw = stride
-        blocks = np.zeros((n, c, ho, sh, wo, sw), dtype=grad.dtype)
-        bits = np.dtype(f"i{grad.dtype.itemsize}")
-        gbits, bbits = grad.view(bits), blocks.view(bits)
-        for i in range(kernel[0]):
-            for j in range(kernel[1]):
-                # g where this tap won, else +0.0: an AND with an all-ones-or-zeros mask
-                # (a select with a data-dependent mask runs several times slower)
-                mask = (idx == i * kernel[1] + j).astype(bits)
-                np.negative(mask, out=mask)
-                np.bitwise_and(gbits, mask, out=bbits[:, :, :, i, :, j])
-        full = blocks.reshape(n, c, ho * sh, wo * sw)
-        if pads[0] or pads[2] or ho * sh < h or wo * sw < w:
-            framed = np.zeros((n, c, max(hp, ho * sh), max(wp, wo * sw)), dtype=grad.dtype)
-            framed[:, :, :ho * sh, :wo * sw] = full
-            full = framed
-        return full[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
-    kw = kernel[1]
-    rows = np.arange(ho).reshape(ho, 1) * stride[0] + (idx // kw) * dilation[0]
-    cols = np.arange(wo).reshape(1, wo) * stride[1] + (idx % kw) * dilation[1]
-    lin = (rows * wp + cols).reshape(n * c, ho * wo)
-    out = np.zeros((n * c, hp * wp), dtype=grad.dtype)
-    g = np.ascontiguousarray(grad).reshape(n * c, ho * wo)
-    overlap = stride[0] < dilation[0] * (kernel[0] - 1) + 1 or \
-        stride[1] < dilation[1] * (kernel[1] - 1) + 1
-    if overlap:
-        base = (np.arange(n * c) * (hp * wp)).reshape(-1, 1)
-        np.add.at(out.reshape(-1), (lin + base).reshape(-1), g.reshape(-1))
-    else:
-        np.put_along_axis(out, lin, g, axis=1)
-    out = out.reshape(n, c, hp, wp)
-    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
+from .pooling import max_pool2d, max_pool2d_backward
 
 
 def embedding_backward(xp: Any, grad: Any, indices: Any, *, num_weights: int,

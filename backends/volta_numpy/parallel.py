@@ -109,6 +109,20 @@ def chunks(n: int, size: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
 
 
+# a chunk's work in elements at most (~4 MiB of float32): fewer, larger chunks cost less
+# Python per element than cache-sized ones save; and at least this many chunks where the
+# batch allows, so two threads share the work evenly (or one takes all on a busy machine)
+CHUNK_ELEMENTS = 1 << 20
+MIN_CHUNKS = 4
+
+
+def batch_chunk(n: int, per_sample: int) -> int:
+    """Samples per chunk for a batch of ``n`` whose samples each touch ``per_sample``
+    elements; it depends on the shapes only (not on the thread count)."""
+    count = min(n, max(MIN_CHUNKS, -(-n * max(1, per_sample) // CHUNK_ELEMENTS)))
+    return max(1, -(-n // max(1, count)))
+
+
 def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]) -> None:
     """Run ``fn(lo, hi)`` for every piece, on the caller and the workers; return when all
     are done. ``fn`` must write disjoint outputs per piece; an exception in any piece is
