@@ -145,3 +145,21 @@ def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int
         _blas_one_thread(False)
     if job.error is not None:
         raise job.error
+
+
+# elements below which an elementwise kernel runs on the caller alone: handing a chunk to
+# a worker costs ~10-50 us, more than two threads save on a smaller array
+PARALLEL_MIN_ELEMENTS = 1 << 18
+
+
+def over_batch(fn: Callable[[int, int], None], shape: tuple) -> None:
+    """Run ``fn(lo, hi)`` over chunks of axis 0 of an array of ``shape`` (one call on the
+    caller for a small or 0-d array)."""
+    size = 1
+    for s in shape:
+        size *= s
+    if not shape or size < PARALLEL_MIN_ELEMENTS or _threads == 1:
+        fn(0, shape[0] if shape else 0)
+        return
+    n = shape[0]
+    parallel_for(fn, chunks(n, batch_chunk(n, size // max(1, n))))

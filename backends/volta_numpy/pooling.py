@@ -42,15 +42,17 @@ def _taps(xpad: np.ndarray, kernel: tuple, stride: tuple, out_hw: tuple) -> list
             for i in range(kernel[0]) for j in range(kernel[1])]
 
 
+def has_negzero(a: np.ndarray) -> bool:
+    """True if the float array ``a`` holds a -0.0 (the integer minimum of its width)."""
+    bits = a.view(np.dtype(f"i{a.dtype.itemsize}"))
+    return bool((bits == np.iinfo(bits.dtype).min).any())
+
+
 def _plain(x: np.ndarray) -> bool:
-    """True if ``x`` has no NaN and no -0.0: then equal values are equal bits, and the
-    strictly-greater scan is a plain maximum (which NumPy runs without masked writes)."""
-    if x.dtype.kind != "f":
-        return False
-    bits = x.view(np.dtype(f"i{x.dtype.itemsize}"))
-    # -0.0 is the integer minimum of the float's width; NaN survives np.maximum, so the
-    # caller checks the (smaller) output for it
-    return not (bits == np.iinfo(bits.dtype).min).any()
+    """True if ``x`` is floating with no -0.0: then, without NaN (which survives
+    ``np.maximum``, so the caller checks the smaller output for it), equal values are equal
+    bits and the strictly-greater scan is a plain maximum (no masked writes)."""
+    return x.dtype.kind == "f" and not has_negzero(x)
 
 
 def _max_taps(taps: list, y: np.ndarray, idx: np.ndarray) -> None:
@@ -150,8 +152,10 @@ def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape, kernel, stride
                 dst = ob[:, :, i:i + sh * (ho - 1) + 1:sh, j:j + sw * (wo - 1) + 1:sw]
                 # g where this tap won, else +0.0: an integer product of the gradient's
                 # bits with the 0/1 mask (a select with a data-dependent mask runs
-                # several times slower), so every value and sign is g's
+                # several times slower), so every value is g's
                 np.multiply(gbits[lo:hi], idx[lo:hi] == t, out=dst)
+            if has_negzero(grad[lo:hi]):
+                out += 0.0  # a -0.0 gradient lands as +0.0, as a sum into zeros gives
 
         parallel_for(run, chunks(n, batch_chunk(n, c * fh * fw)))
         return framed[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
