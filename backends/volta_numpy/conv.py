@@ -31,7 +31,7 @@ from .parallel import batch_chunk, chunks, parallel_for
 # wide columns when the padded width is at most this many times the output width
 _WIDE_MAX = 2.0
 # a thread keeps a col2im buffer (zero gaps) of a shape for reuse up to this size
-_SCRATCH_BYTES = 32 << 20
+_SCRATCH_BYTES = 16 << 20
 # keep a forward's columns for its backward's weight gradient up to this many elements
 _KEEP_COLS = 1 << 22
 
@@ -205,7 +205,7 @@ def _gapped(nb: int, g: _Geom, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
     if flat is None or flat.size < need:
         flat = np.zeros(need, dtype)
         if flat.nbytes <= _SCRATCH_BYTES:
-            if len(cache) >= 8:  # a few layers' shapes per thread
+            if len(cache) >= 4:  # a few layers' shapes per thread
                 cache.pop(next(iter(cache)))
             cache[key] = flat
     it = flat.itemsize
