@@ -212,3 +212,37 @@ def test_two_user_threads_convolve_at_once(threads):
         t.join()
     for g in got:
         np.testing.assert_array_equal(g, want)
+
+
+# -- matmul in blocks ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(256, 784, 512), (40, 300, 700), (600, 64, 9), (3, 5, 7)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_matmul_matches_numpy_on_any_thread_count(shape, dtype, threads):
+    from volta_numpy.namespace import matmul
+
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((n, k)).astype(dtype).T  # a transposed operand, as Linear's
+    want = np.matmul(a, b)
+    got = []
+    for t in (1, 2):
+        threads(t)
+        got.append(matmul(a, b))
+        assert got[-1].dtype == dtype and got[-1].shape == (m, n)
+    np.testing.assert_array_equal(got[0], got[1])
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got[1], want, rtol=tol, atol=tol * k)
+
+
+def test_backend_namespace_is_array_api_compat_with_blocked_matmul():
+    import array_api_compat.numpy as compat
+
+    xp_ = vt.tensor([1.0]).device.xp
+    assert xp_.matmul is not compat.matmul
+    assert xp_.sum is compat.sum and xp_.float32 is compat.float32
+    assert xp_.__array_api_version__ == compat.__array_api_version__
+    a = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(xp_.matmul(a, a.T), a @ a.T)  # small: plain numpy
+    np.testing.assert_array_equal(xp_.matmul(np.arange(3), np.arange(3)), 5)  # 1-d, ints
