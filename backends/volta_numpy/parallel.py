@@ -19,6 +19,8 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 
+from .threads import blas_controllers
+
 _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _workers: list[threading.Thread] = []
 _threads = 1  # threads a parallel loop uses: the caller plus _threads - 1 workers
@@ -84,8 +86,6 @@ def _start_workers(n: int) -> None:
 def _blas_one_thread(enter: bool) -> None:
     """Hold NumPy's BLAS to one thread while any parallel loop runs."""
     global _active
-    from .threads import blas_controllers
-
     with _lock:
         if enter:
             _active += 1
