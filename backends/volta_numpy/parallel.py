@@ -6,7 +6,7 @@ on two halves of a batch run at once. Chunks are handed out one at a time from a
 counter, so the caller never waits for a worker that has not started: on a busy machine
 (another process on the other core) the caller simply takes every chunk itself. The
 chunking does not depend on the thread count, and callers combine per-chunk results in
-chunk order, so a kernel returns the same bits on 1 or 2 threads.
+chunk order, so such a kernel returns the same bits on any thread count.
 
 While chunks run, NumPy's BLAS is held to one thread: each chunk makes its own small GEMM
 calls, and two threads each calling a multi-threaded BLAS would oversubscribe the cores.
@@ -15,6 +15,7 @@ calls, and two threads each calling a multi-threaded BLAS would oversubscribe th
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import threading
 from collections.abc import Callable, Sequence
@@ -72,6 +73,19 @@ class _Job:
 def _worker() -> None:
     while True:
         _jobs.get().work()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a DataLoader worker) has none of the parent's threads: start over
+    (else jobs would pile up in a queue nobody reads)."""
+    global _jobs, _lock, _active
+    _jobs, _lock, _active = queue.SimpleQueue(), threading.Lock(), 0
+    _workers.clear()
+    _blas_saved.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _start_workers(n: int) -> None:

@@ -247,3 +247,31 @@ def test_backend_namespace_is_array_api_compat_with_blocked_matmul():
     a = np.arange(6.0).reshape(2, 3)
     np.testing.assert_array_equal(xp_.matmul(a, a.T), a @ a.T)  # small: plain numpy
     np.testing.assert_array_equal(xp_.matmul(np.arange(3), np.arange(3)), 5)  # 1-d, ints
+
+
+def test_forked_child_runs_parallel_kernels(threads):
+    """A forked child (a DataLoader worker) has no pool threads: its kernels still run."""
+    import os
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    threads(2)
+    x, w, b, kw = _inputs(GEOMETRIES[1], np.float32)
+    want = conv.conv2d(xp, x, w, b, **kw)  # the parent's workers are running now
+    r, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: compute, report, exit without running pytest's teardown
+        ok = all(np.array_equal(conv.conv2d(xp, x, w, b, **kw), want) for _ in range(3))
+        os.write(wfd, b"1" if ok else b"0")
+        os._exit(0)
+    import select
+    import signal
+
+    os.close(wfd)
+    ready, _, _ = select.select([r], [], [], 120)
+    if not ready:  # a hang in the child: end it, fail here
+        os.kill(pid, signal.SIGKILL)
+    got = os.read(r, 1) if ready else b"timeout"
+    os.waitpid(pid, 0)
+    os.close(r)
+    assert got == b"1"
