@@ -124,17 +124,21 @@ def chunks(n: int, size: int) -> list[tuple[int, int]]:
 
 
 # a chunk's work in elements at most (~4 MiB of float32): fewer, larger chunks cost less
-# Python per element than cache-sized ones save; and at least this many chunks where the
-# batch allows, so two threads share the work evenly (or one takes all on a busy machine)
+# Python per element than cache-sized ones save; at least MIN_CHUNKS chunks where the batch
+# allows, so two threads share the work evenly (or one takes all on a busy machine); and
+# at least MIN_CHUNK_ELEMENTS per chunk (each chunk costs ~10-30 us of Python and calls)
 CHUNK_ELEMENTS = 1 << 20
 MIN_CHUNKS = 4
+MIN_CHUNK_ELEMENTS = 1 << 16
 
 
 def batch_chunk(n: int, per_sample: int) -> int:
     """Samples per chunk for a batch of ``n`` whose samples each touch ``per_sample``
     elements; it depends on the shapes only (not on the thread count)."""
-    count = min(n, max(MIN_CHUNKS, -(-n * max(1, per_sample) // CHUNK_ELEMENTS)))
-    return max(1, -(-n // max(1, count)))
+    total = n * max(1, per_sample)
+    count = max(MIN_CHUNKS, -(-total // CHUNK_ELEMENTS))
+    count = min(n, count, max(1, total // MIN_CHUNK_ELEMENTS))
+    return max(1, -(-n // count))
 
 
 def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]) -> None:

@@ -26,6 +26,16 @@ def threads():
     vt.set_num_threads(before)
 
 
+@pytest.fixture(params=["default", "small"])
+def chunking(request, monkeypatch):
+    """The shapes' own chunking, or chunks of a sample or two (so these small inputs run
+    through several chunks, uneven ones included)."""
+    if request.param == "small":
+        monkeypatch.setattr(parallel, "MIN_CHUNK_ELEMENTS", 1)
+        monkeypatch.setattr(parallel, "CHUNK_ELEMENTS", 256)
+    return request.param
+
+
 # (N, C, H, W), (O, C/g, kh, kw), stride, pads (t, b, l, r), dilation, groups
 GEOMETRIES = [
     ((5, 1, 12, 12), (6, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1),  # LeNet conv1, wide
@@ -49,9 +59,10 @@ def _inputs(geom, dtype=np.float64, seed=0):
 
 
 @pytest.mark.parametrize("geom", GEOMETRIES)
-def test_forward_and_backward_match_the_generic_fallback(geom):
+def test_forward_and_backward_match_the_generic_fallback(geom, chunking, threads):
     from volta_core.ops import nn as generic
 
+    threads(2)
     x, w, b, kw = _inputs(geom)
     want = generic.conv2d(xp, x, w, b, **kw)
     keep: list = []
@@ -74,7 +85,7 @@ def test_forward_and_backward_match_the_generic_fallback(geom):
 
 
 @pytest.mark.parametrize("geom", GEOMETRIES[:4])
-def test_same_bits_on_any_thread_count(geom, threads):
+def test_same_bits_on_any_thread_count(geom, threads, chunking):
     x, w, b, kw = _inputs(geom, np.float32)
     g = rand(*conv.conv2d(xp, x, w, b, **kw).shape, seed=9).astype(np.float32)
     results = []
@@ -92,7 +103,7 @@ def test_same_bits_on_any_thread_count(geom, threads):
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("bad", ["x", "w"])
-def test_non_finite_values_take_the_exact_columns(bad):
+def test_non_finite_values_take_the_exact_columns(bad, chunking):
     """Wide columns multiply the dropped columns by an exact zero: inf * 0 would spread
     NaN, so a non-finite input or weight must give the generic kernel's values."""
     from volta_core.ops import nn as generic

@@ -21,6 +21,17 @@ def threads():
     vt.set_num_threads(before)
 
 
+@pytest.fixture(params=["default", "small"])
+def chunking(request, monkeypatch):
+    """The shapes' own chunking, or chunks of a sample or two (several, uneven)."""
+    parallel = pytest.importorskip("volta_numpy.parallel")
+    if request.param == "small":
+        monkeypatch.setattr(parallel, "MIN_CHUNK_ELEMENTS", 1)
+        monkeypatch.setattr(parallel, "CHUNK_ELEMENTS", 256)
+        monkeypatch.setattr(parallel, "PARALLEL_MIN_ELEMENTS", 1)
+    return request.param
+
+
 def _same(a: np.ndarray, b: np.ndarray) -> None:
     np.testing.assert_array_equal(a, b)
     assert np.array_equal(np.signbit(a), np.signbit(b))
@@ -49,7 +60,8 @@ GEOMETRIES = [  # kernel, stride, padding, ceil_mode
 
 @pytest.mark.parametrize("special", [None, "nan", "negzero", "ties"])
 @pytest.mark.parametrize("geometry", GEOMETRIES)
-def test_max_pool_matches_generic_on_any_thread_count(special, geometry, threads):
+def test_max_pool_matches_generic_on_any_thread_count(special, geometry, threads,
+                                                       chunking):
     from volta_core.ops import nn as generic
 
     kernel, stride, padding, ceil = geometry
@@ -69,7 +81,7 @@ def test_max_pool_matches_generic_on_any_thread_count(special, geometry, threads
 
 
 @pytest.mark.parametrize("special", [None, "nan", "negzero", "inf"])
-def test_relu_and_backward_match_generic_in_parallel(special, threads):
+def test_relu_and_backward_match_generic_in_parallel(special, threads, chunking):
     from volta_core.ops.elementwise import relu_backward_kernel, relu_kernel
 
     rng = np.random.default_rng(0)
