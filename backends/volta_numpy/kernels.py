@@ -20,7 +20,6 @@ from volta_core.ops import softmax as generic_softmax
 from volta_core.optim import kernels as optim_generic
 
 from .conv import conv2d, conv2d_backward
-from .parallel import over_batch
 from .pooling import has_negzero, max_pool2d, max_pool2d_backward
 
 
@@ -125,45 +124,25 @@ def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
 
 def relu(xp: Any, x: Any) -> np.ndarray:
     """The generic ``where(x < 0, 0, x)`` through ``np.maximum`` (SIMD, ~10x faster than
-    a masked ``where``), over chunks of the batch on the backend's threads. They differ
-    only on -0.0, which ``maximum`` may turn into +0.0: a chunk holding one takes the
-    generic kernel, so -0.0 stays -0.0 as in PyTorch."""
-    if x.dtype.kind != "f" or x.ndim == 0:
+    a masked ``where``). They differ only on -0.0, which ``maximum`` may turn into +0.0:
+    an input holding one takes the generic kernel, so -0.0 stays -0.0 as in PyTorch.
+    (One thread: two threads on a memory-bound pass of LeNet's size were slower.)"""
+    if x.dtype.kind != "f" or has_negzero(x):
         return generic_elementwise.relu_kernel(xp, x)
-    out = np.empty_like(x)
-
-    def run(lo: int, hi: int) -> None:
-        xc = x[lo:hi]
-        if has_negzero(xc):
-            out[lo:hi] = generic_elementwise.relu_kernel(xp, xc)
-        else:
-            np.maximum(xc, x.dtype.type(0), out=out[lo:hi])
-
-    over_batch(run, x.shape)
-    return out
+    return np.maximum(x, x.dtype.type(0))
 
 
 def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
     """The generic ``where(y <= 0, 0, grad)`` as ``grad * (y > 0) + 0.0`` (no masked
-    select, ~5x faster), over chunks of the batch on the backend's threads. The product
-    differs from the select only at a NaN in ``y``, a non-finite ``grad`` (``inf * 0``)
-    or a -0.0 in ``grad`` (``+ 0.0`` turns the ``-g * 0`` zeros to +0.0, but also -0.0
-    itself): a chunk holding such values takes the generic kernel."""
+    select, ~5x faster). The product differs from the select only at a NaN in ``y``, a
+    non-finite ``grad`` (``inf * 0``) or a -0.0 in ``grad`` (``+ 0.0`` turns the
+    ``-g * 0`` zeros to +0.0, but also -0.0 itself): such inputs take the generic kernel."""
     if (grad.dtype.kind != "f" or grad.dtype != y.dtype or grad.shape != y.shape
-            or grad.ndim == 0):
+            or np.isnan(y).any() or not np.isfinite(grad).all() or has_negzero(grad)):
         return generic_elementwise.relu_backward_kernel(xp, grad, y)
-    out = np.empty_like(grad)
-
-    def run(lo: int, hi: int) -> None:
-        g, yc, oc = grad[lo:hi], y[lo:hi], out[lo:hi]
-        if np.isnan(yc).any() or not np.isfinite(g).all() or has_negzero(g):
-            oc[...] = generic_elementwise.relu_backward_kernel(xp, g, yc)
-            return
-        np.greater(yc, 0, out=oc)  # 1.0 where y > 0, else 0.0
-        oc *= g
-        oc += 0.0
-
-    over_batch(run, grad.shape)
+    out = np.greater(y, 0).astype(grad.dtype)  # 1.0 where y > 0, else 0.0
+    out *= grad
+    out += 0.0
     return out
 
 

@@ -124,11 +124,12 @@ def chunks(n: int, size: int) -> list[tuple[int, int]]:
 
 
 # a chunk's work in elements at most (~4 MiB of float32): fewer, larger chunks cost less
-# Python per element than cache-sized ones save; at least MIN_CHUNKS chunks where the batch
-# allows, so two threads share the work evenly (or one takes all on a busy machine); and
-# at least MIN_CHUNK_ELEMENTS per chunk (each chunk costs ~10-30 us of Python and calls)
+# Python per element than cache-sized ones save (measured on LeNet's layers, 2 cores: 2
+# chunks beat 4 and 8 on 1 and on 2 threads); at least MIN_CHUNKS chunks where the batch
+# allows, so two threads share the work; and at least MIN_CHUNK_ELEMENTS per chunk (each
+# chunk costs ~10-30 us of Python and calls)
 CHUNK_ELEMENTS = 1 << 20
-MIN_CHUNKS = 4
+MIN_CHUNKS = 2
 MIN_CHUNK_ELEMENTS = 1 << 16
 
 
@@ -164,20 +165,3 @@ def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int
     if job.error is not None:
         raise job.error
 
-
-# elements below which an elementwise kernel runs on the caller alone: handing a chunk to
-# a worker costs ~10-50 us, more than two threads save on a smaller array
-PARALLEL_MIN_ELEMENTS = 1 << 18
-
-
-def over_batch(fn: Callable[[int, int], None], shape: tuple) -> None:
-    """Run ``fn(lo, hi)`` over chunks of axis 0 of an array of ``shape`` (one call on the
-    caller for a small or 0-d array)."""
-    size = 1
-    for s in shape:
-        size *= s
-    if not shape or size < PARALLEL_MIN_ELEMENTS or _threads == 1:
-        fn(0, shape[0] if shape else 0)
-        return
-    n = shape[0]
-    parallel_for(fn, chunks(n, batch_chunk(n, size // max(1, n))))

@@ -42,10 +42,17 @@ def _taps(xpad: np.ndarray, kernel: tuple, stride: tuple, out_hw: tuple) -> list
             for i in range(kernel[0]) for j in range(kernel[1])]
 
 
+# -0.0 as an integer of the float's width: the sign bit alone, the integer minimum
+_NEGZERO_BITS = {2: np.int16(-2 ** 15), 4: np.int32(-2 ** 31), 8: np.int64(-2 ** 63)}
+
+
 def has_negzero(a: np.ndarray) -> bool:
-    """True if the float array ``a`` holds a -0.0 (the integer minimum of its width)."""
-    bits = a.view(np.dtype(f"i{a.dtype.itemsize}"))
-    return bool((bits == np.iinfo(bits.dtype).min).any())
+    """True if the float array ``a`` may hold a -0.0 (one integer compare of its bits;
+    always True for a width without a matching integer, e.g. long double)."""
+    bits = _NEGZERO_BITS.get(a.dtype.itemsize)
+    if bits is None:
+        return True
+    return bool((a.view(bits.dtype) == bits).any())
 
 
 def _plain(x: np.ndarray) -> bool:
