@@ -94,14 +94,13 @@ class NumpyBackend(Backend):
 
     def namespace(self, index: int) -> Any:
         if self._xp is None:
-            import array_api_compat.numpy as xp
-
             from . import malloc
+            from .namespace import make
             from .threads import apply_default
 
             apply_default()  # BLAS on the cores this process has, not the host's
             malloc.apply_default()  # reuse freed array memory (see malloc.py)
-            self._xp = xp
+            self._xp = make()  # array-api-compat's NumPy, large matmuls threaded
         return self._xp
 
     def get_num_threads(self) -> int:

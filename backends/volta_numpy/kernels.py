@@ -1,8 +1,9 @@
-"""NumPy overrides of the core's extension kernels (conv, pooling, embedding).
+"""NumPy overrides of the core's extension kernels (the table ``KERNELS``; convolution
+in ``conv.py``, max pooling in ``pooling.py``).
 
-Same signatures and results as the generic fallbacks in ``volta_core.ops.nn``; they
-use NumPy-only tools: ``as_strided`` windows, one BLAS GEMM per convolution, and
-``np.add.at`` scatter. Everything stays in the input's dtype (no float64 upcasts).
+Same signatures and results as the generic fallbacks in ``volta_core.ops``; they use
+NumPy-only tools (in-place temporaries, bit tricks, ``np.add.at`` scatter). Everything
+stays in the input's dtype (no float64 upcasts).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from volta_core.ops import elementwise as generic_elementwise
 from volta_core.ops import math as generic_math
@@ -19,242 +19,8 @@ from volta_core.ops import nn as generic
 from volta_core.ops import softmax as generic_softmax
 from volta_core.optim import kernels as optim_generic
 
-
-def _pad(x: np.ndarray, pads: tuple, fill: float = 0.0) -> np.ndarray:
-    pt, pb, pl, pr = pads
-    if not (pt or pb or pl or pr):
-        return x
-    n, c, h, w = x.shape
-    out = np.full((n, c, h + pt + pb, w + pl + pr), fill, dtype=x.dtype)
-    out[:, :, pt:pt + h, pl:pl + w] = x
-    return out
-
-
-def _windows(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple,
-             dilation: tuple) -> np.ndarray:
-    """A read-only ``(C, kh, kw, N, Ho, Wo)`` view of the windows of a padded image.
-
-    Output width is innermost, so copying the view moves contiguous rows (stride 1).
-    """
-    s0, s1, s2, s3 = x.strides
-    n, c = x.shape[:2]
-    shape = (c, kernel[0], kernel[1], n, out_hw[0], out_hw[1])
-    strides = (s1, s2 * dilation[0], s3 * dilation[1], s0, s2 * stride[0], s3 * stride[1])
-    return as_strided(x, shape, strides, writeable=False)
-
-
-def _cols(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple, dilation: tuple,
-          pads: tuple) -> np.ndarray:
-    """im2col as one ``(C*kh*kw, N*Ho*Wo)`` matrix (a single strided copy)."""
-    win = _windows(_pad(x, pads), out_hw, kernel, stride, dilation)
-    c, kh, kw, n, ho, wo = win.shape
-    return win.reshape(c * kh * kw, n * ho * wo)
-
-
-# keep a forward's im2col for its backward's weight gradient up to this many elements
-_KEEP_COLS = 1 << 22
-
-
-def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
-           dilation=(1, 1), groups: int = 1, algo: str = "auto",
-           keep: list | None = None) -> np.ndarray:
-    """im2col through ``as_strided`` + one GEMM; the result is NCHW over CNHW memory.
-
-    With ``keep`` (a list; see ``keeps_cols``), a small enough im2col matrix is appended to
-    it, for :func:`conv2d_backward`'s ``cols`` (no second im2col)."""
-    if algo == "direct":
-        return generic.conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
-                              groups=groups, algo="direct")
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    out_hw = generic.conv_out_hw((h, wd), (kh, kw), stride, pads, dilation)
-    if groups == 1:
-        cols = _cols(x, out_hw, (kh, kw), stride, dilation, pads)
-        if keep is not None and cols.size <= _KEEP_COLS:
-            keep.append(cols)
-        y = w.reshape(o, -1) @ cols
-    else:
-        og = o // groups
-        y = np.concatenate(
-            [w[gi * og:(gi + 1) * og].reshape(og, -1)
-             @ _cols(x[:, gi * cg:(gi + 1) * cg], out_hw, (kh, kw), stride, dilation, pads)
-             for gi in range(groups)], axis=0)
-    if bias is not None:
-        y += bias.reshape(o, 1)
-    return y.reshape(o, n, out_hw[0], out_hw[1]).transpose(1, 0, 2, 3)
-
-
-def _col2im(dcols: np.ndarray, x_shape: tuple, out_hw: tuple, kernel: tuple, stride: tuple,
-            dilation: tuple, pads: tuple) -> np.ndarray:
-    """Adjoint of :func:`_cols`: sum ``(C*kh*kw, N*Ho*Wo)`` columns back into an image."""
-    n, c, h, w = x_shape
-    kh, kw = kernel
-    ho, wo = out_hw
-    hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
-    d6 = dcols.reshape(c, kh, kw, n, ho, wo)
-    out = np.zeros((c, n, hp, wp), dtype=dcols.dtype)
-    sh, sw = stride
-    dh, dw = dilation
-    for i in range(kh):
-        for j in range(kw):
-            out[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh,
-                j * dw:j * dw + sw * (wo - 1) + 1:sw] += d6[:, i, j]
-    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w].transpose(1, 0, 2, 3)
-
-
-def _input_grad_rows(grad: np.ndarray, w: np.ndarray, x_shape: tuple, dilation: tuple,
-                     pads: tuple) -> np.ndarray:
-    """The stride-1 input gradient over whole padded rows: the output gradient widened to
-    the padded width with zero columns, so each tap's col2im sum is one contiguous run per
-    (c, n) instead of one per output row (~1.3x faster). The extra columns add exact zeros
-    (callers check that w is finite: 0 * inf would not be zero)."""
-    n, c, h, wd = x_shape
-    o, _, kh, kw = w.shape
-    ho, wo = grad.shape[2:]
-    wp = wd + pads[2] + pads[3]
-    hp = h + pads[0] + pads[1] + -(-(dilation[1] * (kw - 1)) // wp)  # + spare rows
-    wide = np.zeros((o, n, ho, wp), dtype=grad.dtype)
-    wide[:, :, :, :wo] = grad.transpose(1, 0, 2, 3)
-    dcols = (w.reshape(o, -1).T @ wide.reshape(o, -1)).reshape(c, kh, kw, n, ho * wp)
-    out = np.zeros((c, n, hp * wp), dtype=dcols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            at = i * dilation[0] * wp + j * dilation[1]
-            out[:, :, at:at + ho * wp] += dcols[:, i, j]
-    out = out.reshape(c, n, hp, wp)
-    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + wd].transpose(1, 0, 2, 3)
-
-
-def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
-                    w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
-                    pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1,
-                    cols: Any = None) -> tuple:
-    """Input gradient by GEMM + col2im, weight gradient by one GEMM over im2col (``cols``
-    when the forward kept it)."""
-    n, c, h, wd = x_shape
-    o, cg, kh, kw = w_shape or w.shape
-    ho, wo = grad.shape[2:]
-    og = o // groups
-    gmat = grad.transpose(1, 0, 2, 3).reshape(o, n * ho * wo)
-    gx = gw = None
-    if needs[0]:
-        if groups == 1 and stride == (1, 1) and np.isfinite(w).all():
-            gx = _input_grad_rows(grad, w, x_shape, dilation, pads)
-        elif groups == 1:
-            dcols = w.reshape(o, -1).T @ gmat
-        else:
-            dcols = np.concatenate(
-                [w[gi * og:(gi + 1) * og].reshape(og, -1).T @ gmat[gi * og:(gi + 1) * og]
-                 for gi in range(groups)], axis=0)
-        if gx is None:
-            gx = _col2im(dcols, x_shape, (ho, wo), (kh, kw), stride, dilation, pads)
-    if needs[1]:
-        if groups == 1:  # as cols @ gmat^T: BLAS runs this order ~1.5x faster here
-            if cols is None:
-                cols = _cols(x, (ho, wo), (kh, kw), stride, dilation, pads)
-            gw = (cols @ gmat.T).T
-        else:
-            gw = np.concatenate(
-                [gmat[gi * og:(gi + 1) * og]
-                 @ _cols(x[:, gi * cg:(gi + 1) * cg], (ho, wo), (kh, kw), stride, dilation,
-                         pads).T for gi in range(groups)], axis=0)
-        gw = gw.reshape(o, cg, kh, kw)
-    return gx, gw
-
-
-# these two take ``keep=`` and ``cols=``: the forward's im2col reused by the backward
-conv2d.keeps_cols = True
-conv2d_backward.keeps_cols = True
-
-
-def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),
-               ceil_mode: bool = False) -> tuple:
-    """Windows via ``as_strided``, one argmax; the index is the winning tap.
-
-    Non-overlapping windows (stride >= kernel) take a faster path: a running maximum over
-    the ``kh * kw`` strided tap views, no window copy.
-    """
-    out_hw, pads = generic._pool_geometry(x.shape[2:], kernel, stride, padding, dilation,
-                                          ceil_mode)
-    xpad = _pad(x, pads, -np.inf)
-    if dilation == (1, 1) and stride[0] >= kernel[0] and stride[1] >= kernel[1]:
-        ho, wo = out_hw
-        # without NaN or -0.0, "take a later tap only where strictly greater" is a plain
-        # maximum, and the winning tap the last (largest) one that was greater: no masked
-        # writes, which NumPy runs several times slower
-        unmasked = x.dtype.kind == "f" and not (
-            np.isnan(x).any() or (np.signbit(x) & (x == 0)).any())
-        best = idx = None
-        for i in range(kernel[0]):
-            for j in range(kernel[1]):
-                v = xpad[:, :, i:i + stride[0] * (ho - 1) + 1:stride[0],
-                         j:j + stride[1] * (wo - 1) + 1:stride[1]]
-                if best is None:
-                    best, idx = v.copy(), np.zeros(v.shape, np.int32)
-                    continue
-                better = v > best
-                if unmasked:
-                    np.maximum(best, v, out=best)
-                    np.maximum(idx, better * np.int32(i * kernel[1] + j), out=idx)
-                else:
-                    np.copyto(best, v, where=better)
-                    np.copyto(idx, i * kernel[1] + j, where=better)
-        return best, idx
-    s0, s1, s2, s3 = xpad.strides
-    n, c = x.shape[:2]
-    win = as_strided(xpad, (n, c, out_hw[0], out_hw[1], kernel[0], kernel[1]),
-                     (s0, s1, s2 * stride[0], s3 * stride[1], s2 * dilation[0],
-                      s3 * dilation[1]), writeable=False)
-    flat = win.reshape(n, c, out_hw[0], out_hw[1], kernel[0] * kernel[1])
-    idx = flat.argmax(axis=-1)
-    y = np.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
-    return y, idx.astype(np.int32)
-
-
-def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape, kernel, stride,
-                        padding=(0, 0), dilation=(1, 1), ceil_mode: bool = False) -> np.ndarray:
-    """Scatter each gradient to its window's winner (a direct store when windows don't
-    overlap, else ``np.add.at``)."""
-    out_hw, pads = generic._pool_geometry(x_shape[2:], kernel, stride, padding, dilation,
-                                          ceil_mode)
-    n, c, h, w = x_shape
-    hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
-    ho, wo = out_hw
-    if dilation == (1, 1) and stride[0] >= kernel[0] and stride[1] >= kernel[1]:
-        # disjoint windows: one select per tap into the (stride x stride) blocks, ~3x
-        # faster than the index arithmetic and scatter below (same values, same signs)
-        sh, sw = stride
-        blocks = np.zeros((n, c, ho, sh, wo, sw), dtype=grad.dtype)
-        bits = np.dtype(f"i{grad.dtype.itemsize}")
-        gbits, bbits = grad.view(bits), blocks.view(bits)
-        for i in range(kernel[0]):
-            for j in range(kernel[1]):
-                # g where this tap won, else +0.0: an AND with an all-ones-or-zeros mask
-                # (a select with a data-dependent mask runs several times slower)
-                mask = (idx == i * kernel[1] + j).astype(bits)
-                np.negative(mask, out=mask)
-                np.bitwise_and(gbits, mask, out=bbits[:, :, :, i, :, j])
-        full = blocks.reshape(n, c, ho * sh, wo * sw)
-        if pads[0] or pads[2] or ho * sh < h or wo * sw < w:
-            framed = np.zeros((n, c, max(hp, ho * sh), max(wp, wo * sw)), dtype=grad.dtype)
-            framed[:, :, :ho * sh, :wo * sw] = full
-            full = framed
-        return full[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
-    kw = kernel[1]
-    rows = np.arange(ho).reshape(ho, 1) * stride[0] + (idx // kw) * dilation[0]
-    cols = np.arange(wo).reshape(1, wo) * stride[1] + (idx % kw) * dilation[1]
-    lin = (rows * wp + cols).reshape(n * c, ho * wo)
-    out = np.zeros((n * c, hp * wp), dtype=grad.dtype)
-    g = np.ascontiguousarray(grad).reshape(n * c, ho * wo)
-    overlap = stride[0] < dilation[0] * (kernel[0] - 1) + 1 or \
-        stride[1] < dilation[1] * (kernel[1] - 1) + 1
-    if overlap:
-        base = (np.arange(n * c) * (hp * wp)).reshape(-1, 1)
-        np.add.at(out.reshape(-1), (lin + base).reshape(-1), g.reshape(-1))
-    else:
-        np.put_along_axis(out, lin, g, axis=1)
-    out = out.reshape(n, c, hp, wp)
-    return out[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
+from .conv import conv2d, conv2d_backward
+from .pooling import has_negzero, max_pool2d, max_pool2d_backward
 
 
 def embedding_backward(xp: Any, grad: Any, indices: Any, *, num_weights: int,
@@ -358,9 +124,10 @@ def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
 
 def relu(xp: Any, x: Any) -> np.ndarray:
     """The generic ``where(x < 0, 0, x)`` through ``np.maximum`` (SIMD, ~10x faster than
-    a masked ``where``). They differ only on -0.0, which ``maximum`` turns into +0.0: an
-    input holding any zero takes the generic kernel, so -0.0 stays -0.0 as in PyTorch."""
-    if x.dtype.kind != "f" or (x == 0).any():
+    a masked ``where``). They differ only on -0.0, which ``maximum`` may turn into +0.0:
+    an input holding one takes the generic kernel, so -0.0 stays -0.0 as in PyTorch.
+    (One thread: two threads on a memory-bound pass of LeNet's size were slower.)"""
+    if x.dtype.kind != "f" or has_negzero(x):
         return generic_elementwise.relu_kernel(xp, x)
     return np.maximum(x, x.dtype.type(0))
 
@@ -371,10 +138,10 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
     non-finite ``grad`` (``inf * 0``) or a -0.0 in ``grad`` (``+ 0.0`` turns the
     ``-g * 0`` zeros to +0.0, but also -0.0 itself): such inputs take the generic kernel."""
     if (grad.dtype.kind != "f" or grad.dtype != y.dtype or grad.shape != y.shape
-            or np.isnan(y).any() or not np.isfinite(grad).all()
-            or (np.signbit(grad) & (grad == 0)).any()):
+            or np.isnan(y).any() or not np.isfinite(grad).all() or has_negzero(grad)):
         return generic_elementwise.relu_backward_kernel(xp, grad, y)
-    out = grad * (y > 0)
+    out = np.greater(y, 0).astype(grad.dtype)  # 1.0 where y > 0, else 0.0
+    out *= grad
     out += 0.0
     return out
 

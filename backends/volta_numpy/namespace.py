@@ -1,0 +1,64 @@
+"""The CPU backend's array namespace: array-api-compat's NumPy namespace, with a
+``matmul`` whose large 2-d products run on the backend's threads (``parallel.py``).
+
+A multi-threaded OpenBLAS call has every thread wait for the others in a spin loop, and
+its idle threads keep spinning for a while after each call: on a machine whose other
+cores are busy (a shared 2-core box, or PyTorch's own threads in the same process) a
+product then waits for a descheduled thread, up to 10x slower than on one thread. Here a
+large product is cut into row (or column) blocks, each a single-threaded BLAS call, and
+the blocks are shared by the caller and the backend's workers, which sleep when idle; a
+busy core only means the caller computes more blocks itself. One block per thread (each
+block packs the other operand again): on one thread a product is one plain call, so its
+last bits may differ from a run on more threads, as with any threaded BLAS.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import array_api_compat.numpy as _compat
+import numpy as np
+
+from .parallel import chunks, get_num_threads, parallel_for
+
+# products of at least this many multiply-adds are cut into blocks (OpenBLAS's own
+# threshold for using more than one thread)
+_SPLIT_MACS = 1 << 18
+_MIN_BLOCK = 8  # rows (or columns) of a block at least
+# a module's own attributes, not copied (``__array_api_version__`` and the like are)
+_MODULE_ATTRS = {"__name__", "__doc__", "__loader__", "__spec__", "__file__", "__path__",
+                 "__package__", "__builtins__", "__cached__"}
+
+
+def matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+    """``x1 @ x2`` (array API ``matmul``); a large 2-d floating product in blocks."""
+    if (kwargs or type(x1) is not np.ndarray or type(x2) is not np.ndarray
+            or x1.ndim != 2 or x2.ndim != 2 or x1.dtype != x2.dtype
+            or x1.dtype not in (np.float32, np.float64) or x1.shape[1] != x2.shape[0]):
+        return _compat.matmul(x1, x2, **kwargs)
+    (m, k), n = x1.shape, x2.shape[1]
+    blocks = get_num_threads()
+    if blocks < 2 or m * n * k < _SPLIT_MACS or max(m, n) < blocks * _MIN_BLOCK:
+        return np.matmul(x1, x2)
+    out = np.empty((m, n), dtype=x1.dtype)
+    # cut the longer side: each block packs the operand it shares again, and that one is
+    # then the smaller (row blocks share x2, k * n; column blocks share x1, m * k)
+    if m >= n:
+        def run(lo: int, hi: int) -> None:
+            np.matmul(x1[lo:hi], x2, out=out[lo:hi])
+    else:
+        def run(lo: int, hi: int) -> None:
+            np.matmul(x1, x2[:, lo:hi], out=out[:, lo:hi])
+    size = max(m, n)
+    parallel_for(run, chunks(size, -(-size // blocks)))
+    return out
+
+
+def make() -> types.ModuleType:
+    """A module holding every name of array-api-compat's NumPy namespace, with this
+    module's ``matmul``."""
+    ns = types.ModuleType("volta_numpy.xp", __doc__)
+    ns.__dict__.update({k: v for k, v in vars(_compat).items() if k not in _MODULE_ATTRS})
+    ns.matmul = matmul
+    return ns

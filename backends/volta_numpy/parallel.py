@@ -1,0 +1,167 @@
+"""Intra-op threads of the CPU backend: a kernel's batch split into chunks that the calling
+thread and a few persistent workers share.
+
+NumPy releases the GIL in its copies, ufunc loops and BLAS calls, so two threads working
+on two halves of a batch run at once. Chunks are handed out one at a time from a shared
+counter, so the caller never waits for a worker that has not started: on a busy machine
+(another process on the other core) the caller simply takes every chunk itself. The
+chunking does not depend on the thread count, and callers combine per-chunk results in
+chunk order, so such a kernel returns the same bits on any thread count.
+
+While chunks run, NumPy's BLAS is held to one thread: each chunk makes its own small GEMM
+calls, and two threads each calling a multi-threaded BLAS would oversubscribe the cores.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import threading
+from collections.abc import Callable, Sequence
+
+from .threads import blas_controllers
+
+_jobs: queue.SimpleQueue = queue.SimpleQueue()
+_workers: list[threading.Thread] = []
+_threads = 1  # threads a parallel loop uses: the caller plus _threads - 1 workers
+_lock = threading.Lock()  # guards _workers, _active and the BLAS thread count
+_active = 0  # parallel loops running now (the BLAS count is restored when the last ends)
+_blas_saved: list = []  # (controller, thread count) to restore after the loops
+
+
+def get_num_threads() -> int:
+    """Threads a parallel kernel runs on (the caller included)."""
+    return _threads
+
+
+def set_num_threads(n: int) -> None:
+    """Run parallel kernels on ``n`` threads; workers start on first use."""
+    global _threads
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: expected a positive int, got {n!r}")
+    _threads = n
+
+
+class _Job:
+    """One parallel loop: ``fn(lo, hi)`` over ``chunks``, taken one at a time."""
+
+    __slots__ = ("fn", "chunks", "counter", "left", "done", "error", "lock")
+
+    def __init__(self, fn: Callable[[int, int], None], chunks: Sequence[tuple[int, int]]):
+        self.fn, self.chunks = fn, chunks
+        self.counter = itertools.count()  # next() is atomic under the GIL
+        self.left = len(chunks)
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.lock = threading.Lock()
+
+    def work(self) -> None:
+        n = len(self.chunks)
+        while (i := next(self.counter)) < n:
+            try:
+                if self.error is None:
+                    self.fn(*self.chunks[i])
+            except BaseException as e:  # re-raised in the caller
+                self.error = e
+            with self.lock:
+                self.left -= 1
+                if self.left == 0:
+                    self.done.set()
+
+
+def _worker() -> None:
+    while True:
+        _jobs.get().work()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a DataLoader worker) has none of the parent's threads: start over
+    (else jobs would pile up in a queue nobody reads)."""
+    global _jobs, _lock, _active
+    _jobs, _lock, _active = queue.SimpleQueue(), threading.Lock(), 0
+    _workers.clear()
+    _blas_saved.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _start_workers(n: int) -> None:
+    with _lock:
+        while len(_workers) < n:
+            t = threading.Thread(target=_worker, name=f"volta-cpu-{len(_workers)}",
+                                 daemon=True)
+            t.start()
+            _workers.append(t)
+
+
+def _blas_one_thread(enter: bool) -> None:
+    """Hold NumPy's BLAS to one thread while any parallel loop runs."""
+    global _active
+    with _lock:
+        if enter:
+            _active += 1
+            if _active == 1:
+                for c in blas_controllers():
+                    n = c.get()
+                    if n is not None and n > 1:
+                        _blas_saved.append((c, n))
+                        c.set(1)
+        else:
+            _active -= 1
+            if _active == 0:
+                while _blas_saved:
+                    c, n = _blas_saved.pop()
+                    c.set(n)
+
+
+def chunks(n: int, size: int) -> list[tuple[int, int]]:
+    """``[0, n)`` cut into ``(lo, hi)`` pieces of ``size`` (the last may be shorter)."""
+    size = max(1, size)
+    return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
+
+
+# a chunk's work in elements at most (~4 MiB of float32): fewer, larger chunks cost less
+# Python per element than cache-sized ones save (measured on LeNet's layers, 2 cores: 2
+# chunks beat 4 and 8 on 1 and on 2 threads); at least MIN_CHUNKS chunks where the batch
+# allows, so two threads share the work; and at least MIN_CHUNK_ELEMENTS per chunk (each
+# chunk costs ~10-30 us of Python and calls)
+CHUNK_ELEMENTS = 1 << 20
+MIN_CHUNKS = 2
+MIN_CHUNK_ELEMENTS = 1 << 16
+
+
+def batch_chunk(n: int, per_sample: int) -> int:
+    """Samples per chunk for a batch of ``n`` whose samples each touch ``per_sample``
+    elements; it depends on the shapes only (not on the thread count)."""
+    total = n * max(1, per_sample)
+    count = max(MIN_CHUNKS, -(-total // CHUNK_ELEMENTS))
+    count = min(n, count, max(1, total // MIN_CHUNK_ELEMENTS))
+    return max(1, -(-n // count))
+
+
+def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]) -> None:
+    """Run ``fn(lo, hi)`` for every piece, on the caller and the workers; return when all
+    are done. ``fn`` must write disjoint outputs per piece; an exception in any piece is
+    raised here (the remaining pieces are skipped)."""
+    if _threads == 1 or len(pieces) < 2:
+        for lo, hi in pieces:
+            fn(lo, hi)
+        return
+    helpers = min(_threads, len(pieces)) - 1
+    if len(_workers) < helpers:
+        _start_workers(helpers)
+    job = _Job(fn, pieces)
+    _blas_one_thread(True)
+    try:
+        for _ in range(helpers):
+            _jobs.put(job)
+        job.work()
+        job.done.wait()
+    finally:
+        _blas_one_thread(False)
+    if job.error is not None:
+        raise job.error
+
