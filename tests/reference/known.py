@@ -63,6 +63,9 @@ DELIBERATE: dict[str, str] = {
         "as hardtanh: PyTorch's hardswish gradient at a NaN input is 1 on its scalar path "
         "and NaN on its vectorized one; Volta gives 1"),
     "grad value: F.celu[F] float": "as elu, which PyTorch's celu is",
+    "silent acceptance: F.mse_loss[F] *": (
+        "PyTorch's CUDA mse_loss backward raises for a target of another dtype ('Found dtype "
+        "Double but expected Float'), its CPU one computes; Volta computes on every device"),
     "silent acceptance: F.huber_loss[F] *": (
         "PyTorch's huber_loss forward accepts a target of another dtype, and its backward "
         "then raises ('Found dtype Double but expected Float'); Volta computes with the "
