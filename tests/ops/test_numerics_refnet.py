@@ -691,3 +691,22 @@ def test_bfloat16_power_of_a_numpy_scalar_saves_what_torch_saves():
         y = m.pow(a, np.float32(2.5))
         y.lerp_(a, 0.5)  # PyTorch's pow(Tensor, Scalar) keeps only its input
         y.sum().backward()
+
+
+@pytest.mark.parametrize("key", [(..., [3], slice(1, -1, 3)), ([3], slice(0, 0)),
+                                 (slice(0, 0), [5]), ([3], [4], slice(0, 0)), ([3],)])
+def test_an_index_out_of_range_is_not_checked_when_nothing_is_read(key):
+    def run(m):
+        k = tuple(m.tensor(v) if isinstance(v, list) else v for v in key)
+        x = m.zeros(1, 1, 1)
+        y = x[k]
+        x[k] = -1.5
+        return y
+
+    try:
+        want = run(torch)
+    except IndexError:
+        with pytest.raises(IndexError):
+            run(vt)
+        return
+    _same(run(vt), want)

@@ -390,6 +390,7 @@ def parse_key(x: Tensor, key: Any) -> tuple[tuple, list, list]:
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexOutOfRangeError("__getitem__: an index can only have a single ellipsis")
     xp, basic, new_axes, adv, d, r = x.device.xp, [], [], [], 0, 0
+    ranges = []  # the tensor indices' range checks, made unless the result is empty
     for k in items:
         if k is None:
             new_axes.append(r)
@@ -429,11 +430,17 @@ def parse_key(x: Tensor, key: Any) -> tuple[tuple, list, list]:
                 d, r = d + 1, r + 1
         else:
             i = _int_index("__getitem__", k, x.device)
-            basic.append(_full(shape[d]))
-            _check_range("__getitem__", i.array, shape[d], d, xp, negative=True)
+            basic.append(None)  # the full dim, filled in below
+            ranges.append((i.array, shape[d], d))
             adv.append((r, i.array, shape[d]))
             d, r = d + 1, r + 1
     basic += [_full(n) for n in shape[d:]]
+    # PyTorch checks tensor indices element by element: none is read when another dim of
+    # the result is empty (x[..., tensor([3]), 1:1] of any x is empty, not an error)
+    if not any(type(s) is slice and len(range(s.start, s.stop, s.step)) == 0 for s in basic):
+        for a, n, dim in ranges:
+            _check_range("__getitem__", a, n, dim, xp, negative=True)
+    basic = [_full(shape[k]) if s is None else s for k, s in enumerate(basic)]
     return tuple(basic), new_axes, adv
 
 
@@ -444,9 +451,11 @@ def _advanced(y: Tensor, adv: list) -> Tensor:
     b = broadcast_shapes("__getitem__", *(tuple(a.shape) for _, a, _ in adv))
     pos = [p for p, _, _ in adv]
     idx = []
+    empty = 0 in y.shape  # nothing is read: an index out of range picks nothing either
     for _, a, n in adv:
         a = xp.astype(a, i64)
-        idx.append(xp.where(a < 0, a + n, a))
+        a = xp.where(a < 0, a + n, a)
+        idx.append(xp.clip(a, 0, n - 1) if empty and n else a)
     if len(adv) == 1:
         p = pos[0]
         z = IndexSelect.apply(y, Tensor._make(xp.reshape(idx[0], (-1,)), dev), dim=p)
