@@ -12,8 +12,8 @@ Models (identical in both frameworks, built from ``volta_core.nn`` or ``torch.nn
 
 Each model runs at each precision: ``fp32`` (TF32 off everywhere), ``tf32``
 (``allow_tf32`` on for matmuls and cuDNN) and ``bf16`` (``autocast(dtype=bfloat16)``,
-TF32 on for what stays float32), PyTorch and Volta alternating step by step in the same
-process; the table prints median ms per step and the throughput ratio Volta/PyTorch.
+TF32 on for what stays float32), PyTorch and Volta alternating in blocks of steps in the
+same process; the table prints median ms per step and the throughput ratio Volta/PyTorch.
 
 ``--curve`` instead runs N (default 500) bf16-autocast steps of the transformer in both
 frameworks from the same initial weights and batches (dropout off) and checks that

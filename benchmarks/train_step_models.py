@@ -256,8 +256,10 @@ def peer_device(device: str) -> str:
 
 
 def time_steps(steps: dict[str, Callable[[], Any]], syncs: dict[str, Callable[[], None]],
-               n: int, warmup: int) -> dict[str, float]:
-    """Median seconds per step of each framework, alternating frameworks step by step.
+               n: int, warmup: int, block: int = 10) -> dict[str, float]:
+    """Median seconds per step of each framework, alternating frameworks in blocks of
+    ``block`` steps: step by step, one framework's idle CPU threads (OpenMP, OpenBLAS)
+    still spin while the other's step runs and take its cores.
 
     Each framework first runs ``warmup`` untimed steps (kernel compilation, cuBLAS and
     allocator warm-up); every timed step ends with that framework's synchronize.
@@ -267,13 +269,14 @@ def time_steps(steps: dict[str, Callable[[], Any]], syncs: dict[str, Callable[[]
             step()
         syncs[name]()
     times: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(n):
+    for start in range(0, n, block):
         for name, step in steps.items():
             syncs[name]()
-            t0 = time.perf_counter()
-            step()
-            syncs[name]()
-            times[name].append(time.perf_counter() - t0)
+            for _ in range(min(block, n - start)):
+                t0 = time.perf_counter()
+                step()
+                syncs[name]()
+                times[name].append(time.perf_counter() - t0)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
