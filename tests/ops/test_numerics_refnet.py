@@ -710,3 +710,8 @@ def test_an_index_out_of_range_is_not_checked_when_nothing_is_read(key):
             run(vt)
         return
     _same(run(vt), want)
+
+
+def test_lerp_of_0d_tensors_promotes_the_three():
+    _both(lambda m: m.lerp(m.tensor(1.0), m.tensor(3.0), m.tensor(0.25, dtype=m.float64)))
+    _both(lambda m: m.lerp(m.tensor([1.0]), m.tensor([3.0]), m.tensor(0.25, dtype=m.float64)))

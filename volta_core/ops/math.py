@@ -503,6 +503,14 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             and end.dtype is input.dtype):
         # a 0-d floating weight promotes integer ends to its dtype, as in PyTorch
         input, end = cast(input, weight.dtype), cast(end, weight.dtype)
+    elif (type(weight) is Tensor and type(end) is Tensor and not (weight.ndim or input.ndim
+                                                                  or end.ndim)
+            and weight.dtype.is_floating_point and weight.dtype is not input.dtype):
+        # all 0-d: the three promote together (PyTorch's float32 ends, float64 weight)
+        from ..dtypes import promote_types
+
+        dt = promote_types(promote_types(input.dtype, end.dtype), weight.dtype)
+        input, end = cast(input, dt), cast(end, dt)
     if not input.dtype.is_floating_point:
         raise DTypeError(f"lerp: expected floating tensors, got {input.dtype.name} (as in "
                          "PyTorch); call .float() first")
