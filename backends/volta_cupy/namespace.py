@@ -116,6 +116,45 @@ def _arg_of(fallback: Any, bf16: Any) -> Any:
     return arg
 
 
+def _joins_of(compat_stack: Any, compat_concat: Any) -> tuple:
+    """``stack`` and ``concat`` that, while a CUDA graph captures, copy each array into
+    its slice of the result: CuPy joins more than a few arrays through a table of their
+    addresses copied from pinned host memory, which a capture refuses (and a replay
+    would not redo)."""
+    from . import graphs
+
+    def stack(arrays: Any, /, *, axis: int = 0) -> Any:
+        arrays = list(arrays)
+        if len(arrays) < 2 or not graphs.is_capturing():
+            return compat_stack(arrays, axis=axis)
+        first = arrays[0]
+        axis = axis % (first.ndim + 1)
+        out = cupy.empty(first.shape[:axis] + (len(arrays),) + first.shape[axis:],
+                         cupy.result_type(*arrays))
+        for i, a in enumerate(arrays):
+            out[(slice(None),) * axis + (i,)] = a
+        return out
+
+    def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
+        arrays = list(arrays)
+        if len(arrays) < 2 or axis is None or not graphs.is_capturing():
+            return compat_concat(arrays, axis=axis)
+        first = arrays[0]
+        axis = axis % first.ndim
+        size = sum(a.shape[axis] for a in arrays)
+        out = cupy.empty(first.shape[:axis] + (size,) + first.shape[axis + 1:],
+                         cupy.result_type(*arrays))
+        at = 0
+        for a in arrays:
+            n = a.shape[axis]
+            out[(slice(None),) * axis + (slice(at, at + n),)] = a
+            at += n
+        return out
+
+    stack.__doc__, concat.__doc__ = compat_stack.__doc__, compat_concat.__doc__
+    return stack, concat
+
+
 def _asarray_of(fallback: Any) -> Any:
     def asarray(obj: Any, /, **kwargs: Any) -> Any:
         if type(obj) is float and obj == 0.0 and math.copysign(1.0, obj) < 0:
@@ -185,6 +224,7 @@ def _build() -> types.ModuleType:
     ns.remainder = division.remainder_of(_compat.remainder)
     ns.var = _var_of(_compat.var)
     ns.asarray = _asarray_of(_compat.asarray)
+    ns.stack, ns.concat = _joins_of(_compat.stack, _compat.concat)
     from ._util import BFLOAT16
 
     bf16 = None if BFLOAT16 is None else cupy.dtype(BFLOAT16)

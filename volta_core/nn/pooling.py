@@ -33,12 +33,14 @@ class _MaxPool2d(Function):
     def forward(ctx, x, p=None):
         kern = get_kernel(ctx.device.backend, "max_pool2d")
         y, idx = kern(ctx.xp, x, **p._asdict())
-        ctx.p, ctx.idx, ctx.x_shape = p, idx, x.shape
+        ctx.p, ctx.x_shape = p, x.shape
+        ctx.save_for_backward(idx)  # saved: freed after the backward, as saved values are
         return y
 
     def backward(ctx, g):
         kern = get_kernel(ctx.device.backend, "max_pool2d_backward")
-        gx = kern(ctx.xp, g.array, ctx.idx, x_shape=ctx.x_shape, **ctx.p._asdict())
+        (idx,) = ctx.saved_tensors
+        gx = kern(ctx.xp, g.array, idx.array, x_shape=ctx.x_shape, **ctx.p._asdict())
         return Tensor._make(gx, ctx.device)
 
 
@@ -112,7 +114,9 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     y = _MaxPool2d.apply(x, p=p)
     if not return_indices:
         return y.squeeze(0) if unbatched else y
-    idx = _flat_indices(y.grad_fn.idx if y.grad_fn is not None else None, x, p, y.shape)
+    node = y.grad_fn
+    idx = _flat_indices(node.saved_tensors[0].array if node is not None else None, x, p,
+                        y.shape)
     if unbatched:
         return y.squeeze(0), idx.squeeze(0)
     return y, idx
