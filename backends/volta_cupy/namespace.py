@@ -195,7 +195,7 @@ def _bf16_scalar_of(fallback: Any, name: str, bf16: Any) -> Any:
 
 
 def _matmul_of(compat_matmul: Any) -> Any:
-    from . import blas
+    from . import blas, graphs
     from ._util import BFLOAT16
 
     def matmul(x1: Any, x2: Any, /) -> Any:
@@ -209,6 +209,13 @@ def _matmul_of(compat_matmul: Any) -> Any:
                 out = compat_matmul(x1.astype(np.float32), x2.astype(np.float32))
                 out = out.astype(BFLOAT16)
             return out
+        if x1.ndim > 2 and graphs.is_capturing():  # CuPy's cuBLAS calls can't be captured
+            if x2.ndim == 2:  # (..., k) @ (k, n): one 2-d product
+                out = blas.matmul(x1.reshape(-1, x1.shape[-1]), x2)
+                return out.reshape(x1.shape[:-1] + (x2.shape[-1],))
+            out = blas.batched_matmul(x1, x2)
+            if out is not None:
+                return out
         return compat_matmul(x1, x2)
 
     return matmul
