@@ -18,24 +18,6 @@ parallel = pytest.importorskip("volta_numpy.parallel")
 xp = pytest.importorskip("array_api_compat.numpy")
 
 
-@pytest.fixture
-def threads():
-    """Set the CPU thread count inside a test; the previous count comes back after."""
-    before = vt.get_num_threads()
-    yield vt.set_num_threads
-    vt.set_num_threads(before)
-
-
-@pytest.fixture(params=["default", "small"])
-def chunking(request, monkeypatch):
-    """The shapes' own chunking, or chunks of a sample or two (so these small inputs run
-    through several chunks, uneven ones included)."""
-    if request.param == "small":
-        monkeypatch.setattr(parallel, "MIN_CHUNK_ELEMENTS", 1)
-        monkeypatch.setattr(parallel, "CHUNK_ELEMENTS", 256)
-    return request.param
-
-
 # (N, C, H, W), (O, C/g, kh, kw), stride, pads (t, b, l, r), dilation, groups
 GEOMETRIES = [
     ((5, 1, 12, 12), (6, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1),  # LeNet conv1, wide

@@ -8,28 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import volta_core as vt
-
 xp = pytest.importorskip("array_api_compat.numpy")
 pooling = pytest.importorskip("volta_numpy.pooling")
 kernels = pytest.importorskip("volta_numpy.kernels")
-
-
-@pytest.fixture
-def threads():
-    before = vt.get_num_threads()
-    yield vt.set_num_threads
-    vt.set_num_threads(before)
-
-
-@pytest.fixture(params=["default", "small"])
-def chunking(request, monkeypatch):
-    """The shapes' own chunking, or chunks of a sample or two (several, uneven)."""
-    parallel = pytest.importorskip("volta_numpy.parallel")
-    if request.param == "small":
-        monkeypatch.setattr(parallel, "MIN_CHUNK_ELEMENTS", 1)
-        monkeypatch.setattr(parallel, "CHUNK_ELEMENTS", 256)
-    return request.param
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> None:
