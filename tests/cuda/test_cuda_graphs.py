@@ -79,24 +79,11 @@ def _lenet() -> nn.Module:
                          nn.Linear(84, 10))
 
 
-@pytest.mark.parametrize("case", ["mlp_adam", "mlp_adamw", "lenet_sgd"])
-def test_whole_training_step_replays_like_eager(case):
-    make, shape, opt_of = {
-        "mlp_adam": (_mlp, (32, 64),
-                     lambda ps: vt.optim.Adam(ps, lr=1e-2, capturable=True)),
-        "mlp_adamw": (_mlp, (32, 64),
-                      lambda ps: vt.optim.AdamW(ps, lr=1e-2, weight_decay=0.1,
-                                                capturable=True)),
-        "lenet_sgd": (_lenet, (16, 1, 28, 28),
-                      lambda ps: vt.optim.SGD(ps, lr=0.05, momentum=0.9)),
-    }[case]
-    batches = _batches(8, shape, 10)
+def _eager_and_graphed(eager, graphed, opt_of, batches, warm: int) -> tuple[list, list]:
+    """Losses of ``graphed`` trained on ``batches`` (inputs, targets) with its first
+    ``warm`` steps eager on a side stream and the rest as replays of one captured step,
+    and of ``eager`` trained eagerly on the same batches."""
     lossf = nn.CrossEntropyLoss()
-
-    vt.manual_seed(0)
-    eager = make().to(DEV)
-    vt.manual_seed(0)
-    graphed = make().to(DEV)
     opt_e, opt_g = opt_of(eager.parameters()), opt_of(graphed.parameters())
     eager_losses = []
     for xs, ys in batches:
@@ -108,22 +95,18 @@ def test_whole_training_step_replays_like_eager(case):
 
     static_x = vt.tensor(batches[0][0], device=DEV)
     static_y = vt.tensor(batches[0][1], device=DEV)
-
-    def step():
-        opt_g.zero_grad(set_to_none=True)
-        loss = lossf(graphed(static_x), static_y)
-        loss.backward()
-        opt_g.step()
-        return loss
-
     losses = []
     s = vt.cuda.Stream()
     s.wait_stream(vt.cuda.current_stream())
-    with vt.cuda.stream(s):  # the first 3 batches eagerly: warm-up, state created
-        for xs, ys in batches[:3]:
+    with vt.cuda.stream(s):  # warm-up, optimizer state created
+        for xs, ys in batches[:warm]:
             static_x.copy_(vt.tensor(xs, device=DEV))
             static_y.copy_(vt.tensor(ys, device=DEV))
-            losses.append(float(step().item()))
+            opt_g.zero_grad(set_to_none=True)
+            loss = lossf(graphed(static_x), static_y)
+            loss.backward()
+            opt_g.step()
+            losses.append(float(loss.item()))
     vt.cuda.current_stream().wait_stream(s)
     g = vt.cuda.CUDAGraph()
     opt_g.zero_grad(set_to_none=True)
@@ -131,11 +114,31 @@ def test_whole_training_step_replays_like_eager(case):
         static_loss = lossf(graphed(static_x), static_y)
         static_loss.backward()
         opt_g.step()
-    for xs, ys in batches[3:]:
+    for xs, ys in batches[warm:]:
         static_x.copy_(vt.tensor(xs, device=DEV))
         static_y.copy_(vt.tensor(ys, device=DEV))
         g.replay()
         losses.append(float(static_loss.item()))
+    return losses, eager_losses
+
+
+@pytest.mark.parametrize("case", ["mlp_adam", "mlp_adamw", "lenet_sgd"])
+def test_whole_training_step_replays_like_eager(case):
+    make, shape, opt_of = {
+        "mlp_adam": (_mlp, (32, 64),
+                     lambda ps: vt.optim.Adam(ps, lr=1e-2, capturable=True)),
+        "mlp_adamw": (_mlp, (32, 64),
+                      lambda ps: vt.optim.AdamW(ps, lr=1e-2, weight_decay=0.1,
+                                                capturable=True)),
+        "lenet_sgd": (_lenet, (16, 1, 28, 28),
+                      lambda ps: vt.optim.SGD(ps, lr=0.05, momentum=0.9)),
+    }[case]
+    vt.manual_seed(0)
+    eager = make().to(DEV)
+    vt.manual_seed(0)
+    graphed = make().to(DEV)
+    losses, eager_losses = _eager_and_graphed(eager, graphed, opt_of, _batches(8, shape, 10),
+                                              warm=3)
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-4, atol=1e-5)
     for pe, pg in zip(eager.parameters(), graphed.parameters()):
         np.testing.assert_allclose(_np(pg), _np(pe), rtol=1e-4, atol=1e-5)
@@ -330,43 +333,10 @@ def test_lstm_training_step_replays_like_eager():
     # through CuPy's pinned-memory table of addresses
     rng = np.random.default_rng(0)
     data = [(rng.integers(0, 20, (12, 4)), rng.integers(0, 20, (48,))) for _ in range(6)]
-    lossf = nn.CrossEntropyLoss()
     vt.manual_seed(0)
     eager = _LSTMLM().to(DEV)
     vt.manual_seed(0)
     graphed = _LSTMLM().to(DEV)
-    opt_e = vt.optim.SGD(eager.parameters(), lr=0.1)
-    opt_g = vt.optim.SGD(graphed.parameters(), lr=0.1)
-    want = []
-    for xs, ys in data:
-        opt_e.zero_grad()
-        loss = lossf(eager(vt.tensor(xs, device=DEV)), vt.tensor(ys, device=DEV))
-        loss.backward()
-        opt_e.step()
-        want.append(float(loss.item()))
-    static_x, static_y = vt.tensor(data[0][0], device=DEV), vt.tensor(data[0][1], device=DEV)
-    got = []
-    s = vt.cuda.Stream()
-    s.wait_stream(vt.cuda.current_stream())
-    with vt.cuda.stream(s):
-        for xs, ys in data[:2]:
-            static_x.copy_(vt.tensor(xs, device=DEV))
-            static_y.copy_(vt.tensor(ys, device=DEV))
-            opt_g.zero_grad(set_to_none=True)
-            loss = lossf(graphed(static_x), static_y)
-            loss.backward()
-            opt_g.step()
-            got.append(float(loss.item()))
-    vt.cuda.current_stream().wait_stream(s)
-    g = vt.cuda.CUDAGraph()
-    opt_g.zero_grad(set_to_none=True)
-    with vt.cuda.graph(g):
-        static_loss = lossf(graphed(static_x), static_y)
-        static_loss.backward()
-        opt_g.step()
-    for xs, ys in data[2:]:
-        static_x.copy_(vt.tensor(xs, device=DEV))
-        static_y.copy_(vt.tensor(ys, device=DEV))
-        g.replay()
-        got.append(float(static_loss.item()))
+    got, want = _eager_and_graphed(eager, graphed, lambda ps: vt.optim.SGD(ps, lr=0.1),
+                                   data, warm=2)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
