@@ -698,12 +698,12 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
             elif tb is float or tb is int:
                 dt = a.dtype
                 if dt.kind == "f" and dt is not bfloat16 and (
-                        dt.itemsize != 2 or not opmath or _exact_in(dt, b)):
+                        not opmath or dt.itemsize != 2 or _exact_in(dt, b)):
                     return cls.apply(a, b)
         elif type(b) is Tensor and (type(a) is float or type(a) is int) and not int_divisor:
             dt = b.dtype  # a reflected Python number (``1.0 - x``): the same fast path
             if dt.kind == "f" and dt is not bfloat16 and (
-                    dt.itemsize != 2 or not opmath or _exact_in(dt, a)):
+                    not opmath or dt.itemsize != 2 or _exact_in(dt, a)):
                 return cls.apply(a, b)
         if special is not None:  # cases the fast path never takes (bool operands)
             out = special(a, b)
