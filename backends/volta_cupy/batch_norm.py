@@ -211,3 +211,26 @@ def batch_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd
         kern(g, x, mean, rstd, mean if weight is None else contiguous(weight), sg, sgx,
              np.int64(hw), np.int64(c), np.int32(weight is not None), 1.0 / (n * hw), gx)
     return gx, (sgx if needs[1] else None), (sg if needs[2] else None)
+
+
+# the running statistics' update, both buffers in one launch; the roundings are spelled
+# out so the result is the unfused ``running * (1 - momentum) + stat * factor``'s bits
+_RUNNING = cupy.ElementwiseKernel(
+    "float32 rm, float32 rv, float32 mean, float32 var, float32 keep, float32 fm, float32 fv",
+    "float32 rm2, float32 rv2",
+    """
+    rm2 = __fadd_rn(__fmul_rn(rm, keep), __fmul_rn(mean, fm));
+    rv2 = __fadd_rn(__fmul_rn(rv, keep), __fmul_rn(var, fv));
+    """, "volta_bn_running")
+
+
+def batch_norm_running(xp: Any, running_mean: Any, running_var: Any, mean: Any, var: Any, *,
+                       momentum: float, n: int) -> tuple:
+    """Same contract as ``volta_core.ops.nn.batch_norm_running``."""
+    arrays = (running_mean, running_var, mean, var)
+    if not all(isinstance(a, cupy.ndarray) and a.dtype == _F32 and a.shape == mean.shape
+               for a in arrays):
+        return generic.batch_norm_running(xp, running_mean, running_var, mean, var,
+                                          momentum=momentum, n=n)
+    return _RUNNING(running_mean, running_var, mean, var, np.float32(1.0 - momentum),
+                    np.float32(momentum), np.float32(momentum * n / (n - 1)))

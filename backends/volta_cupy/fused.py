@@ -233,6 +233,28 @@ def dropout_mask(xp: Any, uniform: Any, *, p: float) -> Any:
     return kern(uniform, p, 1.0 / (1.0 - p))
 
 
+def dropout_forward(xp: Any, x: Any, uniform: Any, *, p: float) -> tuple:
+    """Same contract as ``volta_core.ops.nn.dropout_forward``, in one kernel."""
+    if not (is_float(x) and is_float(uniform) and uniform.shape == x.shape
+            and uniform.dtype == (x.dtype if x.dtype.itemsize > 2 else cupy.float32)
+            and p < 1.0):
+        return generic.dropout_forward(xp, x, uniform, p=p)
+    kern = elementwise("dropout_fwd", acc_type(uniform.dtype), "T x, U u, U p, F scale",
+                       "T y, bool keep",
+                       "keep = u >= p; y = (T)((A)x * (keep ? (A)scale : (A)0));")
+    return kern(x, uniform, uniform.dtype.type(p), 1.0 / (1.0 - p))
+
+
+def dropout_backward(xp: Any, grad: Any, keep: Any, *, p: float) -> Any:
+    """Same contract as ``volta_core.ops.nn.dropout_backward``, in one kernel."""
+    if not (is_float(grad) and isinstance(keep, cupy.ndarray) and keep.dtype == bool
+            and keep.shape == grad.shape and p < 1.0):
+        return generic.dropout_backward(xp, grad, keep, p=p)
+    kern = elementwise("dropout_bwd", acc_type(grad.dtype), "T g, bool keep, F scale",
+                       "T gx", "gx = (T)((A)g * (keep ? (A)scale : (A)0));")
+    return kern(grad, keep, 1.0 / (1.0 - p))
+
+
 def erf(xp: Any, x: Any) -> Any:
     """Same contract as the ``erf`` fallback: CUDA's ``erf``/``erff`` (a few ulp)."""
     if not is_float(x):

@@ -310,6 +310,21 @@ def test_layer_norm(cp, K, XP, shape, ndim, affine, dtype):
         close(a, r, dtype, scale=4.0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("which", ["both", "mean", "var"])
+def test_batch_norm_running(cp, K, XP, which, dtype):
+    rm, rv, mean, var = (rnd(37, seed=s, dtype=dtype) for s in (23, 24, 25, 26))
+    rv, var = abs(rv), abs(var)
+    keep = {"both": (rm, rv), "mean": (rm, None), "var": (None, rv)}[which]
+    got = K["batch_norm_running"](XP, *(None if a is None else cp.asarray(a) for a in keep),
+                                  cp.asarray(mean), cp.asarray(var), momentum=0.1, n=300)
+    want = gnn.batch_norm_running(NP, *keep, mean, var, momentum=0.1, n=300)
+    for g, w in zip(got, want):
+        assert (g is None) == (w is None)
+        if w is not None:  # the fused update keeps the unfused update's bits
+            np.testing.assert_array_equal(cp.asnumpy(g), w)
+
+
 # -- elementwise --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
@@ -318,6 +333,22 @@ def test_dropout_mask(cp, K, XP, p, dtype):
     u = np.random.default_rng(3).random((1000,)).astype(dtype)
     got = K["dropout_mask"](XP, cp.asarray(u), p=p)
     np.testing.assert_array_equal(cp.asnumpy(got), gnn.dropout_mask(NP, u, p=p))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "bfloat16"])
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.5])
+def test_dropout_forward_and_backward(cp, K, XP, p, dtype):
+    if dtype == "bfloat16":
+        dtype = pytest.importorskip("ml_dtypes").bfloat16
+    x = rnd(999, seed=4, dtype=dtype)
+    u = np.random.default_rng(5).random((999,)).astype(
+        np.float64 if dtype == "float64" else np.float32)
+    y, keep = K["dropout_forward"](XP, cp.asarray(x), cp.asarray(u), p=p)
+    y0, keep0 = gnn.dropout_forward(NP, x, u, p=p)
+    np.testing.assert_array_equal(cp.asnumpy(keep), keep0)
+    np.testing.assert_array_equal(cp.asnumpy(y), y0)
+    g = K["dropout_backward"](XP, cp.asarray(x), keep, p=p)
+    np.testing.assert_array_equal(cp.asnumpy(g), gnn.dropout_backward(NP, x, keep0, p=p))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])

@@ -198,6 +198,24 @@ def test_dropout_keeps_one_byte_per_element_for_backward():
     np.testing.assert_array_equal(to_np(x.grad), to_np(w) * scaled)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_dropout_scales_in_float32_as_pytorch(dtype):
+    """PyTorch multiplies a float16/bfloat16 input by ``1 / (1 - p)`` in float32 and rounds
+    once (not by the scale rounded to the input's dtype); the gradient the same way."""
+    torch = pytest.importorskip("torch")
+    x = vt.randn(4000).to(getattr(vt, dtype)).requires_grad_()
+    y = F.dropout(x, 0.1)
+    kept = to_np(y.float()) != 0
+    want = (torch.from_numpy(to_np(x.float())).to(getattr(torch, dtype)).float()
+            * (1 / 0.9)).to(getattr(torch, dtype)).float().numpy()
+    np.testing.assert_array_equal(to_np(y.float())[kept], want[kept])
+    assert 0.85 < kept.mean() < 0.95
+    y.backward(vt.ones_like(y))
+    grad = to_np(x.grad.float())
+    assert set(np.unique(grad)) == {0.0, float(torch.tensor(1 / 0.9).to(getattr(torch, dtype)))}
+    np.testing.assert_array_equal(grad != 0, kept)
+
+
 def test_dropout2d_zeroes_whole_channels():
     vt.manual_seed(2)
     y = to_np(nn.Dropout2d(0.5)(vt.ones(8, 16, 3, 3)))

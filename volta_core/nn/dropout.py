@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
 from ..creation import rand
+from ..dtypes import float32
 from ..errors import ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..ops.inplace import inplace as _write_into
@@ -56,6 +58,27 @@ class _Dropout(Function):
         return g * _saved_mask(ctx, saved), None
 
 
+class _ElementDropout(Function):
+    """Dropout of single elements from uniform samples of the input's shape, as one
+    kernel each way (``dropout_forward``/``dropout_backward``); the backward keeps only
+    which elements were kept (1 byte each)."""
+
+    def forward(ctx, x, uniform, *, p):
+        ctx.p = p
+        y, keep = get_kernel(ctx.device.backend, "dropout_forward")(ctx.xp, x, uniform, p=p)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(keep)
+        return y
+
+    def backward(ctx, g):
+        (keep,) = ctx.saved_tensors
+        if _grad_state.enabled:  # create_graph: a differentiable product
+            scale = Tensor._make(ctx.xp.astype(keep.array, g.array.dtype), ctx.device)
+            return g * scale * (1.0 / (1.0 - ctx.p)), None
+        kern = get_kernel(ctx.device.backend, "dropout_backward")
+        return Tensor._make(kern(ctx.xp, g.array, keep.array, p=ctx.p), ctx.device), None
+
+
 def _check_p(op: str, p: float) -> None:
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, got {p}")
@@ -72,6 +95,11 @@ def _drop(op: str, input: Tensor, p: float, training: bool,
     _check_floating(op, input)
     if p == 1.0:
         return input * 0.0
+    if tuple(mask_shape) == tuple(input.shape):
+        # float32 samples for float16/bfloat16 inputs: PyTorch draws the keep-mask in float
+        low = input.dtype.itemsize == 2
+        u = rand(*mask_shape, dtype=float32 if low else input.dtype, device=input.device)
+        return _ElementDropout.apply(input, u.array, p=p)
     return _Dropout.apply(input, _mask(input, mask_shape, p).array, scale=1.0 / (1.0 - p))
 
 

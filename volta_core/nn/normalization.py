@@ -123,15 +123,15 @@ def _scale_shift(y: Tensor, weight: Tensor | None, bias: Tensor | None,
 def _update_running(running_mean: Tensor | None, running_var: Tensor | None, stats: tuple,
                     momentum: float, n: int) -> None:
     """``running = (1 - momentum) * running + momentum * batch_stat`` (variance unbiased)."""
-    mean, var = stats
-    for buf, value, factor in ((running_mean, mean, momentum),
-                               (running_var, var, momentum * n / (n - 1))):
-        if buf is None:
-            continue
-        value = value if value.dtype == buf.array.dtype else buf.device.xp.astype(
-            value, buf.array.dtype)
-        buf.array = buf.array * (1.0 - momentum) + value * factor
-        buf._version[0] += 1
+    bufs = (running_mean, running_var)
+    some = running_mean if running_mean is not None else running_var
+    kern = get_kernel(some.device.backend, "batch_norm_running")
+    new = kern(some.device.xp, *(None if b is None else b.array for b in bufs), *stats,
+               momentum=momentum, n=n)
+    for buf, value in zip(bufs, new):
+        if buf is not None:
+            buf.array = value
+            buf._version[0] += 1
 
 
 class _LayerNorm(Function):

@@ -363,6 +363,29 @@ def dropout_mask(xp: Any, uniform: Any, *, p: float) -> Any:
     return keep * (1.0 / (1.0 - p))
 
 
+def _dropout_math(xp: Any, x: Any) -> Any:
+    """The dtype dropout multiplies in: float32 for float16/bfloat16 (PyTorch's opmath)."""
+    return x.dtype if x.dtype in (xp.float32, xp.float64) else xp.float32
+
+
+@fallback("dropout_forward")
+def dropout_forward(xp: Any, x: Any, uniform: Any, *, p: float) -> tuple:
+    """Dropout of ``x`` from uniform samples of its shape: ``(y, keep)`` with ``keep =
+    uniform >= p`` (bool) and ``y = x * keep / (1 - p)``, multiplied in float32 for
+    float16/bfloat16 and rounded once, as PyTorch's dropout kernels."""
+    keep = uniform >= p
+    return dropout_backward(xp, x, keep, p=p), keep
+
+
+@fallback("dropout_backward")
+def dropout_backward(xp: Any, grad: Any, keep: Any, *, p: float) -> Any:
+    """The gradient of :func:`dropout_forward`: ``grad * keep / (1 - p)`` (same math)."""
+    dt = _dropout_math(xp, grad)
+    mask = xp.astype(keep, dt) * (1.0 / (1.0 - p))
+    out = (grad if dt == grad.dtype else xp.astype(grad, dt)) * mask
+    return out if dt == grad.dtype else xp.astype(out, grad.dtype)
+
+
 @fallback("sum_leading")
 def sum_leading(xp: Any, x: Any) -> Any:
     """Sum a 2-d ``x`` ``(M, N)`` over its rows: ``(N,)`` (bias gradients).
@@ -421,6 +444,26 @@ def batch_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *,
         y = y + xp.reshape(bias, shape)
     c = x.shape[1]
     return y, xp.reshape(mean, (c,)), xp.reshape(var, (c,)), xp.reshape(rstd, (c,))
+
+
+@fallback("batch_norm_running")
+def batch_norm_running(xp: Any, running_mean: Any, running_var: Any, mean: Any, var: Any, *,
+                       momentum: float, n: int) -> tuple:
+    """New running statistics of training batch norm: ``(1 - momentum) * running +
+    momentum * batch_stat``, the batch variance made unbiased (``n`` values per channel).
+
+    Either running buffer may be None (its entry in the result is None); ``mean`` and
+    ``var`` are cast to the buffer's dtype first.
+    """
+    out = []
+    for buf, value, factor in ((running_mean, mean, momentum),
+                               (running_var, var, momentum * n / (n - 1))):
+        if buf is None:
+            out.append(None)
+            continue
+        value = value if value.dtype == buf.dtype else xp.astype(value, buf.dtype)
+        out.append(buf * (1.0 - momentum) + value * factor)
+    return tuple(out)
 
 
 @fallback("batch_norm_backward")
