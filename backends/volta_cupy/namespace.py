@@ -34,7 +34,7 @@ import array_api_compat.cupy as _compat
 import cupy
 import numpy as np
 
-from . import division
+from . import bf16_vector, division
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
@@ -177,7 +177,8 @@ _SCALAR_BODIES = {
 
 def _bf16_scalar_of(fallback: Any, name: str, bf16: Any) -> Any:
     """``name`` of a bfloat16 array and a Python number in one kernel that keeps bfloat16
-    (CuPy's own loop would return float32, which a cast then narrows)."""
+    (CuPy's own loop would return float32, which a cast then narrows); of two bfloat16
+    arrays of one shape through :mod:`volta_cupy.bf16_vector`."""
     left, right = (cupy.ElementwiseKernel("T x, float32 s", "T y", f"y = (T)({body});",
                                           f"volta_bf16_{side}{name}")
                    for side, body in zip(("", "r"), _SCALAR_BODIES[name]))
@@ -187,7 +188,8 @@ def _bf16_scalar_of(fallback: Any, name: str, bf16: Any) -> Any:
             return left(x1, x2)
         if type(x1) in (float, int) and isinstance(x2, cupy.ndarray) and x2.dtype == bf16:
             return right(x2, x1)
-        return fallback(x1, x2)
+        out = bf16_vector.binary(name, x1, x2)
+        return fallback(x1, x2) if out is None else out
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = fallback.__doc__
@@ -243,7 +245,21 @@ def _build() -> types.ModuleType:
                 setattr(ns, name, _keeps_bfloat16(getattr(ns, name), bf16))
         for name in _SCALAR_BODIES:
             setattr(ns, name, _bf16_scalar_of(getattr(ns, name), name, bf16))
+        ns.astype = _astype_of(_compat.astype)
     return ns
+
+
+def _astype_of(fallback: Any) -> Any:
+    def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+        """Array-API ``astype``; float32 <-> bfloat16 of a contiguous array through
+        :mod:`volta_cupy.bf16_vector`."""
+        if device is None and getattr(x, "dtype", None) != dtype:
+            out = bf16_vector.astype(x, dtype)
+            if out is not None:
+                return out
+        return fallback(x, dtype, copy=copy, device=device)
+
+    return astype
 
 
 xp = _build()

@@ -1,0 +1,89 @@
+"""The paired bfloat16 kernels (``volta_cupy.bf16_vector``) against CuPy's own loops and
+PyTorch: same bits for every size (odd ones end in a single element), NaN, inf and
+rounding ties; views that start mid-pair or are not contiguous go to CuPy's loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import volta_core as vt
+
+_rows = {b.name: b for b in vt.backends()}
+pytestmark = pytest.mark.skipif(
+    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
+ml_dtypes = pytest.importorskip("ml_dtypes")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@pytest.fixture(scope="module")
+def cp():
+    import cupy
+
+    vt.device("cuda")
+    return cupy
+
+
+def _values(n: int, seed: int) -> np.ndarray:
+    x = np.random.default_rng(seed).standard_normal(n).astype(np.float32) * 100
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1 + 2**-8, 3e38, 1e-40],
+                        np.float32)  # 1 + 2**-8 is a rounding tie in bfloat16
+    x[: min(n, len(specials))] = specials[: min(n, len(specials))]
+    return x
+
+
+def _same(a, b) -> None:
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    nan = np.isnan(a.astype(np.float32))
+    np.testing.assert_array_equal(nan, np.isnan(b.astype(np.float32)))
+    np.testing.assert_array_equal(a.view(np.uint16)[~nan] if a.itemsize == 2 else a[~nan],
+                                  b.view(np.uint16)[~nan] if b.itemsize == 2 else b[~nan])
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 4096, 100_001])
+def test_casts_match_cupy_and_torch(cp, n):
+    import torch
+    from volta_cupy import bf16_vector
+
+    x = _values(n, 0)
+    got = bf16_vector.astype(cp.asarray(x), BF16)
+    _same(cp.asnumpy(got), x.astype(BF16))
+    want = torch.from_numpy(x).to(torch.bfloat16).view(torch.int16).numpy().view(BF16)
+    _same(cp.asnumpy(got), want)
+    back = bf16_vector.astype(got, np.float32)
+    _same(cp.asnumpy(back), cp.asnumpy(got).astype(np.float32))
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
+@pytest.mark.parametrize("n", [1, 3, 1024, 65_537])
+def test_binary_matches_cupy(cp, name, n):
+    from volta_cupy import bf16_vector
+
+    a, b = (cp.asarray(_values(n, s).astype(BF16)) for s in (1, 2))
+    got = bf16_vector.binary(name, a, b)
+    want = getattr(cp, name)(a.astype(np.float32), b.astype(np.float32)).astype(BF16)
+    _same(cp.asnumpy(got), cp.asnumpy(want))
+
+
+def test_views_off_the_pair_boundary_use_cupys_loop(cp):
+    from volta_cupy import bf16_vector
+
+    a = cp.asarray(_values(101, 3).astype(BF16))
+    assert bf16_vector.binary("add", a[1:], a[:-1]) is None  # starts mid-pair
+    assert bf16_vector.astype(a[1:], np.float32) is None
+    assert bf16_vector.binary("add", a[::2], a[::2]) is None  # not contiguous
+    xp = vt.device("cuda").xp
+    _same(cp.asnumpy(xp.add(a[1:], a[:-1])),
+          (cp.asnumpy(a[1:]).astype(np.float32) + cp.asnumpy(a[:-1]).astype(np.float32))
+          .astype(BF16))
+
+
+def test_namespace_routes_through_the_paired_kernels(cp):
+    xp = vt.device("cuda").xp
+    a = cp.asarray(_values(64, 4).astype(BF16))
+    _same(cp.asnumpy(xp.multiply(a, a)),
+          (cp.asnumpy(a).astype(np.float32) ** 2).astype(BF16))
+    f = xp.astype(a, cp.float32)
+    assert f.dtype == np.float32 and xp.astype(f, BF16).dtype == BF16
+    assert xp.astype(a, BF16, copy=False) is a
