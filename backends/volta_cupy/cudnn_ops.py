@@ -313,13 +313,66 @@ def sdpa_supported(q: Any, k: Any, v: Any) -> bool:
             and max(q.shape[3], v.shape[3]) <= 256)
 
 
-def sdpa_forward(q: Any, k: Any, v: Any, *, scale: float, causal: bool) -> Any:
-    """``(out, stats)`` of flash attention (stats: float32 ``(B, H, L, 1)`` log-sum-exp
-    for the backward), or None when cuDNN refuses the case."""
-    q, k, v = (cupy.ascontiguousarray(a) for a in (q, k, v))
+def _draw_seeds(q: Any) -> Any:
+    """Two int64 words (Philox seed and offset of cuDNN's dropout) from the device's
+    generator, on the device (a CUDA graph replay draws new ones)."""
+    import volta_core as vt
+    from volta_core.random import draw_from
+
+    dev = vt.device(f"cuda:{q.device.id}")
+    return draw_from("scaled_dot_product_attention", None, dev).integers(
+        0, 2**62, (2,), cupy.int64)
+
+
+def _pack_stats(b: int, h: int, lq: int, dropout: bool) -> tuple[Any, Any, Any]:
+    """(buffer, stats, seeds): the float32 log-sum-exp ``(B, H, L, 1)`` and, with dropout,
+    its two int64 seed words after it in one buffer (the backward gets one array)."""
+    n = b * h * lq
+    pad = n + (n & 1)  # the seed words start 8-byte aligned
+    buf = cupy.empty(pad + 4 if dropout else n, dtype=cupy.float32)
+    seeds = buf[pad:].view(cupy.int64) if dropout else None
+    return buf, buf[:n].reshape(b, h, lq, 1), seeds
+
+
+def _unpack_stats(buf: Any, q: Any) -> tuple[Any, Any]:
+    """(stats, seeds or None) from what :func:`sdpa_forward` returned as its stats."""
+    b, h, lq, _ = q.shape
+    n = b * h * lq
+    flat = buf.reshape(-1)
+    seeds = flat[n + (n & 1):].view(cupy.int64) if flat.size > n else None
+    return flat[:n].reshape(b, h, lq, 1), seeds
+
+
+def _sdpa_operands(arrays: tuple) -> tuple:
+    """The arrays as cuDNN reads them: strided views as they are (cuDNN takes any strides
+    with a unit last one, so a head view of a packed projection needs no copy)."""
+    return tuple(a if a.strides[-1] == a.itemsize else cupy.ascontiguousarray(a)
+                 for a in arrays)
+
+
+def _seed_tensors(g: Any) -> tuple:
+    cudnn = _cudnn()
+    return tuple(g.tensor(name=n, dim=[1, 1, 1, 1], stride=[1, 1, 1, 1],
+                          data_type=cudnn.data_type.INT64) for n in ("seed", "offset"))
+
+
+def sdpa_forward(q: Any, k: Any, v: Any, *, scale: float, causal: bool,
+                 dropout_p: float = 0.0) -> Any:
+    """``(out, stats)`` of flash attention (stats: float32 log-sum-exp ``(B, H, L, 1)``
+    for the backward, then with dropout the mask's seed words), or None when cuDNN
+    refuses the case. With ``dropout_p`` cuDNN draws the mask inside the kernel."""
+    out = _sdpa_forward(_sdpa_operands((q, k, v)), scale, causal, dropout_p)
+    if out is None and any(not a.flags.c_contiguous for a in (q, k, v)):
+        out = _sdpa_forward(tuple(cupy.ascontiguousarray(a) for a in (q, k, v)), scale,
+                            causal, dropout_p)
+    return out
+
+
+def _sdpa_forward(qkv: tuple, scale: float, causal: bool, dropout_p: float) -> Any:
+    q, k, v = qkv
     b, h, lq, _ = q.shape
     o = cupy.empty((b, h, lq, v.shape[3]), dtype=q.dtype)
-    stats = cupy.empty((b, h, lq, 1), dtype=cupy.float32)
+    buf, stats, seeds = _pack_stats(b, h, lq, dropout_p > 0)
 
     def build():
         cudnn = _cudnn()
@@ -327,27 +380,48 @@ def sdpa_forward(q: Any, k: Any, v: Any, *, scale: float, causal: bool) -> Any:
         t = {n: g.tensor(name=n, dim=list(a.shape), stride=_strides(a),
                          data_type=_data_type(a.dtype))
              for n, a in (("q", q), ("k", k), ("v", v))}
+        extra = {}
+        if dropout_p > 0:
+            t["seed"], t["offset"] = _seed_tensors(g)
+            extra["dropout"] = (float(dropout_p), t["seed"], t["offset"])
         to, ts = g.sdpa(name="sdpa", q=t["q"], k=t["k"], v=t["v"], is_inference=False,
-                        attn_scale=scale, use_causal_mask=causal)
+                        attn_scale=scale, use_causal_mask=causal, **extra)
         to.set_output(True).set_dim(list(o.shape)).set_stride(_strides(o))
         ts.set_output(True).set_dim(list(stats.shape)).set_stride(
             _strides(stats)).set_data_type(cudnn.data_type.FLOAT)
         _finish(g, False)
         return g, {**t, "o": to, "stats": ts}
 
-    entry = _cached(("sdpa", q.shape, k.shape, v.shape, q.dtype.str, float(scale),
-                     bool(causal)), build)
+    entry = _cached(("sdpa", q.shape, k.shape, v.shape, q.strides, k.strides, v.strides,
+                     q.dtype.str, float(scale), bool(causal), float(dropout_p)), build)
     if entry is None:
         return None
-    _run(entry, {"q": q, "k": k, "v": v, "o": o, "stats": stats})
-    return o, stats
+    arrays = {"q": q, "k": k, "v": v, "o": o, "stats": stats}
+    if seeds is not None:
+        seeds[...] = _draw_seeds(q)
+        arrays.update(seed=seeds[0:1], offset=seeds[1:2])
+    _run(entry, arrays)
+    return o, buf if seeds is not None else stats
 
 
 def sdpa_backward(q: Any, k: Any, v: Any, o: Any, grad: Any, stats: Any, *, scale: float,
-                  causal: bool) -> Any:
+                  causal: bool, dropout_p: float = 0.0) -> Any:
     """``(dq, dk, dv)`` of flash attention, or None when cuDNN refuses the case."""
-    q, k, v, o, grad = (cupy.ascontiguousarray(a) for a in (q, k, v, o, grad))
-    dq, dk, dv = cupy.empty_like(q), cupy.empty_like(k), cupy.empty_like(v)
+    stats, seeds = _unpack_stats(stats, q)
+    if (seeds is None) != (dropout_p == 0):
+        return None
+    out = _sdpa_backward(_sdpa_operands((q, k, v, o, grad)), stats, seeds, scale, causal,
+                         dropout_p)
+    if out is None and any(not a.flags.c_contiguous for a in (q, k, v, o, grad)):
+        out = _sdpa_backward(tuple(cupy.ascontiguousarray(a) for a in (q, k, v, o, grad)),
+                             stats, seeds, scale, causal, dropout_p)
+    return out
+
+
+def _sdpa_backward(arrays: tuple, stats: Any, seeds: Any, scale: float, causal: bool,
+                   dropout_p: float) -> Any:
+    q, k, v, o, grad = arrays
+    dq, dk, dv = (cupy.empty(a.shape, dtype=a.dtype) for a in (q, k, v))
 
     def build():
         g = _graph(q.dtype)
@@ -355,18 +429,25 @@ def sdpa_backward(q: Any, k: Any, v: Any, o: Any, grad: Any, stats: Any, *, scal
                          data_type=_data_type(a.dtype))
              for n, a in (("q", q), ("k", k), ("v", v), ("o", o), ("do", grad),
                           ("stats", stats))}
+        extra = {}
+        if dropout_p > 0:
+            t["seed"], t["offset"] = _seed_tensors(g)
+            extra["dropout"] = (float(dropout_p), t["seed"], t["offset"])
         tdq, tdk, tdv = g.sdpa_backward(name="sdpa_backward", q=t["q"], k=t["k"], v=t["v"],
                                         o=t["o"], dO=t["do"], stats=t["stats"],
-                                        attn_scale=scale, use_causal_mask=causal)
+                                        attn_scale=scale, use_causal_mask=causal, **extra)
         for tt, a in ((tdq, dq), (tdk, dk), (tdv, dv)):
             tt.set_output(True).set_dim(list(a.shape)).set_stride(_strides(a))
         _finish(g, False)
         return g, {**t, "dq": tdq, "dk": tdk, "dv": tdv}
 
-    entry = _cached(("sdpa_bwd", q.shape, k.shape, v.shape, q.dtype.str, float(scale),
-                     bool(causal)), build)
+    entry = _cached(("sdpa_bwd", *(a.shape for a in arrays), *(a.strides for a in arrays),
+                     q.dtype.str, float(scale), bool(causal), float(dropout_p)), build)
     if entry is None:
         return None
-    _run(entry, {"q": q, "k": k, "v": v, "o": o, "do": grad, "stats": stats, "dq": dq,
-                 "dk": dk, "dv": dv})
+    pack = {"q": q, "k": k, "v": v, "o": o, "do": grad, "stats": stats, "dq": dq, "dk": dk,
+            "dv": dv}
+    if seeds is not None:
+        pack.update(seed=seeds[0:1], offset=seeds[1:2])
+    _run(entry, pack)
     return dq, dk, dv

@@ -48,8 +48,9 @@ KERNELS: dict = {
     "adam_step": fused.adam_step,
     "rmsprop_step": fused.rmsprop_step,
     "adagrad_step": fused.adagrad_step,
-    # cuDNN's fused (flash) attention; ``supported`` is False without cuDNN
-    "sdpa_flash": SimpleNamespace(supported=cudnn_ops.sdpa_supported,
+    # cuDNN's fused (flash) attention; ``supported`` is False without cuDNN; cuDNN draws
+    # the dropout mask inside the kernel
+    "sdpa_flash": SimpleNamespace(supported=cudnn_ops.sdpa_supported, dropout=True,
                                   forward=cudnn_ops.sdpa_forward,
                                   backward=cudnn_ops.sdpa_backward),
 }

@@ -1,0 +1,90 @@
+"""cuDNN's fused attention (``volta_cupy.cudnn_ops``) with strided operands and with
+dropout drawn inside the kernel. Skipped, with the reason, without CUDA or cuDNN."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import volta_core as vt
+import volta_core.nn.functional as F
+
+_rows = {b.name: b for b in vt.backends()}
+pytestmark = pytest.mark.skipif(
+    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
+
+
+@pytest.fixture(scope="module")
+def ops():
+    vt.device("cuda")
+    from volta_cupy import cudnn_ops
+
+    if not cudnn_ops.usable():
+        pytest.skip("cuDNN needs the nvidia-cudnn-frontend package")
+    return cudnn_ops
+
+
+def _packed(cp, b=2, h=4, lq=64, e=64, seed=0):
+    """q, k, v as head views of one packed projection (B, L, 3, H, E): not contiguous."""
+    rng = np.random.default_rng(seed)
+    qkv = cp.asarray(rng.standard_normal((b, lq, 3, h, e)).astype(np.float32)).astype(
+        cp.float16)
+    return tuple(qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+
+
+def test_strided_operands_need_no_copy_and_match_contiguous(ops):
+    import cupy as cp
+
+    q, k, v = _packed(cp)
+    assert not q.flags.c_contiguous
+    o, stats = ops.sdpa_forward(q, k, v, scale=0.125, causal=False)
+    oc, statsc = ops.sdpa_forward(*(cp.ascontiguousarray(a) for a in (q, k, v)),
+                                  scale=0.125, causal=False)
+    np.testing.assert_allclose(cp.asnumpy(o).astype(np.float32),
+                               cp.asnumpy(oc).astype(np.float32), atol=2e-3)
+    g = cp.ones_like(o)
+    d = ops.sdpa_backward(q, k, v, o, g, stats, scale=0.125, causal=False)
+    dc = ops.sdpa_backward(*(cp.ascontiguousarray(a) for a in (q, k, v)), oc, g, statsc,
+                           scale=0.125, causal=False)
+    for a, c in zip(d, dc):
+        np.testing.assert_allclose(cp.asnumpy(a).astype(np.float32),
+                                   cp.asnumpy(c).astype(np.float32), atol=2e-3)
+
+
+def test_dropout_backward_uses_the_forwards_mask(ops):
+    """``out = P_d @ v`` is linear in ``v``, so ``<out, g> == <dv, v>`` exactly when the
+    backward rebuilt the forward's dropped probabilities ``P_d``."""
+    import cupy as cp
+
+    q, k, v = _packed(cp, seed=1)
+    g = cp.asarray(np.random.default_rng(2).standard_normal((2, 4, 64, 64))).astype(
+        cp.float16)
+    o, stats = ops.sdpa_forward(q, k, v, scale=0.125, causal=False, dropout_p=0.3)
+    _, _, dv = ops.sdpa_backward(q, k, v, o, g, stats, scale=0.125, causal=False,
+                                 dropout_p=0.3)
+    lhs = float((o.astype(cp.float32) * g.astype(cp.float32)).sum())
+    rhs = float((dv.astype(cp.float32) * v.astype(cp.float32)).sum())
+    assert abs(lhs - rhs) <= 2e-2 * max(1.0, abs(lhs)), (lhs, rhs)
+    o2, _ = ops.sdpa_forward(q, k, v, scale=0.125, causal=False, dropout_p=0.3)
+    assert not bool((o2 == o).all())  # a new mask per call
+
+
+def test_dropout_keeps_the_expectation(ops):
+    import cupy as cp
+
+    q, k, v = _packed(cp, seed=3, lq=32)
+    ref, _ = ops.sdpa_forward(q, k, v, scale=0.125, causal=False)
+    mean = sum(ops.sdpa_forward(q, k, v, scale=0.125, causal=False, dropout_p=0.5)[0]
+               .astype(cp.float32) for _ in range(400)) / 400
+    err = float(abs(mean - ref.astype(cp.float32)).mean())
+    assert err < 0.05, err  # E[mask / (1 - p)] = 1
+
+
+def test_sdpa_with_dropout_takes_the_fused_kernel_and_trains(ops):
+    vt.manual_seed(0)
+    q, k, v = (vt.randn(2, 4, 32, 64, device="cuda", dtype=vt.float16, requires_grad=True)
+               for _ in range(3))
+    out = F.scaled_dot_product_attention(q, k, v, dropout_p=0.2)
+    assert "Flash" in type(out.grad_fn).__name__
+    out.float().sum().backward()
+    assert all(t.grad is not None and bool(vt.isfinite(t.grad).all()) for t in (q, k, v))
