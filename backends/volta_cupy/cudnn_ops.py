@@ -9,8 +9,9 @@ refuses to build), and the caller runs the CuPy kernels instead.
 The flags of ``vt.backends.cudnn`` arrive through :func:`set_flags`: ``allow_tf32``
 (float32 convolutions may use TF32 tensor cores; when off, engines marked
 ``TENSOR_CORE`` are removed for float32), ``deterministic`` (engines marked
-``NONDETERMINISTIC`` are removed); ``benchmark`` is accepted and not used yet (plans
-come from cuDNN's heuristics).
+``NONDETERMINISTIC`` are removed), ``benchmark`` (every plan is built and the first call
+of each graph times them all and keeps the fastest; otherwise the plan is the first of
+cuDNN's heuristics that builds).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _graphs: dict[tuple, Any] = {}  # key -> (graph, tensors) or None when cuDNN ref
 _handles: dict[int, list] = {}  # device -> [handle, the stream it was last set to]
 _workspace: dict[int, int] = {}  # id(graph) -> workspace bytes (graphs live in _graphs)
 _raw: dict[int, Any] = {}  # id(graph) -> its raw-pointer launcher, or None
+_tuned: dict[int, int] = {}  # id(graph) -> the plan cudnn.benchmark chose
 _module: list = []  # [cudnn module or None], resolved once
 
 
@@ -125,12 +127,16 @@ def _finish(graph: Any, float32: bool) -> None:
     if notes:
         graph.deselect_numeric_notes(notes)
     graph.check_support()
-    graph.build_plans()
+    if FLAGS["benchmark"]:  # every plan, for _autotune to time on the first call
+        graph.build_plans(cudnn.build_plan_policy.ALL)
+    else:
+        graph.build_plans()
 
 
 def _cached(key: tuple, build) -> Any:
     """The graph of ``key``, built by ``build()`` on first use; None if cuDNN refused."""
-    full = (*key, cupy.cuda.runtime.getDevice(), FLAGS["cudnn_tf32"], FLAGS["deterministic"])
+    full = (*key, cupy.cuda.runtime.getDevice(), FLAGS["cudnn_tf32"], FLAGS["deterministic"],
+            FLAGS["benchmark"])
     if full in _graphs:
         return _graphs[full]
     try:
@@ -145,6 +151,8 @@ def _run(entry: Any, arrays: dict) -> None:
     graph, tensors = entry
     size = _workspace.get(id(graph))
     if size is None:  # asked once per graph: the frontend's query is not free
+        if FLAGS["benchmark"]:
+            _autotune(graph, {tensors[k]: v for k, v in arrays.items()})
         size = _workspace[id(graph)] = graph.get_workspace_size()
         # the first call goes through the public API (it finishes any lazy build); later
         # calls take the raw-pointer path when this frontend version offers it
@@ -161,6 +169,37 @@ def _run(entry: Any, arrays: dict) -> None:
     graph.execute({tensors[k]: v for k, v in arrays.items()},
                   cupy.empty(1, dtype=cupy.uint8) if workspace is None else workspace,
                   handle=_handle())
+
+
+def _autotune(graph: Any, pack: dict) -> None:
+    """``cudnn.benchmark``: run every built plan of ``graph`` on the first call's arrays
+    and keep the fastest (outside CUDA graph captures, where nothing can be timed)."""
+    from . import graphs
+
+    count = graph.get_execution_plan_count()
+    if count < 2 or graphs.is_capturing():
+        return
+    handle, best = _handle(), None
+    for index in range(count):
+        try:
+            size = max(graph.get_workspace_size_plan_at_index(index), 1)
+            workspace = cupy.empty(size, dtype=cupy.uint8)
+            graph.execute_plan_at_index(pack, workspace, index, handle=handle)  # warm-up
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            for _ in range(3):
+                graph.execute_plan_at_index(pack, workspace, index, handle=handle)
+            end.record()
+            end.synchronize()
+        except Exception:  # a plan that did not build, or fails on these arrays
+            continue
+        took = cupy.cuda.get_elapsed_time(start, end)
+        if best is None or took < best[0]:
+            best = (took, index)
+    if best is not None:
+        graph.select_plan(best[1])
+        graph.build_plans()
+        _tuned[id(graph)] = best[1]
 
 
 def _raw_launcher(graph: Any, tensors: dict) -> Any:

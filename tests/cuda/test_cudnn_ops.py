@@ -1,5 +1,6 @@
-"""cuDNN's fused attention (``volta_cupy.cudnn_ops``) with strided operands and with
-dropout drawn inside the kernel. Skipped, with the reason, without CUDA or cuDNN."""
+"""cuDNN through ``volta_cupy.cudnn_ops``: ``cudnn.benchmark`` autotuning, and fused
+attention with strided operands and with dropout drawn inside the kernel. Skipped, with
+the reason, without CUDA or cuDNN."""
 
 from __future__ import annotations
 
@@ -88,3 +89,31 @@ def test_sdpa_with_dropout_takes_the_fused_kernel_and_trains(ops):
     assert "Flash" in type(out.grad_fn).__name__
     out.float().sum().backward()
     assert all(t.grad is not None and bool(vt.isfinite(t.grad).all()) for t in (q, k, v))
+
+
+def test_benchmark_times_the_plans_and_keeps_the_answer(ops):
+    import cupy as cp
+
+    rng = np.random.default_rng(5)
+    tf32 = vt.backends.cudnn.allow_tf32
+    vt.backends.cudnn.allow_tf32 = False  # plans then differ only in summation order
+    x = vt.tensor(rng.standard_normal((8, 16, 20, 20)).astype(np.float32), device="cuda",
+                  requires_grad=True)
+    conv = vt.nn.Conv2d(16, 24, 3, padding=1).to("cuda")
+    want = conv(x)
+    want.sum().backward()
+    grads = [t.grad.cpu().numpy() for t in (x, conv.weight)]
+    x.grad = conv.weight.grad = None
+    tuned = len(ops._tuned)
+    vt.backends.cudnn.benchmark = True
+    try:
+        got = conv(x)
+        got.sum().backward()
+    finally:
+        vt.backends.cudnn.benchmark = False
+        vt.backends.cudnn.allow_tf32 = tf32
+    assert len(ops._tuned) > tuned  # the new graphs were timed
+    cp.cuda.Device().synchronize()
+    np.testing.assert_allclose(got.cpu().numpy(), want.cpu().numpy(), rtol=1e-4, atol=1e-4)
+    for t, g in zip((x, conv.weight), grads):
+        np.testing.assert_allclose(t.grad.cpu().numpy(), g, rtol=1e-4, atol=1e-4)
