@@ -9,8 +9,9 @@ take ``__nv_bfloat162`` pairs, compute in float32 and round once to nearest even
 what CuPy's loops and PyTorch's compute; a RawKernel launch also costs about half the
 host time of a ufunc call.
 
-They serve C-contiguous operands of one shape that start on a pair boundary; everything
-else returns None and the caller uses CuPy's own loop.
+They serve C-contiguous operands of one shape that start on a pair boundary (a binary op
+also takes a row, a bias, broadcast over the other operand's rows); everything else
+returns None and the caller uses CuPy's own loop.
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ _BINARY = {"add": "a + b", "subtract": "a - b", "multiply": "a * b", "divide": "
 
 _BINARY_KERNEL = _HEAD + r"""
 __device__ __forceinline__ float op(float a, float b) { return EXPR; }
-extern "C" __global__ void NAME(const bf* x, const bf* y, bf* z, long long n) {
+// y repeats every y_pairs pairs: the same shape as x, or one row broadcast over x's rows
+extern "C" __global__ void NAME(const bf* x, const bf* y, bf* z, long long y_pairs,
+                                long long n) {
   const bf2* x2 = (const bf2*)x; const bf2* y2 = (const bf2*)y; bf2* z2 = (bf2*)z;
   long long pairs = n / 2, stride = (long long)gridDim.x * blockDim.x;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < pairs; i += stride) {
-    float2 a = __bfloat1622float2(x2[i]), b = __bfloat1622float2(y2[i]);
+    float2 a = __bfloat1622float2(x2[i]), b = __bfloat1622float2(y2[i % y_pairs]);
     z2[i] = __floats2bfloat162_rn(op(a.x, b.x), op(a.y, b.y));
   }
   if ((n & 1) && blockIdx.x == 0 && threadIdx.x == 0)
@@ -96,13 +99,20 @@ def _launch(kernel: cupy.RawKernel, n: int, *args: Any) -> None:
 
 def binary(name: str, x1: Any, x2: Any) -> Any:
     """``name`` (add, subtract, multiply, divide) of two C-contiguous bfloat16 arrays of
-    one shape, or None for other operands."""
+    one shape, or of an array and a row of its last dim (a bias) broadcast over its rows;
+    None for other operands."""
     if not (BFLOAT16 is not None and type(x1) is cupy.ndarray and type(x2) is cupy.ndarray
-            and x1.dtype == BFLOAT16 and x2.dtype == BFLOAT16 and x1.shape == x2.shape
-            and x1.size and _aligned(x1) and _aligned(x2)):
+            and x1.dtype == BFLOAT16 and x2.dtype == BFLOAT16 and x1.size
+            and _aligned(x1) and _aligned(x2)):
+        return None
+    if x1.shape == x2.shape:
+        period = (x1.size + 1) // 2
+    elif x2.ndim == 1 and x1.ndim > 1 and x2.shape[0] == x1.shape[-1] and x2.size % 2 == 0:
+        period = x2.size // 2
+    else:
         return None
     out = cupy.empty(x1.shape, BFLOAT16)
-    _launch(_binary_kernel(name), x1.size, x1, x2, out)
+    _launch(_binary_kernel(name), x1.size, x1, x2, out, np.int64(period))
     return out
 
 

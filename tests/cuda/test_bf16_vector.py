@@ -87,3 +87,15 @@ def test_namespace_routes_through_the_paired_kernels(cp):
     f = xp.astype(a, cp.float32)
     assert f.dtype == np.float32 and xp.astype(f, BF16).dtype == BF16
     assert xp.astype(a, BF16, copy=False) is a
+
+
+@pytest.mark.parametrize("name", ["add", "multiply"])
+def test_a_row_broadcast_over_rows(cp, name):
+    from volta_cupy import bf16_vector
+
+    x = cp.asarray(_values(6 * 34, 5).astype(BF16).reshape(2, 3, 34))
+    b = cp.asarray(_values(34, 6).astype(BF16))
+    got = bf16_vector.binary(name, x, b)
+    want = getattr(cp, name)(x.astype(np.float32), b.astype(np.float32)).astype(BF16)
+    _same(cp.asnumpy(got), cp.asnumpy(want))
+    assert bf16_vector.binary(name, x[..., :33], b[:33]) is None  # odd rows: CuPy's loop

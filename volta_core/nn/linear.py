@@ -33,7 +33,7 @@ class _Linear(Function):
             y = xp.matmul(x, xp.matrix_transpose(w)) if x.ndim > 1 else xp.matmul(w, x)
         if y.dtype != x.dtype:  # NumPy multiplies bfloat16 in float32: round back
             y = xp.astype(y, x.dtype)
-        return y if b is None else y + b
+        return y if b is None else xp.add(y, b)  # the backend's add (a bias kernel)
 
     def backward(ctx, g):
         x, w = ctx.saved_tensors
