@@ -11,7 +11,9 @@ It also keeps bfloat16 results bfloat16: CuPy (>= 14, through ml_dtypes) has no
 bfloat16 loops for many ufuncs and reductions and computes them in float32, returning
 float32 where the Array API (and PyTorch) give bfloat16. The functions in
 :data:`_BF16_KEEPS` cast such a result back, and ``multiply``/``add``/``subtract``/
-``divide`` of a bfloat16 array and a Python number run as one bfloat16 kernel.
+``divide`` of a bfloat16 array and a Python number run as one bfloat16 kernel. Those four,
+and float32 <-> bfloat16 ``astype``, go to :mod:`volta_cupy.raw_arith` first where it
+serves the operands (cheaper launches; bfloat16 in pairs).
 
 Where CuPy's answer departs from NumPy's (and PyTorch's), the namespace has its own:
 ``floor_divide``/``remainder`` with infinite operands (:mod:`volta_cupy.division`),
@@ -34,7 +36,7 @@ import array_api_compat.cupy as _compat
 import cupy
 import numpy as np
 
-from . import bf16_vector, division
+from . import division, raw_arith
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
@@ -175,21 +177,24 @@ _SCALAR_BODIES = {
 }
 
 
-def _bf16_scalar_of(fallback: Any, name: str, bf16: Any) -> Any:
-    """``name`` of a bfloat16 array and a Python number in one kernel that keeps bfloat16
-    (CuPy's own loop would return float32, which a cast then narrows); of two bfloat16
-    arrays of one shape through :mod:`volta_cupy.bf16_vector`."""
+def _arith_of(fallback: Any, name: str, bf16: Any) -> Any:
+    """``name`` through :mod:`volta_cupy.raw_arith` where it serves the operands (float32
+    and bfloat16 contiguous arrays, with each other or a Python number); else a bfloat16
+    array and a Python number in one kernel that keeps bfloat16 (CuPy's own loop would
+    return float32, which a cast then narrows); else CuPy's."""
     left, right = (cupy.ElementwiseKernel("T x, float32 s", "T y", f"y = (T)({body});",
                                           f"volta_bf16_{side}{name}")
                    for side, body in zip(("", "r"), _SCALAR_BODIES[name]))
 
     def op(x1: Any, x2: Any, /) -> Any:
+        out = raw_arith.binary(name, x1, x2)
+        if out is not None:
+            return out
         if type(x2) in (float, int) and isinstance(x1, cupy.ndarray) and x1.dtype == bf16:
             return left(x1, x2)
         if type(x1) in (float, int) and isinstance(x2, cupy.ndarray) and x2.dtype == bf16:
             return right(x2, x1)
-        out = bf16_vector.binary(name, x1, x2)
-        return fallback(x1, x2) if out is None else out
+        return fallback(x1, x2)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = fallback.__doc__
@@ -243,18 +248,18 @@ def _build() -> types.ModuleType:
         for name in _BF16_KEEPS:
             if hasattr(ns, name):
                 setattr(ns, name, _keeps_bfloat16(getattr(ns, name), bf16))
-        for name in _SCALAR_BODIES:
-            setattr(ns, name, _bf16_scalar_of(getattr(ns, name), name, bf16))
         ns.astype = _astype_of(_compat.astype)
+    for name in _SCALAR_BODIES:
+        setattr(ns, name, _arith_of(getattr(ns, name), name, bf16))
     return ns
 
 
 def _astype_of(fallback: Any) -> Any:
     def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
         """Array-API ``astype``; float32 <-> bfloat16 of a contiguous array through
-        :mod:`volta_cupy.bf16_vector`."""
+        :mod:`volta_cupy.raw_arith`."""
         if device is None and getattr(x, "dtype", None) != dtype:
-            out = bf16_vector.astype(x, dtype)
+            out = raw_arith.astype(x, dtype)
             if out is not None:
                 return out
         return fallback(x, dtype, copy=copy, device=device)

@@ -1,6 +1,7 @@
-"""The paired bfloat16 kernels (``volta_cupy.bf16_vector``) against CuPy's own loops and
-PyTorch: same bits for every size (odd ones end in a single element), NaN, inf and
-rounding ties; views that start mid-pair or are not contiguous go to CuPy's loop."""
+"""The raw arithmetic kernels (``volta_cupy.raw_arith``) against CuPy's own loops and
+PyTorch: same bits for float32 and bfloat16, every size (odd bfloat16 ones end in a
+single element), NaN, inf and rounding ties, arrays with arrays, rows or Python numbers;
+views that start mid-pair or are not contiguous go to CuPy's loop."""
 
 from __future__ import annotations
 
@@ -44,35 +45,35 @@ def _same(a, b) -> None:
 @pytest.mark.parametrize("n", [1, 2, 7, 4096, 100_001])
 def test_casts_match_cupy_and_torch(cp, n):
     import torch
-    from volta_cupy import bf16_vector
+    from volta_cupy import raw_arith
 
     x = _values(n, 0)
-    got = bf16_vector.astype(cp.asarray(x), BF16)
+    got = raw_arith.astype(cp.asarray(x), BF16)
     _same(cp.asnumpy(got), x.astype(BF16))
     want = torch.from_numpy(x).to(torch.bfloat16).view(torch.int16).numpy().view(BF16)
     _same(cp.asnumpy(got), want)
-    back = bf16_vector.astype(got, np.float32)
+    back = raw_arith.astype(got, np.float32)
     _same(cp.asnumpy(back), cp.asnumpy(got).astype(np.float32))
 
 
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
 @pytest.mark.parametrize("n", [1, 3, 1024, 65_537])
 def test_binary_matches_cupy(cp, name, n):
-    from volta_cupy import bf16_vector
+    from volta_cupy import raw_arith
 
     a, b = (cp.asarray(_values(n, s).astype(BF16)) for s in (1, 2))
-    got = bf16_vector.binary(name, a, b)
+    got = raw_arith.binary(name, a, b)
     want = getattr(cp, name)(a.astype(np.float32), b.astype(np.float32)).astype(BF16)
     _same(cp.asnumpy(got), cp.asnumpy(want))
 
 
 def test_views_off_the_pair_boundary_use_cupys_loop(cp):
-    from volta_cupy import bf16_vector
+    from volta_cupy import raw_arith
 
     a = cp.asarray(_values(101, 3).astype(BF16))
-    assert bf16_vector.binary("add", a[1:], a[:-1]) is None  # starts mid-pair
-    assert bf16_vector.astype(a[1:], np.float32) is None
-    assert bf16_vector.binary("add", a[::2], a[::2]) is None  # not contiguous
+    assert raw_arith.binary("add", a[1:], a[:-1]) is None  # starts mid-pair
+    assert raw_arith.astype(a[1:], np.float32) is None
+    assert raw_arith.binary("add", a[::2], a[::2]) is None  # not contiguous
     xp = vt.device("cuda").xp
     _same(cp.asnumpy(xp.add(a[1:], a[:-1])),
           (cp.asnumpy(a[1:]).astype(np.float32) + cp.asnumpy(a[:-1]).astype(np.float32))
@@ -91,11 +92,42 @@ def test_namespace_routes_through_the_paired_kernels(cp):
 
 @pytest.mark.parametrize("name", ["add", "multiply"])
 def test_a_row_broadcast_over_rows(cp, name):
-    from volta_cupy import bf16_vector
+    from volta_cupy import raw_arith
 
     x = cp.asarray(_values(6 * 34, 5).astype(BF16).reshape(2, 3, 34))
     b = cp.asarray(_values(34, 6).astype(BF16))
-    got = bf16_vector.binary(name, x, b)
+    got = raw_arith.binary(name, x, b)
     want = getattr(cp, name)(x.astype(np.float32), b.astype(np.float32)).astype(BF16)
     _same(cp.asnumpy(got), cp.asnumpy(want))
-    assert bf16_vector.binary(name, x[..., :33], b[:33]) is None  # odd rows: CuPy's loop
+    assert raw_arith.binary(name, x[..., :33], b[:33]) is None  # odd rows: CuPy's loop
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
+def test_float32_matches_cupys_ufuncs(cp, name):
+    from volta_cupy import raw_arith
+
+    a, b = (cp.asarray(_values(1001, s)) for s in (7, 8))
+    ufunc = getattr(cp, name)
+    _same(cp.asnumpy(raw_arith.binary(name, a, b)), cp.asnumpy(ufunc(a, b)))
+    row = b[:13]
+    m = a[:13 * 77].reshape(77, 13)
+    _same(cp.asnumpy(raw_arith.binary(name, m, row)), cp.asnumpy(ufunc(m, row)))
+    for s in (1.001, -0.5, 3, 0.0, float("inf"), 1e-46):
+        _same(cp.asnumpy(raw_arith.binary(name, a, s)), cp.asnumpy(ufunc(a, s)))
+        _same(cp.asnumpy(raw_arith.binary(name, s, a)), cp.asnumpy(ufunc(s, a)))
+    assert raw_arith.binary(name, a, 1e300) is None  # float32 can't hold it: CuPy decides
+    assert raw_arith.binary(name, a[::2], b[::2]) is None
+    assert raw_arith.binary(name, a, b.astype(cp.float64)) is None
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
+def test_bfloat16_with_numbers(cp, name):
+    from volta_cupy import raw_arith
+
+    a = cp.asarray(_values(999, 9).astype(BF16))
+    for s, rev in ((1.001, False), (-0.5, True), (3, False)):
+        got = raw_arith.binary(name, s, a) if rev else raw_arith.binary(name, a, s)
+        f = cp.asnumpy(a).astype(np.float32)
+        want = getattr(np, name)(np.float32(s), f) if rev else getattr(np, name)(
+            f, np.float32(s))
+        _same(cp.asnumpy(got), want.astype(BF16))
