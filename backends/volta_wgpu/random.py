@@ -52,6 +52,26 @@ def _raw_src() -> tuple[str, int, int, int]:
     return src, 5, 1, 0
 
 
+def _live_src() -> tuple[str, int, int, int]:
+    """:func:`_raw_src` with the key and counter read from a small buffer ``st`` (seed lo,
+    seed hi, offset lo, offset hi) instead of the metadata: a recorded call's draw, whose
+    buffer each replay fills from the generator's state (see :meth:`Generator.bits`)."""
+    body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
+            "  let lo = st[2] + gi;\n"
+            "  let hi = st[3] + select(0u, 1u, lo < gi);\n"
+            "  let r = philox(vec4<u32>(lo, hi, 0u, 0u), vec2<u32>(st[0], st[1]));\n"
+            "  out[4u * gi] = r.x; out[4u * gi + 1u] = r.y;\n"
+            "  out[4u * gi + 2u] = r.z; out[4u * gi + 3u] = r.w;")
+    src = cg.header([], 1, [("out", D.uint32)], [("st", D.uint32)]) + _PHILOX + \
+        cg.main_1d(body)
+    return src, 1, 1, 1
+
+
+def _state_words(seed: int, offset: int) -> bytes:
+    return struct.pack("<4I", seed & 0xFFFFFFFF, seed >> 32, offset & 0xFFFFFFFF,
+                       (offset >> 32) & 0xFFFFFFFF)
+
+
 class Generator:
     """A seedable Philox generator on one wgpu device."""
 
@@ -80,10 +100,21 @@ class Generator:
         eng = self.device.engine
         threads = max(1, -(-n // 4))
         out = new_array((threads * 4,), D.uint32, eng)
-        kern = eng.kernel(("philox",), _raw_src)
         with self._lock:
             seed, offset = self.seed, self.offset
             self.offset += threads
+        rec = eng._tape
+        if rec is not None:
+            # recorded for vt.compile(mode="reduce-overhead"): the key and counter go in
+            # a buffer that each replay fills from the generator's state as it advances
+            # (dropout in a replayed training step draws new masks, eager's)
+            live = rec.on_random(eng, self, offset, threads)
+            st = eng.upload(_state_words(seed, offset), live=live)
+            kern = eng.kernel(("philox_live",), _live_src)
+            eng.dispatch(kern, struct.pack("<I", threads), [out._st.buffer, st.buffer],
+                         groups_for(threads))
+            return out
+        kern = eng.kernel(("philox",), _raw_src)
         meta = struct.pack("<5I", threads, seed & 0xFFFFFFFF, seed >> 32,
                            offset & 0xFFFFFFFF, (offset >> 32) & 0xFFFFFFFF)
         eng.dispatch(kern, meta, [out._st.buffer], groups_for(threads))
