@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-from train_step_models import CUDA_MODELS, optimizer, time_steps  # noqa: E402
+from train_step_models import CUDA_MODELS, optimizer, peer_device, time_steps  # noqa: E402
 from train_step_models import build as build_big  # noqa: E402
 from train_step_models import data as data_big  # noqa: E402
 
@@ -169,7 +169,7 @@ def torch_step(cfg: dict, device: str, precision: str) -> Callable[[], Any] | No
     if device.startswith("cuda") and not torch.cuda.is_available():
         return None
     torch.manual_seed(0)
-    dev = "cuda" if device.startswith("cuda") else "cpu"
+    dev = peer_device(device)  # wgpu on an NVIDIA GPU: PyTorch CUDA on the same GPU
     model = build(torch.nn, cfg).to(dev)
     xs, ys = data(cfg)
     x, y = torch.from_numpy(xs).to(dev), torch.from_numpy(ys).to(dev)
@@ -182,7 +182,8 @@ def _syncs(device: str) -> dict[str, Callable[[], None]]:
     with contextlib.suppress(ImportError):
         import torch
 
-        out["torch"] = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+        out["torch"] = (torch.cuda.synchronize if peer_device(device) == "cuda"
+                        else (lambda: None))
     return out
 
 
