@@ -230,23 +230,59 @@ def test_nested_compiled_calls_and_cpu_passthrough():
 
 
 def test_work_that_changes_every_call_stops_being_recorded():
-    """AMSGrad (Adam's per-parameter kernel) takes its bias corrections as Python numbers
-    that change every step: no two recordings match, so after a few tries the step just
-    runs lazily (still eager's results)."""
+    """A step whose work changes every call (here a Python number baked into an op that
+    changes every call) never records the same tape twice: after a few tries the call
+    just runs lazily (still eager's results)."""
+    k = [0]
+
+    def f(x):
+        k[0] += 1
+        return x * float(k[0])
+
+    x = vt.ones(3, device="wgpu")
+    step = vt.compile(lambda: f(x), mode="reduce-overhead")
+    assert [step().tolist() for _ in range(8)] == [[float(i)] * 3 for i in range(1, 9)]
+    entry = list(step.entries.values())[-1]
+    assert not entry.stable and entry.fails >= 3
+
+
+@pytest.mark.parametrize("make_opt", [
+    lambda p: vt.optim.Adam(p, lr=0.05, amsgrad=True),
+    lambda p: vt.optim.AdamW(p, lr=0.05, amsgrad=True, weight_decay=0.1),
+    lambda p: vt.optim.RAdam(p, lr=0.05, weight_decay=0.01),
+    lambda p: vt.optim.RAdam(p, lr=0.05, weight_decay=0.01, decoupled_weight_decay=True),
+    lambda p: vt.optim.Adamax(p, lr=0.05, weight_decay=0.01),
+    lambda p: vt.optim.Adagrad(p, lr=0.1, lr_decay=0.05, weight_decay=0.01),
+], ids=["amsgrad", "adamw-amsgrad", "radam", "radamw", "adamax", "adagrad-lr-decay"])
+def test_per_parameter_optimizers_replay_with_live_step_arguments(make_opt):
+    """AMSGrad, RAdam, Adamax and Adagrad with lr_decay step parameter by parameter; their
+    step-dependent numbers (bias corrections, RAdam's rectification and its switch at
+    rho_t > 5, Adagrad's decayed lr) and a scheduler's lr are live kernel arguments, so
+    the step replays from the 4th call and 14 steps equal eager's bit for bit."""
     def make():
-        vt.manual_seed(4)
-        net = vt.nn.Linear(5, 3).to("wgpu")
-        return net, vt.optim.Adam(net.parameters(), lr=0.05, amsgrad=True)
+        vt.manual_seed(15)
+        net = vt.nn.Sequential(vt.nn.Linear(5, 8), vt.nn.Tanh(), vt.nn.Linear(8, 3)).to("wgpu")
+        opt = make_opt(net.parameters())
+        return net, opt, vt.optim.lr_scheduler.StepLR(opt, 4, gamma=0.5)
+
+    def run(step, sched):
+        out = []
+        for _ in range(14):
+            out.append(step().item())
+            sched.step()
+        return out
 
     x = vt.randn(4, 5, device="wgpu")
-    net_e, opt_e = make()
+    net_e, opt_e, sched_e = make()
     with _eager():
-        eager = [_train(net_e, opt_e, x).item() for _ in range(8)]
-    net, opt = make()
-    step = vt.compile(lambda: _train(net, opt, x), mode="reduce-overhead")
-    assert [step().item() for _ in range(8)] == eager
-    entry = list(step.entries.values())[-1]  # the guard once gradients and state exist
-    assert not entry.stable and entry.fails >= 3
+        eager = run(lambda: _train(net_e, opt_e, x), sched_e)
+    net, opt, sched = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    assert run(step, sched) == eager
+    assert len(n) == 3
+    assert [p.tolist() for p in net.parameters()] == [p.tolist() for p in net_e.parameters()]
+    _same_state(opt, opt_e)
 
 
 def test_copies_of_a_compiled_module_record_their_own():

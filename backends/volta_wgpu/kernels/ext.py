@@ -226,6 +226,41 @@ def adagrad_step(xp: Any, param: Any, grad: Any, state_sum: Any, *, step: int, l
     return O.adagrad_step(param, grad, state_sum, **hp)
 
 
+def adamax_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_inf: Any, *, step: int,
+                lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+                maximize: bool) -> tuple:
+    """Fused Adamax step (see ``volta_core.optim.kernels.adamax_step``)."""
+    hp = dict(step=step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              maximize=maximize)
+    if not _f32(param, grad, exp_avg, exp_inf):
+        return generic("adamax_step")(xp, param, grad, exp_avg, exp_inf, **hp)
+    return O.adamax_step(param, grad, exp_avg, exp_inf, **hp)
+
+
+def radam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, *, step: int,
+               lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+               maximize: bool, decoupled: bool) -> tuple:
+    """Fused RAdam step (see ``volta_core.optim.kernels.radam_step``)."""
+    hp = dict(step=step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              maximize=maximize, decoupled=decoupled)
+    if not _f32(param, grad, exp_avg, exp_avg_sq):
+        return generic("radam_step")(xp, param, grad, exp_avg, exp_avg_sq, **hp)
+    return O.radam_step(param, grad, exp_avg, exp_avg_sq, **hp)
+
+
+def nadam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, *, step: int,
+               lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+               mu: float, mu_next: float, mu_product: float, mu_product_next: float,
+               maximize: bool, decoupled: bool) -> tuple:
+    """Fused NAdam step (see ``volta_core.optim.kernels.nadam_step``)."""
+    hp = dict(step=step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              mu=mu, mu_next=mu_next, mu_product=mu_product, mu_product_next=mu_product_next,
+              maximize=maximize, decoupled=decoupled)
+    if not _f32(param, grad, exp_avg, exp_avg_sq):
+        return generic("nadam_step")(xp, param, grad, exp_avg, exp_avg_sq, **hp)
+    return O.nadam_step(param, grad, exp_avg, exp_avg_sq, **hp)
+
+
 def erf(xp: Any, x: Any) -> Any:
     """``erf``: float16 computes the generic series in float32 and rounds once, as
     PyTorch does (in float16 throughout it was off by 0.1%)."""
@@ -238,4 +273,5 @@ def erf(xp: Any, x: Any) -> Any:
 KERNELS: dict[str, Callable] = {f.__name__: f for f in (
     conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, avg_pool2d,
     avg_pool2d_backward, scatter_add, embedding_backward, cross_entropy, layer_norm,
-    sgd_step, adam_step, sgd_step_multi, adam_step_multi, rmsprop_step, adagrad_step, erf)}
+    sgd_step, adam_step, sgd_step_multi, adam_step_multi, rmsprop_step, adagrad_step,
+    adamax_step, radam_step, nadam_step, erf)}
