@@ -460,12 +460,23 @@ def test_new_batch_shape_records_again():
 
 
 def test_float_state_changed_by_the_step_is_never_frozen():
-    """NAdam keeps its momentum product as a Python float in its state: a call that
-    changes such a value is not replayed."""
+    """An optimizer that keeps a Python float in its state and changes it on each step,
+    with no ``_advance_host_state`` to recompute it: a call that changes it is not
+    replayed."""
+    class Decaying(vt.optim.SGD):
+        def _update(self, p, group):
+            st = self.state[p]
+            st["scale"] = st.get("scale", 1.0) * 0.9
+            st["step"] = st.get("step", 0) + 1
+            p.data.sub_(p.grad * (group["lr"] * st["scale"]))
+
+        def _step_group(self, group):
+            return False
+
     def make():
         vt.manual_seed(8)
         net = vt.nn.Linear(5, 3).to("wgpu")
-        return net, vt.optim.NAdam(net.parameters(), lr=0.05)
+        return net, Decaying(net.parameters(), lr=0.05)
 
     x = vt.randn(4, 5, device="wgpu")
     net_e, opt_e = make()
@@ -476,6 +487,26 @@ def test_float_state_changed_by_the_step_is_never_frozen():
     step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
     assert [step().item() for _ in range(6)] == eager
     assert len(n) == 6
+
+
+def test_nadam_momentum_product_advances_on_replay():
+    """NAdam keeps its momentum product as a Python float in its state; a replay
+    recomputes it step by step (``NAdam._advance_host_state``) before the live kernel
+    arguments, so 12 steps equal eager's bit for bit, the product included."""
+    def make():
+        vt.manual_seed(8)
+        net = vt.nn.Sequential(vt.nn.Linear(5, 8), vt.nn.Tanh(), vt.nn.Linear(8, 3)).to("wgpu")
+        return net, vt.optim.NAdam(net.parameters(), lr=0.05, weight_decay=0.01)
+
+    x = vt.randn(4, 5, device="wgpu")
+    net_e, opt_e = make()
+    with _eager():
+        eager = [_train(net_e, opt_e, x).item() for _ in range(12)]
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    assert [step().item() for _ in range(12)] == eager
+    assert len(n) == 3
     _same_state(opt, opt_e)
 
 
