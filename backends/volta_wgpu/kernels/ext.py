@@ -22,6 +22,7 @@ def generic(name: str) -> Callable:
     """The core's generic fallback of kernel ``name``."""
     import volta_core.ops.indexing  # noqa: F401 - these modules register the fallbacks
     import volta_core.ops.nn  # noqa: F401
+    import volta_core.ops.softmax  # noqa: F401
     import volta_core.optim.kernels  # noqa: F401
     from volta_core.backend import get_fallback
 
@@ -157,6 +158,29 @@ def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: i
     return R.layer_norm(x, weight, bias, ndim, eps)
 
 
+def layer_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd: Any, *,
+                        ndim: int = 1, needs: tuple = (True, True, True)) -> tuple:
+    """Gradients of ``layer_norm`` (see ``volta_core.ops.nn.layer_norm_backward``): the
+    input's from one fused row kernel; the weight's and bias's are column sums of fused
+    elementwise chains."""
+    if not (needs[0] and _f32(grad, x, weight, mean, rstd) and grad.shape == x.shape):
+        return generic("layer_norm_backward")(xp, grad, x, weight, mean, rstd, ndim=ndim,
+                                              needs=needs)
+    gx = R.layer_norm_dx(grad, x, weight, mean, rstd, ndim)
+    gw = gb = None
+    if needs[1] or needs[2]:
+        _, gw, gb = generic("layer_norm_backward")(xp, grad, x, weight, mean, rstd,
+                                                   ndim=ndim, needs=(False, *needs[1:]))
+    return gx, gw, gb
+
+
+def softmax_backward(xp: Any, grad: Any, y: Any, dim: int) -> Any:
+    """Softmax's input gradient (see ``volta_core.ops.softmax``), one pass per row."""
+    from .softmax import softmax_backward as fused
+    out = fused(grad, y, dim) if isinstance(grad, Array) and isinstance(y, Array) else None
+    return out if out is not None else generic("softmax_backward")(xp, grad, y, dim)
+
+
 def sgd_step(xp: Any, param: Any, grad: Any, momentum_buffer: Any, *, lr: float,
              momentum: float, dampening: float, weight_decay: float, nesterov: bool,
              maximize: bool) -> tuple:
@@ -273,5 +297,6 @@ def erf(xp: Any, x: Any) -> Any:
 KERNELS: dict[str, Callable] = {f.__name__: f for f in (
     conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, avg_pool2d,
     avg_pool2d_backward, scatter_add, embedding_backward, cross_entropy, layer_norm,
+    layer_norm_backward, softmax_backward,
     sgd_step, adam_step, sgd_step_multi, adam_step_multi, rmsprop_step, adagrad_step,
     adamax_step, radam_step, nadam_step, erf)}
