@@ -95,25 +95,37 @@ class Generator:
         self.seed = int(state["seed"])
         self.offset = int(state["offset"])
 
+    def state_buffer(self, n: int) -> Any:
+        """Reserve ``n`` counters: a new 16-byte storage holding the key and the first
+        counter (seed lo, seed hi, offset lo, offset hi), for a kernel that draws its own
+        numbers (Philox of counter ``offset + i``, ``i < n``). While a call is recorded
+        (``vt.compile(mode="reduce-overhead")``) each replay fills it from the generator's
+        state as it advances (see ``replay.Recorder.on_random``)."""
+        eng = self.device.engine
+        with self._lock:
+            seed, offset = self.seed, self.offset
+            self.offset += n
+        rec = eng._tape
+        live = rec.on_random(eng, self, offset, n) if rec is not None else None
+        return eng.upload(_state_words(seed, offset), live=live)
+
     def bits(self, n: int) -> Array:
         """``n`` (rounded up to a multiple of 4) random ``uint32`` words, 1-d."""
         eng = self.device.engine
         threads = max(1, -(-n // 4))
         out = new_array((threads * 4,), D.uint32, eng)
-        with self._lock:
-            seed, offset = self.seed, self.offset
-            self.offset += threads
-        rec = eng._tape
-        if rec is not None:
+        if eng._tape is not None:
             # recorded for vt.compile(mode="reduce-overhead"): the key and counter go in
             # a buffer that each replay fills from the generator's state as it advances
             # (dropout in a replayed training step draws new masks, eager's)
-            live = rec.on_random(eng, self, offset, threads)
-            st = eng.upload(_state_words(seed, offset), live=live)
+            st = self.state_buffer(threads)
             kern = eng.kernel(("philox_live",), _live_src)
             eng.dispatch(kern, struct.pack("<I", threads), [out._st.buffer, st.buffer],
                          groups_for(threads))
             return out
+        with self._lock:
+            seed, offset = self.seed, self.offset
+            self.offset += threads
         kern = eng.kernel(("philox",), _raw_src)
         meta = struct.pack("<5I", threads, seed & 0xFFFFFFFF, seed >> 32,
                            offset & 0xFFFFFFFF, (offset >> 32) & 0xFFFFFFFF)

@@ -117,8 +117,8 @@ def test_random_draws_replay_with_the_generator_advancing():
             if i == 5:
                 vt.manual_seed(4)
             out.append(f(x).tolist())
-        from volta_wgpu.random import default_generator
-        return out, default_generator(0).get_state()
+        from volta_core.random import draw_from
+        return out, draw_from("t", None, vt.device("wgpu")).get_state()
 
     x = vt.zeros(64, device="wgpu")
     with _eager():

@@ -18,7 +18,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
 from ..creation import rand, randn
 from ..dtypes import bfloat16
-from ..errors import DTypeError, ShapeError
+from ..errors import AutogradError, DTypeError, ShapeError
 from ..ops._util import broadcast_shapes
 from ..ops.elementwise import where
 from ..ops.indexing import triu
@@ -144,10 +144,11 @@ def _attention(q: Tensor, k: Tensor | None, v: Tensor | None, mask: Tensor | Non
     stacked (self-attention from one packed projection).
     """
     keep = None
-    if mask is None and dropout_p == 0.0 and q.ndim == 4 + int(k is None):
+    if mask is None and q.ndim == 4 + int(k is None):
         # the backend's fused attention (cuDNN flash on CUDA) where it takes the inputs
+        # (with dropout where it draws the mask itself: wgpu's)
         qq, kk, vv = (q[0], q[1], q[2]) if k is None else (q, k, v)
-        out = _flash_attention(qq, kk, vv, False, scale)
+        out = _flash_attention(qq, kk, vv, False, scale, dropout_p)
         if out is not None:
             return out
     if dropout_p > 0.0:
@@ -166,8 +167,11 @@ class _FlashAttention(Function):
     """Fused attention of a backend's ``sdpa_flash`` kernels (cuDNN on CUDA): the scores
     never reach memory; backward recomputes them from the saved log-sum-exp ``stats``."""
 
-    def forward(ctx, q, k, v, kernels=None, causal=False, scale=1.0):
-        out = kernels.forward(q, k, v, scale=scale, causal=causal)
+    def forward(ctx, q, k, v, kernels=None, causal=False, scale=1.0, dropout_p=0.0):
+        # dropout (only for kernels that draw it, ``kernels.dropout``): ``stats`` holds
+        # what the backward needs to draw the same mask again
+        ctx.extra = {"dropout_p": dropout_p} if dropout_p else {}
+        out = kernels.forward(q, k, v, scale=scale, causal=causal, **ctx.extra)
         if out is None:
             raise _FlashRefused
         o, stats = out
@@ -178,10 +182,20 @@ class _FlashAttention(Function):
     def backward(ctx, g):
         q, k, v, o, stats = ctx.saved_tensors
         if _grad_state.enabled:  # create_graph: differentiable Tensor ops, in float32
+            if ctx.extra:
+                raise AutogradError(
+                    "scaled_dot_product_attention: the fused attention drew its dropout "
+                    "mask inside the kernel, so create_graph=True cannot differentiate it "
+                    "again; use dropout_p=0 (or model.eval()) for higher-order gradients, "
+                    "or turn the fused kernel off (VOLTA_WGPU_FLASH=0 on wgpu)")
             return _attention_grads_graph(q, k, v, g, ctx.scale, ctx.causal)
         xp, dev = ctx.xp, ctx.device
         grads = ctx.kernels.backward(q.array, k.array, v.array, o.array, g.array,
-                                     stats.array, scale=ctx.scale, causal=ctx.causal)
+                                     stats.array, scale=ctx.scale, causal=ctx.causal,
+                                     **ctx.extra)
+        if grads is None and ctx.extra:
+            raise AutogradError("scaled_dot_product_attention: the backend's fused "
+                                "attention refused the backward of its own dropout")
         if grads is None:  # the kernel refused the backward: the plain math, in float32
             grads = _attention_grads(xp, q.array, k.array, v.array, g.array, ctx.scale,
                                      ctx.causal)
@@ -241,9 +255,12 @@ def _attention_grads(xp: Any, q: Any, k: Any, v: Any, g: Any, scale: float,
 
 
 def _flash_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool,
-                     scale: float | None) -> Tensor | None:
-    """The backend's fused attention when it has one for these inputs, else None."""
+                     scale: float | None, dropout_p: float = 0.0) -> Tensor | None:
+    """The backend's fused attention when it has one for these inputs (and draws the
+    dropout mask itself, where ``dropout_p > 0``), else None."""
     kernels = get_kernel(q.device.backend, "sdpa_flash")
+    if dropout_p and not (getattr(kernels, "dropout", False) and 0.0 < dropout_p < 1.0):
+        return None
     if (type(k) is not Tensor or type(v) is not Tensor
             or not (q.device is k.device is v.device)
             or not kernels.supported(q.array, k.array, v.array)):
@@ -252,7 +269,8 @@ def _flash_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool,
         return None  # square causal masks only: both alignments agree there
     factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     try:
-        return _FlashAttention.apply(q, k, v, kernels=kernels, causal=causal, scale=factor)
+        return _FlashAttention.apply(q, k, v, kernels=kernels, causal=causal, scale=factor,
+                                     dropout_p=dropout_p)
     except _FlashRefused:
         return None
 
@@ -280,8 +298,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             "scaled_dot_product_attention", scaled_dot_product_attention, query, key, value,
             attn_mask, dropout_p, is_causal, scale)
     op = "scaled_dot_product_attention"
-    if attn_mask is None and dropout_p == 0.0:
-        out = _flash_attention(query, key, value, is_causal, scale)
+    if attn_mask is None:
+        out = _flash_attention(query, key, value, is_causal, scale, dropout_p)
         if out is not None:
             return out
     if query.dtype is key.dtype is value.dtype is bfloat16:  # in float32, as PyTorch does

@@ -300,3 +300,4 @@ KERNELS: dict[str, Callable] = {f.__name__: f for f in (
     layer_norm_backward, softmax_backward,
     sgd_step, adam_step, sgd_step_multi, adam_step_multi, rmsprop_step, adagrad_step,
     adamax_step, radam_step, nadam_step, erf)}
+
