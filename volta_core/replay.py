@@ -14,21 +14,23 @@ elsewhere (an attribute of an object) keeps its recorded value.
 
 A whole training step replays (zero_grad, forward, loss, backward, ``opt.step()``): the
 optimizers' integer state (step counts) advances on each replay by what the recorded call
-added, and SGD's and Adam/AdamW's multi-tensor kernels take their step-dependent numbers
-(Adam's bias corrections, the learning rate) live (:class:`host_args`): each replay
-recomputes them from the optimizer's state and writes them into the buffer the recorded
-kernels read, so a scheduler that changes ``lr`` between calls needs no new recording.
-Where an optimizer's learning rate went into the work as a constant (a per-parameter
-step), a new ``lr`` records again.
+added (and the Python floats an optimizer's ``_advance_host_state`` derives from it, NAdam's
+momentum product), and the optimizers' kernels take their step-dependent numbers (bias
+corrections, the learning rate) live (:class:`host_args`): each replay recomputes them from
+the optimizer's state and writes them into the buffer the recorded kernels read, so a
+scheduler that changes ``lr`` between calls needs no new recording (SGD and Adam/AdamW's
+multi-tensor kernels; AMSGrad, NAdam, RAdam, Adamax and Adagrad per parameter). Where an
+optimizer's learning rate went into the work as a constant (a kernel that does not take it
+live), a new ``lr`` records again. Random draws replay too: the backend advances its
+generator on each replay by what the recorded call drew.
 
 Calls that cannot be replayed run lazily as in the default mode: those that read a value
-back, draw random numbers, return tensors that require grad, keep new tensors outside their
-outputs (tensor attributes of the module, optimizer state on its first step), change a
-host value a replay would not (a scheduler stepped inside the call, a float in optimizer
-state that the optimizer's ``_advance_host_state`` does not recompute from the step count
-as NAdam's does, an optimizer stepped twice), or step an optimizer the guard does not reach; and,
-after a few tries, those whose work differs from call to call (AMSGrad's bias corrections,
-taken as constants).
+back, return tensors that require grad, keep new tensors outside their outputs (tensor
+attributes of the module, optimizer state on its first step), change a host value a replay
+would not (a scheduler stepped inside the call, a float in optimizer state that the
+optimizer does not recompute from the step count, an optimizer stepped twice), or step an
+optimizer the guard does not reach; and, after a few tries, those whose work differs from
+call to call (a Python number that changes every call baked into an op).
 """
 
 from __future__ import annotations
