@@ -74,6 +74,17 @@ def bench_volta(device: str, n_mm: int, n_bw: int, n_ops: int, repeat: int) -> d
     b = vt.tensor(rng.standard_normal((n_mm, n_mm), dtype=np.float32), device=dev)
     t = median_time(lambda: a @ b, sync, repeat)
     out["matmul_tflops"] = 2 * n_mm ** 3 / t / 1e12
+    from volta_wgpu.kernels import coopmat
+    # tensor cores: "fp32" (used above), "tf32" (used with precision "high"), "off", or
+    # None (the adapter has no cooperative matrices)
+    out["coopmat"] = coopmat._verdict.get(index)
+    if out["coopmat"] == "tf32":
+        vt.set_float32_matmul_precision("high")
+        try:
+            t = median_time(lambda: a @ b, sync, repeat)
+        finally:
+            vt.set_float32_matmul_precision("highest")
+        out["matmul_tf32_tflops"] = 2 * n_mm ** 3 / t / 1e12
 
     x = vt.ones(n_bw, device=dev)
     y = vt.ones(n_bw, device=dev)
@@ -208,6 +219,9 @@ def main() -> None:
           f"{volta['adapter_info'].get('adapter_type', '?')})")
     print(f"peer: {peer['device'] if peer else 'none (PyTorch with CUDA not available)'}")
     print(f"sizes: matmul {n_mm}^3, elementwise {n_bw} floats, chain {n_ops} ops of 16 floats")
+    print(f"cooperative-matrix matmul: {volta['coopmat'] or 'not offered by the adapter'}"
+          + (f" (TF32-level; with precision 'high': {volta['matmul_tf32_tflops']:.4g} TFLOP/s)"
+             if volta["coopmat"] == "tf32" else ""))
     for row in table(volta, peer):
         print(row)
     shape = (2, 2, 64, 32) if args.quick else (32, 8, 256, 64)

@@ -150,7 +150,8 @@ class Engine:
             raise RuntimeError("no WebGPU adapter found")
         self.adapter = adapter
         self.info = dict(adapter.info)
-        wanted = ("shader-f16", "shader-f64", "shader-int64")
+        # cooperative-matrix: tensor cores for matmul (kernels/coopmat.py), where offered
+        wanted = ("shader-f16", "shader-f64", "shader-int64", "cooperative-matrix")
         feats = [f for f in wanted if f in adapter.features]
         lim = adapter.limits
         limits = {k: lim[k] for k in (
