@@ -9,7 +9,8 @@ most 128), any strides:
   rescaled once per tile) accumulates the output in registers. It returns the output and
   ``stats``: the log-sum-exp of each row, then the four Philox words of its dropout.
 - backward (FlashAttention-2's): ``D = rowsum(dO * O)`` and ``dq`` with one thread per
-  query row, then ``dk`` and ``dv`` with one thread per key row, each recomputing the
+  query row, then ``dk`` and ``dv`` with one thread per key row (in two kernels past
+  :data:`SPLIT_E` features, to keep a thread's rows in registers), each recomputing the
   probabilities from the log-sum-exp.
 
 Dropout on the attention weights is drawn in the kernels: the score ``(bh, i, j)`` is
@@ -31,6 +32,7 @@ from ..array import Array, new_array
 from ..engine import groups_for
 
 BR = 64  # query (or key) rows per workgroup: one per thread
+SPLIT_E = 32  # head sizes above this get dk and dv from two kernels
 _LIMIT = 16384  # bytes of workgroup memory every adapter offers
 
 
@@ -309,12 +311,16 @@ def _dq_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, in
     return src, len(names), 2, len(reads)
 
 
-def _dkv_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, int]:
+def _dkv_src(t: str, e: int, causal: bool, drop: bool,
+             parts: str = "kv") -> tuple[str, int, int, int]:
+    # parts: "kv" both gradients; "k" or "v" one (fewer live registers per thread)
     e4 = e // 4
     bc = _tile(e, 2 * e + 2)
     names = _fields(["Q", "K", "V", "G"])
     reads = [("q", t), ("k", t), ("v", t), ("g", t), ("stats", "f32"), ("dd", "f32")]
-    src = _decl(len(names), [("dk", t), ("dv", t)], reads, t == "f16") + _HEAD
+    wk, wv = "k" in parts, "v" in parts
+    writes = ([("dk", t)] if wk else []) + ([("dv", t)] if wv else [])
+    src = _decl(len(names), writes, reads, t == "f16") + _HEAD
     src += (f"var<workgroup> qt: array<vec4<f32>, {bc * e4}>;\n"
             f"var<workgroup> gt: array<vec4<f32>, {bc * e4}>;\n"
             f"var<workgroup> lt: array<f32, {bc}>;\n"
@@ -323,6 +329,35 @@ def _dkv_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, i
     kz = f"keep((bhh * L + qi) * S + j, {rs}, THR, ZS)" if drop else "1.0"
     start = f"(r0 / {bc}u) * {bc}u" if causal else "0u"
     skip = " || qi < j" if causal else ""
+
+    def load_row(arr: str, a: str) -> str:
+        return (f"vec4<f32>(f32({arr}[{_at(a, 'jj0', '4u * c')}]), "
+                f"f32({arr}[{_at(a, 'jj0', '4u * c + 1u')}]), "
+                f"f32({arr}[{_at(a, 'jj0', '4u * c + 2u')}]), "
+                f"f32({arr}[{_at(a, 'jj0', '4u * c + 3u')}]))")
+
+    decl = [f"  var kr: array<vec4<f32>, {e4}>;"]
+    init = ["    kr[c] = " + load_row("k", "K") + ";"]
+    if wk:
+        decl += [f"  var vr: array<vec4<f32>, {e4}>;", f"  var ak: array<vec4<f32>, {e4}>;"]
+        init += ["    vr[c] = " + load_row("v", "V") + ";", "    ak[c] = vec4<f32>(0.0);"]
+    if wv:
+        decl.append(f"  var av: array<vec4<f32>, {e4}>;")
+        init.append("    av[c] = vec4<f32>(0.0);")
+    dots = [f"          d = d + qt[ii * {e4}u + c] * kr[c];"]
+    if wk:
+        dots.append(f"          dp = dp + gt[ii * {e4}u + c] * vr[c];")
+    acc = []
+    if wv:
+        acc.append(f"          av[c] = av[c] + pz * gt[ii * {e4}u + c];")
+    if wk:
+        acc.append(f"          ak[c] = ak[c] + ds * qt[ii * {e4}u + c];")
+    out = []
+    for name, reg, on in (("dk", "ak", wk), ("dv", "av", wv)):
+        if on:
+            out += [f"      {name}[kb + 4u * c + {n}u] = {t}({reg}[c].{x});"
+                    for n, x in enumerate("xyzw")]
+    nl = "\n"
     src += _MAIN + _meta_fields(names) + f"""
   let nb = (S + {BR}u - 1u) / {BR}u;
   let w = wid.x + wid.y * nwg.x;
@@ -332,20 +367,10 @@ def _dkv_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, i
   let valid = bh < BH && j < S;
   let jj0 = min(j, S - 1u);
   let bhh = min(bh, BH - 1u);
-  var kr: array<vec4<f32>, {e4}>;
-  var vr: array<vec4<f32>, {e4}>;
-  var ak: array<vec4<f32>, {e4}>;
-  var av: array<vec4<f32>, {e4}>;
+{nl.join(decl)}
   for (var c = 0u; c < {e4}u; c = c + 1u) {{
     let bh = bhh;
-    kr[c] = vec4<f32>(f32(k[{_at("K", "jj0", "4u * c")}]), f32(k[{_at("K", "jj0", "4u * c + 1u")}]),
-                      f32(k[{_at("K", "jj0", "4u * c + 2u")}]),
-                      f32(k[{_at("K", "jj0", "4u * c + 3u")}]));
-    vr[c] = vec4<f32>(f32(v[{_at("V", "jj0", "4u * c")}]), f32(v[{_at("V", "jj0", "4u * c + 1u")}]),
-                      f32(v[{_at("V", "jj0", "4u * c + 2u")}]),
-                      f32(v[{_at("V", "jj0", "4u * c + 3u")}]));
-    ak[c] = vec4<f32>(0.0);
-    av[c] = vec4<f32>(0.0);
+{nl.join(init)}
   }}
   let sc = bitcast<f32>(SCALE);
   for (var t0 = {start}; t0 < L; t0 = t0 + {bc}u) {{
@@ -369,16 +394,14 @@ def _dkv_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, i
         var d = vec4<f32>(0.0);
         var dp = vec4<f32>(0.0);
         for (var c = 0u; c < {e4}u; c = c + 1u) {{
-          d = d + qt[ii * {e4}u + c] * kr[c];
-          dp = dp + gt[ii * {e4}u + c] * vr[c];
+{nl.join(dots)}
         }}
         let p = exp(d.x + d.y + d.z + d.w - lt[ii]);
         let z = {kz};
         let pz = p * z;
         let ds = p * ((dp.x + dp.y + dp.z + dp.w) * z - dt[ii]);
         for (var c = 0u; c < {e4}u; c = c + 1u) {{
-          av[c] = av[c] + pz * gt[ii * {e4}u + c];
-          ak[c] = ak[c] + ds * qt[ii * {e4}u + c];
+{nl.join(acc)}
         }}
       }}
     }}
@@ -386,15 +409,12 @@ def _dkv_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, i
   if (valid) {{
     let kb = (bh * S + j) * {e}u;
     for (var c = 0u; c < {e4}u; c = c + 1u) {{
-      dk[kb + 4u * c] = {t}(ak[c].x); dk[kb + 4u * c + 1u] = {t}(ak[c].y);
-      dk[kb + 4u * c + 2u] = {t}(ak[c].z); dk[kb + 4u * c + 3u] = {t}(ak[c].w);
-      dv[kb + 4u * c] = {t}(av[c].x); dv[kb + 4u * c + 1u] = {t}(av[c].y);
-      dv[kb + 4u * c + 2u] = {t}(av[c].z); dv[kb + 4u * c + 3u] = {t}(av[c].w);
+{nl.join(out)}
     }}
   }}
 }}
 """
-    return src, len(names), 2, len(reads)
+    return src, len(names), len(writes), len(reads)
 
 
 # -- host side ---------------------------------------------------------------------------
@@ -470,9 +490,15 @@ def backward(q: Array, k: Array, v: Array, o: Array, grad: Array, stats: Array, 
     kern = eng.kernel(("flash_dq", t, e, causal, drop), lambda: _dq_src(t, e, causal, drop))
     eng.dispatch(kern, meta, [dq._st.buffer, dd._st.buffer, *ins, o._st.buffer,
                               stats._st.buffer], _groups(b * h, lq))
-    kern = eng.kernel(("flash_dkv", t, e, causal, drop), lambda: _dkv_src(t, e, causal, drop))
-    eng.dispatch(kern, meta, [dk._st.buffer, dv._st.buffer, *ins, stats._st.buffer,
-                              dd._st.buffer], _groups(b * h, s))
+    rest = [*ins, stats._st.buffer, dd._st.buffer]
+    # a thread keeps k, v, dk and dv rows: past 32 features (128 registers) the two
+    # gradients go in two kernels, each recomputing the probabilities
+    for parts in ("kv",) if e <= SPLIT_E else ("v", "k"):
+        kern = eng.kernel(("flash_dkv", t, e, causal, drop, parts),
+                          lambda parts=parts: _dkv_src(t, e, causal, drop, parts))
+        outs = ([dk._st.buffer] if "k" in parts else []) + \
+            ([dv._st.buffer] if "v" in parts else [])
+        eng.dispatch(kern, meta, outs + rest, _groups(b * h, s))
     return dq, dk, dv
 
 
