@@ -62,6 +62,7 @@ from train_step_models import (  # noqa: E402
     graphed_step,
     optimizer,
     peer_device,
+    set_tf32,
     time_steps,
     training_step,
 )
@@ -356,6 +357,7 @@ def wgpu_compile_main(args: argparse.Namespace) -> int:
     dev = vt.device(args.device)
     modes = ("eager", "lazy", "compiled")
     models = {**MODELS, **DEVICE_MODELS["wgpu"]}
+    set_tf32(False)  # PyTorch in true float32 (cuDNN's convolutions default to TF32)
     results = []
     for name in names:
         cfg = models[name]
