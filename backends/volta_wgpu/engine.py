@@ -738,11 +738,17 @@ def get_engine(index: int = 0) -> Engine:
     """The engine of device ``index``, created on first use."""
     eng = _engines.get(index)
     if eng is None:
+        made = False
         with _engine_lock:
             eng = _engines.get(index)
             if eng is None:
                 eng = Engine(index)
                 _engines[index] = eng
+                made = True
+        if made and "cooperative-matrix" in eng.features:
+            # tensor cores: their test product runs now, before any work is recorded
+            from .kernels import coopmat
+            coopmat.check(eng)
     return eng
 
 

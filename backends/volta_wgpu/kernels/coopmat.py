@@ -9,9 +9,9 @@ two 8-deep rounds of 16 multiply-adds. Outputs are stored 8x8 at a time straight
 the (contiguous) result, so M and N must be multiples of 8; K is free.
 
 The feature is experimental and what its float32 computes with differs by driver (true
-float32, or TF32 on tensor cores), so the kernel is used only after :func:`usable` has
-run it once on a test product and compared it with the plain tiled kernel: bit-level
-float32 accuracy serves every matmul, TF32-level accuracy only while
+float32, or TF32 on tensor cores), so the kernel is used only after it ran once on a test
+product (:func:`check`, when the engine is made) and matched float64 math: float32-level
+accuracy serves every matmul, TF32-level accuracy only while
 ``vt.set_float32_matmul_precision`` allows it (``"high"`` or ``"medium"``, as
 PyTorch's TF32 matmuls do); a failed build or a wrong result turns it off for the
 process. ``VOLTA_WGPU_COOPMAT=0`` turns it off. The plain kernels stay the fallback.
@@ -108,6 +108,15 @@ def dispatch(out: Array, a: Array, b: Array, M: int, N: int, K: int, nb: int, cs
         meta = struct.pack(f"<{len(words)}I", *[x & 0xFFFFFFFF for x in words])
         eng.dispatch(kern, meta, [out._st.buffer, a._st.buffer, b._st.buffer],
                      (gx, gy, min(MAX_Z, nb - z0)))
+
+
+def check(eng: Any) -> None:
+    """Run the test product on a new engine that offers the feature (``get_engine``), so
+    that the verdict exists before any call is recorded."""
+    if os.environ.get("VOLTA_WGPU_COOPMAT", "1") == "0":
+        _verdict[eng.index] = "off"
+    elif eng.index not in _verdict:
+        _verdict[eng.index] = _self_test(eng)
 
 
 def usable(eng: Any, m: int, n: int) -> bool:
