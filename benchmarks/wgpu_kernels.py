@@ -219,7 +219,8 @@ def main() -> None:
           f"{volta['adapter_info'].get('adapter_type', '?')})")
     print(f"peer: {peer['device'] if peer else 'none (PyTorch with CUDA not available)'}")
     print(f"sizes: matmul {n_mm}^3, elementwise {n_bw} floats, chain {n_ops} ops of 16 floats")
-    print(f"cooperative-matrix matmul: {volta['coopmat'] or 'not offered by the adapter'}"
+    coop = volta["coopmat"] or "not used (not offered, or VOLTA_WGPU_COOPMAT=1 not set)"
+    print(f"cooperative-matrix matmul: {coop}"
           + (f" (TF32-level; with precision 'high': {volta['matmul_tf32_tflops']:.4g} TFLOP/s)"
              if volta["coopmat"] == "tf32" else ""))
     for row in table(volta, peer):

@@ -150,8 +150,10 @@ class Engine:
             raise RuntimeError("no WebGPU adapter found")
         self.adapter = adapter
         self.info = dict(adapter.info)
-        # cooperative-matrix: tensor cores for matmul (kernels/coopmat.py), where offered
-        wanted = ("shader-f16", "shader-f64", "shader-int64", "cooperative-matrix")
+        wanted: tuple = ("shader-f16", "shader-f64", "shader-int64")
+        if os.environ.get("VOLTA_WGPU_COOPMAT", "0") == "1":
+            # tensor cores for matmul (kernels/coopmat.py): opt-in while untried on GPUs
+            wanted += ("cooperative-matrix",)
         feats = [f for f in wanted if f in adapter.features]
         lim = adapter.limits
         limits = {k: lim[k] for k in (

@@ -1,6 +1,7 @@
 """The cooperative-matrix (tensor core) float32 matmul: gated on the adapter's feature and
 on a test product. Software adapters lack the feature: there only the gate is tested;
-on a GPU that offers it (an NVIDIA H100/H200 on Vulkan) the kernel itself is."""
+on a GPU that offers it (an NVIDIA H100/H200 on Vulkan) the kernel itself is, with
+``VOLTA_WGPU_COOPMAT=1`` in the environment (opt-in while untried on GPUs)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def coop(monkeypatch):
 
 def _needs_feature(eng, coop):
     if coop.FEATURE not in eng.features:
-        pytest.skip(f"adapter lacks {coop.FEATURE} ({vt.wgpu.get_device_name()})")
+        pytest.skip(f"adapter lacks {coop.FEATURE} ({vt.wgpu.get_device_name()}), or "
+                    "VOLTA_WGPU_COOPMAT=1 is not set")
 
 
 def test_self_test_verdicts(eng, coop, monkeypatch):

@@ -14,12 +14,13 @@ product (:func:`check`, when the engine is made) and matched float64 math: float
 accuracy serves every matmul, TF32-level accuracy only while
 ``vt.set_float32_matmul_precision`` allows it (``"high"`` or ``"medium"``, as
 PyTorch's TF32 matmuls do); a failed build or a wrong result turns it off for the
-process. ``VOLTA_WGPU_COOPMAT=0`` turns it off. The plain kernels stay the fallback.
+process. It is opt-in for now (``VOLTA_WGPU_COOPMAT=1`` in the environment: the engine
+then asks the adapter for the feature), until a GPU run has confirmed it. The plain
+kernels stay the fallback.
 """
 
 from __future__ import annotations
 
-import os
 import struct
 from typing import Any
 
@@ -113,9 +114,7 @@ def dispatch(out: Array, a: Array, b: Array, M: int, N: int, K: int, nb: int, cs
 def check(eng: Any) -> None:
     """Run the test product on a new engine that offers the feature (``get_engine``), so
     that the verdict exists before any call is recorded."""
-    if os.environ.get("VOLTA_WGPU_COOPMAT", "1") == "0":
-        _verdict[eng.index] = "off"
-    elif eng.index not in _verdict:
+    if eng.index not in _verdict:
         _verdict[eng.index] = _self_test(eng)
 
 
@@ -125,8 +124,7 @@ def usable(eng: Any, m: int, n: int) -> bool:
         return False
     verdict = _verdict.get(eng.index)
     if verdict is None:
-        if eng._tape is not None or eng._lazy_pending or \
-                os.environ.get("VOLTA_WGPU_COOPMAT", "1") == "0":
+        if eng._tape is not None or eng._lazy_pending:
             return False  # no test run inside a recording or with work pending
         verdict = _verdict[eng.index] = _self_test(eng)
     if verdict == "fp32":
