@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import weakref
 from typing import Any
 
 from . import codegen as cg
@@ -80,6 +81,7 @@ class Generator:
         self.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
         self.offset = 0
         self._lock = threading.Lock()  # two threads drawing at once get disjoint streams
+        _live.add(self)
 
     def manual_seed(self, seed: int) -> None:
         """Restart the stream of ``seed``."""
@@ -211,6 +213,9 @@ class Generator:
 
 
 _generators: dict[int, Generator] = {}
+# every generator alive: a recorded call notes their states (a reseed inside the call is
+# host work a replay would not do)
+_live: weakref.WeakSet = weakref.WeakSet()
 
 
 def default_generator(index: int = 0) -> Generator:

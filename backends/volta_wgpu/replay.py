@@ -64,6 +64,9 @@ class Recorder:
         # id(generator) -> [generator, its seed, offset at the first draw, counters drawn,
         # cell that end() fills with the counters the whole call drew]
         self.random: dict[int, list] = {}
+        from .random import _live
+        # every generator's (seed, offset) as the call starts
+        self.gen_states = {id(g): (g, g.seed, g.offset) for g in list(_live)}
 
     def _mine(self, eng: Any) -> bool:
         if eng is not self.eng or threading.get_ident() != self.thread:
@@ -131,6 +134,9 @@ class Recorder:
         ent = self.random.get(id(gen))
         if ent is None:
             ent = self.random[id(gen)] = [gen, gen.seed, offset, 0, [0]]
+            snap = self.gen_states.get(id(gen))
+            if snap is not None and (snap[1], snap[2]) != (gen.seed, offset):
+                self.bad = "the random generator was reseeded during the call"
         if gen.seed != ent[1] or offset != ent[2] + ent[3]:
             self.bad = "the random generator was reseeded or drawn elsewhere during the call"
         rel, cell = offset - ent[2], ent[4]
@@ -188,6 +194,10 @@ def end(rec: Recorder, outputs: list) -> Tape | str:
         if gen.seed != seed or gen.offset != first + drawn:
             rec.bad = "the random generator was reseeded or drawn elsewhere during the call"
         cell[0] = drawn
+    for key, (gen, seed, offset) in rec.gen_states.items():
+        if key not in rec.random and (gen.seed, gen.offset) != (seed, offset):
+            rec.bad = "the random generator was reseeded during the call"
+    rec.gen_states = {}
     if rec.bad is not None:
         return rec.bad
     for live, data in rec.live_data:  # what a replay would upload, from the state now

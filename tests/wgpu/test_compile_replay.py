@@ -129,6 +129,34 @@ def test_random_draws_replay_with_the_generator_advancing():
     assert len({tuple(d) for d in eager[0]}) == 8
 
 
+def test_reseeding_inside_the_call_is_never_frozen():
+    """A call that reseeds the generator (then draws, or not) changes host state a replay
+    would not: it keeps running its Python code, so every call draws what eager's does."""
+    n = []
+
+    def reseeded(x):
+        n.append(1)
+        vt.manual_seed(5)
+        return x + vt.rand(x.shape, device="wgpu")
+
+    def reseeded_after(x):
+        n.append(1)
+        y = x + vt.rand(x.shape, device="wgpu")
+        vt.manual_seed(6)
+        return y
+
+    x = vt.zeros(8, device="wgpu")
+    for fn in (reseeded, reseeded_after):
+        vt.manual_seed(1)
+        with _eager():
+            eager = [fn(x).tolist() for _ in range(5)]
+        vt.manual_seed(1)
+        n.clear()
+        f = vt.compile(fn, mode="reduce-overhead")
+        assert [f(x).tolist() for _ in range(5)] == eager
+        assert len(n) == 5
+
+
 def test_dropout_training_step_replays_and_matches_eager():
     """Dropout in a training step: the masks of the replays are eager's, bit for bit."""
     def make():
