@@ -54,6 +54,9 @@ def test_self_test_verdicts(eng, coop, monkeypatch):
     for fn, want in ((plain, "fp32"), (tf32, "tf32"), (broken, "off")):
         monkeypatch.setattr(coop, "dispatch", fn)
         assert coop._self_test(eng) == want
+        coop._verdict.clear()
+        coop.check(eng)  # what a new engine with the feature runs
+        assert coop._verdict[eng.index] == want
 
 
 def test_gate(eng, coop, monkeypatch):

@@ -139,3 +139,21 @@ def test_encoder_training_step_with_dropout_replays_like_eager():
     step = vt.compile(lambda: n.append(1) or train(net, opt, x), mode="reduce-overhead")
     assert [step().item() for _ in range(7)] == eager
     assert len(n) == 3
+
+
+def test_float16_inputs(xp):
+    """float16 q, k, v (autocast's): computed in float32, stored in float16."""
+    from volta_wgpu.engine import get_engine
+    from volta_wgpu.kernels import attention as A
+    if "shader-f16" not in get_engine().features:
+        pytest.skip("adapter lacks shader-f16")
+    q, k, v, g = (RNG.standard_normal((2, 2, 24, 16)).astype(np.float16) for _ in range(4))
+    out, grads = _reference(*(a.astype(np.float64) for a in (q, k, v, g)), 0.25, True)
+    qa, ka, va, ga = (xp.asarray(a) for a in (q, k, v, g))
+    o, stats = A.forward(qa, ka, va, scale=0.25, causal=True)
+    assert o.dtype.name == "float16"
+    np.testing.assert_allclose(_host(o), out, atol=5e-3)
+    for got, want in zip(A.backward(qa, ka, va, o, ga, stats, scale=0.25, causal=True),
+                         grads):
+        assert got.dtype.name == "float16"
+        np.testing.assert_allclose(_host(got), want, atol=2e-2)
