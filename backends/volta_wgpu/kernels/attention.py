@@ -214,7 +214,7 @@ def _fwd_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, i
   }}
   if (valid) {{
     let inv = 1.0 / l;
-    let ob = (bh * L + i) * {e}u;
+    let ob = ((bh / H) * L + i) * H * {e}u + (bh % H) * {e}u;  // (B, L, H, E) layout
     for (var c = 0u; c < {e4}u; c = c + 1u) {{
       let y = acc[c] * inv;
       o[ob + 4u * c] = {t}(y.x); o[ob + 4u * c + 1u] = {t}(y.y);
@@ -231,7 +231,7 @@ def _fwd_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, i
 def _dq_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, int]:
     e4 = e // 4
     bc = _tile(e, 2 * e)
-    names = _fields(["Q", "K", "V", "G"])
+    names = _fields(["Q", "K", "V", "G", "O"])
     reads = [("q", t), ("k", t), ("v", t), ("g", t), ("o", t), ("stats", "f32")]
     src = _decl(len(names), [("dq", t), ("dd", "f32")], reads, t == "f16") + _HEAD
     src += (f"var<workgroup> kt: array<vec4<f32>, {bc * e4}>;\n"
@@ -253,7 +253,6 @@ def _dq_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, in
   var gr: array<vec4<f32>, {e4}>;
   var acc: array<vec4<f32>, {e4}>;
   var dsum = vec4<f32>(0.0);
-  let ob = (bhh * L + ii) * {e}u;
   for (var c = 0u; c < {e4}u; c = c + 1u) {{
     let bh = bhh;
     qr[c] = vec4<f32>(f32(q[{_at("Q", "ii", "4u * c")}]), f32(q[{_at("Q", "ii", "4u * c + 1u")}]),
@@ -262,8 +261,9 @@ def _dq_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, in
     gr[c] = vec4<f32>(f32(g[{_at("G", "ii", "4u * c")}]), f32(g[{_at("G", "ii", "4u * c + 1u")}]),
                       f32(g[{_at("G", "ii", "4u * c + 2u")}]),
                       f32(g[{_at("G", "ii", "4u * c + 3u")}]));
-    let ov = vec4<f32>(f32(o[ob + 4u * c]), f32(o[ob + 4u * c + 1u]), f32(o[ob + 4u * c + 2u]),
-                       f32(o[ob + 4u * c + 3u]));
+    let ov = vec4<f32>(f32(o[{_at("O", "ii", "4u * c")}]), f32(o[{_at("O", "ii", "4u * c + 1u")}]),
+                       f32(o[{_at("O", "ii", "4u * c + 2u")}]),
+                       f32(o[{_at("O", "ii", "4u * c + 3u")}]));
     dsum = dsum + gr[c] * ov;
     acc[c] = vec4<f32>(0.0);
   }}
@@ -442,13 +442,16 @@ def forward(q: Array, k: Array, v: Array, *, scale: float, causal: bool,
             dropout_p: float = 0.0) -> tuple[Array, Array] | None:
     """``(out, stats)``: the attention output ``(B, H, L, E)`` and ``stats`` (float32,
     the ``B * H * L`` log-sum-exps then the dropout's four Philox words), or None where
-    :func:`supported` refuses the arrays."""
+    :func:`supported` refuses the arrays. ``out`` is laid out ``(B, L, H, E)`` in memory
+    (as PyTorch's flash attention's): the heads merged back, ``out.permute(0, 2, 1, 3)
+    .reshape(B, L, H * E)``, need no copy."""
     if not supported(q, k, v) or not 0.0 <= dropout_p <= 1.0:
         return None
     eng = q.engine
     b, h, lq, e = q.shape
     drop = dropout_p > 0.0
-    o = new_array((b, h, lq, e), q.dtype, eng)
+    o = new_array((b, lq, h, e), q.dtype, eng)
+    o = Array(o._st, (b, h, lq, e), q.dtype, (lq * h * e, e, h * e, 1), 0)
     stats = new_array((b * h * lq + 4,), D.float32, eng)
     if drop:
         # the device's default generator, as the core's dropout draws from it
@@ -472,10 +475,8 @@ def backward(q: Array, k: Array, v: Array, o: Array, grad: Array, stats: Array, 
              scale: float, causal: bool, dropout_p: float = 0.0) -> tuple | None:
     """``(dq, dk, dv)`` of :func:`forward` (``o`` and ``stats`` as it returned them)."""
     if not (supported(q, k, v) and isinstance(grad, Array) and grad.shape == o.shape
-            and grad.dtype is q.dtype and all(st >= 0 for st in grad.strides)):
+            and grad.dtype is q.dtype and all(st >= 0 for st in (*grad.strides, *o.strides))):
         return None
-    from ..namespace.elementwise import contiguous_copy
-    o = o if o.is_contiguous and o.offset == 0 else contiguous_copy(o)
     eng = q.engine
     b, h, lq, e = q.shape
     s = k.shape[2]
@@ -488,8 +489,10 @@ def backward(q: Array, k: Array, v: Array, o: Array, grad: Array, stats: Array, 
     meta = struct.pack(f"<{len(words)}I", *words)
     ins = [q._st.buffer, k._st.buffer, v._st.buffer, grad._st.buffer]
     kern = eng.kernel(("flash_dq", t, e, causal, drop), lambda: _dq_src(t, e, causal, drop))
-    eng.dispatch(kern, meta, [dq._st.buffer, dd._st.buffer, *ins, o._st.buffer,
-                              stats._st.buffer], _groups(b * h, lq))
+    words_o = words + _strided(o)
+    eng.dispatch(kern, struct.pack(f"<{len(words_o)}I", *words_o),
+                 [dq._st.buffer, dd._st.buffer, *ins, o._st.buffer, stats._st.buffer],
+                 _groups(b * h, lq))
     rest = [*ins, stats._st.buffer, dd._st.buffer]
     # a thread keeps k, v, dk and dv rows: past 32 features (128 registers) the two
     # gradients go in two kernels, each recomputing the probabilities
