@@ -27,6 +27,8 @@ Usage::
     python benchmarks/amp_step.py --curve [--curve-steps 500]
     python benchmarks/amp_step.py --memory-steps 2000 --models transformer,cnn
     python benchmarks/amp_step.py --device cpu --smoke      # tiny sizes, a few steps
+    python benchmarks/amp_step.py --device wgpu --models cnn,encoder --precisions fp32,bf16 \
+        [--compile]   # vs PyTorch CUDA on the same GPU; wgpu's "bf16" autocasts to float16
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-from train_step_models import CUDA_MODELS, optimizer, time_steps  # noqa: E402
+from train_step_models import CUDA_MODELS, optimizer, peer_device, time_steps  # noqa: E402
 from train_step_models import build as build_big  # noqa: E402
 from train_step_models import data as data_big  # noqa: E402
 
@@ -136,7 +138,8 @@ def set_precision(precision: str) -> None:
 def _step(lib: Any, model: Any, x: Any, y: Any, opt: Any, device_type: str,
           precision: str) -> Callable[[], Any]:
     lossf = lib.nn.CrossEntropyLoss()
-    low = lib.bfloat16
+    # wgpu has no bfloat16: its "bf16" row autocasts to float16 (the issue's comparison)
+    low = lib.float16 if device_type == "wgpu" else lib.bfloat16
     enabled = precision == "bf16"
 
     def step() -> Any:
@@ -169,7 +172,7 @@ def torch_step(cfg: dict, device: str, precision: str) -> Callable[[], Any] | No
     if device.startswith("cuda") and not torch.cuda.is_available():
         return None
     torch.manual_seed(0)
-    dev = "cuda" if device.startswith("cuda") else "cpu"
+    dev = peer_device(device)  # wgpu on an NVIDIA GPU: PyTorch CUDA on the same GPU
     model = build(torch.nn, cfg).to(dev)
     xs, ys = data(cfg)
     x, y = torch.from_numpy(xs).to(dev), torch.from_numpy(ys).to(dev)
@@ -182,12 +185,13 @@ def _syncs(device: str) -> dict[str, Callable[[], None]]:
     with contextlib.suppress(ImportError):
         import torch
 
-        out["torch"] = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+        out["torch"] = (torch.cuda.synchronize if peer_device(device) == "cuda"
+                        else (lambda: None))
     return out
 
 
 def compare(names: list[str], precisions: list[str], device: str, n: int, warmup: int,
-            configs: dict[str, dict]) -> list[dict[str, Any]]:
+            configs: dict[str, dict], compiled: bool = False) -> list[dict[str, Any]]:
     """Median ms per step of every model at every precision, and the throughput ratio."""
     rows = []
     for name in names:
@@ -195,6 +199,11 @@ def compare(names: list[str], precisions: list[str], device: str, n: int, warmup
             set_precision(precision)
             cfg = configs[name]
             steps: dict[str, Callable[[], Any]] = {"volta": volta_step(cfg, device, precision)}
+            if compiled:  # the whole step recorded and replayed (it returns the loss detached)
+                step = steps["volta"]
+                steps["volta"] = vt.compile(lambda step=step: step().detach(),
+                                            mode="reduce-overhead")
+                warmup = max(warmup, 3)  # state made, then two equal recordings
             ts = torch_step(cfg, device, precision)
             if ts is not None:
                 steps["torch"] = ts
@@ -301,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-steps", type=int, default=0,
                         help="instead run N bf16-autocast Volta steps per model (cuda), "
                              "checking that peak memory stays flat")
+    parser.add_argument("--compile", action="store_true",
+                        help="Volta's step through vt.compile(mode='reduce-overhead') (replayed "
+                             "on wgpu)")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     args = parser.parse_args(argv)
     configs = {k: {**v, **(SMOKE[k] if args.smoke else {})} for k, v in MODELS.items()}
@@ -331,12 +343,13 @@ def main(argv: list[str] | None = None) -> int:
             print("volta follows torch" if result["follows_torch"] else "CURVES DIVERGE")
         return 0 if result["follows_torch"] else 2
     rows = compare(args.models.split(","), args.precisions.split(","), args.device,
-                   args.steps, args.warmup, configs)
+                   args.steps, args.warmup, configs, args.compile)
     if args.json:
         print(json.dumps({"device": args.device, "timing": rows}, indent=2))
         return 0
     name = vt.cuda.get_device_name() if args.device.startswith("cuda") else args.device
-    print(f"{name}: ms per training step (median), throughput ratio volta/torch")
+    print(f"{name}: ms per training step (median), throughput ratio volta/torch"
+          + (" (volta compiled: vt.compile(mode='reduce-overhead'))" if args.compile else ""))
     for r in rows:
         line = f"{r['model']:>12} {r['precision']:>5}: volta {r['volta_ms']:9.2f}"
         if "torch_ms" in r:

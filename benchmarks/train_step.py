@@ -24,7 +24,11 @@ through ``vt.compile(step, mode="reduce-overhead")``. With ``--device wgpu`` it 
 three Volta steps side by side: eager (every op its own kernel), lazy (the default:
 elementwise chains fused) and compiled (the step's GPU work recorded once and replayed
 with no Python op code, ``volta_wgpu.replay``), with dispatches per step, and checks
-that the three models, trained for the same number of steps, still give the same loss.
+that the three models, trained for the same number of steps, still give the same loss
+(models without dropout). ``--models`` there also takes ``cnn`` and ``encoder``
+(``amp_step.py``'s CNN and pre-norm transformer encoder, fp32; ``--smoke`` shrinks them)::
+
+    python benchmarks/train_step.py --device wgpu --compile --models mlp,lenet,cnn,encoder
 
 Prints the median step time of each framework and the ratio Volta / PyTorch (PyTorch runs
 on the same GPU for ``--device cuda`` and ``--device wgpu`` when PyTorch has CUDA, else on
@@ -48,12 +52,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
+from amp_step import MODELS as AMP_MODELS  # noqa: E402
+from amp_step import SMOKE as AMP_SMOKE  # noqa: E402
+from amp_step import build as amp_build  # noqa: E402
+from amp_step import data as amp_data  # noqa: E402
 
 # the optimizer, the step and the alternating timer are shared with the CUDA models
 from train_step_models import (  # noqa: E402
     graphed_step,
     optimizer,
     peer_device,
+    set_tf32,
     time_steps,
     training_step,
 )
@@ -73,8 +82,10 @@ MODELS: dict[str, dict[str, Any]] = {
             "batch": 16, "seq": 64, "optim": "adamw", "lr": 3e-4, "weight_decay": 0.01},
 }
 
-# extra models per device type (the CUDA issue adds its big ones here)
-DEVICE_MODELS: dict[str, dict[str, dict[str, Any]]] = {"cpu": {}, "cuda": {}}
+# extra models per device type (the CUDA issue adds its big ones here); wgpu: the CNN and
+# the pre-norm transformer encoder of ``amp_step.py`` (``--smoke``: their tiny sizes)
+DEVICE_MODELS: dict[str, dict[str, dict[str, Any]]] = {
+    "cpu": {}, "cuda": {}, "wgpu": {"cnn": AMP_MODELS["cnn"], "encoder": AMP_MODELS["encoder"]}}
 
 
 def _lstm_lm(lib: Any, cfg: dict[str, Any]) -> Any:
@@ -125,6 +136,8 @@ def build(lib: Any, cfg: dict[str, Any]) -> Any:
         return _lstm_lm(lib, cfg)
     if cfg["kind"] == "gpt":
         return _gpt(lib, cfg)
+    if cfg["kind"] in ("cnn", "transformer"):  # amp_step.py's CNN and encoder
+        return amp_build(lib, cfg)
     if cfg["kind"] == "mlp":
         sizes = cfg["sizes"]
         layers: list[Any] = []
@@ -144,6 +157,8 @@ def build(lib: Any, cfg: dict[str, Any]) -> Any:
 
 def data(cfg: dict[str, Any], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A fixed random batch (float32 inputs, int64 labels)."""
+    if cfg["kind"] in ("cnn", "transformer"):
+        return amp_data(cfg, seed)
     rng = np.random.default_rng(seed)
     if cfg["kind"] in ("lstm_lm", "gpt"):
         x = rng.integers(0, cfg["vocab"], (cfg["batch"], cfg["seq"]))
@@ -254,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile", action="store_true",
                         help="run Volta's whole step through vt.compile(mode='reduce-overhead') "
                              "(wgpu: time eager, lazy and compiled steps side by side)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="wgpu --compile: the cnn and encoder models at tiny sizes")
     parser.add_argument("--cuda-graphs", action="store_true",
                         help="also time each step captured in a CUDA graph (cuda only)")
     args, rest = parser.parse_known_args(argv)
@@ -339,9 +356,13 @@ def wgpu_compile_main(args: argparse.Namespace) -> int:
     names = args.models.split(",") if args.models else ["mlp", "lenet"]
     dev = vt.device(args.device)
     modes = ("eager", "lazy", "compiled")
+    models = {**MODELS, **DEVICE_MODELS["wgpu"]}
+    set_tf32(False)  # PyTorch in true float32 (cuDNN's convolutions default to TF32)
     results = []
     for name in names:
-        cfg = MODELS[name]
+        cfg = models[name]
+        if args.smoke:
+            cfg = {**cfg, **AMP_SMOKE.get(name, {})}
         steps: dict[str, Callable[[], Any]] = {m: wgpu_step(cfg, args.device, m)
                                                for m in modes}
         syncs: dict[str, Callable[[], None]] = dict.fromkeys(modes, dev.synchronize)
@@ -363,11 +384,14 @@ def wgpu_compile_main(args: argparse.Namespace) -> int:
             row[f"{m}_dispatches"] = wgpu_work(steps[m])["dispatches"]
         # every step ran as often: the models must still agree (replays equal eager)
         losses = {m: float(steps[m]().item()) for m in modes}
-        row["same_loss"] = len(set(losses.values())) == 1
+        # (with dropout the three models draw different masks from the one generator)
+        row["same_loss"] = (len(set(losses.values())) == 1 if not cfg.get("dropout")
+                            else None)
         row["losses"] = losses
         if "torch" in med:
             row.update(torch_device=peer_device(args.device), torch_ms=med["torch"] * 1e3,
-                       **{f"{m}_ratio": med[m] / med["torch"] for m in modes})
+                       **{f"{m}_ratio": med[m] / med["torch"] for m in modes},
+                       **{f"{m}_throughput": med["torch"] / med[m] for m in modes})
         results.append(row)
     if args.json:
         print(json.dumps(results, indent=2))
@@ -377,9 +401,12 @@ def wgpu_compile_main(args: argparse.Namespace) -> int:
             f"{m} {r[f'{m}_ms']:.3f} ms (host {r[f'{m}_host_ms']:.3f} ms, "
             f"{r[f'{m}_dispatches']} dispatches)" for m in modes)
         if "torch_ms" in r:
-            line += (f" | torch ({r['torch_device']}) {r['torch_ms']:.3f} ms | ratio "
-                     + ", ".join(f"{m} {r[f'{m}_ratio']:.2f}x" for m in modes))
-        line += " | same loss: " + ("yes" if r["same_loss"] else f"NO {r['losses']}")
+            line += (f" | torch ({r['torch_device']}) {r['torch_ms']:.3f} ms | time ratio "
+                     + ", ".join(f"{m} {r[f'{m}_ratio']:.2f}x" for m in modes)
+                     + " | throughput vs torch "
+                     + ", ".join(f"{m} {r[f'{m}_throughput']:.2f}x" for m in modes))
+        line += " | same loss: " + ("n/a (dropout)" if r["same_loss"] is None else
+                                    "yes" if r["same_loss"] else f"NO {r['losses']}")
         print(line)
     return 0
 

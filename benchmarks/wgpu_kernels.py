@@ -8,7 +8,10 @@ and prints a table with the ratios against the targets:
 - (b) ``a + b`` over ``2**26`` float32 elements: effective bandwidth (3 arrays moved),
   10 ops per sync (the result of each is dropped, so its buffer is reused);
 - (c) a chain of 1,000 small (16-element) ops through Volta tensors, submitted in
-  batches and synchronized once: microseconds per op.
+  batches and synchronized once: microseconds per op;
+- (d) attention forward + backward, ``(B, H, L, E) = (32, 8, 256, 64)`` float32: the
+  fused (flash) kernels, the unfused math (GEMMs and the softmax kernels) and PyTorch's
+  ``scaled_dot_product_attention``: ms per call.
 
 Usage: python benchmarks/wgpu_kernels.py [--device wgpu] [--json out.json] [--quick]
 """
@@ -71,6 +74,17 @@ def bench_volta(device: str, n_mm: int, n_bw: int, n_ops: int, repeat: int) -> d
     b = vt.tensor(rng.standard_normal((n_mm, n_mm), dtype=np.float32), device=dev)
     t = median_time(lambda: a @ b, sync, repeat)
     out["matmul_tflops"] = 2 * n_mm ** 3 / t / 1e12
+    from volta_wgpu.kernels import coopmat
+    # tensor cores: "fp32" (used above), "tf32" (used with precision "high"), "off", or
+    # None (the adapter has no cooperative matrices)
+    out["coopmat"] = coopmat._verdict.get(index)
+    if out["coopmat"] == "tf32":
+        vt.set_float32_matmul_precision("high")
+        try:
+            t = median_time(lambda: a @ b, sync, repeat)
+        finally:
+            vt.set_float32_matmul_precision("highest")
+        out["matmul_tf32_tflops"] = 2 * n_mm ** 3 / t / 1e12
 
     x = vt.ones(n_bw, device=dev)
     y = vt.ones(n_bw, device=dev)
@@ -82,6 +96,59 @@ def bench_volta(device: str, n_mm: int, n_bw: int, n_ops: int, repeat: int) -> d
     t = median_time(lambda: chain(s, u, n_ops), sync, max(10, repeat))
     out["chain_us_per_op"] = t / n_ops * 1e6
     return out
+
+
+def bench_attention_volta(device: str, shape: tuple, repeat: int) -> dict:
+    """(d) on Volta: ms per forward + backward, fused and unfused."""
+    import math
+
+    import numpy as np
+    from volta_wgpu.engine import get_engine
+    from volta_wgpu.kernels import attention as A
+    from volta_wgpu.kernels.ext import softmax_backward
+    from volta_wgpu.kernels.softmax import softmax
+
+    import volta_core as vt
+
+    eng = get_engine(int(device.split(":")[1]) if ":" in device else 0)
+    xp = vt.device(device).xp
+    rng = np.random.default_rng(0)
+    q, k, v, g = (xp.asarray(rng.standard_normal(shape, dtype=np.float32)) for _ in range(4))
+    scale = 1.0 / math.sqrt(shape[-1])
+
+    def flash() -> None:
+        o, stats = A.forward(q, k, v, scale=scale, causal=False)
+        A.backward(q, k, v, o, g, stats, scale=scale, causal=False)
+
+    def unfused() -> None:
+        kt = xp.matrix_transpose(k)
+        p = softmax(xp.matmul(xp.multiply(q, scale), kt), -1)
+        xp.matmul(p, v)
+        xp.matmul(xp.matrix_transpose(p), g)
+        ds = softmax_backward(xp, xp.matmul(g, xp.matrix_transpose(v)), p, -1)
+        xp.multiply(xp.matmul(ds, k), scale)
+        xp.multiply(xp.matmul(xp.matrix_transpose(ds), q), scale)
+
+    return {"attention_flash_ms": median_time(flash, eng.synchronize, repeat) * 1e3,
+            "attention_unfused_ms": median_time(unfused, eng.synchronize, repeat) * 1e3}
+
+
+def bench_attention_torch(shape: tuple, repeat: int) -> dict | None:
+    """(d) on PyTorch CUDA: ms per ``scaled_dot_product_attention`` forward + backward."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    q, k, v = (torch.randn(shape, device="cuda", requires_grad=True) for _ in range(3))
+    g = torch.randn(shape, device="cuda")
+
+    def step() -> None:
+        o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        torch.autograd.grad(o, (q, k, v), g)
+
+    return {"attention_ms": median_time(step, torch.cuda.synchronize, repeat) * 1e3}
 
 
 def bench_torch(n_mm: int, n_bw: int, n_ops: int, repeat: int) -> dict | None:
@@ -152,8 +219,26 @@ def main() -> None:
           f"{volta['adapter_info'].get('adapter_type', '?')})")
     print(f"peer: {peer['device'] if peer else 'none (PyTorch with CUDA not available)'}")
     print(f"sizes: matmul {n_mm}^3, elementwise {n_bw} floats, chain {n_ops} ops of 16 floats")
+    coop = volta["coopmat"] or "not used (not offered, or VOLTA_WGPU_COOPMAT=1 not set)"
+    print(f"cooperative-matrix matmul: {coop}"
+          + (f" (TF32-level; with precision 'high': {volta['matmul_tf32_tflops']:.4g} TFLOP/s)"
+             if volta["coopmat"] == "tf32" else ""))
     for row in table(volta, peer):
         print(row)
+    shape = (2, 2, 64, 32) if args.quick else (32, 8, 256, 64)
+    att = bench_attention_volta(args.device, shape, repeat)
+    att_peer = bench_attention_torch(shape, repeat)
+    line = (f"attention fwd+bwd {shape}: flash {att['attention_flash_ms']:.3f} ms, unfused "
+            f"{att['attention_unfused_ms']:.3f} ms")
+    if att_peer:
+        t = att_peer["attention_ms"]
+        line += (f", torch sdpa {t:.3f} ms | throughput vs torch: flash "
+                 f"{t / att['attention_flash_ms']:.2f}x, unfused "
+                 f"{t / att['attention_unfused_ms']:.2f}x")
+    print(line)
+    volta.update(att)
+    if att_peer:
+        peer["attention_ms"] = att_peer["attention_ms"]
     if args.json:
         res = {"machine": platform.node(), "quick": args.quick, "sizes": {
             "matmul_n": n_mm, "elementwise_n": n_bw, "chain_ops": n_ops},

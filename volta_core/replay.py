@@ -14,20 +14,23 @@ elsewhere (an attribute of an object) keeps its recorded value.
 
 A whole training step replays (zero_grad, forward, loss, backward, ``opt.step()``): the
 optimizers' integer state (step counts) advances on each replay by what the recorded call
-added, and SGD's and Adam/AdamW's multi-tensor kernels take their step-dependent numbers
-(Adam's bias corrections, the learning rate) live (:class:`host_args`): each replay
-recomputes them from the optimizer's state and writes them into the buffer the recorded
-kernels read, so a scheduler that changes ``lr`` between calls needs no new recording.
-Where an optimizer's learning rate went into the work as a constant (a per-parameter
-step), a new ``lr`` records again.
+added (and the Python floats an optimizer's ``_advance_host_state`` derives from it, NAdam's
+momentum product), and the optimizers' kernels take their step-dependent numbers (bias
+corrections, the learning rate) live (:class:`host_args`): each replay recomputes them from
+the optimizer's state and writes them into the buffer the recorded kernels read, so a
+scheduler that changes ``lr`` between calls needs no new recording (SGD and Adam/AdamW's
+multi-tensor kernels; AMSGrad, NAdam, RAdam, Adamax and Adagrad per parameter). Where an
+optimizer's learning rate went into the work as a constant (a kernel that does not take it
+live), a new ``lr`` records again. Random draws replay too: the backend advances its
+generator on each replay by what the recorded call drew.
 
 Calls that cannot be replayed run lazily as in the default mode: those that read a value
-back, draw random numbers, return tensors that require grad, keep new tensors outside their
-outputs (tensor attributes of the module, optimizer state on its first step), change a
-host value a replay would not (a scheduler stepped inside the call, a float in optimizer
-state, an optimizer stepped twice), or step an optimizer the guard does not reach; and,
-after a few tries, those whose work differs from call to call (AMSGrad's bias corrections,
-taken as constants).
+back, return tensors that require grad, keep new tensors outside their outputs (tensor
+attributes of the module, optimizer state on its first step), change a host value a replay
+would not (a scheduler stepped inside the call, a float in optimizer state that the
+optimizer does not recompute from the step count, an optimizer stepped twice), or step an
+optimizer the guard does not reach; and, after a few tries, those whose work differs from
+call to call (a Python number that changes every call baked into an op).
 """
 
 from __future__ import annotations
@@ -67,13 +70,16 @@ class _Call:
     optimizer groups it reaches, the integer optimizer state (step counts) a replay
     advances, and the host values a recorded call must leave unchanged."""
 
-    __slots__ = ("watched", "groups", "ints", "hosts")
+    __slots__ = ("watched", "groups", "ints", "hosts", "advance")
 
     def __init__(self) -> None:
         self.watched: list = []
         self.groups: list = []  # param_groups dicts
         self.ints: list = []  # (state dict, key) of int values
         self.hosts: list = []  # (object, reader) pairs: see host_values
+        # (state dict, optimizer, group, place of its "step" in ints): state whose Python
+        # floats the optimizer's _advance_host_state recomputes step by step (NAdam's)
+        self.advance: list = []
 
     def host_values(self) -> list:
         """The host values a replay would not update: group hyperparameters, non-integer
@@ -195,9 +201,15 @@ class Replayer:
                         # the state of one with another
                         key.append(("group", items, tuple(pos.get(id(p)) for p in x["params"])))
                     elif kind == "state":
+                        x, opt, group = x
                         ints = tuple(k for k, v in x.items() if type(v) is int)
+                        if "step" in ints and hasattr(opt, "_advance_host_state"):
+                            # its floats advance with the step count (checked in _record)
+                            call.advance.append((x, opt, group,
+                                                 len(call.ints) + ints.index("step")))
+                        else:
+                            call.hosts.append((x, _state_values))
                         call.ints.extend((x, k) for k in ints)
-                        call.hosts.append((x, _state_values))
                         key.append(("state", tuple(x), ints))  # names: tensors by position
                     elif kind == "sched":
                         call.hosts.append((x, _sched_values))
@@ -217,6 +229,7 @@ class Replayer:
         before = [(t._data, t._grad, t._version[0]) for t in watched]
         ints0 = [st[k] for st, k in call.ints]
         hosts0 = call.host_values()
+        advance0 = [dict(a[0]) for a in call.advance]
         rec = b.trace_begin([_arr(t) for t in watched])
         if isinstance(rec, str):  # e.g. inside another compiled call's recording
             entry.fails += 1
@@ -234,6 +247,7 @@ class Replayer:
         outs: list = []
         index = {id(t): i for i, t in enumerate(watched)}
         ok = call.host_values() == hosts0  # a scheduler stepped inside the call, ...
+        ok = ok and all(_advanced(a, st0) for a, st0 in zip(call.advance, advance0))
         # an optimizer stepped that the guard does not reach: its lr and step counts
         # would be frozen
         ok = ok and groups.keys() <= {id(g) for g in call.groups}
@@ -315,10 +329,18 @@ class Replayer:
         ints = [(call.ints[i], v) for i, what, v in entry.changes if what == "int"]
         for (st, k), v in ints:
             st[k] += v
+        # then the floats that follow them (NAdam's momentum product), step by step
+        steps = {i: v for i, what, v in entry.changes if what == "int"}
+        saved = [dict(st) for st, *_x in call.advance]
+        for st, opt, group, i in call.advance:
+            for s in range(st["step"] - steps.get(i, 0) + 1, st["step"] + 1):
+                opt._advance_host_state(st, group, s)
         arrays = entry.tape.replay([_arr(t) for t in watched])
         if arrays is None:
             for (st, k), v in ints:
                 st[k] -= v
+            for (st, *_x), old in zip(call.advance, saved):
+                st.update(old)
             return _STALE
         for i, what, v in entry.changes:
             if what == "int":
@@ -335,6 +357,21 @@ class Replayer:
 
 
 _STALE = object()
+
+
+def _advanced(adv: tuple, before: dict) -> bool:
+    """Whether the Python numbers of an optimizer's state are what its
+    ``_advance_host_state`` makes of ``before`` (a copy from before the call) over the
+    steps the call took: then a replay can recompute them."""
+    st, opt, group, _ = adv
+    sim = dict(before)
+    s0, s1 = before.get("step"), st.get("step")
+    if type(s0) is not int or type(s1) is not int or s1 < s0:
+        return False
+    for s in range(s0 + 1, s1 + 1):
+        opt._advance_host_state(sim, group, s)
+    sim["step"] = s1
+    return _state_values(sim) == _state_values(st)
 
 
 def _build(x: Any, arrays: list, watched: list) -> Any:
@@ -362,8 +399,8 @@ def _reached(fn: Any, seen: set) -> list:
     level into Modules (parameters, buffers, ``training`` of each submodule), Optimizers
     (parameters, groups and state), schedulers (and their optimizer) and lists, tuples
     and dict values, and the numbers, strings and None it names; as ``("T", tensor)``,
-    ``("group", param_group)``, ``("state", state dict)``, ``("sched", scheduler)`` or a
-    guard item."""
+    ``("group", param_group)``, ``("state", (state dict, optimizer, group))``,
+    ``("sched", scheduler)`` or a guard item."""
     from .nn.module import Module
     from .optim.optimizer import Optimizer
     from .optim.scheduler import LRScheduler
@@ -400,7 +437,7 @@ def _reached(fn: Any, seen: set) -> list:
                     if st:
                         for v in st.values():
                             add(v, depth)
-                        found.append(("state", st))
+                        found.append(("state", (st, x, g)))
         elif isinstance(x, LRScheduler):
             found.append(("sched", x))
             add(x.optimizer, depth)

@@ -150,7 +150,10 @@ class Engine:
             raise RuntimeError("no WebGPU adapter found")
         self.adapter = adapter
         self.info = dict(adapter.info)
-        wanted = ("shader-f16", "shader-f64", "shader-int64")
+        wanted: tuple = ("shader-f16", "shader-f64", "shader-int64")
+        if os.environ.get("VOLTA_WGPU_COOPMAT", "0") == "1":
+            # tensor cores for matmul (kernels/coopmat.py): opt-in while untried on GPUs
+            wanted += ("cooperative-matrix",)
         feats = [f for f in wanted if f in adapter.features]
         lim = adapter.limits
         limits = {k: lim[k] for k in (
@@ -737,11 +740,17 @@ def get_engine(index: int = 0) -> Engine:
     """The engine of device ``index``, created on first use."""
     eng = _engines.get(index)
     if eng is None:
+        made = False
         with _engine_lock:
             eng = _engines.get(index)
             if eng is None:
                 eng = Engine(index)
                 _engines[index] = eng
+                made = True
+        if made and "cooperative-matrix" in eng.features:
+            # tensor cores: their test product runs now, before any work is recorded
+            from .kernels import coopmat
+            coopmat.check(eng)
     return eng
 
 

@@ -73,9 +73,10 @@ class WgpuBackend(Backend):
     def kernels(self) -> dict[str, Callable]:
         """The WGSL extension kernels (built on first use: imports the namespace)."""
         if WgpuBackend._own_kernels is None:
+            from .kernels.attention import sdpa_flash
             from .kernels.ext import KERNELS
             WgpuBackend._own_kernels = {"softmax": _softmax, "log_softmax": _log_softmax,
-                                        **KERNELS}
+                                        "sdpa_flash": sdpa_flash(), **KERNELS}
         return WgpuBackend._own_kernels
 
     # -- availability ---------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import weakref
 from typing import Any
 
 from . import codegen as cg
@@ -52,6 +53,26 @@ def _raw_src() -> tuple[str, int, int, int]:
     return src, 5, 1, 0
 
 
+def _live_src() -> tuple[str, int, int, int]:
+    """:func:`_raw_src` with the key and counter read from a small buffer ``st`` (seed lo,
+    seed hi, offset lo, offset hi) instead of the metadata: a recorded call's draw, whose
+    buffer each replay fills from the generator's state (see :meth:`Generator.bits`)."""
+    body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
+            "  let lo = st[2] + gi;\n"
+            "  let hi = st[3] + select(0u, 1u, lo < gi);\n"
+            "  let r = philox(vec4<u32>(lo, hi, 0u, 0u), vec2<u32>(st[0], st[1]));\n"
+            "  out[4u * gi] = r.x; out[4u * gi + 1u] = r.y;\n"
+            "  out[4u * gi + 2u] = r.z; out[4u * gi + 3u] = r.w;")
+    src = cg.header([], 1, [("out", D.uint32)], [("st", D.uint32)]) + _PHILOX + \
+        cg.main_1d(body)
+    return src, 1, 1, 1
+
+
+def _state_words(seed: int, offset: int) -> bytes:
+    return struct.pack("<4I", seed & 0xFFFFFFFF, seed >> 32, offset & 0xFFFFFFFF,
+                       (offset >> 32) & 0xFFFFFFFF)
+
+
 class Generator:
     """A seedable Philox generator on one wgpu device."""
 
@@ -60,6 +81,7 @@ class Generator:
         self.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
         self.offset = 0
         self._lock = threading.Lock()  # two threads drawing at once get disjoint streams
+        _live.add(self)
 
     def manual_seed(self, seed: int) -> None:
         """Restart the stream of ``seed``."""
@@ -75,15 +97,38 @@ class Generator:
         self.seed = int(state["seed"])
         self.offset = int(state["offset"])
 
+    def state_buffer(self, n: int) -> Any:
+        """Reserve ``n`` counters: a new 16-byte storage holding the key and the first
+        counter (seed lo, seed hi, offset lo, offset hi), for a kernel that draws its own
+        numbers (Philox of counter ``offset + i``, ``i < n``). While a call is recorded
+        (``vt.compile(mode="reduce-overhead")``) each replay fills it from the generator's
+        state as it advances (see ``replay.Recorder.on_random``)."""
+        eng = self.device.engine
+        with self._lock:
+            seed, offset = self.seed, self.offset
+            self.offset += n
+        rec = eng._tape
+        live = rec.on_random(eng, self, offset, n) if rec is not None else None
+        return eng.upload(_state_words(seed, offset), live=live)
+
     def bits(self, n: int) -> Array:
         """``n`` (rounded up to a multiple of 4) random ``uint32`` words, 1-d."""
         eng = self.device.engine
         threads = max(1, -(-n // 4))
         out = new_array((threads * 4,), D.uint32, eng)
-        kern = eng.kernel(("philox",), _raw_src)
+        if eng._tape is not None:
+            # recorded for vt.compile(mode="reduce-overhead"): the key and counter go in
+            # a buffer that each replay fills from the generator's state as it advances
+            # (dropout in a replayed training step draws new masks, eager's)
+            st = self.state_buffer(threads)
+            kern = eng.kernel(("philox_live",), _live_src)
+            eng.dispatch(kern, struct.pack("<I", threads), [out._st.buffer, st.buffer],
+                         groups_for(threads))
+            return out
         with self._lock:
             seed, offset = self.seed, self.offset
             self.offset += threads
+        kern = eng.kernel(("philox",), _raw_src)
         meta = struct.pack("<5I", threads, seed & 0xFFFFFFFF, seed >> 32,
                            offset & 0xFFFFFFFF, (offset >> 32) & 0xFFFFFFFF)
         eng.dispatch(kern, meta, [out._st.buffer], groups_for(threads))
@@ -168,6 +213,9 @@ class Generator:
 
 
 _generators: dict[int, Generator] = {}
+# every generator alive: a recorded call notes their states (a reseed inside the call is
+# host work a replay would not do)
+_live: weakref.WeakSet = weakref.WeakSet()
 
 
 def default_generator(index: int = 0) -> Generator:

@@ -61,6 +61,12 @@ class Recorder:
         self.fixed_refs: list[Any] = []  # weak reference to the storage, or the buffer
         self.live: dict[int, Any] = {}  # event index -> the live() of an upload
         self.live_data: list[tuple] = []  # (live, the bytes it uploaded while recorded)
+        # id(generator) -> [generator, its seed, offset at the first draw, counters drawn,
+        # cell that end() fills with the counters the whole call drew]
+        self.random: dict[int, list] = {}
+        from .random import _live
+        # every generator's (seed, offset) as the call starts
+        self.gen_states = {id(g): (g, g.seed, g.offset) for g in list(_live)}
 
     def _mine(self, eng: Any) -> bool:
         if eng is not self.eng or threading.get_ident() != self.thread:
@@ -118,6 +124,28 @@ class Recorder:
             self.events.append((_DISPATCH, kernel, meta, tuple(self.ref(b) for b in buffers),
                                 tuple(groups)))
 
+    def on_random(self, eng: Any, gen: Any, offset: int, n: int) -> Any:
+        """A draw of ``n`` counters at ``offset`` from ``gen`` (``volta_wgpu.random``):
+        the ``live`` of the upload that holds its key and counter. A replay first
+        advances the generator by what the whole call drew, then computes each draw's
+        counter back from there, so replays draw what eager calls would."""
+        if not self._mine(eng):
+            return None
+        ent = self.random.get(id(gen))
+        if ent is None:
+            ent = self.random[id(gen)] = [gen, gen.seed, offset, 0, [0]]
+            snap = self.gen_states.get(id(gen))
+            if snap is not None and (snap[1], snap[2]) != (gen.seed, offset):
+                self.bad = "the random generator was reseeded during the call"
+        if gen.seed != ent[1] or offset != ent[2] + ent[3]:
+            self.bad = "the random generator was reseeded or drawn elsewhere during the call"
+        rel, cell = offset - ent[2], ent[4]
+        ent[3] += n
+
+        def live() -> bytes:
+            return _random_words(gen.seed, gen.offset - cell[0] + rel)
+        return live
+
     def on_read(self, eng: Any) -> None:
         self.bad = "a value was read back during the call (.item(), printing, a host copy)"
 
@@ -162,6 +190,14 @@ def end(rec: Recorder, outputs: list) -> Tape | str:
                 if e._tape is rec:
                     e._tape = None
         _recorders.pop(threading.get_ident(), None)
+    for gen, seed, first, drawn, cell in rec.random.values():
+        if gen.seed != seed or gen.offset != first + drawn:
+            rec.bad = "the random generator was reseeded or drawn elsewhere during the call"
+        cell[0] = drawn
+    for key, (gen, seed, offset) in rec.gen_states.items():
+        if key not in rec.random and (gen.seed, gen.offset) != (seed, offset):
+            rec.bad = "the random generator was reseeded during the call"
+    rec.gen_states = {}
     if rec.bad is not None:
         return rec.bad
     for live, data in rec.live_data:  # what a replay would upload, from the state now
@@ -189,6 +225,9 @@ class Tape:
         self.fixed_refs = rec.fixed_refs
         self.outs = outs
         self.live: list[tuple] = []  # (live(), byte count) per live upload, in order
+        # (generator, counters drawn) per generator the call drew from: each replay
+        # advances it so
+        self.random = [(ent[0], ent[3]) for ent in rec.random.values()]
         # slots: inputs, then fixed buffers, then new ones; steps name slots
         nf = len(rec.fixed_refs)
         base = rec.n_in + nf
@@ -297,15 +336,10 @@ class Tape:
         """Run the work again on ``inputs`` (arrays laid out as the recorded ones); the
         output arrays, or None when a fixed buffer's array is gone, the inputs share
         buffers otherwise than the recorded ones or a live upload has no data (record
-        again). The live uploads' data is computed first: a refused replay has changed
+        again). The checks come first, then the generators advance and the live uploads'
+        data is computed (undone if one has none): a refused replay has changed
         nothing."""
         eng = self.eng
-        datas = []
-        for fn, n in self.live:
-            d = fn()
-            if d is None or len(d) != n:
-                return None
-            datas.append(d)
         bufs: list[Any] = [a._st.buffer for a in inputs]
         first: dict[int, int] = {}
         for i, b in enumerate(bufs):  # inputs share buffers as the recorded ones did
@@ -318,6 +352,22 @@ class Tape:
                 return None
             stors.append(st)
             bufs.append(getattr(st, "buffer", st))
+        if self.random and eng._tape is not None:
+            # replayed inside another recording: its live draws would count from the end
+            # of the outer call, not of this one
+            eng._tape.bad = "a replayed call drew random numbers inside another recording"
+        for gen, n in self.random:  # the generators advance as the recorded call's did
+            with gen._lock:
+                gen.offset += n
+        datas = []
+        for fn, n in self.live:
+            d = fn()
+            if d is None or len(d) != n:
+                for gen, k in self.random:
+                    with gen._lock:
+                        gen.offset -= k
+                return None
+            datas.append(d)
         base = self.base
         bufs.extend([None] * self.n_new)
         stors.extend([None] * self.n_new)
@@ -371,6 +421,11 @@ class Tape:
                     stors[base + a] = None
             return [Array(stors[s], shape, dt, strides, off)
                     for s, shape, dt, strides, off in self.out_slots]
+
+
+def _random_words(seed: int, offset: int) -> bytes:
+    from .random import _state_words
+    return _state_words(seed, offset)
 
 
 def _padded(data: bytes) -> bytes:

@@ -85,27 +85,96 @@ def test_new_shape_or_grad_state_records_again():
     assert len(n) == 4
 
 
-def test_random_numbers_and_readbacks_are_never_frozen():
+def test_readbacks_are_never_frozen():
     n = []
-
-    @vt.compile(mode="reduce-overhead")
-    def noisy(x):
-        n.append(1)
-        return x + vt.rand(x.shape, device="wgpu")
 
     @vt.compile(mode="reduce-overhead")
     def branchy(x):
         n.append(1)
         return x * 2 if x.sum().item() > 0 else x * 3
 
-    x = vt.zeros(64, device="wgpu")
-    draws = [noisy(x).tolist() for _ in range(4)]
-    assert len(n) == 4 and len({tuple(d) for d in draws}) == 4
     assert branchy(vt.ones(2, device="wgpu")).tolist() == [2.0, 2.0]
     for _ in range(3):
         branchy(vt.ones(2, device="wgpu"))
     assert branchy(-vt.ones(2, device="wgpu")).tolist() == [-3.0, -3.0]
-    assert len(n) == 4 + 5
+    assert len(n) == 5
+
+
+def test_random_draws_replay_with_the_generator_advancing():
+    """A call that draws random numbers replays: each replay advances the generator by
+    what the call drew and draws the numbers eager calls would; reseeding between calls
+    restarts the stream there too."""
+    n = []
+
+    def noisy(x):
+        n.append(1)
+        return x + vt.rand(x.shape, device="wgpu") + vt.randn(3, device="wgpu").sum()
+
+    def run(f):
+        vt.manual_seed(3)
+        out = []
+        for i in range(8):
+            if i == 5:
+                vt.manual_seed(4)
+            out.append(f(x).tolist())
+        from volta_core.random import draw_from
+        return out, draw_from("t", None, vt.device("wgpu")).get_state()
+
+    x = vt.zeros(64, device="wgpu")
+    with _eager():
+        eager = run(noisy)
+    n.clear()
+    assert run(vt.compile(noisy, mode="reduce-overhead")) == eager
+    assert len(n) == 2
+    assert len({tuple(d) for d in eager[0]}) == 8
+
+
+def test_reseeding_inside_the_call_is_never_frozen():
+    """A call that reseeds the generator (then draws, or not) changes host state a replay
+    would not: it keeps running its Python code, so every call draws what eager's does."""
+    n = []
+
+    def reseeded(x):
+        n.append(1)
+        vt.manual_seed(5)
+        return x + vt.rand(x.shape, device="wgpu")
+
+    def reseeded_after(x):
+        n.append(1)
+        y = x + vt.rand(x.shape, device="wgpu")
+        vt.manual_seed(6)
+        return y
+
+    x = vt.zeros(8, device="wgpu")
+    for fn in (reseeded, reseeded_after):
+        vt.manual_seed(1)
+        with _eager():
+            eager = [fn(x).tolist() for _ in range(5)]
+        vt.manual_seed(1)
+        n.clear()
+        f = vt.compile(fn, mode="reduce-overhead")
+        assert [f(x).tolist() for _ in range(5)] == eager
+        assert len(n) == 5
+
+
+def test_dropout_training_step_replays_and_matches_eager():
+    """Dropout in a training step: the masks of the replays are eager's, bit for bit."""
+    def make():
+        vt.manual_seed(14)
+        net = vt.nn.Sequential(vt.nn.Linear(5, 16), vt.nn.ReLU(), vt.nn.Dropout(0.3),
+                               vt.nn.Linear(16, 3), vt.nn.Dropout(0.1)).to("wgpu")
+        return net, vt.optim.AdamW(net.parameters(), lr=0.01)
+
+    x = vt.randn(8, 5, device="wgpu")
+    net_e, opt_e = make()
+    with _eager():
+        eager = [_train(net_e, opt_e, x).item() for _ in range(10)]
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    assert [step().item() for _ in range(10)] == eager
+    assert len(n) == 3
+    assert [p.tolist() for p in net.parameters()] == [p.tolist() for p in net_e.parameters()]
 
 
 def test_training_step_with_optimizer_state_matches_eager():
@@ -189,23 +258,59 @@ def test_nested_compiled_calls_and_cpu_passthrough():
 
 
 def test_work_that_changes_every_call_stops_being_recorded():
-    """AMSGrad (Adam's per-parameter kernel) takes its bias corrections as Python numbers
-    that change every step: no two recordings match, so after a few tries the step just
-    runs lazily (still eager's results)."""
+    """A step whose work changes every call (here a Python number baked into an op that
+    changes every call) never records the same tape twice: after a few tries the call
+    just runs lazily (still eager's results)."""
+    k = [0]
+
+    def f(x):
+        k[0] += 1
+        return x * float(k[0])
+
+    x = vt.ones(3, device="wgpu")
+    step = vt.compile(lambda: f(x), mode="reduce-overhead")
+    assert [step().tolist() for _ in range(8)] == [[float(i)] * 3 for i in range(1, 9)]
+    entry = list(step.entries.values())[-1]
+    assert not entry.stable and entry.fails >= 3
+
+
+@pytest.mark.parametrize("make_opt", [
+    lambda p: vt.optim.Adam(p, lr=0.05, amsgrad=True),
+    lambda p: vt.optim.AdamW(p, lr=0.05, amsgrad=True, weight_decay=0.1),
+    lambda p: vt.optim.RAdam(p, lr=0.05, weight_decay=0.01),
+    lambda p: vt.optim.RAdam(p, lr=0.05, weight_decay=0.01, decoupled_weight_decay=True),
+    lambda p: vt.optim.Adamax(p, lr=0.05, weight_decay=0.01),
+    lambda p: vt.optim.Adagrad(p, lr=0.1, lr_decay=0.05, weight_decay=0.01),
+], ids=["amsgrad", "adamw-amsgrad", "radam", "radamw", "adamax", "adagrad-lr-decay"])
+def test_per_parameter_optimizers_replay_with_live_step_arguments(make_opt):
+    """AMSGrad, RAdam, Adamax and Adagrad with lr_decay step parameter by parameter; their
+    step-dependent numbers (bias corrections, RAdam's rectification and its switch at
+    rho_t > 5, Adagrad's decayed lr) and a scheduler's lr are live kernel arguments, so
+    the step replays from the 4th call and 14 steps equal eager's bit for bit."""
     def make():
-        vt.manual_seed(4)
-        net = vt.nn.Linear(5, 3).to("wgpu")
-        return net, vt.optim.Adam(net.parameters(), lr=0.05, amsgrad=True)
+        vt.manual_seed(15)
+        net = vt.nn.Sequential(vt.nn.Linear(5, 8), vt.nn.Tanh(), vt.nn.Linear(8, 3)).to("wgpu")
+        opt = make_opt(net.parameters())
+        return net, opt, vt.optim.lr_scheduler.StepLR(opt, 4, gamma=0.5)
+
+    def run(step, sched):
+        out = []
+        for _ in range(14):
+            out.append(step().item())
+            sched.step()
+        return out
 
     x = vt.randn(4, 5, device="wgpu")
-    net_e, opt_e = make()
+    net_e, opt_e, sched_e = make()
     with _eager():
-        eager = [_train(net_e, opt_e, x).item() for _ in range(8)]
-    net, opt = make()
-    step = vt.compile(lambda: _train(net, opt, x), mode="reduce-overhead")
-    assert [step().item() for _ in range(8)] == eager
-    entry = list(step.entries.values())[-1]  # the guard once gradients and state exist
-    assert not entry.stable and entry.fails >= 3
+        eager = run(lambda: _train(net_e, opt_e, x), sched_e)
+    net, opt, sched = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    assert run(step, sched) == eager
+    assert len(n) == 3
+    assert [p.tolist() for p in net.parameters()] == [p.tolist() for p in net_e.parameters()]
+    _same_state(opt, opt_e)
 
 
 def test_copies_of_a_compiled_module_record_their_own():
@@ -383,12 +488,23 @@ def test_new_batch_shape_records_again():
 
 
 def test_float_state_changed_by_the_step_is_never_frozen():
-    """NAdam keeps its momentum product as a Python float in its state: a call that
-    changes such a value is not replayed."""
+    """An optimizer that keeps a Python float in its state and changes it on each step,
+    with no ``_advance_host_state`` to recompute it: a call that changes it is not
+    replayed."""
+    class Decaying(vt.optim.SGD):
+        def _update(self, p, group):
+            st = self.state[p]
+            st["scale"] = st.get("scale", 1.0) * 0.9
+            st["step"] = st.get("step", 0) + 1
+            p.data.sub_(p.grad * (group["lr"] * st["scale"]))
+
+        def _step_group(self, group):
+            return False
+
     def make():
         vt.manual_seed(8)
         net = vt.nn.Linear(5, 3).to("wgpu")
-        return net, vt.optim.NAdam(net.parameters(), lr=0.05)
+        return net, Decaying(net.parameters(), lr=0.05)
 
     x = vt.randn(4, 5, device="wgpu")
     net_e, opt_e = make()
@@ -399,6 +515,26 @@ def test_float_state_changed_by_the_step_is_never_frozen():
     step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
     assert [step().item() for _ in range(6)] == eager
     assert len(n) == 6
+
+
+def test_nadam_momentum_product_advances_on_replay():
+    """NAdam keeps its momentum product as a Python float in its state; a replay
+    recomputes it step by step (``NAdam._advance_host_state``) before the live kernel
+    arguments, so 12 steps equal eager's bit for bit, the product included."""
+    def make():
+        vt.manual_seed(8)
+        net = vt.nn.Sequential(vt.nn.Linear(5, 8), vt.nn.Tanh(), vt.nn.Linear(8, 3)).to("wgpu")
+        return net, vt.optim.NAdam(net.parameters(), lr=0.05, weight_decay=0.01)
+
+    x = vt.randn(4, 5, device="wgpu")
+    net_e, opt_e = make()
+    with _eager():
+        eager = [_train(net_e, opt_e, x).item() for _ in range(12)]
+    net, opt = make()
+    n = []
+    step = vt.compile(lambda: n.append(1) or _train(net, opt, x), mode="reduce-overhead")
+    assert [step().item() for _ in range(12)] == eager
+    assert len(n) == 3
     _same_state(opt, opt_e)
 
 

@@ -7,6 +7,7 @@ import pytest
 
 import volta_core.ops.indexing  # noqa: F401 - these register the fallbacks
 import volta_core.ops.nn  # noqa: F401
+import volta_core.ops.softmax  # noqa: F401
 import volta_core.optim.kernels  # noqa: F401
 from volta_core.backend.kernels import get_fallback
 
@@ -153,6 +154,42 @@ def test_layer_norm(ndim, affine, xp, npx, ext):
     norm = x.shape[x.ndim - ndim:]
     w, b = (_f32(*norm), _f32(*norm)) if affine else (None, None)
     _run("layer_norm", ext, xp, npx, [x, w, b], ndim=ndim, eps=1e-5)
+
+
+@pytest.mark.parametrize("ndim,affine,needs", [(1, True, (True, True, True)),
+                                               (2, False, (True, False, False)),
+                                               (1, True, (True, False, True)),
+                                               (1, True, (False, True, True))])
+@pytest.mark.parametrize("length", [7, 300])
+def test_layer_norm_backward(ndim, affine, needs, length, xp, npx, ext):
+    x, g = _f32(3, 4, length) + 2, _f32(3, 4, length)
+    norm = x.shape[x.ndim - ndim:]
+    w = _f32(*norm) if affine else None
+    _, mean, rstd = get_fallback("layer_norm")(npx, x, w, None, ndim=ndim, eps=1e-5)
+    _run("layer_norm_backward", ext, xp, npx, [g, x, w, mean, rstd], atol=1e-4, ndim=ndim,
+         needs=needs)
+
+
+@pytest.mark.parametrize("shape,dim", [((5, 9), -1), ((3, 4, 200), -1), ((3, 70, 4), 1),
+                                       ((2, 2, 64, 64), 3)])
+def test_softmax_backward(shape, dim, xp, npx, ext):
+    x, g = _f32(*shape), _f32(*shape)
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    y = (e / e.sum(axis=dim, keepdims=True)).astype(np.float32)
+    _run("softmax_backward", ext, xp, npx, [g, y], dim=dim)
+
+
+@pytest.mark.parametrize("wd,maximize,decoupled", [(0.0, False, False), (0.01, True, False),
+                                                   (0.1, False, True)])
+@pytest.mark.parametrize("step", [2, 9])  # RAdam's rectification applies from step 6
+def test_adamax_radam_nadam_steps(wd, maximize, decoupled, step, xp, npx, ext):
+    p, g, m, v = _f32(50), _f32(50), _f32(50), np.abs(_f32(50))
+    hp = dict(step=step, lr=1e-2, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=wd,
+              maximize=maximize)
+    _run("adamax_step", ext, xp, npx, [p, g, m, v], **hp)
+    _run("radam_step", ext, xp, npx, [p, g, m, v], decoupled=decoupled, **hp)
+    _run("nadam_step", ext, xp, npx, [p, g, m, v], decoupled=decoupled, mu=0.85,
+         mu_next=0.86, mu_product=0.5, mu_product_next=0.43, **hp)
 
 
 @pytest.mark.parametrize("kw", [

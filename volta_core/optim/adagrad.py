@@ -34,6 +34,7 @@ class Adagrad(Optimizer):
     """
 
     kernel_name = "adagrad_step"
+    live_update = True
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-2,
                  lr_decay: float = 0.0, weight_decay: float = 0.0,
@@ -63,13 +64,18 @@ class Adagrad(Optimizer):
         for p in group["params"]:  # PyTorch creates Adagrad's state up front
             self._init_state(p, group)
 
+    def _kernel_args(self, state: dict, group: dict) -> dict | None:
+        return dict(step=state["step"], lr=group["lr"], lr_decay=group["lr_decay"],
+                    weight_decay=group["weight_decay"], eps=group["eps"],
+                    maximize=group["maximize"])
+
     def _update(self, p: Tensor, group: dict) -> None:
         state = self._init_state(p, group)
         state["step"] += 1
-        new_p, new_sum = self._kernel(p)(
-            p.device.xp, p.array, p.grad.array, state["sum"].array, step=state["step"],
-            lr=group["lr"], lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
-            eps=group["eps"], maximize=group["maximize"])
+        with self._host_args(p, group):
+            new_p, new_sum = self._kernel(p)(
+                p.device.xp, p.array, p.grad.array, state["sum"].array,
+                **self._kernel_args(state, group))
         self._write(p, new_p)
         state["sum"].array = new_sum
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from ..backend.kernels import get_kernel
 from ..replay import host_args
@@ -54,6 +55,7 @@ class Adam(Optimizer):
 
     kernel_name = "adam_step"
     capture_safe = True  # with capturable=True (checked per group in Optimizer.step)
+    live_update = True
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -103,6 +105,16 @@ class Adam(Optimizer):
                     beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
                     maximize=group["maximize"], decoupled=group["decoupled_weight_decay"])
 
+    def _kernel_args(self, state: dict, group: dict, count: Any = None) -> dict | None:
+        if count is None:
+            count = state.get("step")
+            if type(count) is not int:
+                return None
+        beta1, beta2 = group["betas"]
+        return dict(step=count, lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
+                    weight_decay=group["weight_decay"], amsgrad=group["amsgrad"],
+                    maximize=group["maximize"], decoupled=group["decoupled_weight_decay"])
+
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]
         if not state:
@@ -124,14 +136,12 @@ class Adam(Optimizer):
                 state["step"] = int(state["step"].item())
             state["step"] += 1
             count = state["step"]
-        beta1, beta2 = group["betas"]
         vmax = state.get("max_exp_avg_sq")
-        new_p, m, v, new_vmax = self._kernel(p)(
-            p.device.xp, p.array, p.grad.array, state["exp_avg"].array,
-            state["exp_avg_sq"].array, None if vmax is None else vmax.array,
-            step=count, lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
-            weight_decay=group["weight_decay"], amsgrad=group["amsgrad"],
-            maximize=group["maximize"], decoupled=group["decoupled_weight_decay"])
+        with self._host_args(p, group):
+            new_p, m, v, new_vmax = self._kernel(p)(
+                p.device.xp, p.array, p.grad.array, state["exp_avg"].array,
+                state["exp_avg_sq"].array, None if vmax is None else vmax.array,
+                **self._kernel_args(state, group, count))
         self._write(p, new_p)
         state["exp_avg"].array = m
         state["exp_avg_sq"].array = v

@@ -37,6 +37,7 @@ class Adamax(Optimizer):
     """
 
     kernel_name = "adamax_step"
+    live_update = True
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -48,14 +49,18 @@ class Adamax(Optimizer):
     def _check_group(self, group: dict) -> None:
         check_betas("Adamax", group)
 
+    def _kernel_args(self, state: dict, group: dict) -> dict | None:
+        beta1, beta2 = group["betas"]
+        return dict(step=state["step"], lr=group["lr"], beta1=beta1, beta2=beta2,
+                    eps=group["eps"], weight_decay=group["weight_decay"],
+                    maximize=group["maximize"])
+
     def _update(self, p: Tensor, group: dict) -> None:
         state = self._step_state(p, "exp_avg", "exp_inf")
-        beta1, beta2 = group["betas"]
-        new_p, m, u = self._kernel(p)(
-            p.device.xp, p.array, p.grad.array, state["exp_avg"].array,
-            state["exp_inf"].array, step=state["step"], lr=group["lr"], beta1=beta1,
-            beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-            maximize=group["maximize"])
+        with self._host_args(p, group):
+            new_p, m, u = self._kernel(p)(
+                p.device.xp, p.array, p.grad.array, state["exp_avg"].array,
+                state["exp_inf"].array, **self._kernel_args(state, group))
         self._write(p, new_p)
         state["exp_avg"].array = m
         state["exp_inf"].array = u

@@ -46,6 +46,7 @@ class NAdam(Optimizer):
     """
 
     kernel_name = "nadam_step"
+    live_update = True
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -60,6 +61,26 @@ class NAdam(Optimizer):
         check_betas("NAdam", group)
         check_range("NAdam", "momentum_decay", group["momentum_decay"])
 
+    @staticmethod
+    def _mu(group: dict, step: int) -> float:
+        beta1 = group["betas"][0]
+        return beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
+
+    def _advance_host_state(self, state: dict, group: dict, step: int) -> None:
+        """What step ``step`` does to the state's Python numbers: the running product of
+        the momentum schedule (a replayed step, see ``volta_core.replay``, calls it too)."""
+        state["mu_product"] = float(state["mu_product"]) * self._mu(group, step)
+
+    def _kernel_args(self, state: dict, group: dict) -> dict | None:
+        step = state["step"]
+        beta1, beta2 = group["betas"]
+        mu_product, mu_next = state["mu_product"], self._mu(group, step + 1)
+        return dict(step=step, lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
+                    weight_decay=group["weight_decay"], mu=self._mu(group, step),
+                    mu_next=mu_next, mu_product=mu_product,
+                    mu_product_next=mu_product * mu_next, maximize=group["maximize"],
+                    decoupled=group["decoupled_weight_decay"])
+
     def _update(self, p: Tensor, group: dict) -> None:
         state = self.state[p]
         if not state:
@@ -68,19 +89,11 @@ class NAdam(Optimizer):
             state["exp_avg"] = self._zeros(p)
             state["exp_avg_sq"] = self._zeros(p)
         state["step"] += 1
-        step = state["step"]
-        beta1, beta2 = group["betas"]
-        psi = group["momentum_decay"]
-        mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * psi))
-        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * psi))
-        mu_product = float(state["mu_product"]) * mu
-        state["mu_product"] = mu_product
-        new_p, m, v = self._kernel(p)(
-            p.device.xp, p.array, p.grad.array, state["exp_avg"].array,
-            state["exp_avg_sq"].array, step=step, lr=group["lr"], beta1=beta1, beta2=beta2,
-            eps=group["eps"], weight_decay=group["weight_decay"], mu=mu, mu_next=mu_next,
-            mu_product=mu_product, mu_product_next=mu_product * mu_next,
-            maximize=group["maximize"], decoupled=group["decoupled_weight_decay"])
+        self._advance_host_state(state, group, state["step"])
+        with self._host_args(p, group):
+            new_p, m, v = self._kernel(p)(
+                p.device.xp, p.array, p.grad.array, state["exp_avg"].array,
+                state["exp_avg_sq"].array, **self._kernel_args(state, group))
         self._write(p, new_p)
         state["exp_avg"].array = m
         state["exp_avg_sq"].array = v

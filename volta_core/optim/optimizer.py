@@ -15,7 +15,7 @@ from typing import Any
 from ..autograd.grad_mode import enable_grad
 from ..backend.kernels import get_kernel
 from ..errors import GraphCaptureError
-from ..replay import fixed_host_args
+from ..replay import fixed_host_args, host_args
 from ..tensor import Tensor
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (``SGD``'s lr in PyTorch 1.x)
@@ -39,6 +39,9 @@ class Optimizer:
     #: whether ``step`` may be captured in a CUDA graph (nothing is read from the host;
     #: Adam and AdamW need ``capturable=True`` for it)
     capture_safe: bool = False
+    # whether ``_update`` calls its kernel inside ``self._host_args(p, group)`` (see there):
+    # then a recorded step takes the group's lr live where the kernel does
+    live_update: bool = False
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
         self.defaults = dict(defaults)
@@ -151,7 +154,8 @@ class Optimizer:
         for group in self.param_groups:
             if self._step_group(group):
                 continue
-            fixed_host_args(group)  # its lr goes into the work as a constant
+            if not self.live_update:
+                fixed_host_args(group)  # its lr goes into the work as a constant
             for p in group["params"]:
                 if p.grad is not None:
                     if p.dtype.itemsize == 2:  # float16 / bfloat16
@@ -238,6 +242,17 @@ class Optimizer:
     def _update(self, p: Tensor, group: dict) -> None:
         """Update one parameter that has a gradient (subclasses implement)."""
         raise NotImplementedError
+
+    def _kernel_args(self, state: dict, group: dict) -> dict | None:
+        """The host arguments of the per-parameter kernel for ``state`` as its step count
+        is (None when that count is not a Python int); for ``live_update`` optimizers."""
+        raise NotImplementedError
+
+    def _host_args(self, p: Tensor, group: dict) -> host_args:
+        """A :class:`~volta_core.replay.host_args` around ``p``'s kernel call: a replayed
+        step (``vt.compile(mode="reduce-overhead")``) recomputes the kernel's arguments
+        (bias corrections, a scheduler's lr) from the state with :meth:`_kernel_args`."""
+        return host_args(lambda: self._kernel_args(self.state[p], group), group)
 
     def _kernel(self, p: Tensor) -> Callable:
         return get_kernel(p.device.backend, self.kernel_name)

@@ -22,6 +22,7 @@ def generic(name: str) -> Callable:
     """The core's generic fallback of kernel ``name``."""
     import volta_core.ops.indexing  # noqa: F401 - these modules register the fallbacks
     import volta_core.ops.nn  # noqa: F401
+    import volta_core.ops.softmax  # noqa: F401
     import volta_core.optim.kernels  # noqa: F401
     from volta_core.backend import get_fallback
 
@@ -157,6 +158,29 @@ def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: i
     return R.layer_norm(x, weight, bias, ndim, eps)
 
 
+def layer_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd: Any, *,
+                        ndim: int = 1, needs: tuple = (True, True, True)) -> tuple:
+    """Gradients of ``layer_norm`` (see ``volta_core.ops.nn.layer_norm_backward``): the
+    input's from one fused row kernel; the weight's and bias's are column sums of fused
+    elementwise chains."""
+    if not (needs[0] and _f32(grad, x, weight, mean, rstd) and grad.shape == x.shape):
+        return generic("layer_norm_backward")(xp, grad, x, weight, mean, rstd, ndim=ndim,
+                                              needs=needs)
+    gx = R.layer_norm_dx(grad, x, weight, mean, rstd, ndim)
+    gw = gb = None
+    if needs[1] or needs[2]:
+        _, gw, gb = generic("layer_norm_backward")(xp, grad, x, weight, mean, rstd,
+                                                   ndim=ndim, needs=(False, *needs[1:]))
+    return gx, gw, gb
+
+
+def softmax_backward(xp: Any, grad: Any, y: Any, dim: int) -> Any:
+    """Softmax's input gradient (see ``volta_core.ops.softmax``), one pass per row."""
+    from .softmax import softmax_backward as fused
+    out = fused(grad, y, dim) if isinstance(grad, Array) and isinstance(y, Array) else None
+    return out if out is not None else generic("softmax_backward")(xp, grad, y, dim)
+
+
 def sgd_step(xp: Any, param: Any, grad: Any, momentum_buffer: Any, *, lr: float,
              momentum: float, dampening: float, weight_decay: float, nesterov: bool,
              maximize: bool) -> tuple:
@@ -226,6 +250,41 @@ def adagrad_step(xp: Any, param: Any, grad: Any, state_sum: Any, *, step: int, l
     return O.adagrad_step(param, grad, state_sum, **hp)
 
 
+def adamax_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_inf: Any, *, step: int,
+                lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+                maximize: bool) -> tuple:
+    """Fused Adamax step (see ``volta_core.optim.kernels.adamax_step``)."""
+    hp = dict(step=step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              maximize=maximize)
+    if not _f32(param, grad, exp_avg, exp_inf):
+        return generic("adamax_step")(xp, param, grad, exp_avg, exp_inf, **hp)
+    return O.adamax_step(param, grad, exp_avg, exp_inf, **hp)
+
+
+def radam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, *, step: int,
+               lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+               maximize: bool, decoupled: bool) -> tuple:
+    """Fused RAdam step (see ``volta_core.optim.kernels.radam_step``)."""
+    hp = dict(step=step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              maximize=maximize, decoupled=decoupled)
+    if not _f32(param, grad, exp_avg, exp_avg_sq):
+        return generic("radam_step")(xp, param, grad, exp_avg, exp_avg_sq, **hp)
+    return O.radam_step(param, grad, exp_avg, exp_avg_sq, **hp)
+
+
+def nadam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, *, step: int,
+               lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+               mu: float, mu_next: float, mu_product: float, mu_product_next: float,
+               maximize: bool, decoupled: bool) -> tuple:
+    """Fused NAdam step (see ``volta_core.optim.kernels.nadam_step``)."""
+    hp = dict(step=step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              mu=mu, mu_next=mu_next, mu_product=mu_product, mu_product_next=mu_product_next,
+              maximize=maximize, decoupled=decoupled)
+    if not _f32(param, grad, exp_avg, exp_avg_sq):
+        return generic("nadam_step")(xp, param, grad, exp_avg, exp_avg_sq, **hp)
+    return O.nadam_step(param, grad, exp_avg, exp_avg_sq, **hp)
+
+
 def erf(xp: Any, x: Any) -> Any:
     """``erf``: float16 computes the generic series in float32 and rounds once, as
     PyTorch does (in float16 throughout it was off by 0.1%)."""
@@ -238,4 +297,7 @@ def erf(xp: Any, x: Any) -> Any:
 KERNELS: dict[str, Callable] = {f.__name__: f for f in (
     conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, avg_pool2d,
     avg_pool2d_backward, scatter_add, embedding_backward, cross_entropy, layer_norm,
-    sgd_step, adam_step, sgd_step_multi, adam_step_multi, rmsprop_step, adagrad_step, erf)}
+    layer_norm_backward, softmax_backward,
+    sgd_step, adam_step, sgd_step_multi, adam_step_multi, rmsprop_step, adagrad_step,
+    adamax_step, radam_step, nadam_step, erf)}
+

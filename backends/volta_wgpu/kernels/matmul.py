@@ -4,7 +4,9 @@ float32/float16 products of at least 64x64 outputs use the register-blocked temp
 :mod:`.gemm` (128x128 or 64x64 tiles, 8x8 or 4x4 outputs per thread); the rest (small
 matrices, integer and float64 dtypes) use a simple kernel where each 16x16 workgroup
 computes a 32x32 tile (2x2 per thread). Operands are read with their own strides, so
-transposed or broadcast views need no copy. float16 accumulates in float32.
+transposed or broadcast views need no copy. float16 accumulates in float32. Where the
+adapter has cooperative matrices (tensor cores) and they pass a test product, float32
+products go through :mod:`.coopmat`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from .. import dtypes as D
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..layout import broadcast_shapes, broadcast_strides, collapse, prod
-from . import gemm
+from . import coopmat, gemm
 
 T = 32      # output tile edge
 TK = 16     # depth of a shared-memory tile
@@ -144,6 +146,9 @@ def matmul_nd(a: Array, b: Array) -> Array:
     cs, (sa, sb) = collapse(bshape, [sa, sb]) if bshape else ((), [(), ()])
     rb = len(cs)
     eng = a.engine
+    if t is D.float32 and coopmat.usable(eng, M, N):  # tensor cores, where they pass
+        coopmat.dispatch(out, a, b, M, N, K, nb, cs, sa, sb)
+        return out
     tile = _pick_tile(M, N, nb, eng.is_gpu) if t in (D.float32, D.float16) else None
     if tile is not None:
         kern = eng.kernel(("matmul_tiled", t, tile, rb), lambda: _tiled_src(t, tile, rb))

@@ -78,6 +78,48 @@ def fused(key: tuple, inputs: list[Array], n_out: int, scalars: list[float],
     return outs
 
 
+def _src_sc(n_in: int, n_out: int, n_sc: int, body: str) -> tuple[str, int, int, int]:
+    # :func:`_src` with the scalars read from a buffer ``sc`` bound after the inputs
+    words = 1 + n_in
+    f = D.float32
+    lines = [f"  if (gi >= {cg.word(0)}) {{ return; }}"]
+    lines += [f"  let i{k} = in{k}[{cg.word(1 + k)} + gi];" for k in range(n_in)]
+    lines += [f"  let s{k} = sc[{k}];" for k in range(n_sc)]
+    lines += [f"  var o{k} = 0.0;" for k in range(n_out)]
+    lines.append(body)
+    lines += [f"  out{k}[gi] = o{k};" for k in range(n_out)]
+    src = cg.header([f], words, [(f"out{k}", f) for k in range(n_out)],
+                    [(f"in{k}", f) for k in range(n_in)] + [("sc", f)])
+    return src + cg.main_1d("\n".join(lines)), words, n_out, n_in + 1
+
+
+def fused_live(key: tuple, inputs: list[Array], n_out: int, scalars: list[float],
+               body: str, again: Callable[..., list | None]) -> list[Array]:
+    """:func:`fused` for a per-parameter optimizer step whose call runs inside
+    ``volta_core.replay.host_args``: while ``vt.compile(mode="reduce-overhead")`` records,
+    the scalars go in a live buffer (each replay writes ``again(**recompute())`` there,
+    so a recorded step stays valid as the step count and the lr change); otherwise, or
+    outside such a call, they are metadata as in :func:`fused`."""
+    x = inputs[0]
+    eng = x.engine
+    if eng._tape is None or x.size == 0:
+        return fused(key, inputs, n_out, scalars, body)
+    live = _live_source()
+    if live is None:
+        return fused(key, inputs, n_out, scalars, body)
+    inputs = [_contig(a) for a in inputs]
+    outs = [new_array(x.shape, D.float32, eng) for _ in range(n_out)]
+    n = x.size
+    sc = _scalar_buffer(scalars, eng, live, again)
+    kern = eng.kernel(("fused_optim_sc", key, len(scalars)),
+                      lambda: _src_sc(len(inputs), n_out, len(scalars), body))
+    words = [n] + [a.offset for a in inputs]
+    eng.dispatch(kern, struct.pack(f"<{len(words)}I", *words),
+                 [o._st.buffer for o in outs] + [a._st.buffer for a in inputs] + [sc.buffer],
+                 groups_for(n))
+    return outs
+
+
 def inplace(key: tuple, writes: list[Array], reads: list[Array], ids: tuple[int, ...],
             scalars: Storage, body: str) -> None:
     """Run ``body`` elementwise in place over float32 arrays of one shape (the writes
@@ -278,8 +320,16 @@ def adam_step(param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array,
     inputs = [param, grad, exp_avg, exp_avg_sq] + ([max_sq] if amsgrad else [])
     scalars = _adam_scalars(step, lr, beta1, beta2, eps, weight_decay)
     key = ("adam", maximize, wd, decoupled, amsgrad)
-    outs = fused(key, inputs, 4 if amsgrad else 3, scalars,
-                 _adam_body(maximize, wd, decoupled, amsgrad))
+
+    def again(step: int, lr: float, beta1: float, beta2: float, eps: float,
+              weight_decay: float, amsgrad: bool, maximize: bool, decoupled: bool
+              ) -> list | None:
+        if ("adam", maximize, weight_decay != 0, decoupled, amsgrad) != key:
+            return None  # another pipeline: the recording does not apply
+        return _adam_scalars(step, lr, beta1, beta2, eps, weight_decay)
+
+    outs = fused_live(key, inputs, 4 if amsgrad else 3, scalars,
+                      _adam_body(maximize, wd, decoupled, amsgrad), again)
     return outs[0], outs[1], outs[2], (outs[3] if amsgrad else None)
 
 
@@ -322,9 +372,104 @@ def adagrad_step(param: Array, grad: Array, state_sum: Array, *, step: int, lr: 
                  lr_decay: float, weight_decay: float, eps: float, maximize: bool
                  ) -> tuple[Array, Array]:
     """Adagrad: ``(param, state_sum)``."""
-    clr = lr / (1.0 + (step - 1) * lr_decay)
+    key = ("adagrad", maximize, weight_decay != 0)
+
+    def again(step: int, lr: float, lr_decay: float, weight_decay: float, eps: float,
+              maximize: bool) -> list | None:
+        if ("adagrad", maximize, weight_decay != 0) != key:
+            return None
+        return [lr / (1.0 + (step - 1) * lr_decay), weight_decay, eps]
+
     body = (_grad(maximize, weight_decay) + "\n  let ss = i2 + g * g; o1 = ss;\n"
             "  o0 = i0 - s0 * (g / (sqrt(ss) + s2));")
-    outs = fused(("adagrad", maximize, weight_decay != 0), [param, grad, state_sum], 2,
-                 [clr, weight_decay, eps], body)
+    outs = fused_live(key, [param, grad, state_sum], 2,
+                      again(step, lr, lr_decay, weight_decay, eps, maximize), body, again)
     return outs[0], outs[1]
+
+
+def adamax_step(param: Array, grad: Array, exp_avg: Array, exp_inf: Array, *, step: int,
+                lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+                maximize: bool) -> tuple[Array, Array, Array]:
+    """Adamax: ``(param, exp_avg, exp_inf)``."""
+    key = ("adamax", maximize, weight_decay != 0)
+
+    def again(step: int, lr: float, beta1: float, beta2: float, eps: float,
+              weight_decay: float, maximize: bool) -> list | None:
+        if ("adamax", maximize, weight_decay != 0) != key:
+            return None
+        return [lr / (1.0 - beta1 ** step), weight_decay, 1.0 - beta1, beta2, eps]
+
+    body = (_grad(maximize, weight_decay) + "\n  let m = i2 + s2 * (g - i2);\n"
+            "  let u = max(s3 * i3, abs(g) + s4);\n"
+            "  o0 = i0 - s0 * (m / u); o1 = m; o2 = u;")
+    outs = fused_live(key, [param, grad, exp_avg, exp_inf], 3,
+                      again(step, lr, beta1, beta2, eps, weight_decay, maximize), body, again)
+    return outs[0], outs[1], outs[2]
+
+
+def _adam_like_head(maximize: bool, wd: bool, decoupled: bool) -> list[str]:
+    """The common start of NAdam's and RAdam's bodies: ``p``, ``g`` (s0 ``1 - lr wd``, s1
+    ``wd``), ``m`` (s2 ``1 - beta1``) and ``v`` (s3 ``beta2``, s4 ``1 - beta2``)."""
+    body = ["  var p = i0;", _grad(maximize, 1.0 if wd and not decoupled else 0)]
+    if wd and decoupled:
+        body.append("  p = p * s0;")
+    body.append("  let m = i2 + s2 * (g - i2); o1 = m;")
+    body.append("  let v = s3 * i3 + s4 * (g * g); o2 = v;")
+    return body
+
+
+def radam_step(param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array, *, step: int,
+               lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+               maximize: bool, decoupled: bool) -> tuple[Array, Array, Array]:
+    """RAdam: ``(param, exp_avg, exp_avg_sq)``; whether the rectified adaptive term applies
+    (``rho_t > 5``) is a scalar of the call, so one recorded step serves every step."""
+    key = ("radam", maximize, weight_decay != 0, decoupled)
+
+    def again(step: int, lr: float, beta1: float, beta2: float, eps: float,
+              weight_decay: float, maximize: bool, decoupled: bool) -> list | None:
+        if ("radam", maximize, weight_decay != 0, decoupled) != key:
+            return None
+        bias1, bias2 = 1.0 - beta1 ** step, 1.0 - beta2 ** step
+        rho_inf = 2.0 / (1.0 - beta2) - 1.0
+        rho_t = rho_inf - 2.0 * step * beta2 ** step / bias2
+        rect = 0.0
+        if rho_t > 5.0:
+            rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                             / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+        return [1.0 - lr * weight_decay, weight_decay, 1.0 - beta1, beta2, 1.0 - beta2, eps,
+                math.sqrt(bias2), lr * rect / bias1, lr / bias1, 1.0 if rho_t > 5.0 else 0.0]
+
+    body = _adam_like_head(maximize, weight_decay != 0, decoupled)
+    body.append("  if (s9 != 0.0) { o0 = p - s7 * (m * (s6 / (sqrt(v) + s5))); }"
+                " else { o0 = p - s8 * m; }")
+    outs = fused_live(key, [param, grad, exp_avg, exp_avg_sq], 3,
+                      again(step, lr, beta1, beta2, eps, weight_decay, maximize, decoupled),
+                      "\n".join(body), again)
+    return outs[0], outs[1], outs[2]
+
+
+def nadam_step(param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array, *, step: int,
+               lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+               mu: float, mu_next: float, mu_product: float, mu_product_next: float,
+               maximize: bool, decoupled: bool) -> tuple[Array, Array, Array]:
+    """NAdam: ``(param, exp_avg, exp_avg_sq)`` (the momentum schedule from the host)."""
+    key = ("nadam", maximize, weight_decay != 0, decoupled)
+
+    def again(step: int, lr: float, beta1: float, beta2: float, eps: float,
+              weight_decay: float, mu: float, mu_next: float, mu_product: float,
+              mu_product_next: float, maximize: bool, decoupled: bool) -> list | None:
+        if ("nadam", maximize, weight_decay != 0, decoupled) != key:
+            return None
+        return [1.0 - lr * weight_decay, weight_decay, 1.0 - beta1, beta2, 1.0 - beta2,
+                1.0 - beta2 ** step, eps, lr * (1.0 - mu) / (1.0 - mu_product),
+                lr * mu_next / (1.0 - mu_product_next)]
+
+    body = _adam_like_head(maximize, weight_decay != 0, decoupled)
+    body.append("  let denom = sqrt(v / s5) + s6;")
+    body.append("  p = p - s7 * (g / denom);")
+    body.append("  o0 = p - s8 * (m / denom);")
+    outs = fused_live(key, [param, grad, exp_avg, exp_avg_sq], 3,
+                      again(step, lr, beta1, beta2, eps, weight_decay, mu, mu_next,
+                            mu_product, mu_product_next, maximize, decoupled),
+                      "\n".join(body), again)
+    return outs[0], outs[1], outs[2]

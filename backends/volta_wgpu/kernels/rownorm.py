@@ -1,4 +1,5 @@
-"""Fused row kernels: cross_entropy (log-softmax + NLL) and layer_norm, float32.
+"""Fused row kernels: cross_entropy (log-softmax + NLL), layer_norm and its input
+gradient, float32.
 
 One 128-thread workgroup per row: the threads stride over the row and combine their
 partial max/sums through workgroup memory. Outputs follow the core's fallbacks in
@@ -175,3 +176,50 @@ def layer_norm(x: Array, weight: Array | None, bias: Array | None, ndim: int,
     eng.dispatch(kern, struct.pack(f"<{len(words)}I", *words), bufs,
                  groups_for(rows * WGS, WGS))
     return y, mean, rstd
+
+
+def _ln_bwd_src(has_w: bool) -> tuple[str, int, int, int]:
+    # meta: rows, L, g_off, x_off, w_off, mean_off, rstd_off
+    w = cg.word
+    reads = [("g", D.float32), ("x", D.float32), ("mn", D.float32), ("rs", D.float32)] + \
+        ([("wt", D.float32)] if has_w else [])
+    head = cg.header([D.float32], 7, [("gx", D.float32)], reads)
+    gh = f"g[{w(2)} + row * L + j]" + (f" * wt[{w(4)} + j]" if has_w else "")
+    xh = f"((x[{w(3)} + row * L + j] - mu) * r)"
+    # gx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat)), as the core's fallback
+    body = (_MAIN + f"  if (row >= {w(0)}) {{ return; }}\n  let L = {w(1)};\n"
+            f"  let mu = mn[{w(5)} + row]; let r = rs[{w(6)} + row];\n"
+            "  var a = 0.0; var b = 0.0;\n"
+            f"  for (var j = lid; j < L; j = j + {WGS}u) {{ let h = {gh}; a = a + h;"
+            f" b = b + h * {xh}; }}\n"
+            "  a = wg_sum(lid, a) / f32(L); b = wg_sum(lid, b) / f32(L);\n"
+            f"  for (var j = lid; j < L; j = j + {WGS}u) {{\n"
+            f"    gx[row * L + j] = r * ({gh} - a - {xh} * b); }}\n}}\n")
+    return head + _REDUCE + body, 7, 1, len(reads)
+
+
+def layer_norm_dx(grad: Array, x: Array, weight: Array | None, mean: Array, rstd: Array,
+                  ndim: int) -> Array:
+    """The input gradient of :func:`layer_norm` over the last ``ndim`` dims, one
+    workgroup per row (``mean`` and ``rstd`` as the forward returned them)."""
+    from ..namespace.manipulation import reshape
+    grad, x = _contig(grad), _contig(x)
+    lead = x.shape[:x.ndim - ndim]
+    rows = 1
+    for d in lead:
+        rows *= d
+    length = x.size // max(rows, 1) if rows else 0
+    eng = x.engine
+    gx = new_array(x.shape, D.float32, eng)
+    if rows == 0 or length == 0:
+        return gx
+    wt = _contig(reshape(weight, (length,))) if weight is not None else None
+    mean, rstd = _contig(reshape(mean, (rows,))), _contig(reshape(rstd, (rows,)))
+    kern = eng.kernel(("layer_norm_dx", wt is not None), lambda: _ln_bwd_src(wt is not None))
+    words = [rows, length, grad.offset, x.offset, wt.offset if wt is not None else 0,
+             mean.offset, rstd.offset]
+    bufs = [gx._st.buffer, grad._st.buffer, x._st.buffer, mean._st.buffer, rstd._st.buffer]
+    bufs += [wt._st.buffer] if wt is not None else []
+    eng.dispatch(kern, struct.pack(f"<{len(words)}I", *words), bufs,
+                 groups_for(rows * WGS, WGS))
+    return gx

@@ -1,4 +1,5 @@
-"""Fused softmax / log_softmax along the last axis (any axis via a moved view).
+"""Fused softmax / log_softmax along the last axis (any axis via a moved view), and
+softmax's backward.
 
 Rows longer than 64 use one 256-thread workgroup per row (max, then sum of exp, both
 tree-reduced in shared memory); short rows use one thread per row.
@@ -149,3 +150,62 @@ def softmax(x: Array, axis: int = -1) -> Array:
 def log_softmax(x: Array, axis: int = -1) -> Array:
     """``x - logsumexp(x)`` along ``axis``."""
     return _run(x, axis, True)
+
+
+def _bwd_src(t: DType, wg: bool) -> tuple[str, int, int, int]:
+    # meta: rows, n, g_off, y_off (both row-major)
+    acc = D.float32 if t is D.float16 else t
+    a = acc.wgsl
+    head = cg.header([t, acc], 4, [("out", t)], [("g", t), ("y", t)])
+    gj = cg.cast(f"g[{cg.word(2)} + row * n + j]", t, acc)
+    yj = cg.cast(f"y[{cg.word(3)} + row * n + j]", t, acc)
+    # gx = g * y - y * sum(g * y), as the core's fallback computes it
+    write = (f"let gy = {gj} * {yj}; "
+             f"out[row * n + j] = {cg.cast(f'gy - {yj} * s', acc, t)};")
+    if not wg:
+        body = (f"  let row = gi;\n  if (row >= {cg.word(0)}) {{ return; }}\n"
+                f"  let n = {cg.word(1)};\n  var s = {a}(0);\n"
+                f"  for (var j = 0u; j < n; j = j + 1u) {{ s = s + {gj} * {yj}; }}\n"
+                f"  for (var j = 0u; j < n; j = j + 1u) {{ {write} }}")
+        return head + cg.main_1d(body), 4, 1, 2
+    body = (f"var<workgroup> sh: array<{a}, {WGS}>;\n"
+            f"@compute @workgroup_size({WGS})\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
+            "        @builtin(local_invocation_index) lid: u32,\n"
+            "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+            f"  let row = wid.x + wid.y * nwg.x;\n  if (row >= {cg.word(0)}) {{ return; }}\n"
+            f"  let n = {cg.word(1)};\n  var s = {a}(0);\n"
+            f"  for (var j = lid; j < n; j = j + {WGS}u) {{ s = s + {gj} * {yj}; }}\n"
+            "  sh[lid] = s; workgroupBarrier();\n"
+            f"  for (var k = {WGS // 2}u; k > 0u; k = k >> 1u) {{\n"
+            "    if (lid < k) { sh[lid] = sh[lid] + sh[lid + k]; }\n"
+            "    workgroupBarrier(); }\n"
+            "  s = sh[0];\n"
+            f"  for (var j = lid; j < n; j = j + {WGS}u) {{ {write} }}\n}}\n")
+    return head + body, 4, 1, 2
+
+
+def softmax_backward(g: Array, y: Array, axis: int) -> Array | None:
+    """Softmax's input gradient ``g * y - y * sum(g * y)`` along ``axis`` from its output
+    ``y``, one pass per row (None for dtypes other than float32/float16, or shapes that
+    differ: the caller's generic kernel serves those)."""
+    from ..namespace.elementwise import contiguous_copy
+    from ..namespace.manipulation import moveaxis
+    if g.dtype is not y.dtype or g.dtype not in (D.float32, D.float16) or \
+            g.shape != y.shape or g.ndim == 0:
+        return None
+    ax = normalize_axis(axis, y.ndim, "softmax_backward")
+    gm, ym = moveaxis(g, ax, -1), moveaxis(y, ax, -1)
+    gm = gm if gm.is_contiguous else contiguous_copy(gm)
+    ym = ym if ym.is_contiguous else contiguous_copy(ym)
+    out = new_array(ym.shape, y.dtype, y.engine)
+    n = ym.shape[-1]
+    rows = prod(ym.shape[:-1])
+    if rows * n == 0:
+        return moveaxis(out, -1, ax)
+    wg = n > 64
+    kern = y.engine.kernel(("softmax_backward", y.dtype, wg), lambda: _bwd_src(y.dtype, wg))
+    meta = struct.pack("<4I", rows, n, gm.offset, ym.offset)
+    y.engine.dispatch(kern, meta, [out._st.buffer, gm._st.buffer, ym._st.buffer],
+                      groups_for(rows * WGS if wg else rows, WGS))
+    return moveaxis(out, -1, ax)
