@@ -11,9 +11,9 @@ It also keeps bfloat16 results bfloat16: CuPy (>= 14, through ml_dtypes) has no
 bfloat16 loops for many ufuncs and reductions and computes them in float32, returning
 float32 where the Array API (and PyTorch) give bfloat16. The functions in
 :data:`_BF16_KEEPS` cast such a result back, and ``multiply``/``add``/``subtract``/
-``divide`` of a bfloat16 array and a Python number run as one bfloat16 kernel. Those four,
-and float32 <-> bfloat16 ``astype``, go to :mod:`volta_cupy.raw_arith` first where it
-serves the operands (cheaper launches; bfloat16 in pairs).
+``divide`` of a bfloat16 array and a Python number run as one bfloat16 kernel. Those four
+with bfloat16 operands, and float32 <-> bfloat16 ``astype``, go to
+:mod:`volta_cupy.raw_arith` first where it serves the operands (bfloat16 in pairs).
 
 Where CuPy's answer departs from NumPy's (and PyTorch's), the namespace has its own:
 ``floor_divide``/``remainder`` with infinite operands (:mod:`volta_cupy.division`),
@@ -177,22 +177,27 @@ _SCALAR_BODIES = {
 }
 
 
-def _arith_of(fallback: Any, name: str, bf16: Any) -> Any:
-    """``name`` through :mod:`volta_cupy.raw_arith` where it serves the operands (float32
-    and bfloat16 contiguous arrays, with each other or a Python number); else a bfloat16
-    array and a Python number in one kernel that keeps bfloat16 (CuPy's own loop would
-    return float32, which a cast then narrows); else CuPy's."""
+def _arith_of(plain: Any, fallback: Any, name: str, bf16: Any) -> Any:
+    """``name``: CuPy's ufunc (``plain``) straight away unless an operand is bfloat16
+    (the per-op path pays for every extra check); for bfloat16, :mod:`volta_cupy.raw_arith`
+    where it serves the operands, else a bfloat16 array and a Python number in one kernel
+    that keeps bfloat16 (CuPy's own loop would return float32, which a cast then narrows),
+    else ``fallback``."""
     left, right = (cupy.ElementwiseKernel("T x, float32 s", "T y", f"y = (T)({body});",
                                           f"volta_bf16_{side}{name}")
                    for side, body in zip(("", "r"), _SCALAR_BODIES[name]))
+    ndarray = cupy.ndarray
 
     def op(x1: Any, x2: Any, /) -> Any:
+        if not ((type(x1) is ndarray and x1.dtype == bf16)
+                or (type(x2) is ndarray and x2.dtype == bf16)):
+            return plain(x1, x2)
         out = raw_arith.binary(name, x1, x2)
         if out is not None:
             return out
-        if type(x2) in (float, int) and isinstance(x1, cupy.ndarray) and x1.dtype == bf16:
+        if type(x2) in (float, int):
             return left(x1, x2)
-        if type(x1) in (float, int) and isinstance(x2, cupy.ndarray) and x2.dtype == bf16:
+        if type(x1) in (float, int):
             return right(x2, x1)
         return fallback(x1, x2)
 
@@ -249,8 +254,9 @@ def _build() -> types.ModuleType:
             if hasattr(ns, name):
                 setattr(ns, name, _keeps_bfloat16(getattr(ns, name), bf16))
         ns.astype = _astype_of(_compat.astype)
-    for name in _SCALAR_BODIES:
-        setattr(ns, name, _arith_of(getattr(ns, name), name, bf16))
+        for name in _SCALAR_BODIES:
+            setattr(ns, name, _arith_of(getattr(_compat, name), getattr(ns, name), name,
+                                        bf16))
     return ns
 
 

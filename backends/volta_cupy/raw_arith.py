@@ -1,14 +1,11 @@
-"""Arithmetic (add, subtract, multiply, divide) and float32 <-> bfloat16 casts as raw kernels.
+"""bfloat16 arithmetic (add, subtract, multiply, divide) and float32 <-> bfloat16 casts as
+raw kernels that move two elements at a time.
 
-Two costs of CuPy's own loops are avoided here:
-
-- **Host time.** A ufunc call resolves types, broadcasts and allocates in Python-facing
-  code: 11-12 us a call on an H100 host, against about 6.6 us to allocate and launch a
-  RawKernel. Small models and the per-op chain are bound by exactly this.
-- **bfloat16 bandwidth.** CuPy's bfloat16 loops (ufuncs, ``astype``, ElementwiseKernels)
-  move one 2-byte element per thread step and run at about a third of the GPU's
-  bandwidth (a 4M-element bfloat16 ``add`` takes 22 us, PyTorch's 8). The bfloat16
-  kernels here take ``__nv_bfloat162`` pairs.
+CuPy's bfloat16 loops (ufuncs, ``astype``, ElementwiseKernels) move one 2-byte element
+per thread step and run at about a third of the GPU's bandwidth: a 4M-element bfloat16
+``add`` takes 22 us on an H100, PyTorch's 8. The kernels here take ``__nv_bfloat162``
+pairs (a float32 version was tried and dropped: for small arrays a RawKernel launch costs
+more host time than a ufunc call, 14 us against 11 in the per-op chain).
 
 Every kernel computes in float32 and rounds once to nearest even, which is what CuPy's
 loops compute (and PyTorch's opmath): the results are the same bits. A Python number
@@ -74,19 +71,6 @@ extern "C" __global__ void NAME(const bf* x, float s, bf* z, long long n) {
   if ((n & 1) && first == 0) z[n - 1] = __float2bfloat16_rn(OPS(__bfloat162float(x[n - 1])));
 }
 """,
-    ("f32", "array"): r"""
-__device__ __forceinline__ float op(float a, float b) { return EXPR; }
-extern "C" __global__ void NAME(const float* x, const float* y, float* z, long long y_period,
-                                long long n) {""" + _GRID + r"""
-  for (long long i = first; i < n; i += stride) z[i] = op(x[i], y[i % y_period]);
-}
-""",
-    ("f32", "scalar"): r"""
-__device__ __forceinline__ float op(float a, float b) { return EXPR; }
-extern "C" __global__ void NAME(const float* x, float s, float* z, long long n) {""" + _GRID + r"""
-  for (long long i = first; i < n; i += stride) z[i] = OPS(x[i]);
-}
-""",
 }
 
 _CASTS = {
@@ -129,53 +113,43 @@ def _kind(x: Any) -> str | None:
     if type(x) is not cupy.ndarray or not x.flags.c_contiguous or not x.size:
         return None
     dt = x.dtype
-    if dt == _F32:
-        return "f32"
     if dt == BFLOAT16 and x.data.ptr % 4 == 0:
         return "bf16"
+    if dt == _F32 and x.data.ptr % 8 == 0:
+        return "f32"  # a cast's source
     return None
 
 
-def _launch(kernel: cupy.RawKernel, n: int, per_thread: int, *args: Any) -> None:
-    threads = 256
-    blocks = max(1, min((n // per_thread + threads - 1) // threads, 4096))
+def _launch(kernel: cupy.RawKernel, n: int, *args: Any) -> None:
+    threads = 256  # each thread takes pairs
+    blocks = max(1, min((n // 2 + threads - 1) // threads, 4096))
     kernel((blocks,), (threads,), (*args, np.int64(n)))
 
 
 def binary(name: str, x1: Any, x2: Any) -> Any:
-    """``name`` of two float32 or two bfloat16 arrays (one shape, or the second a row
-    broadcast over the first's rows), or of one and a Python number; None otherwise."""
+    """``name`` of two bfloat16 arrays (one shape, or the second a row broadcast over the
+    first's rows), or of one and a Python number; None otherwise."""
     t1, t2 = type(x1), type(x2)
     if t2 is float or t2 is int:
-        kind = _kind(x1)
-        return None if kind is None else _scalar(kind, name, x1, x2, False)
+        return _scalar(name, x1, x2, False) if _kind(x1) == "bf16" else None
     if t1 is float or t1 is int:
-        kind = _kind(x2)
-        return None if kind is None else _scalar(kind, name, x2, x1, True)
-    kind = _kind(x1)
-    if kind is None or x2.dtype != x1.dtype or _kind(x2) is None:
+        return _scalar(name, x2, x1, True) if _kind(x2) == "bf16" else None
+    if _kind(x1) != "bf16" or _kind(x2) != "bf16":
         return None
-    pairs = kind == "bf16"
     if x1.shape == x2.shape:
-        period = (x1.size + 1) // 2 if pairs else x1.size
-    elif (x2.ndim == 1 and x1.ndim > 1 and x2.shape[0] == x1.shape[-1]
-          and not (pairs and x2.size % 2)):
-        period = x2.size // 2 if pairs else x2.size
+        period = (x1.size + 1) // 2
+    elif x2.ndim == 1 and x1.ndim > 1 and x2.shape[0] == x1.shape[-1] and x2.size % 2 == 0:
+        period = x2.size // 2
     else:
         return None
     out = cupy.empty(x1.shape, x1.dtype)
-    _launch(_kernel(kind, "array", name), x1.size, 2 if pairs else 1, x1, x2, out,
-            np.int64(period))
+    _launch(_kernel("bf16", "array", name), x1.size, x1, x2, out, np.int64(period))
     return out
 
 
-def _scalar(kind: str, name: str, x: Any, s: float, reverse: bool) -> Any:
-    value = np.float32(s)
-    if kind == "f32" and not (np.isfinite(value) or not np.isfinite(s)):
-        return None  # a number float32 can't hold: CuPy's rules decide
+def _scalar(name: str, x: Any, s: float, reverse: bool) -> Any:
     out = cupy.empty(x.shape, x.dtype)
-    _launch(_kernel(kind, "scalar", name, reverse), x.size, 2 if kind == "bf16" else 1, x,
-            value, out)
+    _launch(_kernel("bf16", "scalar", name, reverse), x.size, x, np.float32(s), out)
     return out
 
 
@@ -185,12 +159,12 @@ def astype(x: Any, dtype: Any) -> Any:
     if kind is None or BFLOAT16 is None:
         return None
     dtype = np.dtype(dtype)
-    if kind == "f32" and dtype == BFLOAT16 and x.data.ptr % 8 == 0:
+    if kind == "f32" and dtype == BFLOAT16:
         key = (_F32, "bf16")
     elif kind == "bf16" and dtype == _F32:
         key = ("bf16", _F32)
     else:
         return None
     out = cupy.empty(x.shape, dtype)
-    _launch(_cast_kernel(key), x.size, 2, x, out)
+    _launch(_cast_kernel(key), x.size, x, out)
     return out

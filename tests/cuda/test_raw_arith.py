@@ -102,22 +102,13 @@ def test_a_row_broadcast_over_rows(cp, name):
     assert raw_arith.binary(name, x[..., :33], b[:33]) is None  # odd rows: CuPy's loop
 
 
-@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
-def test_float32_matches_cupys_ufuncs(cp, name):
+def test_float32_operands_go_to_cupys_ufuncs(cp):
     from volta_cupy import raw_arith
 
-    a, b = (cp.asarray(_values(1001, s)) for s in (7, 8))
-    ufunc = getattr(cp, name)
-    _same(cp.asnumpy(raw_arith.binary(name, a, b)), cp.asnumpy(ufunc(a, b)))
-    row = b[:13]
-    m = a[:13 * 77].reshape(77, 13)
-    _same(cp.asnumpy(raw_arith.binary(name, m, row)), cp.asnumpy(ufunc(m, row)))
-    for s in (1.001, -0.5, 3, 0.0, float("inf"), 1e-46):
-        _same(cp.asnumpy(raw_arith.binary(name, a, s)), cp.asnumpy(ufunc(a, s)))
-        _same(cp.asnumpy(raw_arith.binary(name, s, a)), cp.asnumpy(ufunc(s, a)))
-    assert raw_arith.binary(name, a, 1e300) is None  # float32 can't hold it: CuPy decides
-    assert raw_arith.binary(name, a[::2], b[::2]) is None
-    assert raw_arith.binary(name, a, b.astype(cp.float64)) is None
+    a = cp.asarray(_values(64, 7))
+    assert raw_arith.binary("add", a, a) is None and raw_arith.binary("add", a, 2.0) is None
+    xp = vt.device("cuda").xp
+    _same(cp.asnumpy(xp.multiply(a, 1.5)), cp.asnumpy(cp.multiply(a, 1.5)))
 
 
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
@@ -127,7 +118,8 @@ def test_bfloat16_with_numbers(cp, name):
     a = cp.asarray(_values(999, 9).astype(BF16))
     for s, rev in ((1.001, False), (-0.5, True), (3, False)):
         got = raw_arith.binary(name, s, a) if rev else raw_arith.binary(name, a, s)
-        f = cp.asnumpy(a).astype(np.float32)
-        want = getattr(np, name)(np.float32(s), f) if rev else getattr(np, name)(
-            f, np.float32(s))
+        # float32 math on the GPU (whose kernels flush subnormal results to zero, where
+        # PyTorch's don't), rounded once to bfloat16
+        f, s32 = a.astype(cp.float32), np.float32(s)
+        want = cp.asnumpy(getattr(cp, name)(s32, f) if rev else getattr(cp, name)(f, s32))
         _same(cp.asnumpy(got), want.astype(BF16))
