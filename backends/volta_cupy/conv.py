@@ -1,4 +1,5 @@
-"""2-d convolution on CUDA: an im2col kernel, one cuBLAS GEMM, a fused NCHW write.
+"""2-d convolution on CUDA: cuDNN first (``cudnn_ops``), else an im2col kernel, one cuBLAS
+GEMM and a fused NCHW write.
 
 Columns are laid out ``(C*kh*kw, N*Ho*Wo)`` so the forward is the 2-d GEMM
 ``W (O, C*K) @ cols``, the weight gradient ``g (O, N*L) @ cols.T`` and the input
@@ -10,7 +11,6 @@ chunks so the column buffer stays under :data:`COLS_BYTES`.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import cupy
@@ -22,20 +22,6 @@ from ._util import BFLOAT16, acc_type, contiguous, elementwise, is_float
 
 COLS_BYTES = 1 << 30
 """Largest im2col buffer (bytes) before the batch is split into chunks."""
-
-SMALL_CONV_MACS = 1 << 26
-"""float32/float64 convolutions with fewer multiply-adds than this skip cuDNN: the
-frontend's Python-side cost per call (60-100 us measured on an H100 host) exceeds the
-whole im2col + GEMM path (LeNet-5's step: 2.6 ms this way, 3.5-3.9 ms through cuDNN)."""
-
-
-def _small(x_shape: tuple, w_shape: tuple, out_hw: tuple, dtype: Any) -> bool:
-    """Whether the im2col path is cheaper than cuDNN for this convolution."""
-    if dtype not in (cupy.float32, cupy.float64):
-        return False  # half types: cuDNN's tensor-core kernels
-    macs = x_shape[0] * w_shape[0] * out_hw[0] * out_hw[1] * w_shape[1] * w_shape[2] \
-        * w_shape[3]
-    return macs < SMALL_CONV_MACS
 
 _IM2COL = """
 IDX r = (IDX)i;
@@ -151,28 +137,17 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
 
     cuDNN serves it when available (see ``cudnn_ops``), the CuPy kernels otherwise.
     """
-    small = True
     if x.ndim == 4 and w.ndim == 4 and 0 not in x.shape and 0 not in w.shape:
         out_hw = generic.conv_out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
-        small = _small(x.shape, w.shape, out_hw, x.dtype)
-    if not small:
         y = cudnn_ops.conv_fprop(contiguous(x), contiguous(w), stride=stride, pads=pads,
                                  dilation=dilation, groups=groups, out_hw=out_hw)
         if y is not None:
             if bias is not None:
                 y += bias.reshape(1, -1, 1, 1)
             return y
-    with _math(x.dtype, small):
+    with cudnn_ops.conv_math(x.dtype):
         return _conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
                        groups=groups, algo=algo)
-
-
-def _math(dtype: Any, small: bool) -> Any:
-    """The GEMMs' float32 math: ``cudnn.allow_tf32``'s, except that a small convolution
-    (launch-bound, nothing to gain) uses TF32 only where both TF32 flags allow it."""
-    if small and cudnn_ops.FLAGS["cudnn_tf32"]:
-        return contextlib.nullcontext()  # the matmul flag's math
-    return cudnn_ops.conv_math(dtype)
 
 
 def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
@@ -260,9 +235,7 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
                     w_shape: tuple | None = None, needs=(True, True), stride=(1, 1),
                     pads=(0, 0, 0, 0), dilation=(1, 1), groups: int = 1) -> tuple:
     """Same contract as ``volta_core.ops.nn.conv2d_backward`` (cuDNN first, as conv2d)."""
-    small = True
-    if grad.ndim == 4 and 0 not in grad.shape and 0 not in x_shape and not (small := _small(
-            x_shape, tuple(w_shape or w.shape), grad.shape[2:], grad.dtype)):
+    if grad.ndim == 4 and 0 not in grad.shape and 0 not in x_shape:
         w_shape = tuple(w_shape or w.shape)
         geom = dict(stride=stride, pads=pads, dilation=dilation, groups=groups)
         g = contiguous(grad)
@@ -272,7 +245,7 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
             if needs[1] else None
         if (gx is not None or not needs[0]) and (gw is not None or not needs[1]):
             return gx, gw
-    with _math(grad.dtype, small):
+    with cudnn_ops.conv_math(grad.dtype):
         return _conv2d_backward(xp, grad, x, w, x_shape=x_shape, w_shape=w_shape,
                                 needs=needs, stride=stride, pads=pads, dilation=dilation,
                                 groups=groups)
