@@ -103,9 +103,14 @@ CONV = [
 ]
 
 
+@pytest.mark.parametrize("path", ["cudnn", "im2col"])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
 @pytest.mark.parametrize("case", CONV, ids=lambda c: f"{c[0]}x{c[1]}")
-def test_conv2d_forward_and_backward(cp, K, XP, case, dtype):
+def test_conv2d_forward_and_backward(cp, K, XP, case, dtype, path, monkeypatch):
+    from volta_cupy import cudnn_ops
+
+    if path == "im2col":  # the CuPy kernels, as without cuDNN
+        monkeypatch.setitem(cudnn_ops.FLAGS, "enabled", False)
     xs, ws, kw = case
     x, w, b = rnd(*xs, seed=1, dtype=dtype), rnd(*ws, seed=2, dtype=dtype), rnd(ws[0], seed=3,
                                                                                 dtype=dtype)
@@ -128,7 +133,9 @@ def test_conv2d_forward_and_backward(cp, K, XP, case, dtype):
 
 
 def test_conv2d_in_batch_chunks_matches_one_pass(cp, K, XP, monkeypatch):
-    from volta_cupy import conv
+    from volta_cupy import conv, cudnn_ops
+
+    monkeypatch.setitem(cudnn_ops.FLAGS, "enabled", False)  # the im2col path chunks
 
     xs, ws, kw = CONV[1]
     x, w, g = rnd(*xs, seed=5), rnd(*ws, seed=6), None
