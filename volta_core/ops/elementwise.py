@@ -481,7 +481,9 @@ class Pow(Function):
         # PyTorch's products and selections, in its order: an inf or NaN g survives a
         # selected 0 only where PyTorch multiplies after selecting
         if na:  # b * a^(b-1), taken as 0 where b == 0 (also at 0**0), as in PyTorch
-            if type(b) is not Tensor:  # zeros outright for a number 0, even where g is NaN
+            if type(b) is bool:  # PyTorch's Scalar False is not 0: 0 * a^-1, NaN at 0
+                ga = g * (float(b) * a ** (float(b) - 1.0))
+            elif type(b) is not Tensor:  # zeros outright for a number 0, even where g is NaN
                 ga = g.new_zeros(g.shape) if b == 0 else g * (b * a ** (b - 1))
             else:
                 ga = where(b == 0, 0.0, g * (b * a ** (b - 1)))
@@ -717,6 +719,7 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
         if check is not None:
             check(name, a, b)
         # PyTorch checks (not wraps) an integer exponent scalar
+        a0, b0 = a, b
         a, b = promote_pair(a, b, checked="pow" if name == "pow" and type(a) is Tensor else "")
         if int_divisor and not (a if type(a) is Tensor else b).dtype.is_floating_point and (
                 type(a) is not Tensor or a.numel() != 0):  # nothing to divide: no error
@@ -737,7 +740,11 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
                 a = b.new_full((), a)
         elif a.array.shape != b.array.shape:
             broadcast_shapes(name, a.array.shape, b.array.shape)
-        return cls.apply(a, b)
+        out = cls.apply(a, b)
+        if out.grad_fn is not None and (a is not a0 or b is not b0):
+            # an operand cast for the op: PyTorch's backward saves the original
+            carry_saved(out, out, (a, a0), (b, b0))
+        return out
 
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}`` of ``a`` and ``b``, with broadcasting."
@@ -839,8 +846,9 @@ def _pow_special(a: Any, b: Any) -> Tensor | None:
             return _pow_bool_exponent(a, b)
     elif type(b) is bool and type(a) is Tensor and a.dtype.kind == "b":
         return a.clone() if b else a.new_ones(a.shape)
-    elif type(a) is Tensor and a.dtype is bfloat16 and type(b) in (int, float):
-        if b in (0.5, -0.5):  # PyTorch's sqrt/rsqrt, through float32 (NaN at -inf)
+    elif type(a) is Tensor and a.dtype is bfloat16 and type(b) in (int, float, bool):
+        if b in (0.5, -0.5) or type(b) is bool:  # PyTorch's sqrt/rsqrt, through float32
+            # (NaN at -inf); a bool keeps its own gradient rule (see Pow.backward)
             return in_float32(lambda t: _pow(t, b), a)
         return _pow_number_exponent(a, b)
     elif type(b) is Tensor and b.dtype is bfloat16 and type(a) in (int, float):

@@ -223,6 +223,11 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if type(index) is Tensor and index.numel() == 0 and index.dtype.kind not in "iu":
         index = index.to("int64")  # PyTorch takes an empty index of any dtype
     index = _int_index("gather", index, input.device)
+    if index.ndim != input.ndim and index.numel() == 0:
+        # PyTorch takes an empty index of any shape (the result has its shape)
+        normalize_dim("gather", dim, input.ndim)
+        empty = Gather.apply(reshape(input, (-1,)), reshape(index, (0,)), dim=0)
+        return reshape(empty, index.shape)
     if index.ndim != input.ndim:
         raise ShapeError(f"gather: index {index.shape} must have as many dims as input "
                          f"{input.shape}")
