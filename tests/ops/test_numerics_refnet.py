@@ -715,3 +715,155 @@ def test_an_index_out_of_range_is_not_checked_when_nothing_is_read(key):
 def test_lerp_of_0d_tensors_promotes_the_three():
     _both(lambda m: m.lerp(m.tensor(1.0), m.tensor(3.0), m.tensor(0.25, dtype=m.float64)))
     _both(lambda m: m.lerp(m.tensor([1.0]), m.tensor([3.0]), m.tensor(0.25, dtype=m.float64)))
+
+
+# -- cpu seed 100000 (the campaign of 2026-11-26, evening) ----------------------------------
+
+@pytest.mark.parametrize("bounds", [(-1.5, "f64"), ("f64", -1.5), (-1, "f64"), ("i64", 3),
+                                    ("f64", 3), ("bool", 2.5)])
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "float16", "float32"])
+def test_clamp_with_a_number_and_a_0d_tensor_promotes_as_two_numbers(bounds, dtype):
+    # PyTorch's clamp(Number, Number) overload takes the 0-d tensor's value
+    def run(m):
+        tensors = {"f64": m.tensor(2.0, dtype=m.float64), "i64": m.tensor(2),
+                   "bool": m.tensor(True)}
+        lo, hi = (tensors.get(b, b) for b in bounds)
+        return m.tensor([1, 0, 5], dtype=getattr(m, dtype)).clamp(lo, hi)
+
+    _both_or_refused(run)
+
+
+def test_clamp_with_a_number_and_a_0d_tensor_requiring_grad_is_refused():
+    for m in (torch, vt):
+        with pytest.raises(TypeError):
+            m.tensor([1.0]).clamp(-1.5, m.tensor(2.0, requires_grad=True))
+
+
+@pytest.mark.parametrize("shape", [(1, 0, 1), (2, 3), (), (4,)])
+@pytest.mark.parametrize("index_shape", [(2, 0), (0,), (3, 0, 5, 7)])
+@pytest.mark.parametrize("dim", [0, -1, 5])
+def test_gather_takes_an_empty_index_of_any_shape(shape, index_shape, dim):
+    def run(m):
+        x = m.zeros(shape, requires_grad=True)
+        out = m.gather(x, dim, m.zeros(index_shape, dtype=m.int64))
+        out.sum().backward()
+        return out, x.grad
+
+    try:
+        want = run(torch)
+    except IndexError:
+        with pytest.raises(IndexError):
+            run(vt)
+        return
+    for g, w in zip(run(vt), want):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("exponent", [False, True, 0, 0.0])
+def test_power_of_a_bool_number_has_pytorchs_gradient(dtype, exponent):
+    # PyTorch's Scalar False is not 0: the gradient is 0 * x^-1, NaN at 0 and at NaN
+    def run(m):
+        x = m.tensor([0.0, NAN, 2.0, INF, -0.0], dtype=getattr(m, dtype), requires_grad=True)
+        (x ** exponent).sum().backward()
+        return x.grad
+
+    _both(run)
+
+
+@pytest.mark.parametrize("op", ["mul", "pow", "div", "atan2", "maximum", "sub"])
+@pytest.mark.parametrize("kind", ["float32", "bool"])
+def test_an_operand_cast_for_a_binary_op_is_watched_as_pytorch_saves_it(op, kind):
+    def run(m):
+        x = m.tensor([1.0, 2.0]) if kind == "float32" else m.tensor([True, False])
+        y = m.tensor([3.0, 4.0], dtype=m.float64 if kind == "float32" else m.float32,
+                     requires_grad=True)
+        out = getattr(m, op)(x, y)
+        x.fill_(1)
+        out.sum().backward()
+        return y.grad
+
+    try:
+        want = run(torch)
+    except RuntimeError:
+        with pytest.raises(vt.VoltaError):
+            run(vt)
+        return
+    _same(run(vt), want)
+
+
+@pytest.mark.parametrize("divisor", [[-7], [2, 3], [True, True]])
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+def test_addcdiv_backward_refuses_an_integer_tensor2_as_pytorchs(divisor, grads):
+    def run(m):
+        x = m.tensor([1.0, 2.0], dtype=m.float16, requires_grad=grads[0])
+        t1 = m.tensor([1.0, 2.0], dtype=m.float16, requires_grad=grads[1])
+        t2 = m.tensor(divisor[0] if len(divisor) == 1 else divisor)
+        out = m.addcdiv(x, t1, t2, value=2)
+        out.sum().backward()
+        return out, x.grad if grads[0] else out
+
+    _both_or_refused(run)
+
+
+@pytest.mark.parametrize("end", ["bool", "int64", "float16", "float64"])
+def test_lerp_of_0d_tensors_refuses_an_end_of_another_dtype(end):
+    _both_or_refused(lambda m: m.lerp(m.tensor(1.0), m.tensor(1, dtype=getattr(m, end)),
+                                      m.tensor(1.0, dtype=m.bfloat16)))
+
+
+def test_poisson_nll_loss_of_an_integer_input_with_a_float64_target():
+    # PyTorch takes exp of the integers in float32 (correctly rounded there), then float64
+    _both(lambda m: nn_functional(m).poisson_nll_loss(
+        m.tensor([[1, 2, -3, 7, 10]]), m.tensor([[1.0, 1.0, 2.0, 3.0, 0.5]], dtype=m.float64),
+        reduction="none"))
+
+
+def nn_functional(m):
+    return torch.nn.functional if m is torch else vt.nn.functional
+
+
+@pytest.mark.parametrize("dim", [None, 1])
+def test_float32_std_of_huge_values_is_finite_as_pytorch_cpu(dim):
+    # PyTorch's CPU kernels accumulate float32 in float64: std is finite, var overflows
+    data = [[1e32, -3e32, 5e31, 2e30], [1.0, 1.0, 1.0, 1.0]]
+    for fn in ("std", "var"):
+        def run(m, fn=fn):
+            x = m.tensor(data, requires_grad=True)
+            out = getattr(x, fn)(dim)
+            out.sum().backward()
+            return out, x.grad
+
+        for g, w in zip(run(vt), run(torch)):
+            _same(g, w)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (3,), (2, 3, 2)])
+@pytest.mark.parametrize("options", [{}, {"label_smoothing": 0.1}, {"weight": [1.0, 2.0, 3.0]}])
+def test_cross_entropy_lets_the_logits_change_after_it_as_pytorch(shape, options):
+    # PyTorch keeps log_softmax's result, not the logits
+    def run(m):
+        kw = dict(options)
+        if "weight" in kw:
+            kw["weight"] = m.tensor(kw["weight"])
+        x = (m.arange(float(math.prod(shape))) * 0.3).reshape(shape).requires_grad_()
+        logits = x * 1
+        target = {(2, 3): m.tensor([0, 2]), (3,): m.tensor(1),
+                  (2, 3, 2): m.tensor([[0, 1], [2, 1]])}[shape]
+        loss = nn_functional(m).cross_entropy(logits, target, **kw)
+        logits.add_(1)
+        loss.backward()
+        return x.grad
+
+    _both(run)
+
+
+def test_cross_entropy_twice_differentiated_follows_the_logits():
+    def run(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [0.0, 1.0, -1.0]], requires_grad=True)
+        loss = nn_functional(m).cross_entropy(x * 2, m.tensor([0, 2]), label_smoothing=0.2)
+        (g,) = m.autograd.grad(loss, x, create_graph=True)
+        (g ** 2).sum().backward()
+        return x.grad
+
+    _both(run)

@@ -17,7 +17,16 @@ from ..dtypes import bfloat16, checked_scalar
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
-from .elementwise import Div, _binary, _unary, cast, in_float32, refusing_backward, shape_of_raw, where
+from .elementwise import (
+    Div,
+    _binary,
+    _unary,
+    cast,
+    in_float32,
+    refusing_backward,
+    shape_of_raw,
+    where,
+)
 from .movement import sum_to
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
