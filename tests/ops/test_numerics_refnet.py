@@ -867,3 +867,69 @@ def test_cross_entropy_twice_differentiated_follows_the_logits():
         return x.grad
 
     _both(run)
+
+
+# -- cpu seed 200000 ------------------------------------------------------------------------
+
+def test_poisson_nll_loss_of_a_0d_integer_input():
+    _both(lambda m: nn_functional(m).poisson_nll_loss(m.tensor(1), m.tensor(1)))
+
+
+@pytest.mark.parametrize("args", [((2,), (3,)), (2, 3), ((1, 2), (0, 1))])
+@pytest.mark.parametrize("shape", [(1, 0), (0,)])
+def test_roll_of_an_empty_tensor_does_not_check_the_dims(args, shape):
+    _both(lambda m: m.roll(m.zeros(shape), *args))
+
+
+def test_roll_without_shifts_is_refused():
+    _both_or_refused(lambda m: m.roll(m.zeros(2, 3), (), ()), error=vt.ShapeError)
+
+
+@pytest.mark.parametrize("exponent", [1e10, 70000.0, -1e10, 100000, 1e300, np.float32(1e10)])
+@pytest.mark.parametrize("form", ["op", "pow", "pow_"])
+def test_float16_to_a_power_beyond_float16_is_refused(exponent, form):
+    def run(m):
+        a = m.tensor([1.0, 0.5], dtype=m.float16)
+        return {"op": lambda: a ** exponent, "pow": lambda: m.pow(a, exponent),
+                "pow_": lambda: a.pow_(exponent)}[form]()
+
+    _both_or_refused(run, error=vt.DTypeError)
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+def test_median_of_an_empty_tensor_keeps_its_result_for_backward(op):
+    for m in (torch, vt):
+        a = m.tensor([], requires_grad=True)
+        out = getattr(a, op)()
+        out.clamp_min_(2)
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            out.backward()
+
+
+@pytest.mark.parametrize("other", [NAN, 2.0, 0.0, INF, -1.0, 0.5, -0.0, -INF, 3, "tensor"])
+def test_xlogy_of_a_number_has_pytorchs_gradient(other):
+    # PyTorch's xlogy(tensor, number) backward: 0 where x is 0 and log(other) is -inf or NaN
+    def run(m):
+        x = m.tensor([3.0, 0.0, -1.0, -0.0, NAN, 2.0], requires_grad=True)
+        y = m.tensor([NAN, NAN, 2.0, 0.0, 1.0, NAN]) if other == "tensor" else other
+        out = m.xlogy(x, y)
+        out.backward(m.tensor([1.0, INF, 2.0, 0.0, 1.0, 0.0]))
+        return out, x.grad
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_soft_margin_loss_is_pytorchs_formula(dtype):
+    # log1p(exp(-y x)) as PyTorch writes it: exact above 20, inf where exp overflows
+    def run(m):
+        x = m.tensor([1000.0, 21.0, 80.0, -1000.0, 0.0, 5.0], dtype=getattr(m, dtype),
+                     requires_grad=True)
+        y = m.tensor([-1.0, -1.0, -1.0, -1.0, 1.0, 1.0], dtype=getattr(m, dtype))
+        out = nn_functional(m).soft_margin_loss(x, y, reduction="none")
+        out.sum().backward()
+        return out, x.grad
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)

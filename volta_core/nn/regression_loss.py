@@ -8,6 +8,7 @@ import math
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import saved_by_pytorch
+from ..dtypes import get_default_dtype
 from ..errors import ShapeError
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import exp, log, where
@@ -150,7 +151,7 @@ def _exp_of(input: Tensor) -> Tensor:
     dev = input.device
     if input.dtype.is_floating_point or "float64" not in dev.backend.dtype_names(dev.index):
         return exp(input)
-    return exp(input.double()).to(exp(input[:0]).dtype)
+    return exp(input.double()).to(get_default_dtype())  # exp's dtype for integers
 
 
 # -- modules ------------------------------------------------------------------------------

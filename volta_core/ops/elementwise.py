@@ -667,6 +667,8 @@ def _refuse_negative_int_power(name: str, a: Any, b: Any) -> None:
     if type(a) is Tensor and a.dtype.kind in "biu" and type(b) is int and b < 0:
         raise DTypeError(f"{name}: integers to negative integer powers are not allowed "
                          f"({a.dtype.name} tensor ** {b}); use a float tensor or exponent")
+    if type(a) is Tensor and a.dtype.kind == "f" and a.dtype.itemsize == 2:
+        checked_scalar(name, a.dtype, python_scalar(b), floats=True)  # PyTorch converts it
 
 
 def _exact_in(dt: DType, v: Any) -> bool:
@@ -683,11 +685,15 @@ def _exact_in(dt: DType, v: Any) -> bool:
 
 
 def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = False,
-            check: Any = None, special: Any = None, opmath: bool = False):
+            check: Any = None, special: Any = None, opmath: bool = False,
+            exact_number: bool = False):
     """The op of Function ``cls``. ``opmath`` (mul, div): a float16/bfloat16 tensor with
     a number that dtype can't hold exactly is computed in float32, as PyTorch keeps the
     number in float32 there (``1e10 * x`` of a float16 zero is 0, not inf * 0); its add
-    and sub round the number to the tensor's dtype first, as NumPy does."""
+    and sub round the number to the tensor's dtype first, as NumPy does. ``exact_number``
+    (pow): such a number after a float16 tensor takes the path of ``check``."""
+    narrow = opmath or exact_number
+
     def op(input: Any, other: Any) -> Tensor:  # PyTorch's names: ``other=`` works
         a, b = input, other
         # fast path: same dtype and shape, or a float tensor with a Python float
@@ -700,7 +706,7 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
             elif tb is float or tb is int:
                 dt = a.dtype
                 if dt.kind == "f" and dt is not bfloat16 and (
-                        not opmath or dt.itemsize != 2 or _exact_in(dt, b)):
+                        not narrow or dt.itemsize != 2 or _exact_in(dt, b)):
                     return cls.apply(a, b)
         elif type(b) is Tensor and (type(a) is float or type(a) is int) and not int_divisor:
             dt = b.dtype  # a reflected Python number (``1.0 - x``): the same fast path
@@ -860,7 +866,8 @@ _pow_number_exponent = _binary(_PowNumberExponent, "pow", check=_refuse_negative
 _pow_number_base = _binary(_PowNumberBase, "pow", check=_refuse_negative_int_power)
 
 
-_pow = _binary(Pow, "pow", check=_refuse_negative_int_power, special=_pow_special)
+_pow = _binary(Pow, "pow", check=_refuse_negative_int_power, special=_pow_special,
+               exact_number=True)
 Tensor.__pow__ = _pow  # operators take no keywords: no wrapper on their path
 
 

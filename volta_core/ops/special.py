@@ -267,6 +267,18 @@ class Xlogy(Function):
         return gx, gy
 
 
+class _XlogyOfNumber(Xlogy):
+    """``xlogy(tensor, number)``: PyTorch's backward of that form gives ``xlogy(g, y)``,
+    taken as 0 where ``x`` is 0 and ``log(y)`` is -inf or NaN (``y <= 0`` or NaN)."""
+
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        if not ctx.needs_input_grad[0]:
+            return None, None
+        d = where((x == 0).logical_and((y > 0).logical_not()), 0.0, xlogy(g, y))
+        return sum_to(d, shape_of(x)), None
+
+
 class LogAddExp(Function):
     pytorch_saves = ((0, 1), (0, 1))
 
@@ -322,7 +334,8 @@ def xlogy(input: Any, other: Any) -> Tensor:
         input: a tensor or number.
         other: a tensor or number (broadcast against ``input``).
     """
-    return _run_binary(Xlogy, "xlogy", input, other)
+    number = type(input) is Tensor and type(python_scalar(other)) in (int, float)
+    return _run_binary(_XlogyOfNumber if number else Xlogy, "xlogy", input, other)
 
 
 @tensor_method()
