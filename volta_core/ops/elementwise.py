@@ -453,6 +453,7 @@ class Div(Function):
 
 class Pow(Function):
     pytorch_saves = ((0, 1, RESULT), (0, 1, RESULT))
+    number_exponent = False  # the exponent is a number made a 0-d tensor (bfloat16)
 
     def forward(ctx, a, b):
         xp = ctx.xp
@@ -460,10 +461,12 @@ class Pow(Function):
         ctx.shapes = operand_shapes(a, b)
         if hasattr(b, "dtype") and not ctx.device.volta_dtype(b.dtype).is_floating_point:
             y = _int_pow(xp, a, b)
-        elif type(b) is float and b == 0.5:  # PyTorch takes sqrt/rsqrt: NaN at -inf
-            y = xp.sqrt(a)
-        elif type(b) is float and b == -0.5:
-            y = 1.0 / xp.sqrt(a)
+        elif type(b) is float and (b == 0.5 or b == -0.5):
+            # PyTorch takes sqrt/rsqrt: NaN at -inf; its CPU float16 kernel takes C's pow
+            # instead, +inf at -inf and +0 at -0 (so (-0) ** -0.5 is +inf)
+            if a.dtype == xp.float16:
+                a = xp.where(xp.isinf(a), xp.abs(a), a) + 0.0
+            y = xp.sqrt(a) if b == 0.5 else 1.0 / xp.sqrt(a)
         else:
             y = a ** b
         ctx.save_for_backward(a, b if na or nb else None, y if nb else None)
@@ -475,6 +478,8 @@ class Pow(Function):
 
     def backward(ctx, g):
         a, b, y = ctx.saved_tensors
+        if ctx.number_exponent:
+            b = b.item()  # the number again: PyTorch's backward takes self.pow(b - 1)
         sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
         ga = gb = None
@@ -507,6 +512,7 @@ class _PowNumberExponent(Pow):
     """``bfloat16 ** number``, the number as a 0-d tensor: saves what PyTorch's does."""
 
     pytorch_saves = _POW_NUMBER_EXPONENT
+    number_exponent = True
 
 
 class _PowNumberBase(Pow):
