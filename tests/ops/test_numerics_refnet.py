@@ -933,3 +933,19 @@ def test_soft_margin_loss_is_pytorchs_formula(dtype):
 
     for g, w in zip(run(vt), run(torch)):
         _same(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("exponent", [0.5, -0.5, 1.5, -1.5])
+def test_square_roots_at_infinities_and_zeros_as_pytorch_cpu(dtype, exponent):
+    # PyTorch's CPU float16 kernel takes C's pow (+inf at -inf, (-0) ** -0.5 = +inf), the
+    # others sqrt/rsqrt (NaN at -inf); the gradient takes self.pow(exponent - 1) likewise
+    def run(m):
+        x = m.tensor([-0.0, 0.0, 4.0, -1.0, INF, -INF, NAN, 0.25], dtype=getattr(m, dtype),
+                     requires_grad=True)
+        out = x ** exponent
+        out.sum().backward()
+        return out, x.grad.abs()
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)
