@@ -949,3 +949,68 @@ def test_square_roots_at_infinities_and_zeros_as_pytorch_cpu(dtype, exponent):
 
     for g, w in zip(run(vt), run(torch)):
         _same(g, w)
+
+
+# -- cpu seed 300000 ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", [
+    "fill_ u8 -1.5", "fill_ u8 -1", "fill_ u8 255.5", "fill_ u8 -0.5", "fill_ i8 -128.5",
+    "fill_ i8 127.9", "fill_ i8 -1.9", "full u8 -1.5", "full i8 -1.5", "masked_fill u8 -1.5",
+    "masked_fill 0d u8 -1.5", "masked_fill 0d u8 -1", "masked_fill 0d i64 inf",
+    "mask i64 inf", "mask i64 nan", "mask u8 300.", "mask u8 -1", "mask f16 1e10",
+    "mask 2d inf", "int and mask inf", "threshold u8 -0.5", "threshold u8 -1"])
+def test_numbers_written_into_narrow_dtypes_are_checked_as_pytorch(case):
+    # PyTorch converts a number (or the one element of a masked fill's value) with a check:
+    # a float must lie in the dtype's range, an int may wrap into an unsigned dtype
+    def setitem(x, key, value):
+        x[key] = value
+        return x
+
+    def run(m):
+        u8, i8, i64 = m.zeros(3, dtype=m.uint8), m.zeros(3, dtype=m.int8), m.zeros(3, dtype=m.int64)
+        mask = m.tensor([True, False, True])
+        return {
+            "fill_ u8 -1.5": lambda: u8.fill_(-1.5), "fill_ u8 -1": lambda: u8.fill_(-1),
+            "fill_ u8 255.5": lambda: u8.fill_(255.5), "fill_ u8 -0.5": lambda: u8.fill_(-0.5),
+            "fill_ i8 -128.5": lambda: i8.fill_(-128.5), "fill_ i8 127.9": lambda: i8.fill_(127.9),
+            "fill_ i8 -1.9": lambda: i8.fill_(-1.9),
+            "full u8 -1.5": lambda: m.full((2,), -1.5, dtype=m.uint8),
+            "full i8 -1.5": lambda: m.full((2,), -1.5, dtype=m.int8),
+            "masked_fill u8 -1.5": lambda: u8.masked_fill(mask, -1.5),
+            "masked_fill 0d u8 -1.5": lambda: u8.masked_fill(mask, m.tensor(-1.5)),
+            "masked_fill 0d u8 -1": lambda: u8.masked_fill(mask, m.tensor(-1)),
+            "masked_fill 0d i64 inf": lambda: i64.masked_fill_(mask, m.tensor(INF)),
+            "mask i64 inf": lambda: setitem(i64, mask, m.tensor([INF])),
+            "mask i64 nan": lambda: setitem(i64, mask, m.tensor(NAN)),
+            "mask u8 300.": lambda: setitem(u8, mask, m.tensor([300.0])),
+            "mask u8 -1": lambda: setitem(u8, mask, m.tensor([-1])),
+            "mask f16 1e10": lambda: setitem(m.zeros(3, dtype=m.float16), mask,
+                                             m.tensor([1e10])),
+            "mask 2d inf": lambda: setitem(m.zeros(2, 3, dtype=m.int64),
+                                           m.ones(2, 3, dtype=m.bool), m.tensor([[INF]])),
+            "int and mask inf": lambda: setitem(m.zeros(2, 3, dtype=m.int64), (0, mask),
+                                                m.tensor([INF])),
+            "threshold u8 -0.5": lambda: nn_functional(m).threshold(u8, 1.5, -0.5),
+            "threshold u8 -1": lambda: nn_functional(m).threshold(u8, -1, 2),
+        }[case]()
+
+    _both_or_refused(run, error=vt.DTypeError)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "float32"])
+def test_index_add_into_an_empty_tensor_keeps_its_dtype(dtype):
+    _both(lambda m: m.index_add(m.zeros((1, 2, 0), dtype=getattr(m, dtype)), 0,
+                                m.tensor([0, 0]), m.zeros((2, 2, 0), dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("exponent", [1e10, 9999999999.0, 0.1, 1 / 3, -1e300, 16777217.0])
+def test_float32_power_keeps_the_exponent_in_float64_as_pytorch_cpu(exponent):
+    # (-3) ** 9999999999.0 is -inf (an odd power); rounded to float32 the exponent is even
+    def run(m):
+        x = m.tensor([-3.0, 2.0, -0.5, 0.0, INF, -INF, 1.7, 100.0], requires_grad=True)
+        out = m.pow(x, exponent)
+        out.sum().backward()
+        return out, x.grad
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)

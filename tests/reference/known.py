@@ -74,6 +74,10 @@ DELIBERATE: dict[str, str] = {
         "PyTorch's logit gradient at -0.0 is +inf on its scalar path and -inf on its "
         "vectorized one (float64 tensors of 16 or more elements, float32 of 32 or more); "
         "Volta gives +inf always, the gradient at +0.0"),
+    "grad value: logit[*] bfloat16": (
+        "as logit in float32: PyTorch's gradient at -0.0 is +inf on its scalar path and -inf "
+        "on its vectorized one (2-byte floats: 64 or more elements); Volta gives +inf"),
+    "grad value: logit[*] float16": "as logit in bfloat16",
     "grad value: atan2[*] uint8": (
         "PyTorch's atan2 backward negates a uint8 first operand in uint8 (-1 wraps to 255), "
         "so the second operand's gradient is 255 times too large and of the wrong sign; "

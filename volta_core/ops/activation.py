@@ -251,8 +251,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
     if input.dtype.kind == "u" and min_val <= -1:  # PyTorch: -0.5 truncates to 0
         raise DTypeError(f"hardtanh: cannot clamp an unsigned {input.dtype.name} tensor to "
                          f"a negative limit ({min_val}); convert it with .int() or .float()")
-    for v in (min_val, max_val):
-        checked_scalar("hardtanh", input.dtype, v, floats=True)
+    for v in (min_val, max_val):  # (a bound in (-1, 0) truncates to 0 for unsigned)
+        checked_scalar("hardtanh", input.dtype, max(v, 0) if input.dtype.kind == "u" else v,
+                       floats=True)
     return _run(Hardtanh, input, min_val=min_val, max_val=max_val)
 
 

@@ -464,9 +464,15 @@ class Pow(Function):
         elif type(b) is float and (b == 0.5 or b == -0.5):
             # PyTorch takes sqrt/rsqrt: NaN at -inf; its CPU float16 kernel takes C's pow
             # instead, +inf at -inf and +0 at -0 (so (-0) ** -0.5 is +inf)
+            base = a
             if a.dtype == xp.float16:
-                a = xp.where(xp.isinf(a), xp.abs(a), a) + 0.0
-            y = xp.sqrt(a) if b == 0.5 else 1.0 / xp.sqrt(a)
+                base = xp.where(xp.isinf(a), xp.abs(a), a) + 0.0
+            y = xp.sqrt(base) if b == 0.5 else 1.0 / xp.sqrt(base)
+        elif (type(b) is float and a.dtype == xp.float32 and ctx.device.type == "cpu"
+              and not _exact_in_float32(b)):
+            # PyTorch's CPU float32 pow keeps the exponent in float64: (-3) ** 9999999999.0
+            # is -inf (an odd power), where the exponent rounded to float32 is even
+            y = xp.astype(xp.astype(a, xp.float64) ** b, xp.float32)
         else:
             y = a ** b
         ctx.save_for_backward(a, b if na or nb else None, y if nb else None)
@@ -675,6 +681,14 @@ def _refuse_negative_int_power(name: str, a: Any, b: Any) -> None:
                          f"({a.dtype.name} tensor ** {b}); use a float tensor or exponent")
     if type(a) is Tensor and a.dtype.kind == "f" and a.dtype.itemsize == 2:
         checked_scalar(name, a.dtype, python_scalar(b), floats=True)  # PyTorch converts it
+
+
+def _exact_in_float32(v: float) -> bool:
+    """Whether the float ``v`` is a float32 value (NaN and infinities count)."""
+    try:
+        return v != v or struct.unpack("f", struct.pack("f", v))[0] == v
+    except OverflowError:  # beyond float32's range
+        return False
 
 
 def _exact_in(dt: DType, v: Any) -> bool:

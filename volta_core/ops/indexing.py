@@ -212,7 +212,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
         raise DTypeError(f"index_add: source dtype {source.dtype.name} must equal the "
                          f"input's dtype {input.dtype.name}; convert it with .to()")
     if not input.numel():  # itself (an empty matrix), connected to source for autograd
-        return input * 1 + source.sum() * 0
+        return (input * 1 + source.sum() * 0).to(input.dtype)  # bool sums are int64
     source = source.to(input.dtype) if alpha == 1 else (source * alpha).to(input.dtype)
     return IndexAdd.apply(input, index, source, dim=d)
 
@@ -300,6 +300,9 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     if type(value) is Tensor:
         if value.ndim:
             raise ShapeError(f"masked_fill: value must be 0-d, got shape {value.shape}")
+        if value.device.type == "cpu" and value.dtype is not input.dtype:
+            # PyTorch converts the value with a check (a host read would sync a GPU)
+            checked_scalar("masked_fill", input.dtype, value.item(), floats=True)
         value = value.to(input.dtype)
     else:
         value = checked_scalar("masked_fill", input.dtype, value, floats=True)
