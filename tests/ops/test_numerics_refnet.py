@@ -1014,3 +1014,18 @@ def test_float32_power_keeps_the_exponent_in_float64_as_pytorch_cpu(exponent):
 
     for g, w in zip(run(vt), run(torch)):
         _same(g, w)
+
+
+@pytest.mark.parametrize("key", ["0,[-3]", "0,[0,2]", "0,mask", "1,[1,1]", "None,0,[2]"])
+def test_an_index_after_an_int_writes_into_an_expanded_tensor_as_pytorch(key):
+    # PyTorch takes the ints and slices first: the row of an expand doesn't overlap itself
+    def run(m):
+        base = m.tensor([[1.0, 2.0, 3.0]])
+        x = base.expand((3, 3))
+        k = {"0,[-3]": (0, m.tensor([-3])), "0,[0,2]": (0, m.tensor([0, 2])),
+             "0,mask": (0, m.tensor([True, False, True])), "1,[1,1]": (1, m.tensor([1, 1])),
+             "None,0,[2]": (None, 0, m.tensor([2]))}[key]
+        x[k] = m.tensor(7.0)
+        return base
+
+    _both(run)

@@ -405,7 +405,39 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
             else:
                 region.copy_(_value("__setitem__", self, value, region.shape))
             return
+        # PyTorch takes the ints and slices first (a view), then indexes that view with the
+        # tensors: only that view must not overlap itself (x.expand(3, 3)[0, idx] = v)
+        split = _basic_first(parts)
+        if split is not None:
+            view = getitem(self, split[0])
+            if view._owner is None or not _overlaps(tuple(view._data.shape),
+                                                    view._view.strides):
+                setitem(view, split[1], value)
+                return
     inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
+
+
+def _basic_first(parts: tuple) -> tuple | None:
+    """``(basic, advanced)``: the key's ints, slices, None and ``...`` with each tensor
+    index left whole (``:`` per dim it covers), and the key that indexes that view with
+    the tensors; None for a key this does not cover (a list, a bool)."""
+    basic, advanced = [], []
+    for k in parts:
+        if type(k) is Tensor:
+            n = k.ndim if k.dtype.kind == "b" else 1
+            basic += [slice(None)] * n
+            advanced.append(k)
+        elif isinstance(k, bool) or isinstance(k, list):
+            return None
+        elif isinstance(k, int):
+            basic.append(k)
+        elif k is Ellipsis:
+            basic.append(k)
+            advanced.append(k)
+        else:  # a slice or None: a dim of the view
+            basic.append(k)
+            advanced.append(slice(None))
+    return tuple(basic), tuple(advanced)
 
 
 def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
