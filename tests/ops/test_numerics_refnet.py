@@ -1029,3 +1029,11 @@ def test_an_index_after_an_int_writes_into_an_expanded_tensor_as_pytorch(key):
         return base
 
     _both(run)
+
+
+@pytest.mark.parametrize("data", [[[-1.0]], [[0.0, 0.0], [1.0, 0.0]], [[0.5, 0.0]]])
+@pytest.mark.parametrize("dim", [None, 0, -1])
+def test_sum_in_bool_is_any(data, dim):
+    # (wgpu refused a bool accumulation; found by the wgpu campaign, seed 200000)
+    _both(lambda m: m.sum(m.tensor(data), dtype=m.bool) if dim is None
+          else m.sum(m.tensor(data), dim=dim, dtype=m.bool))

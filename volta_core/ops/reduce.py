@@ -64,6 +64,8 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tenso
                                 "support it); sum under vt.no_grad() or detach() first")
         if x.dtype.kind in "bui" and x.dtype.name != "int64":
             dims = normalize_dims("sum", dim, x.ndim)
+            if x.dtype.kind == "b":  # a sum in bool is True where any term is (every device)
+                return Any_.apply(x, dims=dims, keepdim=keepdim)
             return Sum.apply(x, dims=dims, keepdim=keepdim, keep_dtype=True)
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
         x = x.to("int64")  # integer sums accumulate in int64, as in PyTorch
