@@ -1037,3 +1037,17 @@ def test_sum_in_bool_is_any(data, dim):
     # (wgpu refused a bool accumulation; found by the wgpu campaign, seed 200000)
     _both(lambda m: m.sum(m.tensor(data), dtype=m.bool) if dim is None
           else m.sum(m.tensor(data), dim=dim, dtype=m.bool))
+
+
+# -- wgpu seed 300000 -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sinc_gradient_is_zero_where_pi_x_squared_is(dtype):
+    # PyTorch's sinc_backward masks where pi x^2 == 0: at 0 and where it underflows
+    def run(m):
+        x = m.tensor([7.15e-7, 0.0, 0.5, 3.0, 1e-3, 100.0, 1e-20, 2.0, INF, NAN],
+                     dtype=getattr(m, dtype), requires_grad=True)
+        m.sinc(x).backward(m.tensor([1.0, INF] + [1.0] * 8, dtype=getattr(m, dtype)))
+        return x.grad
+
+    _both(run)

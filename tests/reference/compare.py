@@ -395,6 +395,9 @@ def _localise(prog: Program, device: str, upto: int | None) -> Mismatch | None:
         own = out is not None and (name == out or name.startswith(out + "["))
         if kind == "value" and own and _within_input_precision(prog, k, name, tk.ns, vk.ns):
             return None
+        if kind == "value" and own and prog.ops[k] == "cast" and _undefined_cast(
+                name, tk.ns, vk.ns):
+            return _mismatch(prog, k, "undefined cast", detail)
         return _mismatch(prog, k, kind if own or kind != "value" else "value (aliased)", detail)
     # The whole program differed, yet its last prefix (the same program) did not.
     return _mismatch(prog, max(n - 1, 0), "flaky", "a rerun of the same program agreed")
@@ -424,6 +427,24 @@ def _within_input_precision(prog: Program, k: int, name: str, t_ns: dict,
     if loosest is None or tv is None or vv is None:
         return False
     return _diff(name, tv, vv, tol=loosest) is None
+
+
+def _undefined_cast(name: str, t_ns: dict, v_ns: dict) -> bool:
+    """Whether a float -> integer cast differs only where PyTorch gave the dtype's lowest
+    value and Volta its lowest or highest: NaN, inf or a number out of range, which C++
+    leaves undefined (x86 gives the lowest value, a GPU saturates)."""
+    base = name.split("[")[0]
+    tv, vv = _tensors(t_ns, [base]).get(name), _tensors(v_ns, [base]).get(name)
+    if not isinstance(tv, torch.Tensor) or tv.dtype.is_floating_point or tv.dtype == torch.bool:
+        return False
+    info = torch.iinfo(tv.dtype)
+    ta = tv.detach().numpy()
+    va = np.asarray(vv.detach().numpy())
+    if ta.shape != va.shape:
+        return False
+    differ = ta != va
+    return bool(differ.any() and np.all(ta[differ] == info.min)
+                and np.all(np.isin(va[differ], (info.min, info.max))))
 
 
 def _zero_signs_differ(prog: Program, t_ns: dict, v_ns: dict) -> bool:

@@ -300,8 +300,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     if type(value) is Tensor:
         if value.ndim:
             raise ShapeError(f"masked_fill: value must be 0-d, got shape {value.shape}")
-        if value.device.type == "cpu" and value.dtype is not input.dtype:
-            # PyTorch converts the value with a check (a host read would sync a GPU)
+        if value.dtype is not input.dtype:  # PyTorch converts it with a check
             checked_scalar("masked_fill", input.dtype, value.item(), floats=True)
         value = value.to(input.dtype)
     else:

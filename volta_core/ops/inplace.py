@@ -458,8 +458,8 @@ def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
     tensors = [k for k in parts if type(k) is Tensor or isinstance(k, list)]
     if len(tensors) == 1 and type(tensors[0]) is Tensor and tensors[0].dtype.kind == "b" and (
             tensors[0].ndim and value.numel() == 1):  # beside slices and ...: still a fill
-        if value.device.type == "cpu":  # whose value PyTorch converts with a check
-            checked_scalar("__setitem__", x.dtype, value.item(), floats=True)
+        # whose value PyTorch converts with a check (a host read: only for another dtype)
+        checked_scalar("__setitem__", x.dtype, value.item(), floats=True)
         return
     raise DTypeError(f"__setitem__: index put requires the source and destination dtypes to "
                      f"match, got {x.dtype.name} for the destination and {value.dtype.name} "

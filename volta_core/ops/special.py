@@ -127,10 +127,12 @@ class Sinc(Function):
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        zero = x == 0
-        px = where(zero, 1.0, x) * math.pi
-        d = (px * px.cos() - px.sin()) / (px * where(zero, 1.0, x))
-        return where(zero, 0.0, g * d)  # PyTorch selects 0 at 0 (even for an infinite g)
+        # PyTorch's sinc_backward: 0 where pi x^2 is 0, which is also where it underflows
+        # (a small float16 x; a GPU that flushes subnormals), even for an infinite g
+        px = x * math.pi
+        sq = x * x * math.pi
+        out = g * (px * px.cos() - px.sin()) / sq
+        return where(sq == 0, 0.0, out)
 
 
 class Logit(Function):
