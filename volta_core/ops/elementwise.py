@@ -465,7 +465,7 @@ class Pow(Function):
             # PyTorch takes sqrt/rsqrt: NaN at -inf; its CPU float16 kernel takes C's pow
             # instead, +inf at -inf and +0 at -0 (so (-0) ** -0.5 is +inf)
             base = a
-            if a.dtype == xp.float16:
+            if ctx.device.volta_dtype(a.dtype).name == "float16":
                 base = xp.where(xp.isinf(a), xp.abs(a), a) + 0.0
             y = xp.sqrt(base) if b == 0.5 else 1.0 / xp.sqrt(base)
         elif (type(b) is float and a.dtype == xp.float32 and ctx.device.type == "cpu"
