@@ -1051,3 +1051,40 @@ def test_sinc_gradient_is_zero_where_pi_x_squared_is(dtype):
         return x.grad
 
     _both(run)
+
+
+# -- cpu seed 400000 ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("approximate", ["tanh", "none"])
+def test_float16_gelu_computes_in_float32_as_pytorch(approximate):
+    # x^2 of 22016 overflows float16 (the tanh form's gradient was NaN); 1 + erf cancels
+    def run(m):
+        x = m.tensor([2.7, 22016.0, -22016.0, 300.0, -3.0, 0.0, 1e-3, INF, -INF],
+                     dtype=m.float16, requires_grad=True)
+        y = nn_functional(m).gelu(x, approximate=approximate)
+        y.backward(m.ones_like(y))
+        return y, x.grad
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("grads", [(True, True), (False, True), (True, False)])
+def test_lerp_with_a_bool_weight_refuses_the_starts_gradient_as_pytorch(grads):
+    def run(m):
+        a = m.tensor([1.0, 2.0], requires_grad=grads[0])
+        e = m.tensor([3.0, 5.0], requires_grad=grads[1])
+        out = m.lerp(a, e, m.tensor(True))
+        out.sum().backward()
+        return e.grad if grads[1] else out
+
+    _both_or_refused(run)
+
+
+def test_cumprod_of_a_0d_tensor_keeps_its_result_for_backward():
+    for m in (torch, vt):
+        a = m.ones((), requires_grad=True)
+        out = m.cumprod(a, 0)
+        out.remainder_(a)
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            out.backward()

@@ -633,8 +633,29 @@ def _grad_blame(prog: Program, device: str, kind: str, detail: str) -> Mismatch:
             break
         m = _check_grads_plain(sub, device, t.ns, v.ns)
         if m:
+            if (kind == "grad value" and prog.ops[k - 1] in _INTEGER_GRAD_OPS
+                    and _reads_integer_tensor(prog.stmts[k - 1], t.ns)):
+                kind = "integer gradient arithmetic"
             return _mismatch(prog, k - 1, kind, detail)
     return _mismatch(prog, len(prog.stmts) - 1, kind, detail)
+
+
+# ops whose PyTorch backward multiplies or negates an integer operand in its own dtype
+# (atan2: other * other wraps in int8, -self wraps in uint8)
+_INTEGER_GRAD_OPS = {"atan2"}
+_INT_NAME = re.compile(r"\bvt\.(u?int(8|16|32|64))\b")
+
+
+def _reads_integer_tensor(stmt: str, ns: dict) -> bool:
+    """Whether statement ``stmt`` reads an integer tensor (named, or a literal)."""
+    if _INT_NAME.search(stmt):
+        return True
+    for word in set(_WORD.findall(stmt)):
+        value = ns.get(word)
+        if isinstance(value, torch.Tensor) and not value.is_floating_point() and (
+                value.dtype != torch.bool):
+            return True
+    return False
 
 
 def _check_grads_plain(prog: Program, device: str, t_ns: dict, v_ns: dict) -> bool:

@@ -83,10 +83,12 @@ DELIBERATE: dict[str, str] = {
         "as logit in float32: PyTorch's gradient at -0.0 is +inf on its scalar path and -inf "
         "on its vectorized one (2-byte floats: 64 or more elements); Volta gives +inf"),
     "grad value: logit[*] float16": "as logit in bfloat16",
-    "grad value: atan2[*] uint8": (
-        "PyTorch's atan2 backward negates a uint8 first operand in uint8 (-1 wraps to 255), "
-        "so the second operand's gradient is 255 times too large and of the wrong sign; "
-        "Volta gives the true gradient -y / (x^2 + y^2)"),
+    "integer gradient arithmetic: atan2[*] *": (
+        "PyTorch's atan2 backward computes with an integer operand in its own dtype: "
+        "other * other wraps in int8 ((-128)^2 is 0), -self wraps in uint8 (-1 is 255), "
+        "so the float operand's gradient is wrong; Volta gives the true gradient. The "
+        "harness reports this kind only for a gradient mismatch blamed on an atan2 that "
+        "reads an integer tensor"),
 }
 
 # Open bugs found by the net; the value names the issue that tracks the fix. Taken from

@@ -134,6 +134,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     # (one element, or a strided view) gives inf
     inf_nan = (approximate == "none" and x.dtype.name in ("float32", "bfloat16")
                and x.numel() > 1 and (x._owner is None or x.is_contiguous()))
+    if x.dtype.name == "float16":  # in float32, as PyTorch: x^2 overflows, 1 + erf cancels
+        return in_float32(Gelu.apply, x, approximate=approximate, inf_nan=inf_nan)
     return _run(Gelu, x, approximate=approximate, inf_nan=inf_nan)
 
 

@@ -536,15 +536,16 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     if type(end) is not Tensor:
         raise TypeError(f"lerp: end must be a Tensor, got {type(end).__name__}")
     broadcast_shapes("lerp", input.shape, end.shape)
+    bool_weight = type(weight) is Tensor and weight.dtype.kind == "b"
     if input.dtype is bfloat16:  # in float32 (PyTorch's opmath), rounded back once
-        w = cast(weight, "float32") if type(weight) is Tensor else weight
+        w = cast(weight, "float32") if type(weight) is Tensor and not bool_weight else weight
         return cast(lerp(cast(input, "float32"), cast(end, "float32"), w), bfloat16)
     if type(weight) is not Tensor:
         return Lerp.apply(input, end, None, scalar=python_scalar(weight))
     if weight.dtype is not input.dtype:
         weight = cast(weight, input.dtype)
     broadcast_shapes("lerp", input.shape, end.shape, weight.shape)
-    return Lerp.apply(input, end, weight)
+    return (_LerpBoolWeight if bool_weight else Lerp).apply(input, end, weight)
 
 
 class Lerp(Function):
@@ -573,6 +574,17 @@ class Lerp(Function):
         return (sum_to(g * (1 - weight), sx) if nx else None,
                 sum_to(g * weight, send) if nend else None,
                 sum_to(g * (end - x), sw) if nw else None)
+
+
+class _LerpBoolWeight(Lerp):
+    """``lerp`` with a bool weight tensor: PyTorch's backward computes ``1 - weight`` for
+    the start's gradient, which it refuses for bool."""
+
+    def backward(ctx, g):
+        if ctx.needs_input_grad[0]:
+            raise DTypeError("lerp: the start's gradient needs 1 - weight of a bool weight, "
+                             "which PyTorch refuses; convert the weight with .float() first")
+        return super().backward(g)
 
 
 @tensor_method()
