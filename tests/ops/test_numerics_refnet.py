@@ -1088,3 +1088,13 @@ def test_cumprod_of_a_0d_tensor_keeps_its_result_for_backward():
         out.remainder_(a)
         with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
             out.backward()
+
+
+@pytest.mark.parametrize("op", ["cumprod", "logcumsumexp"])
+def test_a_scan_of_a_0d_tensor_keeps_its_result_for_backward(op):
+    for m in (torch, vt):
+        a = m.ones((), requires_grad=True)
+        out = getattr(m, op)(a, 0)
+        out.remainder_(a)
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            out.backward()
