@@ -116,8 +116,11 @@ def _make_contiguous(ns: dict, out: str | None) -> None:
         if name != out and any(isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr()
                                in mine for o in others):
             return  # a view of a named tensor: its layout is not a choice
-    fresh = [p.contiguous() for p in parts]
-    ns[out] = type(value)(fresh) if isinstance(value, tuple) else fresh[0]
+    # in place (.data): the tensor stays the one its op's backward saved, so an in-place
+    # change of it is still seen there
+    for p in parts:
+        if not p.is_contiguous():
+            p.data = p.data.contiguous()
 
 
 def _bare(exc: BaseException) -> BaseException:
