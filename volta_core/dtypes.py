@@ -161,11 +161,11 @@ _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
 
 def checked_scalar(op: str, dtype: DType, value, floats: bool = False):
     """``value`` converted for an integer ``dtype`` as PyTorch checks it (``full``,
-    ``clamp``, ``where``, ``pow``): NaN, inf and ints out of range raise a ``DTypeError``;
-    unsigned types also take ``-max..-1``, which wrap. With ``floats`` (the ops whose
-    PyTorch converts the number to a floating ``dtype`` with a check: ``clamp``,
-    ``fill_``, ``masked_fill``, ``hardtanh``, an ``alpha``), a finite number beyond the
-    dtype's largest value raises too. Other dtypes take any value.
+    ``clamp``, ``where``, ``pow``): NaN, inf and numbers out of range raise a
+    ``DTypeError``; unsigned types also take the ints ``-max..-1``, which wrap. With
+    ``floats`` (the ops whose PyTorch converts the number to a floating ``dtype`` with a
+    check: ``clamp``, ``fill_``, ``masked_fill``, ``hardtanh``, an ``alpha``), a finite
+    number beyond the dtype's largest value raises too. Other dtypes take any value.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return value
@@ -180,6 +180,8 @@ def checked_scalar(op: str, dtype: DType, value, floats: bool = False):
     bits = 8 * dtype.itemsize
     hi = 2 ** bits - 1 if dtype.kind == "u" else 2 ** (bits - 1) - 1
     lo = -hi if dtype.kind == "u" else -hi - 1
+    if isinstance(value, float) and dtype.kind == "u":
+        lo = 0  # a float must lie in the range itself (-1.5 does not wrap into uint8)
     if value != value or not lo <= value <= hi:  # NaN fails the first test
         raise DTypeError(f"{op}: value {value!r} cannot be converted to {dtype.name} without "
                          "overflow")

@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import volta_core as vt
@@ -155,8 +155,9 @@ def test_random_view_and_inplace_programs_match_pytorch(data):
         else:
             name, fn, other = _inplace_op(data, tuple(ta.shape))
             # PyTorch's result depends on its loop order, so Volta refuses; writing one value
-            # everywhere (fill_, zero_) is the same in any order, and both allow it
-            if _overlaps(ta) and name not in ("fill_", "zero_"):
+            # everywhere (fill_, zero_) is the same in any order, and both allow it, as
+            # both do a write into a region that doesn't overlap itself (setitem: compared)
+            if _overlaps(ta) and name not in ("fill_", "zero_", "setitem"):
                 with pytest.raises((vt.ShapeError, vt.AutogradError)):
                     fn(va, vt, None)
                 continue
@@ -184,7 +185,13 @@ def test_random_view_and_inplace_programs_match_pytorch(data):
         loss_v = loss_v + (b * vt.tensor(w, dtype=vt.float64)).sum()
     if not isinstance(loss_t, torch.Tensor):
         return
-    loss_t.backward()
+    try:
+        loss_t.backward()
+    except RuntimeError as exc:
+        # PyTorch's backward of fill_/zero_ through an expanded view refuses (its forward
+        # allowed the write); Volta gives the gradient (0 there): nothing to compare
+        assert "single memory location" in str(exc), exc
+        assume(False)
     loss_v.backward()
     for a, b in [(tl, vl), *others]:
         expected = np.zeros(a.shape) if a.grad is None else a.grad.numpy()

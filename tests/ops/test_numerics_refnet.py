@@ -715,3 +715,386 @@ def test_an_index_out_of_range_is_not_checked_when_nothing_is_read(key):
 def test_lerp_of_0d_tensors_promotes_the_three():
     _both(lambda m: m.lerp(m.tensor(1.0), m.tensor(3.0), m.tensor(0.25, dtype=m.float64)))
     _both(lambda m: m.lerp(m.tensor([1.0]), m.tensor([3.0]), m.tensor(0.25, dtype=m.float64)))
+
+
+# -- cpu seed 100000 (the campaign of 2026-11-26, evening) ----------------------------------
+
+@pytest.mark.parametrize("bounds", [(-1.5, "f64"), ("f64", -1.5), (-1, "f64"), ("i64", 3),
+                                    ("f64", 3), ("bool", 2.5)])
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "float16", "float32"])
+def test_clamp_with_a_number_and_a_0d_tensor_promotes_as_two_numbers(bounds, dtype):
+    # PyTorch's clamp(Number, Number) overload takes the 0-d tensor's value
+    def run(m):
+        tensors = {"f64": m.tensor(2.0, dtype=m.float64), "i64": m.tensor(2),
+                   "bool": m.tensor(True)}
+        lo, hi = (tensors.get(b, b) for b in bounds)
+        return m.tensor([1, 0, 5], dtype=getattr(m, dtype)).clamp(lo, hi)
+
+    _both_or_refused(run)
+
+
+def test_clamp_with_a_number_and_a_0d_tensor_requiring_grad_is_refused():
+    for m in (torch, vt):
+        with pytest.raises(TypeError):
+            m.tensor([1.0]).clamp(-1.5, m.tensor(2.0, requires_grad=True))
+
+
+@pytest.mark.parametrize("shape", [(1, 0, 1), (2, 3), (), (4,)])
+@pytest.mark.parametrize("index_shape", [(2, 0), (0,), (3, 0, 5, 7)])
+@pytest.mark.parametrize("dim", [0, -1, 5])
+def test_gather_takes_an_empty_index_of_any_shape(shape, index_shape, dim):
+    def run(m):
+        x = m.zeros(shape, requires_grad=True)
+        out = m.gather(x, dim, m.zeros(index_shape, dtype=m.int64))
+        out.sum().backward()
+        return out, x.grad
+
+    try:
+        want = run(torch)
+    except IndexError:
+        with pytest.raises(IndexError):
+            run(vt)
+        return
+    for g, w in zip(run(vt), want):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("exponent", [False, True, 0, 0.0])
+def test_power_of_a_bool_number_has_pytorchs_gradient(dtype, exponent):
+    # PyTorch's Scalar False is not 0: the gradient is 0 * x^-1, NaN at 0 and at NaN
+    def run(m):
+        x = m.tensor([0.0, NAN, 2.0, INF, -0.0], dtype=getattr(m, dtype), requires_grad=True)
+        (x ** exponent).sum().backward()
+        return x.grad
+
+    _both(run)
+
+
+@pytest.mark.parametrize("op", ["mul", "pow", "div", "atan2", "maximum", "sub"])
+@pytest.mark.parametrize("kind", ["float32", "bool"])
+def test_an_operand_cast_for_a_binary_op_is_watched_as_pytorch_saves_it(op, kind):
+    def run(m):
+        x = m.tensor([1.0, 2.0]) if kind == "float32" else m.tensor([True, False])
+        y = m.tensor([3.0, 4.0], dtype=m.float64 if kind == "float32" else m.float32,
+                     requires_grad=True)
+        out = getattr(m, op)(x, y)
+        x.fill_(1)
+        out.sum().backward()
+        return y.grad
+
+    try:
+        want = run(torch)
+    except RuntimeError:
+        with pytest.raises(vt.VoltaError):
+            run(vt)
+        return
+    _same(run(vt), want)
+
+
+@pytest.mark.parametrize("divisor", [[-7], [2, 3], [True, True]])
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+def test_addcdiv_backward_refuses_an_integer_tensor2_as_pytorchs(divisor, grads):
+    def run(m):
+        x = m.tensor([1.0, 2.0], dtype=m.float16, requires_grad=grads[0])
+        t1 = m.tensor([1.0, 2.0], dtype=m.float16, requires_grad=grads[1])
+        t2 = m.tensor(divisor[0] if len(divisor) == 1 else divisor)
+        out = m.addcdiv(x, t1, t2, value=2)
+        out.sum().backward()
+        return out, x.grad if grads[0] else out
+
+    _both_or_refused(run)
+
+
+@pytest.mark.parametrize("end", ["bool", "int64", "float16", "float64"])
+def test_lerp_of_0d_tensors_refuses_an_end_of_another_dtype(end):
+    _both_or_refused(lambda m: m.lerp(m.tensor(1.0), m.tensor(1, dtype=getattr(m, end)),
+                                      m.tensor(1.0, dtype=m.bfloat16)))
+
+
+def test_poisson_nll_loss_of_an_integer_input_with_a_float64_target():
+    # PyTorch takes exp of the integers in float32 (correctly rounded there), then float64
+    _both(lambda m: nn_functional(m).poisson_nll_loss(
+        m.tensor([[1, 2, -3, 7, 10]]), m.tensor([[1.0, 1.0, 2.0, 3.0, 0.5]], dtype=m.float64),
+        reduction="none"))
+
+
+def nn_functional(m):
+    return torch.nn.functional if m is torch else vt.nn.functional
+
+
+@pytest.mark.parametrize("dim", [None, 1])
+def test_float32_std_of_huge_values_is_finite_as_pytorch_cpu(dim):
+    # PyTorch's CPU kernels accumulate float32 in float64: std is finite, var overflows
+    data = [[1e32, -3e32, 5e31, 2e30], [1.0, 1.0, 1.0, 1.0]]
+    for fn in ("std", "var"):
+        def run(m, fn=fn):
+            x = m.tensor(data, requires_grad=True)
+            out = getattr(x, fn)(dim)
+            out.sum().backward()
+            return out, x.grad
+
+        for g, w in zip(run(vt), run(torch)):
+            _same(g, w)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (3,), (2, 3, 2)])
+@pytest.mark.parametrize("options", [{}, {"label_smoothing": 0.1}, {"weight": [1.0, 2.0, 3.0]}])
+def test_cross_entropy_lets_the_logits_change_after_it_as_pytorch(shape, options):
+    # PyTorch keeps log_softmax's result, not the logits
+    def run(m):
+        kw = dict(options)
+        if "weight" in kw:
+            kw["weight"] = m.tensor(kw["weight"])
+        x = (m.arange(float(math.prod(shape))) * 0.3).reshape(shape).requires_grad_()
+        logits = x * 1
+        target = {(2, 3): m.tensor([0, 2]), (3,): m.tensor(1),
+                  (2, 3, 2): m.tensor([[0, 1], [2, 1]])}[shape]
+        loss = nn_functional(m).cross_entropy(logits, target, **kw)
+        logits.add_(1)
+        loss.backward()
+        return x.grad
+
+    _both(run)
+
+
+def test_cross_entropy_twice_differentiated_follows_the_logits():
+    def run(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [0.0, 1.0, -1.0]], requires_grad=True)
+        loss = nn_functional(m).cross_entropy(x * 2, m.tensor([0, 2]), label_smoothing=0.2)
+        (g,) = m.autograd.grad(loss, x, create_graph=True)
+        (g ** 2).sum().backward()
+        return x.grad
+
+    _both(run)
+
+
+# -- cpu seed 200000 ------------------------------------------------------------------------
+
+def test_poisson_nll_loss_of_a_0d_integer_input():
+    _both(lambda m: nn_functional(m).poisson_nll_loss(m.tensor(1), m.tensor(1)))
+
+
+@pytest.mark.parametrize("args", [((2,), (3,)), (2, 3), ((1, 2), (0, 1))])
+@pytest.mark.parametrize("shape", [(1, 0), (0,)])
+def test_roll_of_an_empty_tensor_does_not_check_the_dims(args, shape):
+    _both(lambda m: m.roll(m.zeros(shape), *args))
+
+
+def test_roll_without_shifts_is_refused():
+    _both_or_refused(lambda m: m.roll(m.zeros(2, 3), (), ()), error=vt.ShapeError)
+
+
+@pytest.mark.parametrize("exponent", [1e10, 70000.0, -1e10, 100000, 1e300, np.float32(1e10)])
+@pytest.mark.parametrize("form", ["op", "pow", "pow_"])
+def test_float16_to_a_power_beyond_float16_is_refused(exponent, form):
+    def run(m):
+        a = m.tensor([1.0, 0.5], dtype=m.float16)
+        return {"op": lambda: a ** exponent, "pow": lambda: m.pow(a, exponent),
+                "pow_": lambda: a.pow_(exponent)}[form]()
+
+    _both_or_refused(run, error=vt.DTypeError)
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+def test_median_of_an_empty_tensor_keeps_its_result_for_backward(op):
+    for m in (torch, vt):
+        a = m.tensor([], requires_grad=True)
+        out = getattr(a, op)()
+        out.clamp_min_(2)
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            out.backward()
+
+
+@pytest.mark.parametrize("other", [NAN, 2.0, 0.0, INF, -1.0, 0.5, -0.0, -INF, 3, "tensor"])
+def test_xlogy_of_a_number_has_pytorchs_gradient(other):
+    # PyTorch's xlogy(tensor, number) backward: 0 where x is 0 and log(other) is -inf or NaN
+    def run(m):
+        x = m.tensor([3.0, 0.0, -1.0, -0.0, NAN, 2.0], requires_grad=True)
+        y = m.tensor([NAN, NAN, 2.0, 0.0, 1.0, NAN]) if other == "tensor" else other
+        out = m.xlogy(x, y)
+        out.backward(m.tensor([1.0, INF, 2.0, 0.0, 1.0, 0.0]))
+        return out, x.grad
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_soft_margin_loss_is_pytorchs_formula(dtype):
+    # log1p(exp(-y x)) as PyTorch writes it: exact above 20, inf where exp overflows
+    def run(m):
+        x = m.tensor([1000.0, 21.0, 80.0, -1000.0, 0.0, 5.0], dtype=getattr(m, dtype),
+                     requires_grad=True)
+        y = m.tensor([-1.0, -1.0, -1.0, -1.0, 1.0, 1.0], dtype=getattr(m, dtype))
+        out = nn_functional(m).soft_margin_loss(x, y, reduction="none")
+        out.sum().backward()
+        return out, x.grad
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("exponent", [0.5, -0.5, 1.5, -1.5])
+def test_square_roots_at_infinities_and_zeros_as_pytorch_cpu(dtype, exponent):
+    # PyTorch's CPU float16 kernel takes C's pow (+inf at -inf, (-0) ** -0.5 = +inf), the
+    # others sqrt/rsqrt (NaN at -inf); the gradient takes self.pow(exponent - 1) likewise
+    def run(m):
+        x = m.tensor([-0.0, 0.0, 4.0, -1.0, INF, -INF, NAN, 0.25], dtype=getattr(m, dtype),
+                     requires_grad=True)
+        out = x ** exponent
+        out.sum().backward()
+        return out, x.grad.abs()
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)
+
+
+# -- cpu seed 300000 ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", [
+    "fill_ u8 -1.5", "fill_ u8 -1", "fill_ u8 255.5", "fill_ u8 -0.5", "fill_ i8 -128.5",
+    "fill_ i8 127.9", "fill_ i8 -1.9", "full u8 -1.5", "full i8 -1.5", "masked_fill u8 -1.5",
+    "masked_fill 0d u8 -1.5", "masked_fill 0d u8 -1", "masked_fill 0d i64 inf",
+    "mask i64 inf", "mask i64 nan", "mask u8 300.", "mask u8 -1", "mask f16 1e10",
+    "mask 2d inf", "int and mask inf", "threshold u8 -0.5", "threshold u8 -1"])
+def test_numbers_written_into_narrow_dtypes_are_checked_as_pytorch(case):
+    # PyTorch converts a number (or the one element of a masked fill's value) with a check:
+    # a float must lie in the dtype's range, an int may wrap into an unsigned dtype
+    def setitem(x, key, value):
+        x[key] = value
+        return x
+
+    def run(m):
+        u8, i8, i64 = m.zeros(3, dtype=m.uint8), m.zeros(3, dtype=m.int8), m.zeros(3, dtype=m.int64)
+        mask = m.tensor([True, False, True])
+        return {
+            "fill_ u8 -1.5": lambda: u8.fill_(-1.5), "fill_ u8 -1": lambda: u8.fill_(-1),
+            "fill_ u8 255.5": lambda: u8.fill_(255.5), "fill_ u8 -0.5": lambda: u8.fill_(-0.5),
+            "fill_ i8 -128.5": lambda: i8.fill_(-128.5), "fill_ i8 127.9": lambda: i8.fill_(127.9),
+            "fill_ i8 -1.9": lambda: i8.fill_(-1.9),
+            "full u8 -1.5": lambda: m.full((2,), -1.5, dtype=m.uint8),
+            "full i8 -1.5": lambda: m.full((2,), -1.5, dtype=m.int8),
+            "masked_fill u8 -1.5": lambda: u8.masked_fill(mask, -1.5),
+            "masked_fill 0d u8 -1.5": lambda: u8.masked_fill(mask, m.tensor(-1.5)),
+            "masked_fill 0d u8 -1": lambda: u8.masked_fill(mask, m.tensor(-1)),
+            "masked_fill 0d i64 inf": lambda: i64.masked_fill_(mask, m.tensor(INF)),
+            "mask i64 inf": lambda: setitem(i64, mask, m.tensor([INF])),
+            "mask i64 nan": lambda: setitem(i64, mask, m.tensor(NAN)),
+            "mask u8 300.": lambda: setitem(u8, mask, m.tensor([300.0])),
+            "mask u8 -1": lambda: setitem(u8, mask, m.tensor([-1])),
+            "mask f16 1e10": lambda: setitem(m.zeros(3, dtype=m.float16), mask,
+                                             m.tensor([1e10])),
+            "mask 2d inf": lambda: setitem(m.zeros(2, 3, dtype=m.int64),
+                                           m.ones(2, 3, dtype=m.bool), m.tensor([[INF]])),
+            "int and mask inf": lambda: setitem(m.zeros(2, 3, dtype=m.int64), (0, mask),
+                                                m.tensor([INF])),
+            "threshold u8 -0.5": lambda: nn_functional(m).threshold(u8, 1.5, -0.5),
+            "threshold u8 -1": lambda: nn_functional(m).threshold(u8, -1, 2),
+        }[case]()
+
+    _both_or_refused(run, error=vt.DTypeError)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "float32"])
+def test_index_add_into_an_empty_tensor_keeps_its_dtype(dtype):
+    _both(lambda m: m.index_add(m.zeros((1, 2, 0), dtype=getattr(m, dtype)), 0,
+                                m.tensor([0, 0]), m.zeros((2, 2, 0), dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("exponent", [1e10, 9999999999.0, 0.1, 1 / 3, -1e300, 16777217.0])
+def test_float32_power_keeps_the_exponent_in_float64_as_pytorch_cpu(exponent):
+    # (-3) ** 9999999999.0 is -inf (an odd power); rounded to float32 the exponent is even
+    def run(m):
+        x = m.tensor([-3.0, 2.0, -0.5, 0.0, INF, -INF, 1.7, 100.0], requires_grad=True)
+        out = m.pow(x, exponent)
+        out.sum().backward()
+        return out, x.grad
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("key", ["0,[-3]", "0,[0,2]", "0,mask", "1,[1,1]", "None,0,[2]"])
+def test_an_index_after_an_int_writes_into_an_expanded_tensor_as_pytorch(key):
+    # PyTorch takes the ints and slices first: the row of an expand doesn't overlap itself
+    def run(m):
+        base = m.tensor([[1.0, 2.0, 3.0]])
+        x = base.expand((3, 3))
+        k = {"0,[-3]": (0, m.tensor([-3])), "0,[0,2]": (0, m.tensor([0, 2])),
+             "0,mask": (0, m.tensor([True, False, True])), "1,[1,1]": (1, m.tensor([1, 1])),
+             "None,0,[2]": (None, 0, m.tensor([2]))}[key]
+        x[k] = m.tensor(7.0)
+        return base
+
+    _both(run)
+
+
+@pytest.mark.parametrize("data", [[[-1.0]], [[0.0, 0.0], [1.0, 0.0]], [[0.5, 0.0]]])
+@pytest.mark.parametrize("dim", [None, 0, -1])
+def test_sum_in_bool_is_any(data, dim):
+    # (wgpu refused a bool accumulation; found by the wgpu campaign, seed 200000)
+    _both(lambda m: m.sum(m.tensor(data), dtype=m.bool) if dim is None
+          else m.sum(m.tensor(data), dim=dim, dtype=m.bool))
+
+
+# -- wgpu seed 300000 -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sinc_gradient_is_zero_where_pi_x_squared_is(dtype):
+    # PyTorch's sinc_backward masks where pi x^2 == 0: at 0 and where it underflows
+    def run(m):
+        x = m.tensor([7.15e-7, 0.0, 0.5, 3.0, 1e-3, 100.0, 1e-20, 2.0, INF, NAN],
+                     dtype=getattr(m, dtype), requires_grad=True)
+        m.sinc(x).backward(m.tensor([1.0, INF] + [1.0] * 8, dtype=getattr(m, dtype)))
+        return x.grad
+
+    _both(run)
+
+
+# -- cpu seed 400000 ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("approximate", ["tanh", "none"])
+def test_float16_gelu_computes_in_float32_as_pytorch(approximate):
+    # x^2 of 22016 overflows float16 (the tanh form's gradient was NaN); 1 + erf cancels
+    def run(m):
+        x = m.tensor([2.7, 22016.0, -22016.0, 300.0, -3.0, 0.0, 1e-3, INF, -INF],
+                     dtype=m.float16, requires_grad=True)
+        y = nn_functional(m).gelu(x, approximate=approximate)
+        y.backward(m.ones_like(y))
+        return y, x.grad
+
+    for g, w in zip(run(vt), run(torch)):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("grads", [(True, True), (False, True), (True, False)])
+def test_lerp_with_a_bool_weight_refuses_the_starts_gradient_as_pytorch(grads):
+    def run(m):
+        a = m.tensor([1.0, 2.0], requires_grad=grads[0])
+        e = m.tensor([3.0, 5.0], requires_grad=grads[1])
+        out = m.lerp(a, e, m.tensor(True))
+        out.sum().backward()
+        return e.grad if grads[1] else out
+
+    _both_or_refused(run)
+
+
+def test_cumprod_of_a_0d_tensor_keeps_its_result_for_backward():
+    for m in (torch, vt):
+        a = m.ones((), requires_grad=True)
+        out = m.cumprod(a, 0)
+        out.remainder_(a)
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            out.backward()
+
+
+@pytest.mark.parametrize("op", ["cumprod", "logcumsumexp"])
+def test_a_scan_of_a_0d_tensor_keeps_its_result_for_backward(op):
+    for m in (torch, vt):
+        a = m.ones((), requires_grad=True)
+        out = getattr(m, op)(a, 0)
+        out.remainder_(a)
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            out.backward()

@@ -74,6 +74,21 @@ DELIBERATE: dict[str, str] = {
         "PyTorch's logit gradient at -0.0 is +inf on its scalar path and -inf on its "
         "vectorized one (float64 tensors of 16 or more elements, float32 of 32 or more); "
         "Volta gives +inf always, the gradient at +0.0"),
+    "undefined cast: *": (
+        "a float -> integer cast of NaN, inf or a number out of the dtype's range is "
+        "undefined in C++: PyTorch CPU gives the dtype's lowest value (x86's 'integer "
+        "indefinite'), a GPU saturates (WGSL's conversion: inf -> the highest value); the "
+        "harness reports this kind only where every differing element is such a value"),
+    "grad value: logit[*] bfloat16": (
+        "as logit in float32: PyTorch's gradient at -0.0 is +inf on its scalar path and -inf "
+        "on its vectorized one (2-byte floats: 64 or more elements); Volta gives +inf"),
+    "grad value: logit[*] float16": "as logit in bfloat16",
+    "integer gradient arithmetic: atan2[*] *": (
+        "PyTorch's atan2 backward computes with an integer operand in its own dtype: "
+        "other * other wraps in int8 ((-128)^2 is 0), -self wraps in uint8 (-1 is 255), "
+        "so the float operand's gradient is wrong; Volta gives the true gradient. The "
+        "harness reports this kind only for a gradient mismatch blamed on an atan2 that "
+        "reads an integer tensor"),
 }
 
 # Open bugs found by the net; the value names the issue that tracks the fix. Taken from

@@ -123,7 +123,13 @@ def _floats(op: str, *tensors: Tensor, dtype: str = "promote") -> tuple:
 
 
 class _CrossEntropy(Function):
-    """Fused log-softmax + NLL over rows (the ``cross_entropy`` kernel)."""
+    """Fused log-softmax + NLL over rows (the ``cross_entropy`` kernel).
+
+    It keeps the logits' values as forward saw them but does not watch the logits for an
+    in-place change: PyTorch's cross_entropy keeps log_softmax's result instead, so the
+    logits may change after it. (Volta never writes into an array: an in-place op rebinds
+    the tensor to a new one, and the values kept here stay as they were.)
+    """
 
     def forward(ctx, x, target, weight=None, ignore_index=-100, smoothing=0.0, box=None):
         xp = ctx.xp
@@ -134,7 +140,7 @@ class _CrossEntropy(Function):
         if weight is None and not smoothing:
             # the common case: backward is one fused kernel from (x, lse, target, row_w)
             ctx.fused = True
-            ctx.save_for_backward(x, lse, target, row_w)
+            ctx.save_for_backward((x,), lse, target, row_w)  # (x,): kept, not watched
             return loss
         ctx.fused = False
         n, c = x.shape
@@ -147,26 +153,39 @@ class _CrossEntropy(Function):
         if smoothing:
             wrow = 1.0 if weight is None else xp.expand_dims(weight, axis=0)
             b = b + (smoothing / c) * wrow * xp.expand_dims(valid, axis=1)
-        ctx.save_for_backward(x, xp.expand_dims(a, axis=1), b, target != ignore_index)
+        ctx.save_for_backward((x,), xp.expand_dims(a, axis=1), b, target != ignore_index)
         return loss
 
     def backward(ctx, g):
         if ctx.fused:
-            x, lse, target, row_w = ctx.saved_tensors
+            (x,), lse, target, row_w = ctx.saved_tensors
             # plain backward: one kernel (2-byte floats take the softmax op's float32 path)
-            if not _grad_state.enabled and x.dtype.itemsize != 2:
+            if not _grad_state.enabled and ctx.device.volta_dtype(x.dtype).itemsize != 2:
                 kern = get_kernel(ctx.device.backend, "cross_entropy_backward")
-                return Tensor._make(kern(ctx.xp, g.array, x.array, lse.array, target.array,
+                return Tensor._make(kern(ctx.xp, g.array, x, lse.array, target.array,
                                          row_w.array), ctx.device), None, None
+            x = _logits(ctx, x)
             valid = row_w != 0
             safe = where(valid, target, 0)
             a = row_w.unsqueeze(1)
             b = a * Tensor._make(_onehot(ctx, safe.array, x.shape[1], x.array.dtype), x.device)
         else:
-            x, a, b, valid = ctx.saved_tensors
+            (x,), a, b, valid = ctx.saved_tensors
+            x = _logits(ctx, x)
         # ignored rows get 0 even when the mean's 0/0 (every target ignored) makes g inf
         g = where(valid, g, 0.0).unsqueeze(1)
         return g * (a * softmax(x, 1) - b), None, None
+
+
+def _logits(ctx: Function, x: Any) -> Tensor:
+    """The logits forward saw, as a Tensor that carries their history (for a backward
+    that is differentiated again): the node that made them, or the leaf itself."""
+    parent = ctx.parents[0]
+    if parent is None or not _grad_state.enabled:
+        return Tensor._make(x, ctx.device)
+    if type(parent) is Tensor:  # a leaf requiring grad: it can't have changed in place
+        return parent
+    return Tensor._make(x, ctx.device, True, parent)
 
 
 def _onehot(ctx: Function, safe: Any, c: int, dtype: Any) -> Any:

@@ -13,10 +13,9 @@ from typing import Any
 from ..amp.dispatch import autocast_op
 from ..creation import arange
 from ..errors import ShapeError
-from ..ops.activation import softplus
-from ..ops.elementwise import relu, sqrt, where
+from ..ops.elementwise import exp, relu, sqrt, where
 from ..ops.indexing import gather, index_select
-from ..ops.math import clamp_min
+from ..ops.math import clamp_min, log1p
 from ..ops.reduce import vector_norm
 from ..tensor import Tensor
 from ._checks import _check_floating, _check_same, _check_tensor, _no_grad_for, _reduce
@@ -63,7 +62,9 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     _check_reduction(op, reduction)
     _no_grad_for(op, target=target)
     input, target = _pair_check(op, input, target, "to_input", dtype="input")
-    return _reduce(op, softplus(-(target * input)), reduction)
+    # PyTorch's formula as it stands: it overflows to inf where exp does (float16 beyond
+    # 11), where a softplus would not
+    return _reduce(op, log1p(exp(-(target * input))), reduction)
 
 
 @autocast_op("hinge_embedding_loss")

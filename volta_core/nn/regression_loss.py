@@ -8,6 +8,7 @@ import math
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import saved_by_pytorch
+from ..dtypes import get_default_dtype
 from ..errors import ShapeError
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import exp, log, where
@@ -132,7 +133,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     _check_reduction(op, reduction)
     input, target = _pair_check(op, input, target, "quiet", dtype="ops")
     if log_input:
-        loss = exp(input) - target * input
+        loss = _exp_of(input) - target * input
     else:
         loss = input - target * log(input + eps)
     if full:
@@ -141,6 +142,16 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
         stirling = t * log(t) - t + 0.5 * log(t * (2 * math.pi))
         loss = loss + where(big, stirling, stirling.new_zeros(()))
     return _reduce(op, loss, reduction)
+
+
+def _exp_of(input: Tensor) -> Tensor:
+    """``exp(input)``; of an integer input in float64, rounded once to the float dtype
+    ``exp`` gives: PyTorch's float32 exp is correctly rounded at integers, NumPy's can be 2
+    ulp off, which a float64 target then carries into a float64 loss."""
+    dev = input.device
+    if input.dtype.is_floating_point or "float64" not in dev.backend.dtype_names(dev.index):
+        return exp(input)
+    return exp(input.double()).to(get_default_dtype())  # exp's dtype for integers
 
 
 # -- modules ------------------------------------------------------------------------------

@@ -537,9 +537,9 @@ def _var(g: Graph, c: Call) -> str:
     return g.node("Div", [total, denom])
 
 
-@writes("_StdRoot")
-def _std_root(g: Graph, c: Call) -> str:
-    return g.node("Sqrt", [c.ins[0]])
+@writes("Std")
+def _std(g: Graph, c: Call) -> str:
+    return g.node("Sqrt", [_var(g, c)])
 
 
 @writes("VectorNorm")

@@ -134,6 +134,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     # (one element, or a strided view) gives inf
     inf_nan = (approximate == "none" and x.dtype.name in ("float32", "bfloat16")
                and x.numel() > 1 and (x._owner is None or x.is_contiguous()))
+    if x.dtype.name == "float16":  # in float32, as PyTorch: x^2 overflows, 1 + erf cancels
+        return in_float32(Gelu.apply, x, approximate=approximate, inf_nan=inf_nan)
     return _run(Gelu, x, approximate=approximate, inf_nan=inf_nan)
 
 
@@ -251,8 +253,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
     if input.dtype.kind == "u" and min_val <= -1:  # PyTorch: -0.5 truncates to 0
         raise DTypeError(f"hardtanh: cannot clamp an unsigned {input.dtype.name} tensor to "
                          f"a negative limit ({min_val}); convert it with .int() or .float()")
-    for v in (min_val, max_val):
-        checked_scalar("hardtanh", input.dtype, v, floats=True)
+    for v in (min_val, max_val):  # (a bound in (-1, 0) truncates to 0 for unsigned)
+        checked_scalar("hardtanh", input.dtype, max(v, 0) if input.dtype.kind == "u" else v,
+                       floats=True)
     return _run(Hardtanh, input, min_val=min_val, max_val=max_val)
 
 

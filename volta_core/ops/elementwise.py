@@ -453,6 +453,7 @@ class Div(Function):
 
 class Pow(Function):
     pytorch_saves = ((0, 1, RESULT), (0, 1, RESULT))
+    number_exponent = False  # the exponent is a number made a 0-d tensor (bfloat16)
 
     def forward(ctx, a, b):
         xp = ctx.xp
@@ -460,10 +461,18 @@ class Pow(Function):
         ctx.shapes = operand_shapes(a, b)
         if hasattr(b, "dtype") and not ctx.device.volta_dtype(b.dtype).is_floating_point:
             y = _int_pow(xp, a, b)
-        elif type(b) is float and b == 0.5:  # PyTorch takes sqrt/rsqrt: NaN at -inf
-            y = xp.sqrt(a)
-        elif type(b) is float and b == -0.5:
-            y = 1.0 / xp.sqrt(a)
+        elif type(b) is float and (b == 0.5 or b == -0.5):
+            # PyTorch takes sqrt/rsqrt: NaN at -inf; its CPU float16 kernel takes C's pow
+            # instead, +inf at -inf and +0 at -0 (so (-0) ** -0.5 is +inf)
+            base = a
+            if ctx.device.volta_dtype(a.dtype).name == "float16":
+                base = xp.where(xp.isinf(a), xp.abs(a), a) + 0.0
+            y = xp.sqrt(base) if b == 0.5 else 1.0 / xp.sqrt(base)
+        elif (type(b) is float and a.dtype == xp.float32 and ctx.device.type == "cpu"
+              and not _exact_in_float32(b)):
+            # PyTorch's CPU float32 pow keeps the exponent in float64: (-3) ** 9999999999.0
+            # is -inf (an odd power), where the exponent rounded to float32 is even
+            y = xp.astype(xp.astype(a, xp.float64) ** b, xp.float32)
         else:
             y = a ** b
         ctx.save_for_backward(a, b if na or nb else None, y if nb else None)
@@ -475,13 +484,17 @@ class Pow(Function):
 
     def backward(ctx, g):
         a, b, y = ctx.saved_tensors
+        if ctx.number_exponent:
+            b = b.item()  # the number again: PyTorch's backward takes self.pow(b - 1)
         sa, sb = ctx.shapes
         na, nb = ctx.needs_input_grad
         ga = gb = None
         # PyTorch's products and selections, in its order: an inf or NaN g survives a
         # selected 0 only where PyTorch multiplies after selecting
         if na:  # b * a^(b-1), taken as 0 where b == 0 (also at 0**0), as in PyTorch
-            if type(b) is not Tensor:  # zeros outright for a number 0, even where g is NaN
+            if type(b) is bool:  # PyTorch's Scalar False is not 0: 0 * a^-1, NaN at 0
+                ga = g * (float(b) * a ** (float(b) - 1.0))
+            elif type(b) is not Tensor:  # zeros outright for a number 0, even where g is NaN
                 ga = g.new_zeros(g.shape) if b == 0 else g * (b * a ** (b - 1))
             else:
                 ga = where(b == 0, 0.0, g * (b * a ** (b - 1)))
@@ -505,6 +518,7 @@ class _PowNumberExponent(Pow):
     """``bfloat16 ** number``, the number as a 0-d tensor: saves what PyTorch's does."""
 
     pytorch_saves = _POW_NUMBER_EXPONENT
+    number_exponent = True
 
 
 class _PowNumberBase(Pow):
@@ -665,6 +679,16 @@ def _refuse_negative_int_power(name: str, a: Any, b: Any) -> None:
     if type(a) is Tensor and a.dtype.kind in "biu" and type(b) is int and b < 0:
         raise DTypeError(f"{name}: integers to negative integer powers are not allowed "
                          f"({a.dtype.name} tensor ** {b}); use a float tensor or exponent")
+    if type(a) is Tensor and a.dtype.kind == "f" and a.dtype.itemsize == 2:
+        checked_scalar(name, a.dtype, python_scalar(b), floats=True)  # PyTorch converts it
+
+
+def _exact_in_float32(v: float) -> bool:
+    """Whether the float ``v`` is a float32 value (NaN and infinities count)."""
+    try:
+        return v != v or struct.unpack("f", struct.pack("f", v))[0] == v
+    except OverflowError:  # beyond float32's range
+        return False
 
 
 def _exact_in(dt: DType, v: Any) -> bool:
@@ -681,11 +705,15 @@ def _exact_in(dt: DType, v: Any) -> bool:
 
 
 def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = False,
-            check: Any = None, special: Any = None, opmath: bool = False):
+            check: Any = None, special: Any = None, opmath: bool = False,
+            exact_number: bool = False):
     """The op of Function ``cls``. ``opmath`` (mul, div): a float16/bfloat16 tensor with
     a number that dtype can't hold exactly is computed in float32, as PyTorch keeps the
     number in float32 there (``1e10 * x`` of a float16 zero is 0, not inf * 0); its add
-    and sub round the number to the tensor's dtype first, as NumPy does."""
+    and sub round the number to the tensor's dtype first, as NumPy does. ``exact_number``
+    (pow): such a number after a float16 tensor takes the path of ``check``."""
+    narrow = opmath or exact_number
+
     def op(input: Any, other: Any) -> Tensor:  # PyTorch's names: ``other=`` works
         a, b = input, other
         # fast path: same dtype and shape, or a float tensor with a Python float
@@ -698,7 +726,7 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
             elif tb is float or tb is int:
                 dt = a.dtype
                 if dt.kind == "f" and dt is not bfloat16 and (
-                        not opmath or dt.itemsize != 2 or _exact_in(dt, b)):
+                        not narrow or dt.itemsize != 2 or _exact_in(dt, b)):
                     return cls.apply(a, b)
         elif type(b) is Tensor and (type(a) is float or type(a) is int) and not int_divisor:
             dt = b.dtype  # a reflected Python number (``1.0 - x``): the same fast path
@@ -717,6 +745,7 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
         if check is not None:
             check(name, a, b)
         # PyTorch checks (not wraps) an integer exponent scalar
+        a0, b0 = a, b
         a, b = promote_pair(a, b, checked="pow" if name == "pow" and type(a) is Tensor else "")
         if int_divisor and not (a if type(a) is Tensor else b).dtype.is_floating_point and (
                 type(a) is not Tensor or a.numel() != 0):  # nothing to divide: no error
@@ -737,7 +766,11 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
                 a = b.new_full((), a)
         elif a.array.shape != b.array.shape:
             broadcast_shapes(name, a.array.shape, b.array.shape)
-        return cls.apply(a, b)
+        out = cls.apply(a, b)
+        if out.grad_fn is not None and (a is not a0 or b is not b0):
+            # an operand cast for the op: PyTorch's backward saves the original
+            carry_saved(out, out, (a, a0), (b, b0))
+        return out
 
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}`` of ``a`` and ``b``, with broadcasting."
@@ -839,8 +872,9 @@ def _pow_special(a: Any, b: Any) -> Tensor | None:
             return _pow_bool_exponent(a, b)
     elif type(b) is bool and type(a) is Tensor and a.dtype.kind == "b":
         return a.clone() if b else a.new_ones(a.shape)
-    elif type(a) is Tensor and a.dtype is bfloat16 and type(b) in (int, float):
-        if b in (0.5, -0.5):  # PyTorch's sqrt/rsqrt, through float32 (NaN at -inf)
+    elif type(a) is Tensor and a.dtype is bfloat16 and type(b) in (int, float, bool):
+        if b in (0.5, -0.5) or type(b) is bool:  # PyTorch's sqrt/rsqrt, through float32
+            # (NaN at -inf); a bool keeps its own gradient rule (see Pow.backward)
             return in_float32(lambda t: _pow(t, b), a)
         return _pow_number_exponent(a, b)
     elif type(b) is Tensor and b.dtype is bfloat16 and type(a) in (int, float):
@@ -852,7 +886,8 @@ _pow_number_exponent = _binary(_PowNumberExponent, "pow", check=_refuse_negative
 _pow_number_base = _binary(_PowNumberBase, "pow", check=_refuse_negative_int_power)
 
 
-_pow = _binary(Pow, "pow", check=_refuse_negative_int_power, special=_pow_special)
+_pow = _binary(Pow, "pow", check=_refuse_negative_int_power, special=_pow_special,
+               exact_number=True)
 Tensor.__pow__ = _pow  # operators take no keywords: no wrapper on their path
 
 

@@ -212,7 +212,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
         raise DTypeError(f"index_add: source dtype {source.dtype.name} must equal the "
                          f"input's dtype {input.dtype.name}; convert it with .to()")
     if not input.numel():  # itself (an empty matrix), connected to source for autograd
-        return input * 1 + source.sum() * 0
+        return (input * 1 + source.sum() * 0).to(input.dtype)  # bool sums are int64
     source = source.to(input.dtype) if alpha == 1 else (source * alpha).to(input.dtype)
     return IndexAdd.apply(input, index, source, dim=d)
 
@@ -223,6 +223,11 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if type(index) is Tensor and index.numel() == 0 and index.dtype.kind not in "iu":
         index = index.to("int64")  # PyTorch takes an empty index of any dtype
     index = _int_index("gather", index, input.device)
+    if index.ndim != input.ndim and index.numel() == 0:
+        # PyTorch takes an empty index of any shape (the result has its shape)
+        normalize_dim("gather", dim, input.ndim)
+        empty = Gather.apply(reshape(input, (-1,)), reshape(index, (0,)), dim=0)
+        return reshape(empty, index.shape)
     if index.ndim != input.ndim:
         raise ShapeError(f"gather: index {index.shape} must have as many dims as input "
                          f"{input.shape}")
@@ -295,6 +300,8 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     if type(value) is Tensor:
         if value.ndim:
             raise ShapeError(f"masked_fill: value must be 0-d, got shape {value.shape}")
+        if value.dtype is not input.dtype:  # PyTorch converts it with a check
+            checked_scalar("masked_fill", input.dtype, value.item(), floats=True)
         value = value.to(input.dtype)
     else:
         value = checked_scalar("masked_fill", input.dtype, value, floats=True)

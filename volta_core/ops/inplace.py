@@ -193,7 +193,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                              f"{value.shape}")
         return inplace(self, "fill_", lambda s: expand(value.to(self.dtype), s.shape), value,
                        shares=True)
-    v = checked_scalar("fill_", self.dtype, _as_python(self, value), floats=True)
+    v = _as_python(self, checked_scalar("fill_", self.dtype, value, floats=True))
     return inplace(self, "fill_", lambda s: _Constant.apply(s, value=v))
 
 
@@ -405,7 +405,39 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
             else:
                 region.copy_(_value("__setitem__", self, value, region.shape))
             return
+        # PyTorch takes the ints and slices first (a view), then indexes that view with the
+        # tensors: only that view must not overlap itself (x.expand(3, 3)[0, idx] = v)
+        split = _basic_first(parts)
+        if split is not None:
+            view = getitem(self, split[0])
+            if view._owner is None or not _overlaps(tuple(view._data.shape),
+                                                    view._view.strides):
+                setitem(view, split[1], value)
+                return
     inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
+
+
+def _basic_first(parts: tuple) -> tuple | None:
+    """``(basic, advanced)``: the key's ints, slices, None and ``...`` with each tensor
+    index left whole (``:`` per dim it covers), and the key that indexes that view with
+    the tensors; None for a key this does not cover (a list, a bool)."""
+    basic, advanced = [], []
+    for k in parts:
+        if type(k) is Tensor:
+            n = k.ndim if k.dtype.kind == "b" else 1
+            basic += [slice(None)] * n
+            advanced.append(k)
+        elif isinstance(k, bool) or isinstance(k, list):
+            return None
+        elif isinstance(k, int):
+            basic.append(k)
+        elif k is Ellipsis:
+            basic.append(k)
+            advanced.append(k)
+        else:  # a slice or None: a dim of the view
+            basic.append(k)
+            advanced.append(slice(None))
+    return tuple(basic), tuple(advanced)
 
 
 def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
@@ -426,6 +458,8 @@ def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
     tensors = [k for k in parts if type(k) is Tensor or isinstance(k, list)]
     if len(tensors) == 1 and type(tensors[0]) is Tensor and tensors[0].dtype.kind == "b" and (
             tensors[0].ndim and value.numel() == 1):  # beside slices and ...: still a fill
+        # whose value PyTorch converts with a check (a host read: only for another dtype)
+        checked_scalar("__setitem__", x.dtype, value.item(), floats=True)
         return
     raise DTypeError(f"__setitem__: index put requires the source and destination dtypes to "
                      f"match, got {x.dtype.name} for the destination and {value.dtype.name} "

@@ -52,6 +52,8 @@ def roll(x: Tensor, shifts: int | Sequence[int],
          dims: int | Sequence[int] | None = None) -> Tensor:
     """Shift elements along ``dims`` cyclically (over the flattened tensor when None)."""
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if not shifts:
+        raise ShapeError("roll: shifts required (got an empty sequence), as in PyTorch")
     if dims is None:
         if len(shifts) != 1:
             raise ShapeError(f"roll: {len(shifts)} shifts need as many dims, got dims=None")
@@ -59,6 +61,8 @@ def roll(x: Tensor, shifts: int | Sequence[int],
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(shifts) != len(dims):
         raise ShapeError(f"roll: got {len(shifts)} shifts for {len(dims)} dims")
+    if x.numel() == 0:  # PyTorch returns a copy before it looks at the dims
+        return clone(x)
     dims = tuple(normalize_dim("roll", d, x.ndim) for d in dims)
     return Roll.apply(x, shifts=shifts, dims=dims)
 

@@ -17,7 +17,16 @@ from ..dtypes import bfloat16, checked_scalar
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
-from .elementwise import _binary, _unary, cast, in_float32, refusing_backward, shape_of_raw, where
+from .elementwise import (
+    Div,
+    _binary,
+    _unary,
+    cast,
+    in_float32,
+    refusing_backward,
+    shape_of_raw,
+    where,
+)
 from .movement import sum_to
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -445,6 +454,10 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
         raise TypeError(f"clamp: min and max must both be numbers (or 0-d tensors) or both "
                         f"be tensors, as in PyTorch (got {type(min).__name__} and "
                         f"{type(max).__name__})")
+    if min is not None and max is not None and (type(min) is Tensor) != (type(max) is Tensor):
+        # a number with a 0-d tensor: PyTorch's clamp(Number, Number) overload takes the
+        # tensor's value, which then promotes as a number (bool.clamp(-1.5, f64) is float32)
+        min, max = (b.item() if type(b) is Tensor else b for b in (min, max))
     for b in (min, max):
         if b is not None:
             if not isinstance(b, (Tensor, *Scalar)):
@@ -505,8 +518,9 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         input, end = cast(input, weight.dtype), cast(end, weight.dtype)
     elif (type(weight) is Tensor and type(end) is Tensor and not (weight.ndim or input.ndim
                                                                   or end.ndim)
-            and weight.dtype.is_floating_point and weight.dtype is not input.dtype):
-        # all 0-d: the three promote together (PyTorch's float32 ends, float64 weight)
+            and weight.dtype.is_floating_point and weight.dtype is not input.dtype
+            and end.dtype is input.dtype):
+        # all 0-d, ends of one dtype: the weight promotes them (float32 ends, float64 weight)
         from ..dtypes import promote_types
 
         dt = promote_types(promote_types(input.dtype, end.dtype), weight.dtype)
@@ -522,15 +536,16 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     if type(end) is not Tensor:
         raise TypeError(f"lerp: end must be a Tensor, got {type(end).__name__}")
     broadcast_shapes("lerp", input.shape, end.shape)
+    bool_weight = type(weight) is Tensor and weight.dtype.kind == "b"
     if input.dtype is bfloat16:  # in float32 (PyTorch's opmath), rounded back once
-        w = cast(weight, "float32") if type(weight) is Tensor else weight
+        w = cast(weight, "float32") if type(weight) is Tensor and not bool_weight else weight
         return cast(lerp(cast(input, "float32"), cast(end, "float32"), w), bfloat16)
     if type(weight) is not Tensor:
         return Lerp.apply(input, end, None, scalar=python_scalar(weight))
     if weight.dtype is not input.dtype:
         weight = cast(weight, input.dtype)
     broadcast_shapes("lerp", input.shape, end.shape, weight.shape)
-    return Lerp.apply(input, end, weight)
+    return (_LerpBoolWeight if bool_weight else Lerp).apply(input, end, weight)
 
 
 class Lerp(Function):
@@ -559,6 +574,17 @@ class Lerp(Function):
         return (sum_to(g * (1 - weight), sx) if nx else None,
                 sum_to(g * weight, send) if nend else None,
                 sum_to(g * (end - x), sw) if nw else None)
+
+
+class _LerpBoolWeight(Lerp):
+    """``lerp`` with a bool weight tensor: PyTorch's backward computes ``1 - weight`` for
+    the start's gradient, which it refuses for bool."""
+
+    def backward(ctx, g):
+        if ctx.needs_input_grad[0]:
+            raise DTypeError("lerp: the start's gradient needs 1 - weight of a bool weight, "
+                             "which PyTorch refuses; convert the weight with .float() first")
+        return super().backward(g)
 
 
 @tensor_method()
@@ -607,6 +633,20 @@ def _tensor_args(op: str, *args: Any) -> None:
                         f"(got {', '.join(type(a).__name__ for a in args)})")
 
 
+class _AddcdivIntDivisor(Div):
+    """``tensor1 / tensor2`` in addcdiv with an integer (or bool) ``tensor2``: PyTorch's
+    backward computes tensor1's gradient in tensor2's dtype, which it refuses."""
+
+    def backward(ctx, g):
+        raise DTypeError("addcdiv: the gradient of tensor1 is computed in tensor2's dtype, "
+                         "which is not floating here; PyTorch's backward refuses too ('result "
+                         "type Float can't be cast to the desired output type'); convert "
+                         "tensor2 with .float() first")
+
+
+_div_int_divisor = _binary(_AddcdivIntDivisor, "div", true_div=True, opmath=True)
+
+
 @tensor_method()
 @autocast_op("addcdiv")
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
@@ -623,10 +663,11 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         raise DTypeError(f"addcdiv: integer division ({tensor1.dtype.name} / "
                          f"{tensor2.dtype.name}) is not supported, as in PyTorch; use "
                          "floating tensors or addcmul with a reciprocal")
+    int_divisor = not tensor2.dtype.is_floating_point
     # the three promote together first, as in addcmul (and PyTorch)
     dt = _result_type3(input, tensor1, tensor2)
     input, tensor1, tensor2 = (cast(t, dt) for t in (input, tensor1, tensor2))
-    quot = tensor1 / tensor2
+    quot = _div_int_divisor(tensor1, tensor2) if int_divisor else tensor1 / tensor2
     return input + (quot if value == 1 else value * quot)
 
 

@@ -97,7 +97,9 @@ _EMPTY_INT_MEDIAN = {"int64": -2 ** 63, "int32": -2 ** 31, "bool": True}
 def _median_all(op: str, x: Tensor, ignore_nan: bool) -> Tensor:
     if x.numel() == 0:
         if x.dtype.is_floating_point:  # NaN, still in the graph
-            return reshape(x, (-1,)).sum() * float("nan")
+            out = reshape(x, (-1,)).sum() * float("nan")
+            saved_by_pytorch(out, x, out, op=op)  # as PyTorch's median keeps both
+            return out
         return x.new_full((), _EMPTY_INT_MEDIAN.get(x.dtype.name, 0))
     flat = reshape(x, (-1,))
     value = _median_dim(op, flat.detach(), 0, False, ignore_nan).values

@@ -64,6 +64,8 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, dtype=None) -> Tenso
                                 "support it); sum under vt.no_grad() or detach() first")
         if x.dtype.kind in "bui" and x.dtype.name != "int64":
             dims = normalize_dims("sum", dim, x.ndim)
+            if x.dtype.kind == "b":  # a sum in bool is True where any term is (every device)
+                return Any_.apply(x, dims=dims, keepdim=keepdim)
             return Sum.apply(x, dims=dims, keepdim=keepdim, keep_dtype=True)
     elif x.dtype.kind in "bui" and x.dtype.name != "int64":
         x = x.to("int64")  # integer sums accumulate in int64, as in PyTorch
@@ -417,9 +419,14 @@ def any(input: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # no
 # -- variance ------------------------------------------------------------------------------
 
 class Var(Function):
+    """Variance over ``dims``."""
+
     pytorch_saves = ((0,),)
+    root = False
 
     def forward(ctx, x, dims=(), correction=1, keepdim=False, all_dims=False):
+        xp = ctx.xp
+        root = ctx.root
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = 1
         for d in dims:
@@ -428,18 +435,38 @@ class Var(Function):
         # dim and no degrees of freedom, inf (NaN where x is the mean) whatever the sign
         ctx.scale = 2.0 / (n - correction) if n != correction else math.inf
         ctx.no_dof = all_dims and n <= correction
-        ctx.save_for_backward(x)
-        return ctx.xp.var(x, axis=dims, correction=correction, keepdims=keepdim)
+        # PyTorch's CPU kernels accumulate float32 in float64 (the std of values near 1e30
+        # is finite although their variance is not)
+        wide = ctx.device.type == "cpu" and x.dtype == xp.float32
+        y = xp.var(xp.astype(x, xp.float64) if wide else x, axis=dims, correction=correction,
+                   keepdims=keepdim)
+        if root:
+            y = xp.sqrt(y)
+        if wide:
+            y = xp.astype(y, xp.float32)
+        ctx.save_for_backward(x, y if root else None)
+        return y
 
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        x, y = ctx.saved_tensors
         if not ctx.keepdim:
             g = g.reshape(_keep_shape(ctx.in_shape, ctx.dims))
-        if ctx.no_dof:
-            from .elementwise import where
+            y = None if y is None else y.reshape(g.shape)
+        from .elementwise import where
 
+        if ctx.root:  # d std = d var / (2 std), 0 where std is 0 (a constant row), as PyTorch
+            g = where(y == 0, 0.0, g / (2.0 * y))
+        if ctx.no_dof:
             return g * where(x == mean(x, ctx.dims, True), math.nan, math.inf)
         return g * ((x - mean(x, ctx.dims, True)) * ctx.scale)
+
+
+class Std(Var):
+    """Standard deviation over ``dims``: one op with the variance, so that on the CPU
+    both come from one float64 computation, rounded once."""
+
+    pytorch_saves = ((0, RESULT),)  # PyTorch's std keeps self and the result
+    root = True
 
 
 def _var_args(op: str, x: Tensor, dim: Any, unbiased: Any, correction: Any) -> tuple:
@@ -467,14 +494,20 @@ def var(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: 
         keepdim: keep reduced dims with size 1.
         correction: the difference between the sample size and the divisor (1 default).
     """
-    dims, c = _var_args("var", input, dim, unbiased, correction)
+    return _var(input, dim, unbiased, keepdim, correction, root=False)
+
+
+def _var(input: Tensor, dim: Any, unbiased: Any, keepdim: bool, correction: Any,
+         root: bool) -> Tensor:
+    dims, c = _var_args("std" if root else "var", input, dim, unbiased, correction)
     every = dim is None or isinstance(dim, bool) or input.ndim == 0
+    fn = Std if root else Var
     if input.dtype.itemsize == 2:  # float16/bfloat16 accumulate in float32, as in PyTorch
         from .elementwise import in_float32
 
-        return in_float32(Var.apply, input, dims=dims, correction=c, keepdim=keepdim,
+        return in_float32(fn.apply, input, dims=dims, correction=c, keepdim=keepdim,
                           all_dims=every)
-    return Var.apply(input, dims=dims, correction=c, keepdim=keepdim, all_dims=every)
+    return fn.apply(input, dims=dims, correction=c, keepdim=keepdim, all_dims=every)
 
 
 @tensor_method()
@@ -484,28 +517,7 @@ def std(input: Tensor, dim: Dims = None, unbiased: bool | None = None, keepdim: 
 
     Where the standard deviation is 0 its gradient is 0, as in PyTorch (not NaN).
     """
-    if input.dtype.itemsize == 2 and input.dtype.is_floating_point:  # the root in float32 too
-        from .elementwise import in_float32
-
-        return in_float32(std, input, dim, unbiased, keepdim, correction=correction)
-    out = _StdRoot.apply(var(input, dim, unbiased, keepdim, correction=correction))
-    saved_by_pytorch(out, input, out, op="std")  # PyTorch's std saves both
-    return out
-
-
-class _StdRoot(Function):
-    """``sqrt(var)`` whose gradient is 0 where the result is 0 (a constant row)."""
-
-    def forward(ctx, v):
-        y = ctx.xp.sqrt(v)
-        ctx.save_for_backward(y)
-        return y
-
-    def backward(ctx, g):
-        from .elementwise import where
-
-        (y,) = ctx.saved_tensors
-        return where(y == 0, 0.0, g / (2.0 * y))
+    return _var(input, dim, unbiased, keepdim, correction, root=True)
 
 
 def var_mean(input: Tensor, dim: Dims = None, unbiased: bool | None = None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from ..autograd.function import RESULT, Function
+from ..autograd.function import RESULT, Function, saved_by_pytorch
 from ..errors import DTypeError
 from ..limits import finfo
 from ..tensor import Tensor, tensor_method
@@ -86,7 +86,9 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
                          "call .float() first")
     d = normalize_dim("logcumsumexp", dim, input.ndim)  # a 0-d tensor takes -1 and 0 only
     if input.ndim == 0:
-        return input.clone()
+        out = input.clone()
+        saved_by_pytorch(out, input, out, op="logcumsumexp")  # as PyTorch's keeps both
+        return out
     if input.dtype.name == "bfloat16":
         return in_float32(LogCumSumExp.apply, input, dim=d)
     return LogCumSumExp.apply(input, dim=d)

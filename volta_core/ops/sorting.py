@@ -183,7 +183,9 @@ def cumprod(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     x = _accumulated("cumprod", input, dtype)
     d = normalize_dim("cumprod", dim, x.ndim)
     if x.ndim == 0:
-        return x.clone()
+        out = x.clone()
+        saved_by_pytorch(out, x, out, op="cumprod")  # as PyTorch's cumprod keeps both
+        return out
     if x.dtype.itemsize == 2 and x.dtype.is_floating_point:  # float16/bfloat16: in float32
         from .elementwise import in_float32
 

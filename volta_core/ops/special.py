@@ -127,10 +127,12 @@ class Sinc(Function):
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        zero = x == 0
-        px = where(zero, 1.0, x) * math.pi
-        d = (px * px.cos() - px.sin()) / (px * where(zero, 1.0, x))
-        return where(zero, 0.0, g * d)  # PyTorch selects 0 at 0 (even for an infinite g)
+        # PyTorch's sinc_backward: 0 where pi x^2 is 0, which is also where it underflows
+        # (a small float16 x; a GPU that flushes subnormals), even for an infinite g
+        px = x * math.pi
+        sq = x * x * math.pi
+        out = g * (px * px.cos() - px.sin()) / sq
+        return where(sq == 0, 0.0, out)
 
 
 class Logit(Function):
@@ -267,6 +269,18 @@ class Xlogy(Function):
         return gx, gy
 
 
+class _XlogyOfNumber(Xlogy):
+    """``xlogy(tensor, number)``: PyTorch's backward of that form gives ``xlogy(g, y)``,
+    taken as 0 where ``x`` is 0 and ``log(y)`` is -inf or NaN (``y <= 0`` or NaN)."""
+
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        if not ctx.needs_input_grad[0]:
+            return None, None
+        d = where((x == 0).logical_and((y > 0).logical_not()), 0.0, xlogy(g, y))
+        return sum_to(d, shape_of(x)), None
+
+
 class LogAddExp(Function):
     pytorch_saves = ((0, 1), (0, 1))
 
@@ -322,7 +336,8 @@ def xlogy(input: Any, other: Any) -> Tensor:
         input: a tensor or number.
         other: a tensor or number (broadcast against ``input``).
     """
-    return _run_binary(Xlogy, "xlogy", input, other)
+    number = type(input) is Tensor and type(python_scalar(other)) in (int, float)
+    return _run_binary(_XlogyOfNumber if number else Xlogy, "xlogy", input, other)
 
 
 @tensor_method()

@@ -47,9 +47,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 
 def _threshold(x: Tensor, th: Any, value: Any) -> Tensor:
-    th, value = _as_python(x, th), _as_python(x, value)
-    for v in (th, value):
-        checked_scalar("threshold", x.dtype, v, floats=True)
+    # checked before the cast (-0.5 does not fit a uint8); an int -1 wraps to 255
+    th, value = (_as_python(x, checked_scalar("threshold", x.dtype, v, floats=True))
+                 for v in (th, value))
     if x.dtype.name == "bfloat16":
         return in_float32(Threshold.apply, x, threshold=th, value=value)
     return Threshold.apply(x, threshold=th, value=value)
