@@ -305,11 +305,26 @@ def _embedding(g: Graph, c: Call) -> str:
 
 @writes("_Attention")
 def _attention(g: Graph, c: Call) -> str:
-    dt = c.dtype
-    q = c.ins[0]
     if c.args[4] is not None:
         raise OnnxExportError("attention dropout is only exported in eval mode (call "
                               "model.eval() or pass dropout_p=0)")
+    mask = c.ins[3] if len(c.ins) > 3 else None
+    return _sdpa(g, c, float(c.kw.get("scale", 1.0)), mask, causal=False)
+
+
+@writes("_FlashAttention")
+def _flash_attention(g: Graph, c: Call) -> str:
+    if c.kw.get("dropout_p"):
+        raise OnnxExportError("attention dropout is only exported in eval mode (call "
+                              "model.eval() or pass dropout_p=0)")
+    return _sdpa(g, c, float(c.kw.get("scale", 1.0)), None, bool(c.kw.get("causal")))
+
+
+def _sdpa(g: Graph, c: Call, scale: float, mask: str | None, causal: bool) -> str:
+    """``softmax(q k^T * scale + mask) v`` of a recorded attention (q, k, v, or q packed
+    ``(3, ..., L, E)`` with k and v None); ``causal`` masks the upper triangle."""
+    dt = c.dtype
+    q = c.ins[0]
     if c.args[1] is None:  # packed (3, ..., L, E)
         q, k, v = (g.node("Gather", [q, g.const(i, "int64")], axis=0) for i in range(3))
         nd = len(c.shape(0)) - 1
@@ -317,9 +332,13 @@ def _attention(g: Graph, c: Call) -> str:
         k, v = c.ins[1], c.ins[2]
         nd = len(c.shape(1))
     perm = list(range(nd - 2)) + [nd - 1, nd - 2]
-    qs = g.node("Mul", [q, g.const(float(c.kw.get("scale", 1.0)), dt)])
+    qs = g.node("Mul", [q, g.const(scale, dt)])
     s = g.node("MatMul", [qs, g.node("Transpose", [k], perm=perm)])
-    mask = c.ins[3] if len(c.ins) > 3 else None
+    if causal:  # -inf above the diagonal, at whatever sizes the scores have
+        ones = g.node("ConstantOfShape", [g.node("Shape", [s])],
+                      value=_one(dt))
+        keep = g.node("Cast", [g.node("Trilu", [ones, g.scalar_int(0)], upper=0)], to=9)
+        s = g.node("Where", [keep, s, g.const(-math.inf, dt)])
     if mask is not None:
         s = g.node("Add", [s, mask])
     p = g.node("Softmax", [s], axis=-1)
