@@ -94,21 +94,7 @@ DELIBERATE: dict[str, str] = {
 # Open bugs found by the net; the value names the issue that tracks the fix. Taken from
 # the CI programs (seeds 0-2999 on cpu, 0-299 on wgpu) on the code of 2026-11-26.
 # Delete an entry when its fix lands; the CI test then holds the fix in place.
-KNOWN_OPEN: dict[str, str] = {
-    # issue 13
-    'value (aliased): reciprocal_[m] float': 'issue 13',
-    # issue 15
-    'value: logical_not[m] float': 'issue 15',
-    'value: masked_fill[m] float': 'issue 15',
-    'value: remainder[rop] float': 'issue 15',
-    'value: sign[m] float': 'issue 15',
-    'volta raised DTypeError: clamp_min_[m] bool': 'issue 15',
-    'volta raised GPUValidationError: fmin[kw] bool': 'issue 15',
-    'volta raised GPUValidationError: lt[f] bool': 'issue 15',
-    'volta raised GPUValidationError: lt[op] bool': 'issue 15',
-    'volta raised TypeError: pow[rop] int': 'issue 15',
-    'volta raised TypeError: xlogy[f] float': 'issue 15',
-}
+KNOWN_OPEN: dict[str, str] = {}
 
 
 @cache
