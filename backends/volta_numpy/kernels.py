@@ -20,6 +20,7 @@ from volta_core.ops import softmax as generic_softmax
 from volta_core.optim import kernels as optim_generic
 
 from .conv import conv2d, conv2d_backward
+from .optim import adam_step_multi, sgd_step_multi
 from .pooling import has_negzero, max_pool2d, max_pool2d_backward
 
 
@@ -205,6 +206,8 @@ KERNELS = {
     "relu": relu,
     "relu_backward": relu_backward,
     "adam_step": adam_step,
+    "adam_step_multi": adam_step_multi,
+    "sgd_step_multi": sgd_step_multi,
     "erf": erf,
     "conv2d": conv2d,
     "conv2d_backward": conv2d_backward,

@@ -1,0 +1,164 @@
+"""Multi-tensor optimizer steps of the CPU backend (``adam_step_multi``,
+``sgd_step_multi``): a whole parameter group updated in place, in pieces spread over the
+backend's threads (``parallel.py``).
+
+Each piece runs the per-parameter kernel's operations in the same order (``adam_step`` in
+``kernels.py``, the generic ``sgd_step``), in place on a slice of the flattened arrays
+with one scratch array, so every value is the per-parameter kernel's. The pieces of all
+the group's parameters go into one parallel loop: NumPy releases the GIL in its loops,
+so two threads update two pieces at once, which a per-parameter step on new arrays
+cannot do (an optimizer step is ~10 passes over every parameter).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .parallel import parallel_for
+
+# elements per piece: large enough that ~12 NumPy calls per piece cost little next to
+# their work, small enough that a group of a few large tensors makes several pieces
+PIECE = 1 << 17
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fits(arrays: list, dtype: np.dtype) -> bool:
+    """C-contiguous NumPy arrays of ``dtype``."""
+    return all(type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous
+               for a in arrays)
+
+
+def _pieces(params: list) -> list[tuple[int, int, int]]:
+    """``(parameter index, lo, hi)`` slices of the flattened parameters."""
+    out = []
+    for i, p in enumerate(params):
+        n = p.size
+        count = max(1, -(-n // PIECE))
+        size = -(-n // count)
+        out += [(i, lo, min(lo + size, n)) for lo in range(0, n, size)]
+    return out
+
+
+def _group_ok(params: list, grads: list, *states: list) -> bool:
+    if not params or params[0].dtype not in _FLOATS:
+        return False
+    dtype = params[0].dtype
+    if not (_fits(params, dtype) and all(_fits(s, dtype) for s in states)
+            and all(type(g) is np.ndarray and g.dtype == dtype for g in grads)):
+        return False
+    if not all(p.flags.writeable for p in params) or \
+            not all(a.flags.writeable for s in states for a in s):
+        return False
+    # the updates write params and states in place: none of them may share memory with
+    # another array of the group (a gradient that is its parameter, tied states)
+    return not _overlap([*params, *(a for s in states for a in s)], grads)
+
+
+def _overlap(written: list, read: list) -> bool:
+    """True if a ``written`` array shares memory with any other array given (all are
+    C-contiguous, so each covers one byte range): one sweep over the sorted ranges."""
+    spans = sorted((a.__array_interface__["data"][0], a.nbytes, w)
+                   for arrays, w in ((written, True), (read, False)) for a in arrays
+                   if a.nbytes)
+    end_all = end_written = 0
+    for start, size, w in spans:
+        if start < (end_all if w else end_written):
+            return True
+        end_all = max(end_all, start + size)
+        if w:
+            end_written = max(end_written, start + size)
+    return False
+
+
+def _contiguous(grads: list) -> list:
+    """The gradients, a C-contiguous copy of any that is not (same values)."""
+    return [g if g.flags.c_contiguous else np.ascontiguousarray(g) for g in grads]
+
+
+def _run(params: list, body) -> None:
+    """``body(i, lo, hi)`` over every piece, on the backend's threads."""
+    pieces = _pieces(params)
+    parallel_for(lambda a, b: [body(*pieces[k]) for k in range(a, b)],
+                 [(k, k + 1) for k in range(len(pieces))])
+
+
+def adam_step_multi(xp: Any, params: list, grads: list, exp_avgs: list, exp_avg_sqs: list,
+                    *, step: int, lr: float, beta1: float, beta2: float, eps: float,
+                    weight_decay: float, maximize: bool, decoupled: bool) -> bool:
+    """Adam/AdamW (no AMSGrad) over a group in place; the values of ``adam_step``."""
+    grads = _contiguous(grads)
+    if not _group_ok(params, grads, exp_avgs, exp_avg_sqs):
+        return False
+    bias1 = 1.0 - beta1 ** step
+    bias2_sqrt = math.sqrt(1.0 - beta2 ** step)
+    step_size = lr / bias1
+    flat = [[a.reshape(-1) for a in arrays] for arrays in (params, grads, exp_avgs,
+                                                          exp_avg_sqs)]
+
+    def body(i: int, lo: int, hi: int) -> None:
+        p, g, m, v = (f[i][lo:hi] for f in flat)
+        t = np.empty_like(p)
+        if maximize:
+            g = np.negative(g)
+        if weight_decay != 0:
+            if decoupled:
+                p *= 1.0 - lr * weight_decay
+            else:
+                wd = np.multiply(p, weight_decay)  # g + weight_decay * param
+                wd += g
+                g = wd
+        np.subtract(g, m, out=t)  # m + (1 - beta1) * (g - m)
+        t *= 1.0 - beta1
+        m += t
+        v *= beta2  # beta2 * v + (1 - beta2) * (g * g)
+        np.multiply(g, g, out=t)
+        t *= 1.0 - beta2
+        v += t
+        np.sqrt(v, out=t)  # p - lr / bias1 * m / (sqrt(v) / bias2_sqrt + eps)
+        t /= bias2_sqrt
+        t += eps
+        np.divide(m, t, out=t)
+        t *= step_size
+        p -= t
+
+    _run(params, body)
+    return True
+
+
+def sgd_step_multi(xp: Any, params: list, grads: list, momentum_buffers: list, *, lr: float,
+                   momentum: float, dampening: float, weight_decay: float, nesterov: bool,
+                   maximize: bool) -> bool:
+    """SGD over a group in place (every momentum buffer made already, when momentum is
+    used); the values of the generic ``sgd_step``."""
+    bufs = momentum_buffers if momentum != 0 else []
+    if momentum != 0 and any(b is None for b in bufs):
+        return False
+    grads = _contiguous(grads)
+    if not _group_ok(params, grads, bufs):
+        return False
+    flat = [[a.reshape(-1) for a in arrays] for arrays in (params, grads)]
+    flat_bufs = [b.reshape(-1) for b in bufs]
+
+    def body(i: int, lo: int, hi: int) -> None:
+        p, g = flat[0][i][lo:hi], flat[1][i][lo:hi]
+        if maximize:
+            g = np.negative(g)
+        if weight_decay != 0:
+            wd = np.multiply(p, weight_decay)  # g + weight_decay * param
+            wd += g
+            g = wd
+        if momentum != 0:
+            buf = flat_bufs[i][lo:hi]
+            buf *= momentum  # momentum * buf + (1 - dampening) * g
+            buf += np.multiply(g, 1.0 - dampening)
+            if nesterov:
+                g = np.add(g, np.multiply(buf, momentum))  # g + momentum * buf
+            else:
+                g = buf
+        p -= np.multiply(g, lr)  # p - lr * g
+
+    _run(params, body)
+    return True
