@@ -131,3 +131,23 @@ def test_relu_backward_equals_generic(special):
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
     assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("rows,width,table,padding_idx", [
+    (700, 16, 1000, None), (300, 3, 7, 2), (5000, 2, 3, None), (10, 4, 5, None)])
+def test_embedding_backward_in_rounds_equals_add_at(rows, width, table, padding_idx):
+    """Sorted rounds (few repeats), np.add.at (many repeats, few rows): np.add.at's bits."""
+    from volta_numpy.kernels import embedding_backward
+
+    rng = np.random.default_rng(0)
+    grad = rng.standard_normal((rows, width)).astype(np.float32)
+    grad[:3] = -0.0
+    idx = rng.integers(0, table, rows)
+    want = np.zeros((table, width), np.float32)
+    np.add.at(want, idx, grad)
+    if padding_idx is not None:
+        want[padding_idx] = 0
+    got = embedding_backward(array_api_numpy, grad, idx, num_weights=table,
+                             padding_idx=padding_idx)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
