@@ -14,6 +14,7 @@ last bits may differ from a run on more threads, as with any threaded BLAS.
 
 from __future__ import annotations
 
+import math
 import types
 from typing import Any
 
@@ -32,10 +33,14 @@ _MODULE_ATTRS = {"__name__", "__doc__", "__loader__", "__spec__", "__file__", "_
 
 
 def matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
-    """``x1 @ x2`` (array API ``matmul``); a large 2-d floating product in blocks."""
+    """``x1 @ x2`` (array API ``matmul``); a large 2-d floating product in blocks, a large
+    batch of products (same batch shape) split along its first dimension."""
     if (kwargs or type(x1) is not np.ndarray or type(x2) is not np.ndarray
-            or x1.ndim != 2 or x2.ndim != 2 or x1.dtype != x2.dtype
-            or x1.dtype not in (np.float32, np.float64) or x1.shape[1] != x2.shape[0]):
+            or x1.dtype != x2.dtype or x1.dtype not in (np.float32, np.float64)):
+        return _compat.matmul(x1, x2, **kwargs)
+    if x1.ndim > 2 and x1.ndim == x2.ndim:
+        return _batched(x1, x2)
+    if x1.ndim != 2 or x2.ndim != 2 or x1.shape[1] != x2.shape[0]:
         return _compat.matmul(x1, x2, **kwargs)
     (m, k), n = x1.shape, x2.shape[1]
     blocks = get_num_threads()
@@ -52,6 +57,23 @@ def matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
             np.matmul(x1, x2[:, lo:hi], out=out[:, lo:hi])
     size = max(m, n)
     parallel_for(run, chunks(size, -(-size // blocks)))
+    return out
+
+
+def _batched(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """A batch of products; each product is computed as by one ``np.matmul`` of the whole
+    batch (the same values), the batch's first dimension cut into one block per thread."""
+    batch, (m, k), n = x1.shape[:-2], x1.shape[-2:], x2.shape[-1]
+    blocks = get_num_threads()
+    if (blocks < 2 or batch != x2.shape[:-2] or x2.shape[-2] != k or batch[0] < 2
+            or math.prod(batch) * m * n * k < _SPLIT_MACS):
+        return np.matmul(x1, x2)
+    out = np.empty((*batch, m, n), dtype=x1.dtype)
+
+    def run(lo: int, hi: int) -> None:
+        np.matmul(x1[lo:hi], x2[lo:hi], out=out[lo:hi])
+
+    parallel_for(run, chunks(batch[0], -(-batch[0] // blocks)))
     return out
 
 
