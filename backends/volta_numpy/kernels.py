@@ -21,7 +21,7 @@ from volta_core.optim import kernels as optim_generic
 
 from .conv import conv2d, conv2d_backward
 from .optim import adam_step_multi, sgd_step_multi
-from .parallel import chunks, parallel_for
+from .parallel import batch_chunk, chunks, parallel_for
 from .pooling import has_negzero, max_pool2d, max_pool2d_backward
 
 
@@ -179,29 +179,60 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
 # array of their own: each fresh (N, C) array costs a page fault per 4 KiB on first touch.
 
 def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
-    """The generic ``exp(x - max) / sum`` along ``dim``, in place on ``x - max``."""
+    """The generic ``exp(x - max) / sum`` along ``dim``, in place on ``x - max``; along the
+    last dimension in row blocks over the backend's threads (each row as a whole-array
+    call computes it)."""
     if x.dtype.kind != "f":
         return generic_softmax.softmax_kernel(xp, x, dim)
-    e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
-    np.exp(e, out=e)
-    e /= np.sum(e, axis=dim, keepdims=True)
-    return e
+    if x.ndim == 0 or dim not in (-1, x.ndim - 1) or x.size < _ROW_SPLIT:
+        e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
+        np.exp(e, out=e)
+        e /= np.sum(e, axis=dim, keepdims=True)
+        return e
+    rows = np.reshape(x, (-1, x.shape[-1]))
+    out = np.empty(rows.shape, dtype=x.dtype)
+
+    def run(lo: int, hi: int) -> None:
+        e = out[lo:hi]
+        np.subtract(rows[lo:hi], np.max(rows[lo:hi], axis=1, keepdims=True), out=e)
+        np.exp(e, out=e)
+        e /= np.sum(e, axis=1, keepdims=True)
+
+    _by_rows(run, rows.shape)
+    return out.reshape(x.shape)
+
+
+# row-wise kernels over at least this many elements run in row blocks on the threads
+_ROW_SPLIT = 1 << 17
+
+
+def _by_rows(run, shape: tuple) -> None:
+    """``run(lo, hi)`` over row blocks of an ``(N, C)`` array, on the backend's threads."""
+    n, c = shape
+    parallel_for(run, chunks(n, batch_chunk(n, c)))
 
 
 def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
                   ignore_index: int = -100, label_smoothing: float = 0.0) -> tuple:
-    """The generic kernel without class weights or smoothing: the log-sum-exp in place, and
-    the target's log-probability picked by index (+ 0.0, as the generic masked row sum
-    turns -0.0 into +0.0), not through an (N, C) mask."""
+    """The generic kernel without class weights or smoothing: the log-sum-exp in place (in
+    row blocks over the threads), and the target's log-probability picked by index
+    (+ 0.0, as the generic masked row sum turns -0.0 into +0.0), not through an (N, C)
+    mask."""
     if (weight is not None or label_smoothing or logits.dtype.kind != "f"
             or logits.ndim != 2):
         return generic.cross_entropy(xp, logits, target, weight, ignore_index=ignore_index,
                                      label_smoothing=label_smoothing)
-    m = np.max(logits, axis=1, keepdims=True)
-    m = np.where(np.isfinite(m), m, np.zeros_like(m))
-    z = np.subtract(logits, m)
-    np.exp(z, out=z)
-    lse = np.log(np.sum(z, axis=1, keepdims=True)) + m
+    lse = np.empty((logits.shape[0], 1), dtype=logits.dtype)
+
+    def run(lo: int, hi: int) -> None:
+        x = logits[lo:hi]
+        m = np.max(x, axis=1, keepdims=True)
+        m = np.where(np.isfinite(m), m, np.zeros_like(m))
+        z = np.subtract(x, m)
+        np.exp(z, out=z)
+        np.add(np.log(np.sum(z, axis=1, keepdims=True)), m, out=lse[lo:hi])
+
+    _by_rows(run, logits.shape)
     valid = target != ignore_index
     safe = np.where(valid, target, np.zeros_like(target))
     picked = (logits[np.arange(logits.shape[0]), safe] - lse[:, 0]) + 0.0
@@ -212,17 +243,26 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
 
 def cross_entropy_backward(xp: Any, g: Any, logits: Any, lse: Any, target: Any,
                            row_w: Any) -> np.ndarray:
-    """The generic ``g * row_w * (softmax - onehot)`` with one (N, C) temporary: the
-    onehot is subtracted at the targets only (elsewhere it is 0.0, and ``v - 0.0`` is
-    ``v``), so the values are the generic kernel's."""
+    """The generic ``g * row_w * (softmax - onehot)`` with one (N, C) temporary, in row
+    blocks over the threads: the onehot is subtracted at the targets only (elsewhere it
+    is 0.0, and ``v - 0.0`` is ``v``), so the values are the generic kernel's."""
     if not (isinstance(logits, np.ndarray) and logits.dtype.kind == "f"
-            and logits.dtype == lse.dtype == row_w.dtype == g.dtype):
+            and logits.dtype == lse.dtype == row_w.dtype == g.dtype and logits.ndim == 2):
         return generic.cross_entropy_backward(xp, g, logits, lse, target, row_w)
     valid = row_w != 0
-    p = np.subtract(logits, lse)
-    np.exp(p, out=p)
-    p[np.arange(p.shape[0]), np.where(valid, target, 0)] -= valid.astype(p.dtype)
-    p *= np.where(valid, g * row_w, np.zeros_like(row_w))[:, None]
+    cols = np.where(valid, target, 0)
+    hit = valid.astype(logits.dtype)
+    scale = np.where(valid, g * row_w, np.zeros_like(row_w))[:, None]
+    p = np.empty(logits.shape, dtype=logits.dtype)
+
+    def run(lo: int, hi: int) -> None:
+        pc = p[lo:hi]
+        np.subtract(logits[lo:hi], lse[lo:hi], out=pc)
+        np.exp(pc, out=pc)
+        pc[np.arange(hi - lo), cols[lo:hi]] -= hit[lo:hi]
+        pc *= scale[lo:hi]
+
+    _by_rows(run, logits.shape)
     return p
 
 

@@ -151,3 +151,51 @@ def test_embedding_backward_in_rounds_equals_add_at(rows, width, table, padding_
                              padding_idx=padding_idx)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+
+
+@pytest.fixture
+def threads():
+    import volta_core as vt
+
+    before = vt.get_num_threads()
+    yield vt.set_num_threads
+    vt.set_num_threads(before)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("shape,dim", [((16, 4, 64, 64), -1), ((1024, 512), 1), ((5, 7), 1),
+                                       ((300, 600), 0), ((40, 9000), -1)])
+def test_softmax_in_row_blocks_equals_generic(shape, dim, n_threads, threads):
+    from volta_numpy.kernels import softmax
+
+    from volta_core.ops.softmax import softmax_kernel
+
+    threads(n_threads)
+    x = (np.random.default_rng(0).standard_normal(shape) * 4).astype(np.float32)
+    x.reshape(-1)[:3] = [-np.inf, np.inf, np.nan]
+    np.testing.assert_array_equal(softmax(array_api_numpy, x, dim),
+                                  softmax_kernel(array_api_numpy, x, dim))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("n,c", [(700, 1000), (9, 5)])
+def test_cross_entropy_in_row_blocks_equals_generic(n, c, n_threads, threads):
+    from volta_numpy.kernels import cross_entropy, cross_entropy_backward
+
+    from volta_core.ops import nn as generic
+
+    threads(n_threads)
+    rng = np.random.default_rng(0)
+    logits = (rng.standard_normal((n, c)) * 5).astype(np.float32)
+    logits[1] = -np.inf
+    target = rng.integers(0, c, n)
+    target[2] = -100
+    got = cross_entropy(array_api_numpy, logits, target)
+    want = generic.cross_entropy(array_api_numpy, logits, target)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    g = rng.standard_normal(n).astype(np.float32)
+    lse, row_w = want[1], want[2]
+    np.testing.assert_array_equal(
+        cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w),
+        generic.cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w))
