@@ -20,6 +20,7 @@ from volta_core.ops import softmax as generic_softmax
 from volta_core.optim import kernels as optim_generic
 
 from .conv import conv2d, conv2d_backward
+from .normalization import layer_norm, layer_norm_backward
 from .optim import adam_step_multi, sgd_step_multi
 from .parallel import batch_chunk, chunks, parallel_for
 from .pooling import has_negzero, max_pool2d, max_pool2d_backward
@@ -276,6 +277,8 @@ KERNELS = {
     "adam_step_multi": adam_step_multi,
     "sgd_step_multi": sgd_step_multi,
     "erf": erf,
+    "layer_norm": layer_norm,
+    "layer_norm_backward": layer_norm_backward,
     "conv2d": conv2d,
     "conv2d_backward": conv2d_backward,
     "max_pool2d": max_pool2d,

@@ -199,3 +199,34 @@ def test_cross_entropy_in_row_blocks_equals_generic(n, c, n_threads, threads):
     np.testing.assert_array_equal(
         cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w),
         generic.cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("shape", [(16, 64, 128), (1024, 200), (3, 7)])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_in_row_blocks_equals_generic(shape, affine, dtype, n_threads, threads):
+    from volta_numpy.normalization import layer_norm, layer_norm_backward
+
+    from volta_core.ops import nn as generic
+
+    threads(n_threads)
+    rng = np.random.default_rng(0)
+    x, g = ((rng.standard_normal(shape) * 3 + 1).astype(dtype) for _ in range(2))
+    w, b = ((rng.standard_normal(shape[-1]).astype(dtype) if affine else None)
+            for _ in range(2))
+    got = layer_norm(array_api_numpy, x, w, b, eps=1e-5)
+    want = generic.layer_norm(array_api_numpy, x, w, b, eps=1e-5)
+    for a, e in zip(got, want):
+        assert a.shape == e.shape
+        np.testing.assert_array_equal(a, e)
+    _, mean, rstd = want
+    for needs in [(True, True, True), (True, False, False), (False, True, False)]:
+        got = layer_norm_backward(array_api_numpy, g, x, w, mean, rstd, needs=needs)
+        want = generic.layer_norm_backward(array_api_numpy, g, x, w, mean, rstd, needs=needs)
+        for a, e in zip(got, want):
+            if e is None:
+                assert a is None
+            else:
+                assert a.shape == e.shape
+                np.testing.assert_array_equal(a, e)
