@@ -116,6 +116,55 @@ def _erf_block(xc: np.ndarray, out: np.ndarray) -> None:
     np.bitwise_xor(pv, tv, out=out.view(bits))
 
 
+def gelu_erf(xp: Any, x: Any) -> tuple | None:
+    """GELU's forward ``(0.5 * x * (1 + e), e)`` with ``e = erf(x * sqrt(1/2))``: the core's
+    operations block by block (each block in cache through all ~65 passes), the blocks
+    shared by the backend's threads."""
+    if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float16) or x.size == 0:
+        return None
+    xf = np.ascontiguousarray(x).reshape(-1)
+    y, e = np.empty_like(xf), np.empty_like(xf)
+
+    def run(lo: int, hi: int) -> None:
+        xc, ec, yc = xf[lo:hi], e[lo:hi], y[lo:hi]
+        _erf_block(np.multiply(xc, _SQRT_HALF), ec)
+        np.multiply(xc, 0.5, out=yc)  # 0.5 * x
+        yc *= np.add(ec, 1.0)  # times 1 + e
+
+    parallel_for(run, chunks(xf.size, _ERF_CHUNK))
+    return y.reshape(x.shape), e.reshape(x.shape)
+
+
+def gelu_erf_backward(xp: Any, x: Any, e: Any, g: Any) -> Any:
+    """GELU's backward ``g * (0.5 * (1 + e) + x * pdf(x))`` as the core computes it, block
+    by block over the backend's threads."""
+    if not (type(x) is type(e) is type(g) is np.ndarray and x.dtype == e.dtype == g.dtype
+            and x.dtype in (np.float32, np.float16) and x.shape == e.shape == g.shape
+            and x.size):
+        return None
+    xf, ef, gf = (np.ascontiguousarray(a).reshape(-1) for a in (x, e, g))
+    out = np.empty_like(xf)
+
+    def run(lo: int, hi: int) -> None:
+        xc, oc = xf[lo:hi], out[lo:hi]
+        pdf = np.multiply(xc, xc)
+        pdf *= -0.5
+        np.exp(pdf, out=pdf)
+        pdf *= _INV_SQRT_2PI
+        pdf *= xc
+        np.add(ef[lo:hi], 1.0, out=oc)  # 1 + e
+        oc *= 0.5
+        oc += pdf
+        oc *= gf[lo:hi]
+
+    parallel_for(run, chunks(xf.size, _ERF_CHUNK))
+    return out.reshape(x.shape)
+
+
+_SQRT_HALF = math.sqrt(0.5)  # volta_core.ops.activation's constants
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
 def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
               max_exp_avg_sq: Any, *, step: int, lr: float, beta1: float, beta2: float,
               eps: float, weight_decay: float, amsgrad: bool, maximize: bool,
@@ -277,6 +326,8 @@ KERNELS = {
     "adam_step_multi": adam_step_multi,
     "sgd_step_multi": sgd_step_multi,
     "erf": erf,
+    "gelu_erf": gelu_erf,
+    "gelu_erf_backward": gelu_erf_backward,
     "layer_norm": layer_norm,
     "layer_norm_backward": layer_norm_backward,
     "conv2d": conv2d,

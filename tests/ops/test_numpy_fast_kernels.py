@@ -230,3 +230,32 @@ def test_layer_norm_in_row_blocks_equals_generic(shape, affine, dtype, n_threads
             else:
                 assert a.shape == e.shape
                 np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("shape", [(1024, 512), (3, 5)])
+def test_fused_gelu_equals_the_core_steps(shape, dtype, n_threads, threads, monkeypatch):
+    """The NumPy ``gelu_erf`` kernels give the bits of Gelu's own steps (kernels off)."""
+    import volta_core as vt
+    from volta_core.backend import kernels as registry
+
+    threads(n_threads)
+    rng = np.random.default_rng(0)
+    x0 = (rng.standard_normal(shape) * 3).astype(dtype)
+    x0.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    g0 = rng.standard_normal(shape).astype(dtype)
+
+    def run():
+        x = vt.tensor(x0, requires_grad=True)
+        y = vt.nn.functional.gelu(x)
+        y.backward(vt.tensor(g0))
+        return y.detach().numpy(), x.grad.numpy()
+
+    got = run()
+    for name in ("gelu_erf", "gelu_erf_backward"):
+        monkeypatch.setitem(registry._cache, ("numpy", name), lambda *a, **k: None)
+    want = run()
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
