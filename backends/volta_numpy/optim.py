@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from .parallel import parallel_for
+from .parallel import get_num_threads, parallel_for
 
-# elements per piece: large enough that ~12 NumPy calls per piece cost little next to
-# their work, small enough that a group of a few large tensors makes several pieces
-PIECE = 1 << 17
+# elements per piece at least: a group's elements are cut into one piece per thread,
+# so each NumPy call of a piece runs long (see parallel.split)
+MIN_PIECE = 1 << 16
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -32,13 +32,17 @@ def _fits(arrays: list, dtype: np.dtype) -> bool:
 
 
 def _pieces(params: list) -> list[tuple[int, int, int]]:
-    """``(parameter index, lo, hi)`` slices of the flattened parameters."""
+    """``(parameter index, lo, hi)`` slices of the flattened parameters, about one
+    thread's share of the group's elements each (a small parameter is one piece)."""
+    size = max(MIN_PIECE, -(-sum(p.size for p in params) // get_num_threads()))
     out = []
     for i, p in enumerate(params):
         n = p.size
-        count = max(1, -(-n // PIECE))
-        size = -(-n // count)
-        out += [(i, lo, min(lo + size, n)) for lo in range(0, n, size)]
+        if n == 0:
+            continue
+        count = max(1, round(n / size))
+        step = -(-n // count)
+        out += [(i, lo, min(lo + step, n)) for lo in range(0, n, step)]
     return out
 
 

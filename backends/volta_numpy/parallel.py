@@ -142,6 +142,15 @@ def batch_chunk(n: int, per_sample: int) -> int:
     return max(1, -(-n // count))
 
 
+def split(n: int, min_size: int, max_size: int = 1 << 20) -> list[tuple[int, int]]:
+    """``[0, n)`` in one piece per thread where each gets ``min_size`` at least (pieces of
+    ``max_size`` at most), for elementwise kernels whose values do not depend on the
+    cut. Few large pieces: each NumPy call of a piece runs long, so two threads seldom
+    wait for the GIL between calls (a waiting thread is woken ~10-50 us later)."""
+    count = max(-(-n // max_size), min(_threads, n // max(1, min_size)), 1)
+    return chunks(n, -(-n // count))
+
+
 def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]) -> None:
     """Run ``fn(lo, hi)`` for every piece, on the caller and the workers; return when all
     are done. ``fn`` must write disjoint outputs per piece; an exception in any piece is

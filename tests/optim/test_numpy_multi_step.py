@@ -12,7 +12,7 @@ from volta_core.optim import SGD, Adam, AdamW
 
 optim_kernels = pytest.importorskip("volta_numpy.optim")
 
-SHAPES = [(37, 19), (19,), (5, 3, 4), (), (1000,)]
+SHAPES = [(37, 19), (19,), (5, 3, 4), (), (1000,), (0, 3)]
 
 
 def _params(dtype: str) -> list:
@@ -57,11 +57,11 @@ def threads():
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("n_threads,piece", [(1, 1 << 17), (2, 1 << 17), (2, 7)])
+@pytest.mark.parametrize("n_threads,piece", [(1, 1 << 16), (2, 1 << 16), (2, 7), (1, 7)])
 def test_multi_step_matches_per_parameter(case, dtype, n_threads, piece, threads,
                                           monkeypatch):
     threads(n_threads)
-    monkeypatch.setattr(optim_kernels, "PIECE", piece)
+    monkeypatch.setattr(optim_kernels, "MIN_PIECE", piece)
     calls = []
     for name in ("adam_step_multi", "sgd_step_multi"):
         real = getattr(optim_kernels, name)
