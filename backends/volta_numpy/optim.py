@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from .parallel import get_num_threads, parallel_for
 
@@ -26,21 +27,32 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _fits(arrays: list, dtype: np.dtype) -> bool:
-    """C-contiguous NumPy arrays of ``dtype``."""
-    return all(type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous
-               for a in arrays)
+    """NumPy arrays of ``dtype``."""
+    return all(type(a) is np.ndarray and a.dtype == dtype for a in arrays)
 
 
-def _pieces(params: list) -> list[tuple[int, int, int]]:
+def _views(*groups: list) -> tuple[list, list[bool]]:
+    """Per parameter, its arrays (one from each group) flattened where all of them are
+    C-contiguous (``True``: the update can be cut into pieces), else as they are."""
+    views, flat = [], []
+    for arrays in zip(*groups):
+        ok = all(a.flags.c_contiguous for a in arrays)
+        views.append([a.reshape(-1) if ok else a for a in arrays])
+        flat.append(ok)
+    return views, flat
+
+
+def _pieces(params: list, flat: list[bool]) -> list[tuple[int, int, int]]:
     """``(parameter index, lo, hi)`` slices of the flattened parameters, about one
-    thread's share of the group's elements each (a small parameter is one piece)."""
+    thread's share of the group's elements each (a small or not C-contiguous parameter
+    is one piece)."""
     size = max(MIN_PIECE, -(-sum(p.size for p in params) // get_num_threads()))
     out = []
     for i, p in enumerate(params):
         n = p.size
         if n == 0:
             continue
-        count = max(1, round(n / size))
+        count = max(1, round(n / size)) if flat[i] else 1
         step = -(-n // count)
         out += [(i, lo, min(lo + step, n)) for lo in range(0, n, step)]
     return out
@@ -62,11 +74,16 @@ def _group_ok(params: list, grads: list, *states: list) -> bool:
 
 
 def _overlap(written: list, read: list) -> bool:
-    """True if a ``written`` array shares memory with any other array given (all are
-    C-contiguous, so each covers one byte range): one sweep over the sorted ranges."""
-    spans = sorted((a.__array_interface__["data"][0], a.nbytes, w)
-                   for arrays, w in ((written, True), (read, False)) for a in arrays
-                   if a.nbytes)
+    """True if a ``written`` array may share memory with any other array given (by the
+    byte range each spans, exact for C-contiguous arrays): one sweep over the sorted
+    ranges."""
+    spans = []
+    for arrays, w in ((written, True), (read, False)):
+        for a in arrays:
+            if a.nbytes:
+                lo, hi = byte_bounds(a)
+                spans.append((lo, hi - lo, w))
+    spans.sort()
     end_all = end_written = 0
     for start, size, w in spans:
         if start < (end_all if w else end_written):
@@ -82,9 +99,9 @@ def _contiguous(grads: list) -> list:
     return [g if g.flags.c_contiguous else np.ascontiguousarray(g) for g in grads]
 
 
-def _run(params: list, body) -> None:
+def _run(params: list, flat: list[bool], body) -> None:
     """``body(i, lo, hi)`` over every piece, on the backend's threads."""
-    pieces = _pieces(params)
+    pieces = _pieces(params, flat)
     parallel_for(lambda a, b: [body(*pieces[k]) for k in range(a, b)],
                  [(k, k + 1) for k in range(len(pieces))])
 
@@ -99,11 +116,10 @@ def adam_step_multi(xp: Any, params: list, grads: list, exp_avgs: list, exp_avg_
     bias1 = 1.0 - beta1 ** step
     bias2_sqrt = math.sqrt(1.0 - beta2 ** step)
     step_size = lr / bias1
-    flat = [[a.reshape(-1) for a in arrays] for arrays in (params, grads, exp_avgs,
-                                                          exp_avg_sqs)]
+    views, flat = _views(params, grads, exp_avgs, exp_avg_sqs)
 
     def body(i: int, lo: int, hi: int) -> None:
-        p, g, m, v = (f[i][lo:hi] for f in flat)
+        p, g, m, v = (a[lo:hi] for a in views[i]) if flat[i] else views[i]
         t = np.empty_like(p)
         if maximize:
             g = np.negative(g)
@@ -128,7 +144,7 @@ def adam_step_multi(xp: Any, params: list, grads: list, exp_avgs: list, exp_avg_
         t *= step_size
         p -= t
 
-    _run(params, body)
+    _run(params, flat, body)
     return True
 
 
@@ -143,11 +159,10 @@ def sgd_step_multi(xp: Any, params: list, grads: list, momentum_buffers: list, *
     grads = _contiguous(grads)
     if not _group_ok(params, grads, bufs):
         return False
-    flat = [[a.reshape(-1) for a in arrays] for arrays in (params, grads)]
-    flat_bufs = [b.reshape(-1) for b in bufs]
+    views, flat = _views(params, grads, *([bufs] if bufs else []))
 
     def body(i: int, lo: int, hi: int) -> None:
-        p, g = flat[0][i][lo:hi], flat[1][i][lo:hi]
+        p, g, *buf = (a[lo:hi] for a in views[i]) if flat[i] else views[i]
         if maximize:
             g = np.negative(g)
         if weight_decay != 0:
@@ -155,7 +170,7 @@ def sgd_step_multi(xp: Any, params: list, grads: list, momentum_buffers: list, *
             wd += g
             g = wd
         if momentum != 0:
-            buf = flat_bufs[i][lo:hi]
+            buf = buf[0]
             buf *= momentum  # momentum * buf + (1 - dampening) * g
             buf += np.multiply(g, 1.0 - dampening)
             if nesterov:
@@ -164,5 +179,5 @@ def sgd_step_multi(xp: Any, params: list, grads: list, momentum_buffers: list, *
                 g = buf
         p -= np.multiply(g, lr)  # p - lr * g
 
-    _run(params, body)
+    _run(params, flat, body)
     return True

@@ -112,3 +112,18 @@ def test_non_contiguous_gradient():
         np, [p], [g], [None], lr=0.5, momentum=0.0, dampening=0.0, weight_decay=0.0,
         nesterov=False, maximize=False)
     np.testing.assert_array_equal(p, 1 - 0.5 * g)
+
+
+def test_non_contiguous_parameter_and_buffer():
+    """A Fortran-ordered parameter (a conv weight's gradient layout) is one whole piece."""
+    p = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    buf = np.asfortranarray(np.ones((3, 4), np.float32))
+    g = np.full((3, 4), 2, np.float32)
+    want_buf = buf * 0.9 + g
+    want_p = p - 0.5 * want_buf
+    assert optim_kernels.sgd_step_multi(
+        np, [p], [g], [buf], lr=0.5, momentum=0.9, dampening=0.0, weight_decay=0.0,
+        nesterov=False, maximize=False)
+    np.testing.assert_array_equal(buf, want_buf)
+    np.testing.assert_array_equal(p, want_p)
+    assert optim_kernels._overlap([p], [p.T])  # byte ranges of strided arrays
