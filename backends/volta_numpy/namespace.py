@@ -12,10 +12,11 @@ block packs the other operand again): on one thread a product is one plain call,
 last bits may differ from a run on more threads, as with any threaded BLAS.
 
 Handing a block to a sleeping worker costs ~30 us on each side (its wake-up, then the
-caller's), so a product of less than ~30M multiply-adds (under ~1 ms) gains nothing
-from blocks, and is left to BLAS's own threads, which hand work over faster (measured
-on 2 cores: a (20, 256) @ (256, 1024) step of an LSTM ~1.7x faster on OpenBLAS's two
-threads, slower in two blocks).
+caller's), so a product of less than ~16M multiply-adds gains nothing from blocks (an
+LSTM step's (20, 256) @ (256, 1024) is slower in two). Such a product runs on one BLAS
+thread: OpenBLAS's own threads would be faster on an idle machine, but they keep
+spinning after each call and then slow down the backend's workers in the kernels that
+follow (measured on 2 shared cores: the training-step benchmarks 1.1-1.5x slower).
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ from typing import Any
 import array_api_compat.numpy as _compat
 import numpy as np
 
-from .parallel import chunks, get_num_threads, parallel_for
+from .parallel import chunks, get_num_threads, one_blas_thread, parallel_for
 
-# 2-d products of at least this many multiply-adds are cut into blocks (smaller ones:
-# BLAS's threads); batches of products from this many on
-_SPLIT_MACS = 1 << 25
+# 2-d products of at least this many multiply-adds are cut into blocks; from the second
+# (OpenBLAS's own threshold for using more than one thread) on, smaller ones run on one
+# BLAS thread; batches of products are split from the third on
+_SPLIT_MACS = 1 << 24
+_BLAS_THREADS_MACS = 1 << 18
 _SPLIT_BATCH_MACS = 1 << 22
 _MIN_BLOCK = 8  # rows (or columns) of a block at least
 # a module's own attributes, not copied (``__array_api_version__`` and the like are)
@@ -51,8 +54,12 @@ def matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
         return _compat.matmul(x1, x2, **kwargs)
     (m, k), n = x1.shape, x2.shape[1]
     blocks = get_num_threads()
-    if blocks < 2 or m * n * k < _SPLIT_MACS or max(m, n) < blocks * _MIN_BLOCK:
+    macs = m * n * k
+    if blocks < 2 or macs < _BLAS_THREADS_MACS:
         return np.matmul(x1, x2)
+    if macs < _SPLIT_MACS or max(m, n) < blocks * _MIN_BLOCK:
+        with one_blas_thread():
+            return np.matmul(x1, x2)
     out = np.empty((m, n), dtype=x1.dtype)
     # cut the longer side: each block packs the operand it shares again, and that one is
     # then the smaller (row blocks share x2, k * n; column blocks share x1, m * k)

@@ -14,11 +14,12 @@ calls, and two threads each calling a multi-threaded BLAS would oversubscribe th
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from .threads import blas_controllers
 
@@ -115,6 +116,17 @@ def _blas_one_thread(enter: bool) -> None:
                 while _blas_saved:
                     c, n = _blas_saved.pop()
                     c.set(n)
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Hold NumPy's BLAS to one thread inside the block (a product the caller runs alone,
+    while the backend's workers may run other kernels)."""
+    _blas_one_thread(True)
+    try:
+        yield
+    finally:
+        _blas_one_thread(False)
 
 
 def chunks(n: int, size: int) -> list[tuple[int, int]]:
