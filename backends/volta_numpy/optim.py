@@ -42,20 +42,27 @@ def _views(*groups: list) -> tuple[list, list[bool]]:
     return views, flat
 
 
-def _pieces(params: list, flat: list[bool]) -> list[tuple[int, int, int]]:
-    """``(parameter index, lo, hi)`` slices of the flattened parameters, about one
-    thread's share of the group's elements each (a small or not C-contiguous parameter
-    is one piece)."""
+def _pieces(params: list, flat: list[bool]) -> list[list[tuple[int, int, int]]]:
+    """The group's work in about one piece per thread: each piece a list of
+    ``(parameter index, lo, hi)`` slices of the flattened parameters, ``MIN_PIECE``
+    elements at least (small parameters share a piece; a large one may be cut; one that
+    is not C-contiguous stays whole). A small group is one piece: no hand-over."""
     size = max(MIN_PIECE, -(-sum(p.size for p in params) // get_num_threads()))
-    out = []
+    pieces: list[list] = [[]]
+    filled = 0
     for i, p in enumerate(params):
         n = p.size
         if n == 0:
             continue
         count = max(1, round(n / size)) if flat[i] else 1
         step = -(-n // count)
-        out += [(i, lo, min(lo + step, n)) for lo in range(0, n, step)]
-    return out
+        for lo in range(0, n, step):
+            if filled >= size:
+                pieces.append([])
+                filled = 0
+            pieces[-1].append((i, lo, min(lo + step, n)))
+            filled += min(lo + step, n) - lo
+    return pieces
 
 
 def _group_ok(params: list, grads: list, *states: list) -> bool:
@@ -100,9 +107,13 @@ def _contiguous(grads: list) -> list:
 
 
 def _run(params: list, flat: list[bool], body) -> None:
-    """``body(i, lo, hi)`` over every piece, on the backend's threads."""
+    """``body(i, lo, hi)`` over every slice, the pieces on the backend's threads."""
     pieces = _pieces(params, flat)
-    parallel_for(lambda a, b: [body(*pieces[k]) for k in range(a, b)],
+    if len(pieces) == 1:
+        for piece in pieces[0]:
+            body(*piece)
+        return
+    parallel_for(lambda a, b: [body(*piece) for k in range(a, b) for piece in pieces[k]],
                  [(k, k + 1) for k in range(len(pieces))])
 
 
