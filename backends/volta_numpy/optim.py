@@ -68,6 +68,8 @@ def _pieces(params: list, flat: list[bool]) -> list[list[tuple[int, int, int]]]:
 def _group_ok(params: list, grads: list, *states: list) -> bool:
     if not params or params[0].dtype not in _FLOATS:
         return False
+    if sum(p.size for p in params) < 2 * MIN_PIECE:
+        return False  # one piece: the checks here cost more than the in-place update saves
     dtype = params[0].dtype
     if not (_fits(params, dtype) and all(_fits(s, dtype) for s in states)
             and all(type(g) is np.ndarray and g.dtype == dtype for g in grads)):
@@ -80,10 +82,20 @@ def _group_ok(params: list, grads: list, *states: list) -> bool:
     return not _overlap([*params, *(a for s in states for a in s)], grads)
 
 
+def _root(a: Any) -> Any:
+    """The object that owns ``a``'s memory (the end of its ``base`` chain)."""
+    while isinstance(a, np.ndarray) and a.base is not None:
+        a = a.base
+    return a
+
+
 def _overlap(written: list, read: list) -> bool:
-    """True if a ``written`` array may share memory with any other array given (by the
-    byte range each spans, exact for C-contiguous arrays): one sweep over the sorted
-    ranges."""
+    """True if a ``written`` array may share memory with any other array given. Arrays
+    over different memory owners cannot (the usual case, decided by identity); else by
+    the byte range each spans (exact for C-contiguous arrays), one sweep over them."""
+    roots = [id(_root(a)) for a in written]
+    if len(set(roots)) == len(roots) and not set(roots) & {id(_root(a)) for a in read}:
+        return False
     spans = []
     for arrays, w in ((written, True), (read, False)):
         for a in arrays:

@@ -48,6 +48,13 @@ CASES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def small_pieces(monkeypatch):
+    """Tiny groups still take the multi-tensor path (by default a group under two pieces'
+    worth of elements is left to the per-parameter kernels)."""
+    monkeypatch.setattr(optim_kernels, "MIN_PIECE", 1)
+
+
 @pytest.fixture
 def threads():
     before = vt.get_num_threads()
@@ -57,7 +64,7 @@ def threads():
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("n_threads,piece", [(1, 1 << 16), (2, 1 << 16), (2, 7), (1, 7)])
+@pytest.mark.parametrize("n_threads,piece", [(1, 1), (2, 1), (2, 7), (1, 7), (2, 500)])
 def test_multi_step_matches_per_parameter(case, dtype, n_threads, piece, threads,
                                           monkeypatch):
     threads(n_threads)
