@@ -45,7 +45,18 @@ def _instrument(threads: int) -> list:
     for module in (conv, kernels, namespace, normalization, optim, pooling):
         if hasattr(module, "parallel_for"):
             module.parallel_for = timed
-    namespace.get_num_threads = lambda: threads  # products cut as on `threads` threads
+    # products, elementwise kernels and optimizer steps cut as on `threads` threads
+    namespace.get_num_threads = optim.get_num_threads = lambda: threads
+    cut = parallel.split
+
+    def split(n, min_size, max_size=1 << 20):
+        saved, parallel._threads = parallel._threads, threads
+        try:
+            return cut(n, min_size, max_size)
+        finally:
+            parallel._threads = saved
+
+    kernels.split = split
     return inside
 
 
