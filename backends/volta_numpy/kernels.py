@@ -20,71 +20,148 @@ from volta_core.ops import softmax as generic_softmax
 from volta_core.optim import kernels as optim_generic
 
 from .conv import conv2d, conv2d_backward
+from .normalization import layer_norm, layer_norm_backward
+from .optim import adam_step_multi, sgd_step_multi
+from .parallel import batch_chunk, chunks, parallel_for, split
 from .pooling import has_negzero, max_pool2d, max_pool2d_backward
 
 
 def embedding_backward(xp: Any, grad: Any, indices: Any, *, num_weights: int,
                        padding_idx: int | None = None) -> np.ndarray:
-    """Scatter-add rows with ``np.add.at``."""
+    """Scatter-add rows with ``np.add.at``'s values: each table row sums its gradient rows
+    in their order, starting from zero. ``np.add.at`` takes ~10 ns per element; here the
+    rows are sorted by index (stably) and added in rounds, round ``r`` adding every
+    index's ``r``-th row with one fancy-indexed add (the indices of a round are unique),
+    ~6x faster where no index repeats often (token batches)."""
     out = np.zeros((num_weights, grad.shape[1]), dtype=grad.dtype)
+    m = indices.shape[0]
+    if m >= _ROUNDS_MIN_ROWS and grad.ndim == 2 and indices.ndim == 1:
+        order = np.argsort(indices, kind="stable")
+        s = indices[order]
+        pos = np.arange(m)
+        first = np.empty(m, dtype=bool)
+        first[0] = True
+        np.not_equal(s[1:], s[:-1], out=first[1:])
+        rank = pos - np.maximum.accumulate(np.where(first, pos, 0))  # place among equals
+        rounds = int(rank.max()) + 1
+        if rounds <= _MAX_ROUNDS:
+            rows = grad[order]
+            for r in range(rounds):
+                sel = rank == r
+                out[s[sel]] += rows[sel]
+            if padding_idx is not None:
+                out[padding_idx] = 0
+            return out
     np.add.at(out, indices, grad)
     if padding_idx is not None:
         out[padding_idx] = 0
     return out
 
 
-_ERF_CHUNK = 65536  # elements per block: every temporary of a block stays in cache
+_ROUNDS_MIN_ROWS = 64  # fewer rows: np.add.at is as fast
+_MAX_ROUNDS = 32  # an index repeated more often: np.add.at (each round reads every row)
+
+
+_ERF_CHUNK = 65536  # elements per thread's block at least
 
 
 def erf(xp: Any, x: Any) -> np.ndarray:
     """The generic float32/float16 ``erf`` (same formulas, same rounding, same values),
-    evaluated block by block in place: about 2.5x faster than whole-array temporaries."""
+    evaluated in place on a few scratch arrays: about 2.5x faster than whole-array
+    temporaries. One block per thread (~60 NumPy passes each)."""
     if x.dtype not in (np.float32, np.float16) or x.size == 0:
         return generic_math.erf_kernel(xp, x)
-    fit, series = generic_math._ERFC_FIT, generic_math._ERF_SERIES
     xf = np.ascontiguousarray(x).reshape(-1)
     out = np.empty_like(xf)
-    m0 = min(_ERF_CHUNK, xf.size)
-    bufs = [np.empty(m0, x.dtype) for _ in range(4)]
-    bits = np.dtype(f"i{x.dtype.itemsize}")  # the integer type of the float's width
-    small, mask = np.empty(m0, bool), np.empty(m0, bits)
-    for lo in range(0, xf.size, _ERF_CHUNK):
-        xc = xf[lo:lo + _ERF_CHUNK]
-        a, t, p, q = (b[:xc.size] for b in bufs)
-        np.abs(xc, out=a)
-        np.multiply(a, 0.5, out=t)
-        t += 1.0
-        np.divide(1.0, t, out=t)
-        np.multiply(t, fit[-1], out=p)  # erfc = t exp(poly(t) - a^2), Horner in place
-        for c in fit[-2:0:-1]:
-            p += c
-            p *= t
-        p += fit[0]
-        np.multiply(a, a, out=q)
-        p -= q
-        np.exp(p, out=p)
-        p *= t
-        np.subtract(1.0, p, out=p)  # erf = sign(x) (1 - erfc) for |x| >= 0.5
-        np.copysign(p, xc, out=p)
-        np.multiply(xc, xc, out=q)  # the odd series near 0
-        np.multiply(q, series[-1], out=t)
-        for c in series[-2:0:-1]:
-            t += c
-            t *= q
-        t += series[0]
-        t *= xc
-        # select t where |x| < 0.5, else p, on the bits: p ^ ((p ^ t) & mask) with mask all
-        # ones or zeros is branch-free (NumPy's masked copyto and where are ~10x slower)
-        m, s = mask[:xc.size], small[:xc.size]
-        np.less(a, 0.5, out=s)
-        np.copyto(m, s)
-        np.negative(m, out=m)
-        pv, tv = p.view(bits), t.view(bits)
-        tv ^= pv
-        tv &= m
-        pv ^= tv
-        out[lo:lo + xc.size] = p
+    parallel_for(lambda lo, hi: _erf_block(xf[lo:hi], out[lo:hi]),
+                 split(xf.size, _ERF_CHUNK))
     return out.reshape(x.shape)
+
+
+def _erf_block(xc: np.ndarray, out: np.ndarray) -> None:
+    """``out = erf(xc)`` for one block, with scratch arrays of its own."""
+    fit, series = generic_math._ERFC_FIT, generic_math._ERF_SERIES
+    a, t, p, q = (np.empty_like(xc) for _ in range(4))
+    bits = np.dtype(f"i{xc.dtype.itemsize}")  # the integer type of the float's width
+    np.abs(xc, out=a)
+    np.multiply(a, 0.5, out=t)
+    t += 1.0
+    np.divide(1.0, t, out=t)
+    np.multiply(t, fit[-1], out=p)  # erfc = t exp(poly(t) - a^2), Horner in place
+    for c in fit[-2:0:-1]:
+        p += c
+        p *= t
+    p += fit[0]
+    np.multiply(a, a, out=q)
+    p -= q
+    np.exp(p, out=p)
+    p *= t
+    np.subtract(1.0, p, out=p)  # erf = sign(x) (1 - erfc) for |x| >= 0.5
+    np.copysign(p, xc, out=p)
+    np.multiply(xc, xc, out=q)  # the odd series near 0
+    np.multiply(q, series[-1], out=t)
+    for c in series[-2:0:-1]:
+        t += c
+        t *= q
+    t += series[0]
+    t *= xc
+    # select t where |x| < 0.5, else p, on the bits: p ^ ((p ^ t) & mask) with mask all
+    # ones or zeros is branch-free (NumPy's masked copyto and where are ~10x slower)
+    s, m = np.less(a, 0.5), np.empty(xc.size, bits)
+    np.copyto(m, s)
+    np.negative(m, out=m)
+    pv, tv = p.view(bits), t.view(bits)
+    tv ^= pv
+    tv &= m
+    np.bitwise_xor(pv, tv, out=out.view(bits))
+
+
+def gelu_erf(xp: Any, x: Any) -> tuple | None:
+    """GELU's forward ``(0.5 * x * (1 + e), e)`` with ``e = erf(x * sqrt(1/2))``: the core's
+    operations in place, one block per thread."""
+    if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float16) or x.size == 0:
+        return None
+    xf = np.ascontiguousarray(x).reshape(-1)
+    y, e = np.empty_like(xf), np.empty_like(xf)
+
+    def run(lo: int, hi: int) -> None:
+        xc, ec, yc = xf[lo:hi], e[lo:hi], y[lo:hi]
+        _erf_block(np.multiply(xc, _SQRT_HALF), ec)
+        np.multiply(xc, 0.5, out=yc)  # 0.5 * x
+        yc *= np.add(ec, 1.0)  # times 1 + e
+
+    parallel_for(run, split(xf.size, _ERF_CHUNK))
+    return y.reshape(x.shape), e.reshape(x.shape)
+
+
+def gelu_erf_backward(xp: Any, x: Any, e: Any, g: Any) -> Any:
+    """GELU's backward ``g * (0.5 * (1 + e) + x * pdf(x))`` as the core computes it, one
+    block per thread."""
+    if not (type(x) is type(e) is type(g) is np.ndarray and x.dtype == e.dtype == g.dtype
+            and x.dtype in (np.float32, np.float16) and x.shape == e.shape == g.shape
+            and x.size):
+        return None
+    xf, ef, gf = (np.ascontiguousarray(a).reshape(-1) for a in (x, e, g))
+    out = np.empty_like(xf)
+
+    def run(lo: int, hi: int) -> None:
+        xc, oc = xf[lo:hi], out[lo:hi]
+        pdf = np.multiply(xc, xc)
+        pdf *= -0.5
+        np.exp(pdf, out=pdf)
+        pdf *= _INV_SQRT_2PI
+        pdf *= xc
+        np.add(ef[lo:hi], 1.0, out=oc)  # 1 + e
+        oc *= 0.5
+        oc += pdf
+        oc *= gf[lo:hi]
+
+    parallel_for(run, split(xf.size, _ERF_CHUNK))
+    return out.reshape(x.shape)
+
+
+_SQRT_HALF = math.sqrt(0.5)  # volta_core.ops.activation's constants
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
@@ -151,29 +228,60 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
 # array of their own: each fresh (N, C) array costs a page fault per 4 KiB on first touch.
 
 def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
-    """The generic ``exp(x - max) / sum`` along ``dim``, in place on ``x - max``."""
+    """The generic ``exp(x - max) / sum`` along ``dim``, in place on ``x - max``; along the
+    last dimension in row blocks over the backend's threads (each row as a whole-array
+    call computes it)."""
     if x.dtype.kind != "f":
         return generic_softmax.softmax_kernel(xp, x, dim)
-    e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
-    np.exp(e, out=e)
-    e /= np.sum(e, axis=dim, keepdims=True)
-    return e
+    if x.ndim == 0 or dim not in (-1, x.ndim - 1) or x.size < _ROW_SPLIT:
+        e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
+        np.exp(e, out=e)
+        e /= np.sum(e, axis=dim, keepdims=True)
+        return e
+    rows = np.reshape(x, (-1, x.shape[-1]))
+    out = np.empty(rows.shape, dtype=x.dtype)
+
+    def run(lo: int, hi: int) -> None:
+        e = out[lo:hi]
+        np.subtract(rows[lo:hi], np.max(rows[lo:hi], axis=1, keepdims=True), out=e)
+        np.exp(e, out=e)
+        e /= np.sum(e, axis=1, keepdims=True)
+
+    _by_rows(run, rows.shape)
+    return out.reshape(x.shape)
+
+
+# row-wise kernels over at least this many elements run in row blocks on the threads
+_ROW_SPLIT = 1 << 17
+
+
+def _by_rows(run, shape: tuple) -> None:
+    """``run(lo, hi)`` over row blocks of an ``(N, C)`` array, on the backend's threads."""
+    n, c = shape
+    parallel_for(run, chunks(n, batch_chunk(n, c)))
 
 
 def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
                   ignore_index: int = -100, label_smoothing: float = 0.0) -> tuple:
-    """The generic kernel without class weights or smoothing: the log-sum-exp in place, and
-    the target's log-probability picked by index (+ 0.0, as the generic masked row sum
-    turns -0.0 into +0.0), not through an (N, C) mask."""
+    """The generic kernel without class weights or smoothing: the log-sum-exp in place (in
+    row blocks over the threads), and the target's log-probability picked by index
+    (+ 0.0, as the generic masked row sum turns -0.0 into +0.0), not through an (N, C)
+    mask."""
     if (weight is not None or label_smoothing or logits.dtype.kind != "f"
             or logits.ndim != 2):
         return generic.cross_entropy(xp, logits, target, weight, ignore_index=ignore_index,
                                      label_smoothing=label_smoothing)
-    m = np.max(logits, axis=1, keepdims=True)
-    m = np.where(np.isfinite(m), m, np.zeros_like(m))
-    z = np.subtract(logits, m)
-    np.exp(z, out=z)
-    lse = np.log(np.sum(z, axis=1, keepdims=True)) + m
+    lse = np.empty((logits.shape[0], 1), dtype=logits.dtype)
+
+    def run(lo: int, hi: int) -> None:
+        x = logits[lo:hi]
+        m = np.max(x, axis=1, keepdims=True)
+        m = np.where(np.isfinite(m), m, np.zeros_like(m))
+        z = np.subtract(x, m)
+        np.exp(z, out=z)
+        np.add(np.log(np.sum(z, axis=1, keepdims=True)), m, out=lse[lo:hi])
+
+    _by_rows(run, logits.shape)
     valid = target != ignore_index
     safe = np.where(valid, target, np.zeros_like(target))
     picked = (logits[np.arange(logits.shape[0]), safe] - lse[:, 0]) + 0.0
@@ -184,17 +292,26 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
 
 def cross_entropy_backward(xp: Any, g: Any, logits: Any, lse: Any, target: Any,
                            row_w: Any) -> np.ndarray:
-    """The generic ``g * row_w * (softmax - onehot)`` with one (N, C) temporary: the
-    onehot is subtracted at the targets only (elsewhere it is 0.0, and ``v - 0.0`` is
-    ``v``), so the values are the generic kernel's."""
+    """The generic ``g * row_w * (softmax - onehot)`` with one (N, C) temporary, in row
+    blocks over the threads: the onehot is subtracted at the targets only (elsewhere it
+    is 0.0, and ``v - 0.0`` is ``v``), so the values are the generic kernel's."""
     if not (isinstance(logits, np.ndarray) and logits.dtype.kind == "f"
-            and logits.dtype == lse.dtype == row_w.dtype == g.dtype):
+            and logits.dtype == lse.dtype == row_w.dtype == g.dtype and logits.ndim == 2):
         return generic.cross_entropy_backward(xp, g, logits, lse, target, row_w)
     valid = row_w != 0
-    p = np.subtract(logits, lse)
-    np.exp(p, out=p)
-    p[np.arange(p.shape[0]), np.where(valid, target, 0)] -= valid.astype(p.dtype)
-    p *= np.where(valid, g * row_w, np.zeros_like(row_w))[:, None]
+    cols = np.where(valid, target, 0)
+    hit = valid.astype(logits.dtype)
+    scale = np.where(valid, g * row_w, np.zeros_like(row_w))[:, None]
+    p = np.empty(logits.shape, dtype=logits.dtype)
+
+    def run(lo: int, hi: int) -> None:
+        pc = p[lo:hi]
+        np.subtract(logits[lo:hi], lse[lo:hi], out=pc)
+        np.exp(pc, out=pc)
+        pc[np.arange(hi - lo), cols[lo:hi]] -= hit[lo:hi]
+        pc *= scale[lo:hi]
+
+    _by_rows(run, logits.shape)
     return p
 
 
@@ -205,7 +322,13 @@ KERNELS = {
     "relu": relu,
     "relu_backward": relu_backward,
     "adam_step": adam_step,
+    "adam_step_multi": adam_step_multi,
+    "sgd_step_multi": sgd_step_multi,
     "erf": erf,
+    "gelu_erf": gelu_erf,
+    "gelu_erf_backward": gelu_erf_backward,
+    "layer_norm": layer_norm,
+    "layer_norm_backward": layer_norm_backward,
     "conv2d": conv2d,
     "conv2d_backward": conv2d_backward,
     "max_pool2d": max_pool2d,

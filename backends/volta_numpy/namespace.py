@@ -1,5 +1,5 @@
 """The CPU backend's array namespace: array-api-compat's NumPy namespace, with a
-``matmul`` whose large 2-d products run on the backend's threads (``parallel.py``).
+``matmul`` whose large products run on the backend's threads (``parallel.py``).
 
 A multi-threaded OpenBLAS call has every thread wait for the others in a spin loop, and
 its idle threads keep spinning for a while after each call: on a machine whose other
@@ -10,21 +10,32 @@ the blocks are shared by the caller and the backend's workers, which sleep when 
 busy core only means the caller computes more blocks itself. One block per thread (each
 block packs the other operand again): on one thread a product is one plain call, so its
 last bits may differ from a run on more threads, as with any threaded BLAS.
+
+Handing a block to a sleeping worker costs ~30 us on each side (its wake-up, then the
+caller's), so a product of less than ~16M multiply-adds gains nothing from blocks (an
+LSTM step's (20, 256) @ (256, 1024) is slower in two). Such a product runs on one BLAS
+thread: OpenBLAS's own threads would be faster on an idle machine, but they keep
+spinning after each call and then slow down the backend's workers in the kernels that
+follow (measured on 2 shared cores: the training-step benchmarks 1.1-1.5x slower).
 """
 
 from __future__ import annotations
 
+import math
 import types
 from typing import Any
 
 import array_api_compat.numpy as _compat
 import numpy as np
 
-from .parallel import chunks, get_num_threads, parallel_for
+from .parallel import chunks, get_num_threads, one_blas_thread, parallel_for
 
-# products of at least this many multiply-adds are cut into blocks (OpenBLAS's own
-# threshold for using more than one thread)
-_SPLIT_MACS = 1 << 18
+# 2-d products of at least this many multiply-adds are cut into blocks; from the second
+# (OpenBLAS's own threshold for using more than one thread) on, smaller ones run on one
+# BLAS thread; batches of products are split from the third on
+_SPLIT_MACS = 1 << 24
+_BLAS_THREADS_MACS = 1 << 18
+_SPLIT_BATCH_MACS = 1 << 22
 _MIN_BLOCK = 8  # rows (or columns) of a block at least
 # a module's own attributes, not copied (``__array_api_version__`` and the like are)
 _MODULE_ATTRS = {"__name__", "__doc__", "__loader__", "__spec__", "__file__", "__path__",
@@ -32,15 +43,23 @@ _MODULE_ATTRS = {"__name__", "__doc__", "__loader__", "__spec__", "__file__", "_
 
 
 def matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
-    """``x1 @ x2`` (array API ``matmul``); a large 2-d floating product in blocks."""
+    """``x1 @ x2`` (array API ``matmul``); a large 2-d floating product in blocks, a large
+    batch of products (same batch shape) split along its first dimension."""
     if (kwargs or type(x1) is not np.ndarray or type(x2) is not np.ndarray
-            or x1.ndim != 2 or x2.ndim != 2 or x1.dtype != x2.dtype
-            or x1.dtype not in (np.float32, np.float64) or x1.shape[1] != x2.shape[0]):
+            or x1.dtype != x2.dtype or x1.dtype not in (np.float32, np.float64)):
+        return _compat.matmul(x1, x2, **kwargs)
+    if x1.ndim > 2 and x1.ndim == x2.ndim:
+        return _batched(x1, x2)
+    if x1.ndim != 2 or x2.ndim != 2 or x1.shape[1] != x2.shape[0]:
         return _compat.matmul(x1, x2, **kwargs)
     (m, k), n = x1.shape, x2.shape[1]
     blocks = get_num_threads()
-    if blocks < 2 or m * n * k < _SPLIT_MACS or max(m, n) < blocks * _MIN_BLOCK:
+    macs = m * n * k
+    if blocks < 2 or macs < _BLAS_THREADS_MACS:
         return np.matmul(x1, x2)
+    if macs < _SPLIT_MACS or max(m, n) < blocks * _MIN_BLOCK:
+        with one_blas_thread():
+            return np.matmul(x1, x2)
     out = np.empty((m, n), dtype=x1.dtype)
     # cut the longer side: each block packs the operand it shares again, and that one is
     # then the smaller (row blocks share x2, k * n; column blocks share x1, m * k)
@@ -52,6 +71,23 @@ def matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
             np.matmul(x1, x2[:, lo:hi], out=out[:, lo:hi])
     size = max(m, n)
     parallel_for(run, chunks(size, -(-size // blocks)))
+    return out
+
+
+def _batched(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """A batch of products; each product is computed as by one ``np.matmul`` of the whole
+    batch (the same values), the batch's first dimension cut into one block per thread."""
+    batch, (m, k), n = x1.shape[:-2], x1.shape[-2:], x2.shape[-1]
+    blocks = get_num_threads()
+    if (blocks < 2 or batch != x2.shape[:-2] or x2.shape[-2] != k or batch[0] < 2
+            or math.prod(batch) * m * n * k < _SPLIT_BATCH_MACS):
+        return np.matmul(x1, x2)
+    out = np.empty((*batch, m, n), dtype=x1.dtype)
+
+    def run(lo: int, hi: int) -> None:
+        np.matmul(x1[lo:hi], x2[lo:hi], out=out[lo:hi])
+
+    parallel_for(run, chunks(batch[0], -(-batch[0] // blocks)))
     return out
 
 

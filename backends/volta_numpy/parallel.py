@@ -14,11 +14,12 @@ calls, and two threads each calling a multi-threaded BLAS would oversubscribe th
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from .threads import blas_controllers
 
@@ -117,6 +118,17 @@ def _blas_one_thread(enter: bool) -> None:
                     c.set(n)
 
 
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Hold NumPy's BLAS to one thread inside the block (a product the caller runs alone,
+    while the backend's workers may run other kernels)."""
+    _blas_one_thread(True)
+    try:
+        yield
+    finally:
+        _blas_one_thread(False)
+
+
 def chunks(n: int, size: int) -> list[tuple[int, int]]:
     """``[0, n)`` cut into ``(lo, hi)`` pieces of ``size`` (the last may be shorter)."""
     size = max(1, size)
@@ -140,6 +152,15 @@ def batch_chunk(n: int, per_sample: int) -> int:
     count = max(MIN_CHUNKS, -(-total // CHUNK_ELEMENTS))
     count = min(n, count, max(1, total // MIN_CHUNK_ELEMENTS))
     return max(1, -(-n // count))
+
+
+def split(n: int, min_size: int, max_size: int = 1 << 20) -> list[tuple[int, int]]:
+    """``[0, n)`` in one piece per thread where each gets ``min_size`` at least (pieces of
+    ``max_size`` at most), for elementwise kernels whose values do not depend on the
+    cut. Few large pieces: each NumPy call of a piece runs long, so two threads seldom
+    wait for the GIL between calls (a waiting thread is woken ~10-50 us later)."""
+    count = max(-(-n // max_size), min(_threads, n // max(1, min_size)), 1)
+    return chunks(n, -(-n // count))
 
 
 def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]) -> None:

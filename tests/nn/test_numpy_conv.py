@@ -230,6 +230,25 @@ def test_blocked_matmul_matches_numpy(shape, dtype, threads):
     np.testing.assert_allclose(got[1], want, rtol=tol, atol=tol * k)
 
 
+@pytest.mark.parametrize("shapes", [((16, 4, 64, 32), (16, 4, 32, 64)),
+                                    ((64, 64, 64), (64, 64, 64)), ((3, 5, 7), (3, 7, 2)),
+                                    ((1, 64, 64, 64), (1, 64, 64, 64)),
+                                    ((8, 64, 64), (1, 64, 64))])
+def test_batched_matmul_same_bits_on_any_thread_count(shapes, threads):
+    """A batch split along its first dimension: each product as NumPy's whole-batch call
+    computes it (transposed operands too), broadcast batches left to NumPy."""
+    from volta_numpy.namespace import matmul
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shapes[0]).astype(np.float32)
+    b = rng.standard_normal(shapes[1]).astype(np.float32)
+    for right in (b, np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2)):
+        want = np.matmul(a, right)
+        for t in (1, 2):
+            threads(t)
+            np.testing.assert_array_equal(matmul(a, right), want)
+
+
 def test_backend_namespace_is_array_api_compat_with_blocked_matmul():
     import array_api_compat.numpy as compat
 

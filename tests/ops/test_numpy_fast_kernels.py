@@ -131,3 +131,131 @@ def test_relu_backward_equals_generic(special):
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
     assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("rows,width,table,padding_idx", [
+    (700, 16, 1000, None), (300, 3, 7, 2), (5000, 2, 3, None), (10, 4, 5, None)])
+def test_embedding_backward_in_rounds_equals_add_at(rows, width, table, padding_idx):
+    """Sorted rounds (few repeats), np.add.at (many repeats, few rows): np.add.at's bits."""
+    from volta_numpy.kernels import embedding_backward
+
+    rng = np.random.default_rng(0)
+    grad = rng.standard_normal((rows, width)).astype(np.float32)
+    grad[:3] = -0.0
+    idx = rng.integers(0, table, rows)
+    want = np.zeros((table, width), np.float32)
+    np.add.at(want, idx, grad)
+    if padding_idx is not None:
+        want[padding_idx] = 0
+    got = embedding_backward(array_api_numpy, grad, idx, num_weights=table,
+                             padding_idx=padding_idx)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+
+
+@pytest.fixture
+def threads():
+    import volta_core as vt
+
+    before = vt.get_num_threads()
+    yield vt.set_num_threads
+    vt.set_num_threads(before)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("shape,dim", [((16, 4, 64, 64), -1), ((1024, 512), 1), ((5, 7), 1),
+                                       ((300, 600), 0), ((40, 9000), -1)])
+def test_softmax_in_row_blocks_equals_generic(shape, dim, n_threads, threads):
+    from volta_numpy.kernels import softmax
+
+    from volta_core.ops.softmax import softmax_kernel
+
+    threads(n_threads)
+    x = (np.random.default_rng(0).standard_normal(shape) * 4).astype(np.float32)
+    x.reshape(-1)[:3] = [-np.inf, np.inf, np.nan]
+    np.testing.assert_array_equal(softmax(array_api_numpy, x, dim),
+                                  softmax_kernel(array_api_numpy, x, dim))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("n,c", [(700, 1000), (9, 5)])
+def test_cross_entropy_in_row_blocks_equals_generic(n, c, n_threads, threads):
+    from volta_numpy.kernels import cross_entropy, cross_entropy_backward
+
+    from volta_core.ops import nn as generic
+
+    threads(n_threads)
+    rng = np.random.default_rng(0)
+    logits = (rng.standard_normal((n, c)) * 5).astype(np.float32)
+    logits[1] = -np.inf
+    target = rng.integers(0, c, n)
+    target[2] = -100
+    got = cross_entropy(array_api_numpy, logits, target)
+    want = generic.cross_entropy(array_api_numpy, logits, target)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    g = rng.standard_normal(n).astype(np.float32)
+    lse, row_w = want[1], want[2]
+    np.testing.assert_array_equal(
+        cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w),
+        generic.cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("shape", [(16, 64, 128), (1024, 200), (3, 7)])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_in_row_blocks_equals_generic(shape, affine, dtype, n_threads, threads):
+    from volta_numpy.normalization import layer_norm, layer_norm_backward
+
+    from volta_core.ops import nn as generic
+
+    threads(n_threads)
+    rng = np.random.default_rng(0)
+    x, g = ((rng.standard_normal(shape) * 3 + 1).astype(dtype) for _ in range(2))
+    w, b = ((rng.standard_normal(shape[-1]).astype(dtype) if affine else None)
+            for _ in range(2))
+    got = layer_norm(array_api_numpy, x, w, b, eps=1e-5)
+    want = generic.layer_norm(array_api_numpy, x, w, b, eps=1e-5)
+    for a, e in zip(got, want):
+        assert a.shape == e.shape
+        np.testing.assert_array_equal(a, e)
+    _, mean, rstd = want
+    for needs in [(True, True, True), (True, False, False), (False, True, False)]:
+        got = layer_norm_backward(array_api_numpy, g, x, w, mean, rstd, needs=needs)
+        want = generic.layer_norm_backward(array_api_numpy, g, x, w, mean, rstd, needs=needs)
+        for a, e in zip(got, want):
+            if e is None:
+                assert a is None
+            else:
+                assert a.shape == e.shape
+                np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("shape", [(1024, 512), (3, 5)])
+def test_fused_gelu_equals_the_core_steps(shape, dtype, n_threads, threads, monkeypatch):
+    """The NumPy ``gelu_erf`` kernels give the bits of Gelu's own steps (kernels off)."""
+    import volta_core as vt
+    from volta_core.backend import kernels as registry
+
+    threads(n_threads)
+    rng = np.random.default_rng(0)
+    x0 = (rng.standard_normal(shape) * 3).astype(dtype)
+    x0.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    g0 = rng.standard_normal(shape).astype(dtype)
+
+    def run():
+        x = vt.tensor(x0, requires_grad=True)
+        y = vt.nn.functional.gelu(x)
+        y.backward(vt.tensor(g0))
+        return y.detach().numpy(), x.grad.numpy()
+
+    got = run()
+    for name in ("gelu_erf", "gelu_erf_backward"):
+        monkeypatch.setitem(registry._cache, ("numpy", name), lambda *a, **k: None)
+    want = run()
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)

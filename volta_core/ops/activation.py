@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
+from ..backend.kernels import fallback, get_kernel
 from ..dtypes import bfloat16, checked_scalar
 from ..errors import DTypeError
 from ..tensor import Tensor
@@ -81,13 +83,15 @@ class Gelu(Function):
             from .math import erfc64
 
             return 0.5 * x * erfc64(xp, x * -_SQRT_HALF)
-        from ..backend.kernels import get_kernel
-
-        e = get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF)
+        fused = get_kernel(ctx.device.backend, "gelu_erf")(xp, x)
+        if fused is not None:  # the steps below as one backend kernel (the same values)
+            y, e = fused
+        else:
+            e = get_kernel(ctx.device.backend, "erf")(xp, x * _SQRT_HALF)
+            y = 0.5 * x
+            y *= 1.0 + e  # in place: one temporary fewer, the same products
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x, e)  # backward reuses erf: it costs more than the rest
-        y = 0.5 * x
-        y *= 1.0 + e  # in place: one temporary fewer, the same products
         if inf_nan:
             nan = xp.asarray(math.nan, dtype=x.dtype, device=ctx.device.native)
             y = xp.where(x == math.inf, nan, y)
@@ -104,6 +108,10 @@ class Gelu(Function):
             # plain backward: the same operations on arrays, with the forward's erf
             # (in place where a temporary is ours: the same products, fewer arrays)
             xa, ga = x.array, g.array
+            fused = get_kernel(ctx.device.backend, "gelu_erf_backward")(ctx.xp, xa,
+                                                                        saved[1].array, ga)
+            if fused is not None:  # the steps below as one backend kernel (same values)
+                return Tensor._make(fused, ctx.device)
             pdf = xa * xa
             pdf *= -0.5
             pdf = ctx.xp.exp(pdf)
@@ -117,6 +125,22 @@ class Gelu(Function):
         cdf = 0.5 * (1.0 + (x * _SQRT_HALF).erf())
         pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
         return g * (cdf + x * pdf)
+
+
+@fallback("gelu_erf")
+def gelu_erf(xp: Any, x: Any) -> tuple | None:
+    """GELU's float32/float16 forward as one kernel: ``(y, e)`` with
+    ``e = erf(x * sqrt(1/2))`` and ``y = 0.5 * x`` times ``1 + e``, the operations of
+    ``Gelu.forward``; or None where the backend has no such kernel (this fallback):
+    ``Gelu`` then runs them itself."""
+    return None
+
+
+@fallback("gelu_erf_backward")
+def gelu_erf_backward(xp: Any, x: Any, e: Any, g: Any) -> Any:
+    """GELU's plain backward from the forward's ``erf`` ``e``, the operations of
+    ``Gelu.backward``, as one kernel; or None (this fallback: ``Gelu`` runs them)."""
+    return None
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

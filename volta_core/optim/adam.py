@@ -89,6 +89,7 @@ class Adam(Optimizer):
             state = self.state[p]
             state["step"] = hp["step"]
             p._version[0] += 1
+            p._gen += 1  # its views re-derive (a NumPy view would show it anyway)
             state["exp_avg"]._version[0] += 1
             state["exp_avg_sq"]._version[0] += 1
         return True

@@ -225,8 +225,6 @@ class Optimizer:
         if not params:
             return None
         dev = params[0].device
-        if dev.type == "cpu":
-            return None  # NumPy: no launch cost to save
         states = [[] for _ in state_names]
         for p in params:
             if p.device is not dev or p.dtype.itemsize == 2 or p._owner is not None:

@@ -80,6 +80,7 @@ class SGD(Optimizer):
                 return False
         for p in params:  # updated in place
             p._version[0] += 1
+            p._gen += 1  # its views re-derive (a NumPy view would show it anyway)
         if bufs:
             for p in params:
                 self.state[p]["momentum_buffer"]._version[0] += 1
