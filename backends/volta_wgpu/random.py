@@ -20,7 +20,8 @@ from .engine import groups_for
 from .kernels.mapkernel import launch_map
 from .layout import prod
 
-_PHILOX = """
+# Philox-4x32-10 in WGSL (u32 arithmetic only), shared with the fused attention's dropout
+PHILOX_WGSL = """
 fn mulhilo(a: u32, b: u32) -> vec2<u32> {
   let al = a & 0xffffu; let ah = a >> 16u; let bl = b & 0xffffu; let bh = b >> 16u;
   let ll = al * bl; let hl = ah * bl; let lh = al * bh; let hh = ah * bh;
@@ -49,7 +50,7 @@ def _raw_src() -> tuple[str, int, int, int]:
             f"  let r = philox(vec4<u32>(lo, hi, 0u, 0u), vec2<u32>({cg.word(1)}, {cg.word(2)}));\n"
             "  out[4u * gi] = r.x; out[4u * gi + 1u] = r.y;\n"
             "  out[4u * gi + 2u] = r.z; out[4u * gi + 3u] = r.w;")
-    src = cg.header([], 5, [("out", D.uint32)], []) + _PHILOX + cg.main_1d(body)
+    src = cg.header([], 5, [("out", D.uint32)], []) + PHILOX_WGSL + cg.main_1d(body)
     return src, 5, 1, 0
 
 
@@ -63,7 +64,7 @@ def _live_src() -> tuple[str, int, int, int]:
             "  let r = philox(vec4<u32>(lo, hi, 0u, 0u), vec2<u32>(st[0], st[1]));\n"
             "  out[4u * gi] = r.x; out[4u * gi + 1u] = r.y;\n"
             "  out[4u * gi + 2u] = r.z; out[4u * gi + 3u] = r.w;")
-    src = cg.header([], 1, [("out", D.uint32)], [("st", D.uint32)]) + _PHILOX + \
+    src = cg.header([], 1, [("out", D.uint32)], [("st", D.uint32)]) + PHILOX_WGSL + \
         cg.main_1d(body)
     return src, 1, 1, 1
 

@@ -30,6 +30,7 @@ from typing import Any
 from .. import dtypes as D
 from ..array import Array, new_array
 from ..engine import groups_for
+from ..random import PHILOX_WGSL
 
 BR = 64  # query (or key) rows per workgroup: one per thread
 SPLIT_E = 32  # head sizes above this get dk and dv from two kernels
@@ -64,24 +65,7 @@ def supported(q: Any, k: Any, v: Any) -> bool:
 
 # -- WGSL --------------------------------------------------------------------------------
 
-_HEAD = """
-fn mulhilo(a: u32, b: u32) -> vec2<u32> {
-  let al = a & 0xffffu; let ah = a >> 16u; let bl = b & 0xffffu; let bh = b >> 16u;
-  let ll = al * bl; let hl = ah * bl; let lh = al * bh; let hh = ah * bh;
-  let cross = (ll >> 16u) + (hl & 0xffffu) + (lh & 0xffffu);
-  let hi = hh + (hl >> 16u) + (lh >> 16u) + (cross >> 16u);
-  return vec2<u32>(hi, a * b);
-}
-fn philox(c_in: vec4<u32>, k_in: vec2<u32>) -> vec4<u32> {
-  var c = c_in; var k = k_in;
-  for (var r = 0; r < 10; r = r + 1) {
-    let p0 = mulhilo(0xD2511F53u, c.x);
-    let p1 = mulhilo(0xCD9E8D57u, c.z);
-    c = vec4<u32>(p1.x ^ c.y ^ k.x, p1.y, p0.x ^ c.w ^ k.y, p0.y);
-    k = k + vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
-  }
-  return c;
-}
+_HEAD = PHILOX_WGSL + """
 var<private> rblk: u32 = 0xffffffffu;
 var<private> rval: vec4<u32>;
 // the scaled keep factor of score ``idx`` (1 / (1 - p) or 0)

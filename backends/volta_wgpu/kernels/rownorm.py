@@ -148,16 +148,21 @@ def _ln_src(has_w: bool, has_b: bool) -> tuple[str, int, int, int]:
     return head + _REDUCE + body, 6, 3, len(reads)
 
 
+def _rows(x: Array, ndim: int) -> tuple[tuple[int, ...], int, int]:
+    """(leading shape, rows, row length) of ``x`` normalised over its last ``ndim`` dims."""
+    lead = x.shape[:x.ndim - ndim]
+    rows = 1
+    for d in lead:
+        rows *= d
+    return lead, rows, (x.size // max(rows, 1) if rows else 0)
+
+
 def layer_norm(x: Array, weight: Array | None, bias: Array | None, ndim: int,
                eps: float) -> tuple[Array, Array, Array]:
     """``(y, mean, rstd)`` over the last ``ndim`` dims (mean/rstd keep those dims as 1)."""
     from ..namespace.manipulation import reshape
     x = _contig(x)
-    lead = x.shape[:x.ndim - ndim]
-    rows = 1
-    for d in lead:
-        rows *= d
-    length = x.size // max(rows, 1) if rows else 0
+    lead, rows, length = _rows(x, ndim)
     eng = x.engine
     y = new_array(x.shape, D.float32, eng)
     stat_shape = lead + (1,) * ndim
@@ -204,11 +209,7 @@ def layer_norm_dx(grad: Array, x: Array, weight: Array | None, mean: Array, rstd
     workgroup per row (``mean`` and ``rstd`` as the forward returned them)."""
     from ..namespace.manipulation import reshape
     grad, x = _contig(grad), _contig(x)
-    lead = x.shape[:x.ndim - ndim]
-    rows = 1
-    for d in lead:
-        rows *= d
-    length = x.size // max(rows, 1) if rows else 0
+    lead, rows, length = _rows(x, ndim)
     eng = x.engine
     gx = new_array(x.shape, D.float32, eng)
     if rows == 0 or length == 0:

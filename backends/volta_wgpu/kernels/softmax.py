@@ -61,12 +61,7 @@ def _src(t: DType, log: bool, rank: int, wg: bool,
                 f"  for (var j = 0u; j < n; j = j + 1u) {{ let v = {ld};\n"
                 f"    out[row * n + j] = {cg.cast(res, acc, t)}; }}")
         return head + fmax + cg.main_1d(body), words, 1, 1
-    body = (f"var<workgroup> sh: array<{a}, {WGS}>;\n"
-            f"@compute @workgroup_size({WGS})\n"
-            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
-            "        @builtin(local_invocation_index) lid: u32,\n"
-            "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
-            f"  let row = wid.x + wid.y * nwg.x;\n  if (row >= {cg.word(0)}) {{ return; }}\n"
+    body = (_row_main(a) +
             f"{decomp}\n  let n = {cg.word(1)}; let xl = {xl};\n"
             f"  var mx = {neg};\n"
             f"  for (var j = lid; j < n; j = j + {WGS}u) {{ mx = fmx(mx, {ld}); }}\n"
@@ -168,12 +163,7 @@ def _bwd_src(t: DType, wg: bool) -> tuple[str, int, int, int]:
                 f"  for (var j = 0u; j < n; j = j + 1u) {{ s = s + {gj} * {yj}; }}\n"
                 f"  for (var j = 0u; j < n; j = j + 1u) {{ {write} }}")
         return head + cg.main_1d(body), 4, 1, 2
-    body = (f"var<workgroup> sh: array<{a}, {WGS}>;\n"
-            f"@compute @workgroup_size({WGS})\n"
-            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
-            "        @builtin(local_invocation_index) lid: u32,\n"
-            "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
-            f"  let row = wid.x + wid.y * nwg.x;\n  if (row >= {cg.word(0)}) {{ return; }}\n"
+    body = (_row_main(a) +
             f"  let n = {cg.word(1)};\n  var s = {a}(0);\n"
             f"  for (var j = lid; j < n; j = j + {WGS}u) {{ s = s + {gj} * {yj}; }}\n"
             "  sh[lid] = s; workgroupBarrier();\n"
@@ -209,3 +199,14 @@ def softmax_backward(g: Array, y: Array, axis: int) -> Array | None:
     y.engine.dispatch(kern, meta, [out._st.buffer, gm._st.buffer, ym._st.buffer],
                       groups_for(rows * WGS if wg else rows, WGS))
     return moveaxis(out, -1, ax)
+
+
+def _row_main(a: str) -> str:
+    """The entry point of a one-workgroup-per-row kernel: shared scratch of type ``a``,
+    ``row`` (word 0 rows; 2-d dispatch for many) and ``lid``, past-the-end rows leaving."""
+    return (f"var<workgroup> sh: array<{a}, {WGS}>;\n"
+            f"@compute @workgroup_size({WGS})\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
+            "        @builtin(local_invocation_index) lid: u32,\n"
+            "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+            f"  let row = wid.x + wid.y * nwg.x;\n  if (row >= {cg.word(0)}) {{ return; }}\n")
