@@ -176,6 +176,23 @@ def test_hooks_on_leaves_and_intermediates():
     assert x.grad.tolist() == [3.0, 3.0]
 
 
+def test_retained_grad_is_a_copy_and_accumulates_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    grads = {}
+    for lib in (vt, torch):
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        h = x * 2
+        h.retain_grad()
+        y = h * 1  # mul by 1 hands h's incoming gradient on unchanged
+        y.retain_grad()
+        (y * y).sum().backward(retain_graph=True)
+        first = h.grad.clone()
+        y.grad.add_(100.0)  # the retained gradients do not share memory
+        (y * y).sum().backward()
+        grads[lib.__name__] = (first.tolist(), h.grad.tolist(), y.grad.tolist())
+    assert grads["volta_core"] == grads["torch"]
+
+
 def test_memory_stays_flat_over_10000_training_iterations():
     w = vt.randn(8, 8, requires_grad=True)
     x = vt.randn(4, 8)

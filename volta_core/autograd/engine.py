@@ -136,8 +136,9 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                         g = g if new is None else new
                 if node.retained is not None:
                     t = node.retained()
-                    if t is not None:
-                        t.grad = g if create_graph else g.detach()
+                    if t is not None:  # PyTorch: a copy first, then accumulated
+                        new = g if create_graph else g.detach()
+                        t.grad = new.clone() if t.grad is None else t.grad + new
                 if capture is not None and node in capture:
                     capture[node] = g
                 watched = node._watched
