@@ -26,19 +26,22 @@ from ..array import Array, new_array
 from ..engine import Engine, Storage, groups_for
 
 
-def _src(n_in: int, n_out: int, n_sc: int, body: str) -> tuple[str, int, int, int]:
-    # meta: n, in offsets[n_in], scalars[n_sc] (f32 bits)
-    words = 1 + n_in + n_sc
+def _src(n_in: int, n_out: int, n_sc: int, body: str,
+         live: bool = False) -> tuple[str, int, int, int]:
+    # meta: n, in offsets[n_in], then the scalars[n_sc] as f32 bits; with ``live`` the
+    # scalars are read from a buffer ``sc`` bound after the inputs instead
+    words = 1 + n_in + (0 if live else n_sc)
     f = D.float32
     lines = [f"  if (gi >= {cg.word(0)}) {{ return; }}"]
     lines += [f"  let i{k} = in{k}[{cg.word(1 + k)} + gi];" for k in range(n_in)]
-    lines += [f"  let s{k} = bitcast<f32>({cg.word(1 + n_in + k)});" for k in range(n_sc)]
+    lines += [f"  let s{k} = sc[{k}];" if live else
+              f"  let s{k} = bitcast<f32>({cg.word(1 + n_in + k)});" for k in range(n_sc)]
     lines += [f"  var o{k} = 0.0;" for k in range(n_out)]
     lines.append(body)
     lines += [f"  out{k}[gi] = o{k};" for k in range(n_out)]
-    src = cg.header([f], words, [(f"out{k}", f) for k in range(n_out)],
-                    [(f"in{k}", f) for k in range(n_in)]) + cg.main_1d("\n".join(lines))
-    return src, words, n_out, n_in
+    ins = [(f"in{k}", f) for k in range(n_in)] + ([("sc", f)] if live else [])
+    src = cg.header([f], words, [(f"out{k}", f) for k in range(n_out)], ins)
+    return src + cg.main_1d("\n".join(lines)), words, n_out, len(ins)
 
 
 def _contig(a: Array) -> Array:
@@ -78,21 +81,6 @@ def fused(key: tuple, inputs: list[Array], n_out: int, scalars: list[float],
     return outs
 
 
-def _src_sc(n_in: int, n_out: int, n_sc: int, body: str) -> tuple[str, int, int, int]:
-    # :func:`_src` with the scalars read from a buffer ``sc`` bound after the inputs
-    words = 1 + n_in
-    f = D.float32
-    lines = [f"  if (gi >= {cg.word(0)}) {{ return; }}"]
-    lines += [f"  let i{k} = in{k}[{cg.word(1 + k)} + gi];" for k in range(n_in)]
-    lines += [f"  let s{k} = sc[{k}];" for k in range(n_sc)]
-    lines += [f"  var o{k} = 0.0;" for k in range(n_out)]
-    lines.append(body)
-    lines += [f"  out{k}[gi] = o{k};" for k in range(n_out)]
-    src = cg.header([f], words, [(f"out{k}", f) for k in range(n_out)],
-                    [(f"in{k}", f) for k in range(n_in)] + [("sc", f)])
-    return src + cg.main_1d("\n".join(lines)), words, n_out, n_in + 1
-
-
 def fused_live(key: tuple, inputs: list[Array], n_out: int, scalars: list[float],
                body: str, again: Callable[..., list | None]) -> list[Array]:
     """:func:`fused` for a per-parameter optimizer step whose call runs inside
@@ -112,7 +100,7 @@ def fused_live(key: tuple, inputs: list[Array], n_out: int, scalars: list[float]
     n = x.size
     sc = _scalar_buffer(scalars, eng, live, again)
     kern = eng.kernel(("fused_optim_sc", key, len(scalars)),
-                      lambda: _src_sc(len(inputs), n_out, len(scalars), body))
+                      lambda: _src(len(inputs), n_out, len(scalars), body, live=True))
     words = [n] + [a.offset for a in inputs]
     eng.dispatch(kern, struct.pack(f"<{len(words)}I", *words),
                  [o._st.buffer for o in outs] + [a._st.buffer for a in inputs] + [sc.buffer],
