@@ -122,18 +122,15 @@ _MAIN = (f"@compute @workgroup_size({BR})\n"
          "        @builtin(num_workgroups) nwg: vec3<u32>) {\n")
 
 
-def _fwd_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, int]:
-    e4 = e // 4
-    bc = _tile(e, 2 * e)
-    names = _fields(["Q", "K", "V"])
-    reads = [("q", t), ("k", t), ("v", t), ("rs", "u32")]
-    src = _decl(len(names), [("o", t), ("stats", "f32")], reads, t == "f16") + _HEAD
-    src += (f"var<workgroup> kt: array<vec4<f32>, {bc * e4}>;\n"
+def _kv_tiles(bc: int, e4: int) -> str:
+    """Workgroup tiles of ``bc`` keys and values (``e4`` vec4s a row), shared by a block."""
+    return (f"var<workgroup> kt: array<vec4<f32>, {bc * e4}>;\n"
             f"var<workgroup> vt: array<vec4<f32>, {bc * e4}>;\n")
-    kz = "keep(base + key, rs[0], rs[1], rs[2], rs[3], THR, ZS)" if drop else "1.0"
-    bound = f"min(S, r0 + {BR}u)" if causal else "S"
-    skip = " || key > i" if causal else ""
-    src += _MAIN + _meta_fields(names) + f"""
+
+
+# a workgroup's block of BR query rows: ``bh`` (clamped: ``bhh``), its first row ``r0``,
+# this thread's row ``i`` (clamped: ``ii``) and whether it is a real row (``valid``)
+_QUERY_BLOCK = f"""
   let nb = (L + {BR}u - 1u) / {BR}u;
   let w = wid.x + wid.y * nwg.x;
   let bh = w / nb;
@@ -141,7 +138,20 @@ def _fwd_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, i
   let i = r0 + lid;
   let valid = bh < BH && i < L;
   let ii = min(i, L - 1u);
-  let bhh = min(bh, BH - 1u);
+  let bhh = min(bh, BH - 1u);"""
+
+
+def _fwd_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, int]:
+    e4 = e // 4
+    bc = _tile(e, 2 * e)
+    names = _fields(["Q", "K", "V"])
+    reads = [("q", t), ("k", t), ("v", t), ("rs", "u32")]
+    src = _decl(len(names), [("o", t), ("stats", "f32")], reads, t == "f16") + _HEAD
+    src += _kv_tiles(bc, e4)
+    kz = "keep(base + key, rs[0], rs[1], rs[2], rs[3], THR, ZS)" if drop else "1.0"
+    bound = f"min(S, r0 + {BR}u)" if causal else "S"
+    skip = " || key > i" if causal else ""
+    src += _MAIN + _meta_fields(names) + _QUERY_BLOCK + f"""
   var qr: array<vec4<f32>, {e4}>;
   var acc: array<vec4<f32>, {e4}>;
   var sv: array<f32, {bc}>;
@@ -218,21 +228,12 @@ def _dq_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, in
     names = _fields(["Q", "K", "V", "G", "O"])
     reads = [("q", t), ("k", t), ("v", t), ("g", t), ("o", t), ("stats", "f32")]
     src = _decl(len(names), [("dq", t), ("dd", "f32")], reads, t == "f16") + _HEAD
-    src += (f"var<workgroup> kt: array<vec4<f32>, {bc * e4}>;\n"
-            f"var<workgroup> vt: array<vec4<f32>, {bc * e4}>;\n")
+    src += _kv_tiles(bc, e4)
     rs = ", ".join(f"bitcast<u32>(stats[BH * L + {n}u])" for n in range(4))
     kz = f"keep(base + key, {rs}, THR, ZS)" if drop else "1.0"
     bound = f"min(S, r0 + {BR}u)" if causal else "S"
     skip = " || key > i" if causal else ""
-    src += _MAIN + _meta_fields(names) + f"""
-  let nb = (L + {BR}u - 1u) / {BR}u;
-  let w = wid.x + wid.y * nwg.x;
-  let bh = w / nb;
-  let r0 = (w % nb) * {BR}u;
-  let i = r0 + lid;
-  let valid = bh < BH && i < L;
-  let ii = min(i, L - 1u);
-  let bhh = min(bh, BH - 1u);
+    src += _MAIN + _meta_fields(names) + _QUERY_BLOCK + f"""
   var qr: array<vec4<f32>, {e4}>;
   var gr: array<vec4<f32>, {e4}>;
   var acc: array<vec4<f32>, {e4}>;
