@@ -28,7 +28,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "device", "requires_grad", "_grad", "grad_fn", "_version", "_hooks",
-                 "_post_hooks", "_owner", "_view", "_seen", "_gen", "__weakref__")
+                 "_post_hooks", "_owner", "_view", "_seen", "_gen", "_moved", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to Tensor.__radd__
 
     def __init__(self, data: Any, dtype: Any = None, device: Any = None,
@@ -161,14 +161,7 @@ class Tensor:
         if other.device is not self.device:
             raise DeviceError(f"cannot assign .data on {other.device} to a tensor on "
                               f"{self.device}; call .to('{self.device}') first")
-        if self._owner is None or self._view.alias:
-            # the shape may change, as in PyTorch; an alias stops sharing its owner's values
-            self._data = other.array
-            self._owner = self._view = None
-            self._gen += 1
-        else:
-            self.array = other.array
-        self._version[0] += 1
+        _views().rebind(self, other)
 
     def _alias(self) -> Tensor:
         """A tensor sharing this one's values but not its history (detach, .data)."""

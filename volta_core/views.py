@@ -102,7 +102,7 @@ def is_contiguous(shape: tuple, strides: tuple) -> bool:
 def view_base(t: Tensor) -> Tensor:
     """The tensor that views of ``t`` are views of: ``t`` itself if it is no view (a whole
     alias counts, its layout being its owner's), else its owner."""
-    owner = t._owner
+    owner = _follow(t)
     if owner is None or (t._view.alias and _is_whole(t)):
         return t
     return owner
@@ -110,9 +110,54 @@ def view_base(t: Tensor) -> Tensor:
 
 def storage(t: Tensor) -> Tensor:
     """The tensor whose array finally holds ``t``'s values (layouts relative to it agree)."""
-    while t._owner is not None:
+    while _follow(t) is not None:
         t = t._owner
     return t
+
+
+def rebind(t: Tensor, other: Tensor) -> None:
+    """``t.data = other``: ``t`` shares ``other``'s values from now on (shape and dtype
+    may change), keeping its own history and version counter. Views and aliases made of
+    ``t`` before keep the values they had, as in PyTorch: ``t``'s old values move to a new
+    tensor, which they follow the next time they are read or written (:func:`_follow`)."""
+    if other is t:
+        return
+    _follow(other)  # a view of t itself takes t's old values, not t's new ones
+    if view_base(t) is t:  # views or aliases may point at t
+        old = Tensor._make(t._data, t.device)
+        old._owner, old._gen = t._owner, t._gen
+        if t._owner is not None:
+            old._view, old._seen = t._view, t._seen
+        t._gen += 1
+        moved = getattr(t, "_moved", None) or []
+        t._moved = [*moved, (t._gen, old)]
+    if other._owner is None and other.grad_fn is None and t.grad_fn is None:
+        # the usual case (p.data = fresh values): t holds the values and other becomes a
+        # whole alias of it, so that t (a parameter) stays a plain tensor for the fast paths
+        t._data, t._owner, t._view = other._data, None, None
+        t._gen += 1
+        other._owner = t
+        other._view = ViewMeta(contiguous_strides(tuple(t._data.shape)), 0, False, True,
+                               alias=True)
+        other._seen = t._gen
+        return
+    version = t._version
+    t._data = other.array
+    make_alias(t, other)
+    t._version = version
+
+
+def _follow(t: Tensor) -> Tensor | None:
+    """Point ``t`` at the tensor holding its values, if its owner was rebound (``.data =``)
+    since ``t`` last read it; return the owner."""
+    owner = t._owner
+    moves = getattr(owner, "_moved", None)
+    if moves:
+        for gen, old in moves:
+            if t._seen < gen:
+                t._owner = owner = old
+                break
+    return owner
 
 
 def make_view(out: Tensor, parent: Tensor, strides: tuple, offset: int,
@@ -300,7 +345,9 @@ def refresh(t: Tensor) -> None:
     from .ops.indexing import IndexSelect
     from .ops.movement import Reshape
 
-    base, meta = t._owner, t._view
+    base, meta = _follow(t), t._view
+    if t._seen == base._gen and base._owner is None:
+        return  # it was its owner's, and the owner was rebound (``.data =``)
     if base._owner is not None:  # the view of a whole alias: the alias takes its owner's
         base.array  # noqa: B018 - values first
         if t._seen == base._gen:
@@ -418,7 +465,7 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
     With ``records``, the write is part of the autograd graph: ``t`` (or, for a view, its
     base) takes ``out``'s history.
     """
-    base = t._owner
+    base = _follow(t)
     if base is None:
         t._data = out.array
         t._gen += 1
@@ -461,6 +508,6 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
 
 
 __all__ = ["ViewMeta", "contiguous_strides", "layout", "is_contiguous", "view_base",
-           "storage", "make_view", "make_alias",
+           "storage", "rebind", "make_view", "make_alias",
            "view_strides", "strided_positions", "positions", "mark_multi", "refresh",
            "check_writable", "assign"]

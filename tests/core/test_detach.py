@@ -265,6 +265,40 @@ def test_data_assignment_and_detach_(dev):
 
 
 @pytest.mark.parametrize("dev", DEVICES)
+def test_data_assignment_leaves_earlier_views_and_aliases_alone(dev):
+    """``x.data = y``: x shares y's memory from then on; what was made of x before keeps
+    x's old memory (a view of x, x.detach(), x.data), also across a second assignment."""
+    def program(lib):
+        x = lib.t(BASE[0], requires_grad=True)
+        d, v, old_data = x.detach(), x[1:], x.data
+        y = lib.t(np.ones(3))
+        x.data = y
+        out = {"x": x * 1, "d": d * 1, "v": v * 1, "old_data": old_data * 1}
+        with lib.mod.no_grad():
+            x.add_(1)  # reaches y, not d or v
+        d.add_(5)  # reaches v, not x
+        out.update({"y": y * 1, "v2": v * 1, "x2": x * 1})
+        w = x[1:]  # a view of the new memory, then x moves again
+        x.data = lib.t(np.full(3, 7.0))
+        out.update({"w": w * 1, "y2": y * 1, "x3": x * 1, "shape": tuple(x.shape)})
+        b = lib.t(np.zeros(4))
+        piece = b[:2]
+        piece.data = lib.t(np.ones(5))  # a view takes new memory; its base is untouched
+        piece.add_(1)
+        out.update({"b": b * 1, "piece": piece * 1})
+        z = lib.t(np.arange(6.0))
+        tail = z[2:]
+        z.data = z[:3]  # memory of its own view
+        z.add_(10)
+        out.update({"z": z * 1, "tail": tail * 1})
+        x.sum().backward()  # x keeps its place in autograd
+        out["x.grad"] = x.grad
+        return out
+
+    both(program, dev)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
 def test_autograd_grad_returns_grad_outputs_unchanged(dev):
     def program(lib):
         x = lib.t(BASE, requires_grad=True)
