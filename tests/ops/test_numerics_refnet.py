@@ -1074,3 +1074,30 @@ def test_a_scan_of_a_0d_tensor_keeps_its_result_for_backward(op):
         out.remainder_(a)
         with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
             out.backward()
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("shape", [(0,), ()])
+def test_cummax_of_nothing_keeps_its_indices_for_backward(op, shape):
+    for m in (torch, vt):
+        a = m.ones(shape, requires_grad=True)
+        values, indices = getattr(m, op)(a.exp(), 0)
+        indices.sign_()
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            values.sum().backward()
+
+
+def test_gradients_are_summed_in_pytorchs_order():
+    """Backward runs the ready node made last first, as PyTorch's engine does: the order in
+    which a tensor's gradients are summed decides the rounding where they cancel (the
+    acosh term survives only if the two +-1.5 cancel first)."""
+    def grad(m):
+        a = m.tensor([[7.0]], dtype=m.float64, requires_grad=True)
+        v1 = m.square(a)
+        v1.exp_()
+        v4 = v1.acosh()
+        v4.sub_(v1)
+        (-1.5 * (2 * a + v1 + v4)).sum().backward()
+        return a.grad
+
+    _same(grad(vt), grad(torch))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -125,9 +127,12 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
             if t.grad_fn not in roots:
                 roots.append(t.grad_fn)
         deps, leaf_deps = _order(roots)
-        ready = [r for r in roots if r not in deps]
+        # the ready node made last runs first, as in PyTorch (heap keys: -sequence number)
+        ready = [(-getattr(r, "_seq", 0), i, r) for i, r in enumerate(roots) if r not in deps]
+        heapq.heapify(ready)
+        tie = itertools.count(len(roots))  # orders nodes without a number (none recorded)
         while ready:
-            node = ready.pop()
+            node = heapq.heappop(ready)[2]
             g = node_grads.pop(node, None)
             if g is not None:
                 if node.hooks:
@@ -179,7 +184,7 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                 d = deps[p] - 1
                 deps[p] = d
                 if d == 0:
-                    ready.append(p)
+                    heapq.heappush(ready, (-getattr(p, "_seq", 0), next(tie), p))
         if capture is not None:
             for leaf, g in leaf_grads.values():
                 if leaf in capture:

@@ -16,6 +16,7 @@ formula could still give the right gradient. Each op declares PyTorch's saved te
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any
 
@@ -26,6 +27,10 @@ from .grad_mode import state as _grad_state
 _FREED = ()  # the saved-values marker of a node whose graph was freed
 RESULT = -1  # in ``pytorch_saves``: the op's output
 _NUMBERS = frozenset((int, float, bool, complex))
+# PyTorch's sequence number: recorded nodes are numbered as they are made, and backward
+# runs the ready node made last first (the order gradients are summed in, so rounding too)
+next_sequence_number = itertools.count(1).__next__
+
 _UNRECORDED = (False,) * 8  # needs_input_grad of an unrecorded call (up to 8 inputs)
 
 
@@ -52,7 +57,7 @@ class Function:
     # the bookkeeping every call sets, as slots (cheaper to set than instance-dict entries);
     # an op's own attributes (ctx.shapes, ...) go to the instance dict
     __slots__ = ("device", "xp", "needs_input_grad", "parents", "out_meta", "_to_save",
-                 "_saved", "__dict__", "__weakref__")
+                 "_saved", "_seq", "__dict__", "__weakref__")
 
     differentiable = True  # False for ops whose output has no gradient (comparisons)
     # What PyTorch's backward of this op saves (its derivatives.yaml: self, other, result),
@@ -150,6 +155,7 @@ class Function:
                 needs.append(False)
         # known before forward, so that forward saves only what backward will need
         ctx.needs_input_grad = tuple(needs)
+        ctx._seq = next_sequence_number()
         ctx.parents = tuple(parents)
         ctx._to_save = ()
         out = ctx.forward(*arrays, **kwargs)

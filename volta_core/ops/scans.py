@@ -98,7 +98,9 @@ def _cum_extremum(op: str, x: Tensor, dim: int, high: bool) -> tuple[Tensor, Ten
     if x.ndim == 0:  # dims -1 and 0 only, as in PyTorch
         normalize_dim(op, dim, 0)
     if x.ndim == 0 or x.numel() == 0:  # PyTorch checks no dim when there is nothing
-        return x.clone(), x.new_zeros(x.shape, dtype="int64")
+        values, index = x.clone(), x.new_zeros(x.shape, dtype="int64")
+        saved_by_pytorch(values, x, index, op=op)  # its backward keeps both, as always
+        return values, index
     d = normalize_dim(op, dim, x.ndim)
     xp, dev = x.device.xp, x.device
     a = x.array

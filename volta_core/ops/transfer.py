@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Function, next_sequence_number
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.device import Device
 from ..tensor import Tensor
@@ -34,5 +34,6 @@ def to_device(x: Tensor, dst: Device) -> Tensor:
         ctx.parents = (x if x.grad_fn is None else x.grad_fn,)
         ctx.needs_input_grad = (True,)
         ctx._saved = None
+        ctx._seq = next_sequence_number()
         out.requires_grad, out.grad_fn = True, ctx
     return out
