@@ -17,7 +17,7 @@ import numpy as np
 
 from volta_core.ops import nn as generic
 
-from ._util import BFLOAT16, acc_type, contiguous, elementwise
+from ._util import BFLOAT16, acc_type, contiguous
 from .rows import _raw
 
 _F32_64 = (np.dtype("float32"), np.dtype("float64"))
@@ -75,50 +75,86 @@ extern "C" __global__ void volta_bn_partial(
 }
 """
 
-_BN_FINAL_STATS = """
-double s1 = 0, s2 = 0;
-for (int k = 0; k < parts; ++k) {
-    s1 += part[(i * parts + k) * 2];
-    s2 += part[(i * parts + k) * 2 + 1];
+# one thread per channel: the statistics from the partial sums, into rows 0-2 of ``stats``
+# (mean, biased variance, 1/std)
+_BN_STATS = r"""
+extern "C" __global__ void volta_bn_stats(
+        const double* part, const X* x, int parts, int c, double m, long long hw, double eps,
+        A* stats) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= c) return;
+    double s1 = 0, s2 = 0;
+    for (int k = 0; k < parts; ++k) {
+        s1 += part[(i * parts + k) * 2];
+        s2 += part[(i * parts + k) * 2 + 1];
+    }
+    const double mu = s1 / m;
+    double v = s2 / m - mu * mu;
+    if (v < 0) v = 0;
+    stats[i] = (A)((double)load(x[(long long)i * hw]) + mu);
+    stats[c + i] = (A)v;
+    stats[2 * c + i] = (A)(1.0 / sqrt(v + eps));
 }
-const double mu = s1 / (double)m;
-double v = s2 / (double)m - mu * mu;
-if (v < 0) v = 0;
-mean = (W)((double)(A)x[(long long)i * hw] + mu);
-var = (W)v;
-rstd = (W)(1.0 / sqrt(v + (double)eps));
 """
 
-_BN_FINAL_GRAD = """
-double s1 = 0, s2 = 0;
-for (int k = 0; k < parts; ++k) {
-    s1 += part[(i * parts + k) * 2];
-    s2 += part[(i * parts + k) * 2 + 1];
+# one thread per channel: rows 0-1 of ``sums`` are sum(g) and sum(g * xhat)
+_BN_GRAD_STATS = r"""
+extern "C" __global__ void volta_bn_grad_stats(
+        const double* part, int parts, int c, const A* rstd, A* sums) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= c) return;
+    double s1 = 0, s2 = 0;
+    for (int k = 0; k < parts; ++k) {
+        s1 += part[(i * parts + k) * 2];
+        s2 += part[(i * parts + k) * 2 + 1];
+    }
+    sums[i] = (A)s1;
+    sums[c + i] = (A)(s2 * (double)rstd[i]);
 }
-sg = (W)s1;
-sgx = (W)(s2 * (double)rstd);
 """
 
-_BN_APPLY = """
-const IDX ch = ((IDX)i / (IDX)hw) % (IDX)c;
-A v = ((A)x - (A)mean[ch]) * (A)rstd[ch];
-if (has_w) v = v * (A)w[ch];
-if (has_b) v = v + (A)b[ch];
-y = (T)v;
+# raw kernels, not CuPy ElementwiseKernels: a launch with a dozen arguments costs the host
+# about half as much (the per-op path of small convolutional nets pays it on every layer)
+_BN_APPLY = r"""
+extern "C" __global__ void volta_bn_apply(
+        const X* x, const A* mean, const A* rstd, const A* w, const A* b, IDX total, IDX hw,
+        IDX c, int has_w, int has_b, X* y) {
+    for (IDX i = (IDX)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (IDX)gridDim.x * blockDim.x) {
+        const IDX ch = (i / hw) % c;
+        A v = (load(x[i]) - mean[ch]) * rstd[ch];
+        if (has_w) v = v * w[ch];
+        if (has_b) v = v + b[ch];
+        y[i] = store(v);
+    }
+}
 """
 
-_BN_GRAD_INPUT = """
-const IDX ch = ((IDX)i / (IDX)hw) % (IDX)c;
-const A r = (A)rstd[ch];
-const A xh = ((A)x - (A)mean[ch]) * r;
-const A scale = has_w ? r * (A)w[ch] : r;
-gx = (T)(scale * ((A)g - (A)sg[ch] * inv_m - xh * (A)sgx[ch] * inv_m));
+_BN_GRAD_INPUT = r"""
+extern "C" __global__ void volta_bn_grad_input(
+        const X* g, const X* x, const A* mean, const A* rstd, const A* w, const A* sums,
+        IDX total, IDX hw, IDX c, int has_w, A inv_m, X* gx) {
+    for (IDX i = (IDX)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (IDX)gridDim.x * blockDim.x) {
+        const IDX ch = (i / hw) % c;
+        const A r = rstd[ch];
+        const A xh = (load(x[i]) - mean[ch]) * r;
+        const A scale = has_w ? r * w[ch] : r;
+        gx[i] = store(scale * (load(g[i]) - sums[ch] * inv_m - xh * sums[c + ch] * inv_m));
+    }
+}
 """
 
+# the index type of the elementwise passes: 32-bit division where the size allows
+_WIDE = {False: ("unsigned int", np.uint32), True: ("long long", np.int64)}
+_APPLY = {w: _BN_APPLY.replace("IDX", t) for w, (t, _) in _WIDE.items()}
+_GRAD_INPUT = {w: _BN_GRAD_INPUT.replace("IDX", t) for w, (t, _) in _WIDE.items()}
 
-def _idx(size: int) -> tuple[str, str]:
-    """Kernel-name suffix and C type for index arithmetic over ``size`` elements."""
-    return ("_i32", "unsigned int") if size < 2**31 else ("_i64", "long long")
+
+def _passes(size: int) -> tuple[bool, Any, tuple, tuple]:
+    """(wide, index scalar type, grid, block) of an elementwise pass over ``size``."""
+    wide = size >= 2**31
+    return wide, _WIDE[wide][1], (max(1, min((size + 255) // 256, 1 << 20)),), (256,)
 
 
 def _stats_dtype(x: Any, *params: Any) -> Any:
@@ -161,20 +197,19 @@ def batch_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *,
     x = contiguous(x)
     n, c = x.shape[:2]
     hw = x.size // (n * c)
-    acc = acc_type(x.dtype)
+    acc, bf16 = acc_type(x.dtype), x.dtype == BFLOAT16
     part, parts = _bn_partials(x, None, None, 0, acc)
-    final = elementwise("bn_stats", acc, "raw float64 part, raw T x, int32 parts, float64 m, "
-                        "int64 hw, float64 eps", "W mean, W var, W rstd", _BN_FINAL_STATS)
-    mean, var, rstd = (cupy.empty((c,), dtype=sd) for _ in range(3))
-    final(part, x, np.int32(parts), float(n * hw), np.int64(hw), float(eps), mean, var, rstd)
-    idx = _idx(x.size)
-    apply = elementwise("bn_apply" + idx[0], acc, "T x, raw W mean, raw W rstd, raw W w, raw W b, "
-                        "int64 hw, int64 c, int32 has_w, int32 has_b", "T y",
-                        _BN_APPLY.replace("IDX", idx[1]))
+    stats = cupy.empty((3, c), dtype=sd)
+    _raw(_BN_STATS, "volta_bn_stats", acc, bf16)(
+        ((c + 127) // 128,), (128,),
+        (part, x, np.int32(parts), np.int32(c), float(n * hw), np.int64(hw), float(eps), stats))
+    mean, var, rstd = stats
+    wide, idx, grid, block = _passes(x.size)
     y = cupy.empty(x.shape, dtype=x.dtype)
-    apply(x, mean, rstd, mean if weight is None else contiguous(weight),
-          mean if bias is None else contiguous(bias), np.int64(hw), np.int64(c),
-          np.int32(weight is not None), np.int32(bias is not None), y)
+    _raw(_APPLY[wide], "volta_bn_apply", acc, bf16)(
+        grid, block, (x, mean, rstd, mean if weight is None else contiguous(weight),
+                      mean if bias is None else contiguous(bias), idx(x.size), idx(hw),
+                      idx(c), np.int32(weight is not None), np.int32(bias is not None), y))
     return y, mean, var, rstd
 
 
@@ -193,35 +228,37 @@ def batch_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd
     n, c = x.shape[:2]
     hw = x.size // (n * c)
     mean, rstd = contiguous(mean), contiguous(rstd)
-    acc = acc_type(x.dtype)
+    acc, bf16 = acc_type(x.dtype), x.dtype == BFLOAT16
     part, parts = _bn_partials(x, g, mean, 1, acc)
-    final = elementwise("bn_grad_stats", acc, "raw float64 part, int32 parts, W rstd",
-                        "W sg, W sgx", _BN_FINAL_GRAD)
-    sg = cupy.empty((c,), dtype=sd)
-    sgx = cupy.empty((c,), dtype=sd)
-    final(part, np.int32(parts), rstd, sg, sgx)
+    sums = cupy.empty((2, c), dtype=sd)
+    _raw(_BN_GRAD_STATS, "volta_bn_grad_stats", acc, bf16)(
+        ((c + 127) // 128,), (128,), (part, np.int32(parts), np.int32(c), rstd, sums))
     gx = None
     if needs[0]:
-        idx = _idx(x.size)
-        kern = elementwise("bn_grad_input" + idx[0], acc,
-                           "T g, T x, raw W mean, raw W rstd, raw W w, raw W sg, raw W sgx, "
-                           "int64 hw, int64 c, int32 has_w, F inv_m", "T gx",
-                           _BN_GRAD_INPUT.replace("IDX", idx[1]))
+        wide, idx, grid, block = _passes(x.size)
         gx = cupy.empty(x.shape, dtype=x.dtype)
-        kern(g, x, mean, rstd, mean if weight is None else contiguous(weight), sg, sgx,
-             np.int64(hw), np.int64(c), np.int32(weight is not None), 1.0 / (n * hw), gx)
+        inv_m = (np.float64 if acc == "double" else np.float32)(1.0 / (n * hw))
+        _raw(_GRAD_INPUT[wide], "volta_bn_grad_input", acc, bf16)(
+            grid, block, (g, x, mean, rstd, mean if weight is None else contiguous(weight),
+                          sums, idx(x.size), idx(hw), idx(c), np.int32(weight is not None),
+                          inv_m, gx))
+    sg, sgx = sums
     return gx, (sgx if needs[1] else None), (sg if needs[2] else None)
 
 
-# the running statistics' update, both buffers in one launch; the roundings are spelled
-# out so the result is the unfused ``running * (1 - momentum) + stat * factor``'s bits
-_RUNNING = cupy.ElementwiseKernel(
-    "float32 rm, float32 rv, float32 mean, float32 var, float32 keep, float32 fm, float32 fv",
-    "float32 rm2, float32 rv2",
-    """
-    rm2 = __fadd_rn(__fmul_rn(rm, keep), __fmul_rn(mean, fm));
-    rv2 = __fadd_rn(__fmul_rn(rv, keep), __fmul_rn(var, fv));
-    """, "volta_bn_running")
+# the running statistics' update, both buffers in one launch (rows 0-1 of ``out``); the
+# roundings are spelled out so the result is the unfused ``running * (1 - momentum) + stat *
+# factor``'s bits
+_RUNNING = cupy.RawKernel(r"""
+extern "C" __global__ void volta_bn_running(
+        const float* rm, const float* rv, const float* mean, const float* var, float keep,
+        float fm, float fv, int c, float* out) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= c) return;
+    out[i] = __fadd_rn(__fmul_rn(rm[i], keep), __fmul_rn(mean[i], fm));
+    out[c + i] = __fadd_rn(__fmul_rn(rv[i], keep), __fmul_rn(var[i], fv));
+}
+""", "volta_bn_running")
 
 
 def batch_norm_running(xp: Any, running_mean: Any, running_var: Any, mean: Any, var: Any, *,
@@ -229,8 +266,12 @@ def batch_norm_running(xp: Any, running_mean: Any, running_var: Any, mean: Any, 
     """Same contract as ``volta_core.ops.nn.batch_norm_running``."""
     arrays = (running_mean, running_var, mean, var)
     if not all(isinstance(a, cupy.ndarray) and a.dtype == _F32 and a.shape == mean.shape
-               for a in arrays):
+               and a.ndim == 1 and a.flags.c_contiguous for a in arrays):
         return generic.batch_norm_running(xp, running_mean, running_var, mean, var,
                                           momentum=momentum, n=n)
-    return _RUNNING(running_mean, running_var, mean, var, np.float32(1.0 - momentum),
-                    np.float32(momentum), np.float32(momentum * n / (n - 1)))
+    c = mean.shape[0]
+    out = cupy.empty((2, c), dtype=_F32)
+    _RUNNING(((c + 127) // 128,), (128,),
+             (running_mean, running_var, mean, var, np.float32(1.0 - momentum),
+              np.float32(momentum), np.float32(momentum * n / (n - 1)), np.int32(c), out))
+    return out[0], out[1]

@@ -8,7 +8,6 @@ from typing import Any
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import Function, saved_by_pytorch
-from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
 from ..creation import empty, ones, tensor, zeros
@@ -384,8 +383,9 @@ class _BatchNorm(Module):
                              f"input of shape {input.shape}; check num_features")
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
-            with no_grad():
-                _assign(self.num_batches_tracked, self.num_batches_tracked + 1)
+            count = self.num_batches_tracked  # PyTorch's add_(1): one kernel, no autograd
+            count.array = count.device.xp.add(count.array, 1)
+            count._version[0] += 1
             if self.momentum is None:  # cumulative moving average
                 momentum = 1.0 / int(self.num_batches_tracked.item())
         use_batch = self.training or not self.track_running_stats
