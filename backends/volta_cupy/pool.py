@@ -8,6 +8,7 @@ the generic fallbacks in ``volta_core.ops.nn`` define them.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import cupy
@@ -16,8 +17,7 @@ from volta_core.ops import nn as generic
 
 from ._util import NEG_INF, acc_type, contiguous, elementwise, is_float
 
-_GEOM = ("int32 hin, int32 win, int32 hout, int32 wout, int32 kh, int32 kw, int32 sh, "
-         "int32 sw, int32 ph, int32 pw, int32 dh, int32 dw")
+_GEOM = ("hin", "win", "hout", "wout", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
 
 _MAX_FWD = """
 long long r = i;
@@ -128,12 +128,32 @@ for (int ki = 0; ki < kh; ++ki) {
 gx = (T)acc;
 """
 
-_AVG_OPTS = ", int32 inc, int32 dov"
+_AVG_OPTS = ("inc", "dov")
+
+# (arrays in, arrays out, body) of each kernel
+_KINDS = {
+    "max_pool2d": ("raw T x", "T y, int32 idx", _MAX_FWD),
+    "max_pool2d_bwd": ("raw T g, raw I idx", "T gx", _MAX_BWD),
+    "avg_pool2d": ("raw T x", "T y", _AVG_FWD),
+    "avg_pool2d_bwd": ("raw T g", "T gx", _AVG_BWD),
+}
 
 
 def _geom(x_hw: tuple, out_hw: tuple, kernel, stride, pads, dilation) -> tuple:
     return (x_hw[0], x_hw[1], out_hw[0], out_hw[1], kernel[0], kernel[1], stride[0],
             stride[1], pads[0], pads[2], dilation[0], dilation[1])
+
+
+@functools.cache
+def _kernel(kind: str, acc: str, geom: tuple) -> cupy.ElementwiseKernel:
+    """The ``kind`` kernel with the geometry (and average pooling's options) compiled in
+    as constants: a launch passes only arrays (CuPy's cost per launch grows with every
+    scalar argument), and divisions by constants become multiplications."""
+    names = _GEOM + (_AVG_OPTS if len(geom) > len(_GEOM) else ())
+    consts = "".join(f"const int {n} = {int(v)};\n" for n, v in zip(names, geom))
+    ins, outs, body = _KINDS[kind]
+    tag = "_".join(str(int(v)) for v in geom)
+    return elementwise(f"{kind}_{tag}", acc, ins, outs, consts + body)
 
 
 def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),
@@ -147,9 +167,8 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
     n, c = x.shape[:2]
     y = cupy.empty((n, c, *out_hw), dtype=x.dtype)
     idx = cupy.empty((n, c, *out_hw), dtype=cupy.int32)
-    kern = elementwise("max_pool2d", acc_type(x.dtype), "raw T x, " + _GEOM, "T y, int32 idx",
-                       _MAX_FWD)
-    kern(contiguous(x), *_geom(x.shape[2:], out_hw, kernel, stride, pads, dilation), y, idx)
+    geom = _geom(x.shape[2:], out_hw, kernel, stride, pads, dilation)
+    _kernel("max_pool2d", acc_type(x.dtype), geom)(contiguous(x), y, idx)
     return y, idx
 
 
@@ -163,10 +182,9 @@ def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape, kernel, stride
     out_hw, pads = generic._pool_geometry(x_shape[2:], kernel, stride, padding, dilation,
                                           ceil_mode)
     gx = cupy.empty(tuple(x_shape), dtype=grad.dtype)
-    kern = elementwise("max_pool2d_bwd", acc_type(grad.dtype),
-                       "raw T g, raw I idx, " + _GEOM, "T gx", _MAX_BWD)
-    kern(contiguous(grad), contiguous(idx),
-         *_geom(x_shape[2:], out_hw, kernel, stride, pads, dilation), gx)
+    geom = _geom(x_shape[2:], out_hw, kernel, stride, pads, dilation)
+    _kernel("max_pool2d_bwd", acc_type(grad.dtype), geom)(contiguous(grad), contiguous(idx),
+                                                          gx)
     return gx
 
 
@@ -180,10 +198,9 @@ def avg_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), ceil_mode: bo
     out_hw, pads = generic._pool_geometry(x.shape[2:], kernel, stride, padding, (1, 1),
                                           ceil_mode)
     y = cupy.empty((*x.shape[:2], *out_hw), dtype=x.dtype)
-    kern = elementwise("avg_pool2d", acc_type(x.dtype), "raw T x, " + _GEOM + _AVG_OPTS,
-                       "T y", _AVG_FWD)
-    kern(contiguous(x), *_geom(x.shape[2:], out_hw, kernel, stride, pads, (1, 1)),
-         int(count_include_pad), int(divisor_override or 0), y)
+    geom = _geom(x.shape[2:], out_hw, kernel, stride, pads, (1, 1)) + (
+        int(count_include_pad), int(divisor_override or 0))
+    _kernel("avg_pool2d", acc_type(x.dtype), geom)(contiguous(x), y)
     return y
 
 
@@ -200,8 +217,7 @@ def avg_pool2d_backward(xp: Any, grad: Any, *, x_shape, kernel, stride, padding=
     out_hw, pads = generic._pool_geometry(x_shape[2:], kernel, stride, padding, (1, 1),
                                           ceil_mode)
     gx = cupy.empty(tuple(x_shape), dtype=grad.dtype)
-    kern = elementwise("avg_pool2d_bwd", acc_type(grad.dtype), "raw T g, " + _GEOM + _AVG_OPTS,
-                       "T gx", _AVG_BWD)
-    kern(contiguous(grad), *_geom(x_shape[2:], out_hw, kernel, stride, pads, (1, 1)),
-         int(count_include_pad), int(divisor_override or 0), gx)
+    geom = _geom(x_shape[2:], out_hw, kernel, stride, pads, (1, 1)) + (
+        int(count_include_pad), int(divisor_override or 0))
+    _kernel("avg_pool2d_bwd", acc_type(grad.dtype), geom)(contiguous(grad), gx)
     return gx
