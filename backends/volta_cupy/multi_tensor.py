@@ -1,11 +1,12 @@
 """Multi-tensor optimizer steps on CUDA: one launch updates every parameter of a group.
 
 A small launch-bound model spends much of its optimizer step launching one kernel per
-parameter. These kernels take a device table of ``(param, grad, state..., numel)``
-addresses, one row per parameter, and loop over the rows with ``blockIdx.y``. The table
-is uploaded once per distinct set of addresses and cached: parameters and states are
-updated in place, and the gradients the memory pool hands out step after step land at
-the same addresses, so in steady state no upload happens.
+parameter. These kernels take a table of ``(param, grad, state..., numel)`` addresses,
+one row per parameter, and loop over the rows with ``blockIdx.y``. The table travels in
+the launch's own parameter block, passed by value as a struct (as PyTorch's multi-tensor
+kernels do), so a step uploads nothing: gradients land at new addresses from step to step,
+and a device table would cost an allocation and a host-to-device copy every time. Groups
+of more than :data:`_ROWS` parameters take one launch per :data:`_ROWS`.
 
 The arithmetic is the per-parameter kernels' of :mod:`volta_cupy.fused`, statement for
 statement, so both paths give the same bits. They serve float32/float64 groups whose
@@ -25,16 +26,18 @@ import numpy as np
 
 from . import graphs
 
-_TABLES: dict[tuple, Any] = {}
-_MAX_TABLES = 32
 _THREADS = 256
 _MAX_BLOCKS = 1024
+
+# rows per launch: the table stays under 4 KB, CUDA's classic limit for kernel parameters
+_ROWS = 96
 
 _HEAD = """
 typedef {T} T;
 typedef {A} A;
-extern "C" __global__ void {name}(const unsigned long long* tab, {params}) {{
-    const unsigned long long* row = tab + (long long)blockIdx.y * {width};
+struct Table {{ unsigned long long v[{rows} * {width}]; }};
+extern "C" __global__ void {name}(const Table tab, {params}) {{
+    const unsigned long long* row = tab.v + (long long)blockIdx.y * {width};
     const long long n = (long long)row[{width} - 1];
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {{
@@ -89,8 +92,15 @@ def _kernel(kind: str, dtype: str) -> cupy.RawKernel:
     params, body, width = {"sgd": (_SGD_PARAMS, _SGD_BODY, 4),
                            "adam": (_ADAM_PARAMS, _ADAM_BODY, 5)}[kind]
     name = f"volta_multi_{kind}_{dtype}"
-    code = _HEAD.format(T=t, A=t, name=name, params=params, width=width, body=body)
+    code = _HEAD.format(T=t, A=t, name=name, params=params, width=width, rows=_ROWS,
+                        body=body)
     return cupy.RawKernel(code, name)
+
+
+@functools.cache
+def _table_type(width: int) -> np.dtype:
+    """The NumPy dtype of the ``Table`` struct: ``_ROWS * width`` addresses."""
+    return np.dtype([("v", np.uint64, (_ROWS * width,))])
 
 
 def _servable(lists: tuple) -> str | None:
@@ -107,31 +117,26 @@ def _servable(lists: tuple) -> str | None:
     return dtype.name
 
 
-def _table(lists: tuple, width: int) -> Any:
-    """The device table of addresses (one row of ``width`` per tensor), cached."""
-    params = lists[0]
-    key = (width, *[a.data.ptr for arrays in lists for a in arrays],
-           *[p.size for p in params])
-    tab = _TABLES.get(key)
-    if tab is None:
-        host = np.zeros((len(params), width), dtype=np.uint64)
-        for j, arrays in enumerate(lists):
-            host[:, j] = [a.data.ptr for a in arrays]
-        host[:, width - 1] = [p.size for p in params]
-        if len(_TABLES) >= _MAX_TABLES:
-            _TABLES.clear()
-        tab = _TABLES[key] = cupy.asarray(host)
-    return tab
+def _table(lists: tuple, width: int, start: int) -> Any:
+    """Rows ``start`` to ``start + _ROWS`` of the address table, as the struct's value."""
+    params = lists[0][start:start + _ROWS]
+    tab = np.zeros((_ROWS, width), dtype=np.uint64)
+    for j, arrays in enumerate(lists):
+        tab[:len(params), j] = [a.data.ptr for a in arrays[start:start + _ROWS]]
+    tab[:len(params), width - 1] = [p.size for p in params]
+    return tab.reshape(-1).view(_table_type(width))[0]
 
 
 def _launch(kind: str, dtype: str, lists: tuple, width: int, args: tuple) -> None:
     params = lists[0]
-    tab = _table(lists, width)
-    biggest = max(p.size for p in params)
-    blocks = max(1, min((biggest + _THREADS - 1) // _THREADS, _MAX_BLOCKS))
     scalar = np.float64 if dtype == "float64" else np.float32
     conv = tuple(np.int32(a) if isinstance(a, bool) else scalar(a) for a in args)
-    _kernel(kind, dtype)((blocks, len(params)), (_THREADS,), (tab, *conv))
+    kernel = _kernel(kind, dtype)
+    for start in range(0, len(params), _ROWS):
+        rows = params[start:start + _ROWS]
+        biggest = max(p.size for p in rows)
+        blocks = max(1, min((biggest + _THREADS - 1) // _THREADS, _MAX_BLOCKS))
+        kernel((blocks, len(rows)), (_THREADS,), (_table(lists, width, start), *conv))
 
 
 def sgd_step_multi(xp: Any, params: list, grads: list, momentum_buffers: list, *, lr: float,

@@ -273,6 +273,27 @@ def test_multi_tensor_optimizer_steps_match_cpu(make_opt):
         np.testing.assert_allclose(_np(pg), _np(pc), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("make_opt", [
+    lambda ps: vt.optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda ps: vt.optim.AdamW(ps, lr=1e-2, weight_decay=0.1),
+], ids=["sgd", "adamw"])
+def test_multi_tensor_steps_of_more_parameters_than_one_launch_takes(make_opt):
+    # 200 parameters: the address table goes out in launches of 96 rows
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal(int(n)) for n in rng.integers(1, 300, 200)]
+    steps = [[rng.standard_normal(v.shape) for v in values] for _ in range(3)]
+    params = {dev: [vt.tensor(v, device=dev, requires_grad=True) for v in values]
+              for dev in ("cpu", DEV)}
+    for dev, ps in params.items():
+        opt = make_opt(ps)
+        for grads in steps:
+            for p, g in zip(ps, grads):
+                p.grad = vt.tensor(g, device=dev)
+            opt.step()
+    for pc, pg in zip(params["cpu"], params[DEV]):
+        np.testing.assert_allclose(_np(pg), _np(pc), rtol=1e-9, atol=1e-12)
+
+
 def test_bfloat16_autocast_step_replays_like_eager():
     if not vt.cuda.is_bf16_supported():
         pytest.skip("no bfloat16 on this CUDA backend")
