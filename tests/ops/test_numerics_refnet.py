@@ -1101,3 +1101,14 @@ def test_gradients_are_summed_in_pytorchs_order():
         return a.grad
 
     _same(grad(vt), grad(torch))
+
+
+@pytest.mark.parametrize("op", ["fmax", "fmin"])
+def test_fmax_with_an_integer_operand_keeps_the_original_for_backward(op):
+    for m in (torch, vt):
+        a = m.tensor([float("nan"), 2.0], requires_grad=True)
+        index = a.argmax()
+        out = getattr(m, op)(a, index)
+        index.sign_()
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            out.sum().backward()

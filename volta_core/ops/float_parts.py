@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd.function import Function, saved_by_pytorch
+from ..autograd.function import Function, carry_saved, saved_by_pytorch
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, checked_pair, python_scalar
@@ -190,7 +190,11 @@ def copysign(input: Tensor, other: Any) -> Tensor:
 def _fextremum(cls: type, name: str):
     def op(input: Tensor, other: Tensor) -> Tensor:
         a, b = _pair(name, input, other, scalars=False)
-        return cls.apply(a, b)
+        out = cls.apply(a, b)
+        if out.grad_fn is not None and (a is not input or b is not other):
+            # an operand cast for the op: PyTorch's backward saves the original
+            carry_saved(out, out, (a, input), (b, other))
+        return out
 
     op.__name__ = name
     which = "maximum" if name == "fmax" else "minimum"
