@@ -1,4 +1,5 @@
-"""2-d matrix products through cuBLAS called directly (ctypes), for CUDA graph captures.
+"""Matrix products through cuBLAS called directly (ctypes): in CUDA graph captures, for
+the 2-byte floats, and for batches of products.
 
 CuPy refuses every cuBLAS call while a stream captures ("calling cuBLAS API during stream
 capture is currently unsupported"), although cuBLAS itself can be captured when its
@@ -165,10 +166,11 @@ def _batched_operand(x: Any) -> tuple[int, int, int] | None:
 
 
 def batched_matmul(a: Any, b: Any) -> Any:
-    """``a @ b`` for N-d operands of one batch shape, as one ``cublasGemmStridedBatchedEx``
-    (CuPy has no bfloat16 batched matmul), or None for other shapes or dtypes. An operand
-    whose matrices are not evenly spaced (a head slice of packed projections) is copied
-    contiguous first."""
+    """``a @ b`` for N-d operands of one batch shape, as one ``cublasGemmStridedBatchedEx``,
+    or None for other shapes or dtypes. CuPy has no bfloat16 batched matmul and copies a
+    transposed operand (``k.mT``) before its own; here transposed matrices are read in
+    place. An operand whose matrices are not evenly spaced (a head slice of packed
+    projections) is copied contiguous first."""
     dtype = a.dtype
     code = _TYPES.get(dtype)
     if (code is None or b.dtype != dtype or a.ndim < 3 or a.shape[:-2] != b.shape[:-2]

@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 import cupy
+import numpy as np
 
 from volta_core.ops import elementwise as generic_elementwise
 from volta_core.ops import math as generic_math
@@ -233,12 +234,40 @@ def dropout_mask(xp: Any, uniform: Any, *, p: float) -> Any:
     return kern(uniform, p, 1.0 / (1.0 - p))
 
 
+# float32/float64: a raw kernel (a launch costs the host about half an ElementwiseKernel's
+# with generic types and two outputs to allocate); same arithmetic as the generic one below
+_DROPOUT_FWD = r"""
+extern "C" __global__ void volta_dropout_fwd_raw(
+        const T* x, const T* u, const T p, const T scale, const long long n, T* y,
+        bool* keep) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const bool k = u[i] >= p;
+        keep[i] = k;
+        y[i] = x[i] * (k ? scale : (T)0);
+    }
+}
+"""
+_DROPOUT_RAW = {t: cupy.RawKernel("typedef " + c + " T;\n" + _DROPOUT_FWD,
+                                  "volta_dropout_fwd_raw")
+                for t, c in (("float32", "float"), ("float64", "double"))}
+
+
 def dropout_forward(xp: Any, x: Any, uniform: Any, *, p: float) -> tuple:
     """Same contract as ``volta_core.ops.nn.dropout_forward``, in one kernel."""
     if not (is_float(x) and is_float(uniform) and uniform.shape == x.shape
             and uniform.dtype == (x.dtype if x.dtype.itemsize > 2 else cupy.float32)
             and p < 1.0):
         return generic.dropout_forward(xp, x, uniform, p=p)
+    raw = _DROPOUT_RAW.get(x.dtype.name)
+    if raw is not None and x.flags.c_contiguous and uniform.flags.c_contiguous:
+        y = cupy.empty(x.shape, x.dtype)
+        keep = cupy.empty(x.shape, cupy.bool_)
+        scalar = x.dtype.type
+        n = x.size
+        raw((max(1, min((n + 255) // 256, 1 << 20)),), (256,),
+            (x, uniform, scalar(p), scalar(1.0 / (1.0 - p)), np.int64(n), y, keep))
+        return y, keep
     kern = elementwise("dropout_fwd", acc_type(uniform.dtype), "T x, U u, U p, F scale",
                        "T y, bool keep",
                        "keep = u >= p; y = (T)((A)x * (keep ? (A)scale : (A)0));")

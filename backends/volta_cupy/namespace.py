@@ -215,19 +215,21 @@ def _matmul_of(compat_matmul: Any) -> Any:
         (capturable in a CUDA graph)."""
         if x1.ndim == 2 and x2.ndim == 2:
             return blas.matmul(x1, x2)
-        if BFLOAT16 is not None and x1.dtype == x2.dtype == BFLOAT16 and x1.ndim > 2:
-            out = blas.batched_matmul(x1, x2)
-            if out is None:  # broadcast batch dims: in float32, rounded once
-                out = compat_matmul(x1.astype(np.float32), x2.astype(np.float32))
-                out = out.astype(BFLOAT16)
-            return out
-        if x1.ndim > 2 and graphs.is_capturing():  # CuPy's cuBLAS calls can't be captured
-            if x2.ndim == 2:  # (..., k) @ (k, n): one 2-d product
-                out = blas.matmul(x1.reshape(-1, x1.shape[-1]), x2)
-                return out.reshape(x1.shape[:-1] + (x2.shape[-1],))
+        if x1.ndim > 2 and x2.ndim > 2:
+            # one strided-batched GEMM that reads transposed operands (k.mT, head views)
+            # in place: CuPy copies them first, and attention's products took 2-3x longer
             out = blas.batched_matmul(x1, x2)
             if out is not None:
                 return out
+        if BFLOAT16 is not None and x1.dtype == x2.dtype == BFLOAT16 and x1.ndim > 2:
+            # broadcast batch dims: in float32, rounded once
+            out = compat_matmul(x1.astype(np.float32), x2.astype(np.float32))
+            return out.astype(BFLOAT16)
+        if x1.ndim > 2 and x2.ndim == 2 and (x1.flags.c_contiguous
+                                              or graphs.is_capturing()):
+            # (..., k) @ (k, n): one 2-d product (CuPy's call can't be captured either)
+            out = blas.matmul(x1.reshape(-1, x1.shape[-1]), x2)
+            return out.reshape(x1.shape[:-1] + (x2.shape[-1],))
         return compat_matmul(x1, x2)
 
     return matmul
