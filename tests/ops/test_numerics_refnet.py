@@ -1112,3 +1112,26 @@ def test_fmax_with_an_integer_operand_keeps_the_original_for_backward(op):
         index.sign_()
         with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
             out.sum().backward()
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_softmax_of_a_0d_tensor_keeps_its_result_for_backward(op, dtype):
+    for m in (torch, vt):
+        a = m.tensor(1.0, dtype=getattr(m, dtype), requires_grad=True)
+        out = getattr(m.nn.functional, op)(a, dim=0)
+        out.fill_(2)
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            out.backward()
+
+
+def test_tanh_gradient_rounds_one_minus_y_squared_once_as_pytorch_cpu():
+    """PyTorch's CPU kernel computes 1 - y * y as one fused multiply-add; near |y| = 1 the
+    separately rounded y * y moves the float64 gradient by about 1e-9 of itself."""
+    def grad(m):
+        a = m.tensor([10.0, 4.0, -1.0, 0.3, 0.9], dtype=m.float64, requires_grad=True)
+        y = m.tanh(a)
+        return m.autograd.grad(y, a, m.tensor([181936947.02365237, -372.87, 1.19, 2.0, 3.0],
+                                             dtype=m.float64))[0]
+
+    assert vt.equal(grad(vt), vt.tensor(grad(torch).tolist(), dtype=vt.float64))

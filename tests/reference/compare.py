@@ -644,8 +644,9 @@ def _grad_blame(prog: Program, device: str, kind: str, detail: str) -> Mismatch:
 
 
 # ops whose PyTorch backward multiplies or negates an integer operand in its own dtype
-# (atan2: other * other wraps in int8, -self wraps in uint8)
-_INTEGER_GRAD_OPS = {"atan2"}
+# (atan2: other * other wraps in int8, -self wraps in uint8; pow: exponent - 1 wraps in
+# int8 at -128)
+_INTEGER_GRAD_OPS = {"atan2", "pow"}
 _INT_NAME = re.compile(r"\bvt\.(u?int(8|16|32|64))\b")
 
 

@@ -89,6 +89,11 @@ DELIBERATE: dict[str, str] = {
         "so the float operand's gradient is wrong; Volta gives the true gradient. The "
         "harness reports this kind only for a gradient mismatch blamed on an atan2 that "
         "reads an integer tensor"),
+    "integer gradient arithmetic: pow[*] *": (
+        "PyTorch's pow backward computes exponent * self ** (exponent - 1) with an integer "
+        "exponent tensor in its own dtype: exponent - 1 wraps in int8 (-128 - 1 is 127), so "
+        "the base's gradient is wrong (inf for 3 ** -128); Volta gives the true gradient. "
+        "Reported only for a gradient mismatch blamed on a pow that reads an integer tensor"),
 }
 
 # Open bugs found by the net; the value names the issue that tracks the fix. Taken from

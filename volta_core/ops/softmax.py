@@ -118,7 +118,9 @@ def _run(cls: type, x: Tensor, dim: int) -> Tensor:
 
         return in_float32(lambda t: _run(cls, t, dim), x)
     if x.ndim == 0:
-        return cls.apply(x.reshape(1), dim=0).reshape(())
+        out = cls.apply(x.reshape(1), dim=0).reshape(())
+        saved_by_pytorch(out, out, op=cls.__name__)  # PyTorch's saves its 0-d result
+        return out
     if x.shape[dim] == 0:
         out = x * 1.0
         saved_by_pytorch(out, out, op=cls.__name__)  # PyTorch's saves its (empty) result
