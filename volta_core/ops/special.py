@@ -105,9 +105,11 @@ class Erfc(Function):
         size = dev.volta_dtype(x.dtype).itemsize
         if size == 8:
             return _erfc_array(xp, x, True)
-        if "float64" in dev.backend.dtype_names(dev.index):
+        if dev.type == "cpu":
             # in float64, rounded once: the float32 evaluation is a unit in the last place
-            # off now and then, and two units in the subnormal range (erfc(10))
+            # off now and then, and two units in the subnormal range (erfc(10)). Not on
+            # GPUs: their float64 -> float32 conversion flushes subnormal results to zero
+            # (Vulkan, CuPy's -ftz), where the float32 series keeps them
             return xp.astype(_erfc_array(xp, xp.astype(x, xp.float64), True), x.dtype)
         if size < 4:  # the series needs more range and precision than 16 bits; the gradient
             # stays in x's dtype (PyTorch's exp(-x * x) underflows to 0 in float16)
