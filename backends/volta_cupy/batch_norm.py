@@ -75,19 +75,30 @@ extern "C" __global__ void volta_bn_partial(
 }
 """
 
+# channel i's two sums over its chunks' partial sums
+_SUM_PARTS = r"""
+__device__ __forceinline__ void sum_parts(const double* part, int parts, int i, double* s1,
+                                          double* s2) {
+    double a = 0, b = 0;
+    for (int k = 0; k < parts; ++k) {
+        a += part[(i * parts + k) * 2];
+        b += part[(i * parts + k) * 2 + 1];
+    }
+    *s1 = a;
+    *s2 = b;
+}
+"""
+
 # one thread per channel: the statistics from the partial sums, into rows 0-2 of ``stats``
 # (mean, biased variance, 1/std)
-_BN_STATS = r"""
+_BN_STATS = _SUM_PARTS + r"""
 extern "C" __global__ void volta_bn_stats(
         const double* part, const X* x, int parts, int c, double m, long long hw, double eps,
         A* stats) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= c) return;
-    double s1 = 0, s2 = 0;
-    for (int k = 0; k < parts; ++k) {
-        s1 += part[(i * parts + k) * 2];
-        s2 += part[(i * parts + k) * 2 + 1];
-    }
+    double s1, s2;
+    sum_parts(part, parts, i, &s1, &s2);
     const double mu = s1 / m;
     double v = s2 / m - mu * mu;
     if (v < 0) v = 0;
@@ -98,16 +109,13 @@ extern "C" __global__ void volta_bn_stats(
 """
 
 # one thread per channel: rows 0-1 of ``sums`` are sum(g) and sum(g * xhat)
-_BN_GRAD_STATS = r"""
+_BN_GRAD_STATS = _SUM_PARTS + r"""
 extern "C" __global__ void volta_bn_grad_stats(
         const double* part, int parts, int c, const A* rstd, A* sums) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= c) return;
-    double s1 = 0, s2 = 0;
-    for (int k = 0; k < parts; ++k) {
-        s1 += part[(i * parts + k) * 2];
-        s2 += part[(i * parts + k) * 2 + 1];
-    }
+    double s1, s2;
+    sum_parts(part, parts, i, &s1, &s2);
     sums[i] = (A)s1;
     sums[c + i] = (A)(s2 * (double)rstd[i]);
 }
