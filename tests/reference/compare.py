@@ -401,6 +401,9 @@ def _localise(prog: Program, device: str, upto: int | None) -> Mismatch | None:
         if kind == "value" and own and prog.ops[k] == "cast" and _undefined_cast(
                 name, tk.ns, vk.ns):
             return _mismatch(prog, k, "undefined cast", detail)
+        if kind == "value" and own and prog.ops[k] in ("remainder", "fmod") and (
+                _subnormal_divisor(prog.stmts[k], name, tk.ns, vk.ns)):
+            return _mismatch(prog, k, "subnormal divisor", detail)
         return _mismatch(prog, k, kind if own or kind != "value" else "value (aliased)", detail)
     # The whole program differed, yet its last prefix (the same program) did not.
     return _mismatch(prog, max(n - 1, 0), "flaky", "a rerun of the same program agreed")
@@ -448,6 +451,35 @@ def _undefined_cast(name: str, t_ns: dict, v_ns: dict) -> bool:
     differ = ta != va
     return bool(differ.any() and np.all(ta[differ] == info.min)
                 and np.all(np.isin(va[differ], (info.min, info.max))))
+
+
+def _subnormal_divisor(stmt: str, name: str, t_ns: dict, v_ns: dict) -> bool:
+    """Whether a float remainder/fmod differs only where PyTorch gave NaN and Volta a
+    number, each at a subnormal value of a tensor the statement reads: PyTorch's vectorized
+    fmod (from 16 float32 elements) returns NaN for a subnormal divisor, its scalar path
+    and Volta the exact remainder."""
+    base = name.split("[")[0]
+    tv, vv = _tensors(t_ns, [base]).get(name), _tensors(v_ns, [base]).get(name)
+    if not isinstance(tv, torch.Tensor) or not tv.is_floating_point():
+        return False
+    ta = tv.detach().double().numpy()
+    va = np.asarray(vv.detach().cpu().double().tolist(), dtype=np.float64)
+    if ta.shape != va.shape:
+        return False
+    differ = ~((ta == va) | (np.isnan(ta) & np.isnan(va)))
+    if not (differ.any() and np.isnan(ta[differ]).all() and np.isfinite(va[differ]).all()):
+        return False
+    for word in set(_WORD.findall(stmt)) - {base}:
+        value = t_ns.get(word)
+        if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+            continue
+        try:
+            b = np.broadcast_to(value.detach().double().numpy(), ta.shape)
+        except ValueError:
+            continue
+        if np.all((b[differ] != 0) & (np.abs(b[differ]) < torch.finfo(value.dtype).tiny)):
+            return True
+    return False
 
 
 def _zero_signs_differ(prog: Program, t_ns: dict, v_ns: dict) -> bool:

@@ -89,6 +89,11 @@ DELIBERATE: dict[str, str] = {
         "so the float operand's gradient is wrong; Volta gives the true gradient. The "
         "harness reports this kind only for a gradient mismatch blamed on an atan2 that "
         "reads an integer tensor"),
+    "subnormal divisor: *": (
+        "PyTorch's vectorized fmod/remainder (16 or more float32 elements) returns NaN for a "
+        "subnormal divisor, its scalar path the exact remainder, as Volta always does; "
+        "reported only where every differing element is PyTorch's NaN at a subnormal value "
+        "of a tensor the statement reads"),
     "integer gradient arithmetic: pow[*] *": (
         "PyTorch's pow backward computes exponent * self ** (exponent - 1) with an integer "
         "exponent tensor in its own dtype: exponent - 1 wraps in int8 (-128 - 1 is 127), so "
