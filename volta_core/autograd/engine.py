@@ -127,12 +127,15 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
             if t.grad_fn not in roots:
                 roots.append(t.grad_fn)
         deps, leaf_deps = _order(roots)
-        # the ready node made last runs first, as in PyTorch (heap keys: -sequence number)
+        # the ready node made last runs first, as in PyTorch (heap keys: -sequence number);
+        # a node that becomes ready while no other is waiting runs next without the heap
         ready = [(-getattr(r, "_seq", 0), i, r) for i, r in enumerate(roots) if r not in deps]
         heapq.heapify(ready)
         tie = itertools.count(len(roots))  # orders nodes without a number (none recorded)
-        while ready:
-            node = heapq.heappop(ready)[2]
+        node = None
+        while node is not None or ready:
+            if node is None:
+                node = heapq.heappop(ready)[2]
             g = node_grads.pop(node, None)
             if g is not None:
                 if node.hooks:
@@ -161,7 +164,7 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                 in_grads = (None,) * len(node.parents)
             # each input gradient is dropped as soon as it is handed on, so that leaf hooks
             # (FSDP's reduce-scatter, DDP's buckets) don't run while its siblings are alive
-            g, in_grads = None, list(in_grads)
+            g, in_grads, nxt = None, list(in_grads), None
             parents = node.parents
             if len(in_grads) < len(parents):  # a backward that leaves out trailing inputs
                 parents = parents[:len(in_grads)]
@@ -184,7 +187,14 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                 d = deps[p] - 1
                 deps[p] = d
                 if d == 0:
-                    heapq.heappush(ready, (-getattr(p, "_seq", 0), next(tie), p))
+                    if nxt is None and not ready:
+                        nxt = p
+                    else:
+                        if nxt is not None:
+                            heapq.heappush(ready, (-getattr(nxt, "_seq", 0), next(tie), nxt))
+                            nxt = None
+                        heapq.heappush(ready, (-getattr(p, "_seq", 0), next(tie), p))
+            node = nxt
         if capture is not None:
             for leaf, g in leaf_grads.values():
                 if leaf in capture:
