@@ -404,27 +404,32 @@ def _dense(shape: tuple, strides: tuple) -> bool:
     return True
 
 
+def memory_overlap(t: Tensor, o: Tensor) -> str | None:
+    """PyTorch's overlap status of two tensors' memory: ``"full"`` (the same elements in the
+    same layout), ``"partial"``, or None (apart, or a layout too hard to tell: as PyTorch,
+    only dense layouts are compared)."""
+    if o is t:
+        return "full"
+    if storage(o) is not storage(t):
+        return None
+    shape, other_shape = tuple(t.shape), tuple(o.shape)
+    if 0 in shape or 0 in other_shape:
+        return None
+    (strides, start), (other_strides, other_start) = layout(t), layout(o)
+    if not (_dense(shape, strides) and _dense(other_shape, other_strides)):
+        return None
+    end, other_end = start + t.numel(), other_start + o.numel()
+    if (start, end) == (other_start, other_end):
+        return "full" if strides == other_strides else "partial"
+    return "partial" if start < other_end and other_start < end else None
+
+
 def check_no_partial_overlap(op: str, t: Tensor, others: tuple) -> None:
     """PyTorch's refusal of an in-place write whose operand shares some, not all, of the
-    written-to memory (``v.t().mul_(v)``): the result would depend on the loop order.
-
-    As PyTorch, only dense layouts are compared (others are too hard to tell) and the same
-    elements in the same layout are fine (``x.add_(x)``).
-    """
-    root = storage(t)
+    written-to memory (``v.t().mul_(v)``): the result would depend on the loop order. The
+    same elements in the same layout are fine (``x.add_(x)``)."""
     for o in others:
-        if type(o) is not Tensor or o is t or storage(o) is not root:
-            continue
-        shape, other_shape = tuple(t.shape), tuple(o.shape)
-        if 0 in shape or 0 in other_shape:
-            continue
-        (strides, start), (other_strides, other_start) = layout(t), layout(o)
-        if not (_dense(shape, strides) and _dense(other_shape, other_strides)):
-            continue
-        end, other_end = start + t.numel(), other_start + o.numel()
-        same = (start, end) == (other_start, other_end)
-        if (same and strides != other_strides) or (not same and start < other_end
-                                                    and other_start < end):
+        if type(o) is Tensor and memory_overlap(t, o) == "partial":
             raise ShapeError(
                 f"{op}: some elements of the input tensor (shape {o.shape}) and the "
                 f"written-to tensor (shape {t.shape}) refer to a single memory location; "
@@ -510,4 +515,4 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
 __all__ = ["ViewMeta", "contiguous_strides", "layout", "is_contiguous", "view_base",
            "storage", "rebind", "make_view", "make_alias",
            "view_strides", "strided_positions", "positions", "mark_multi", "refresh",
-           "check_writable", "assign"]
+           "memory_overlap", "check_no_partial_overlap", "check_writable", "assign"]

@@ -1135,3 +1135,30 @@ def test_tanh_gradient_rounds_one_minus_y_squared_once_as_pytorch_cpu():
                                              dtype=m.float64))[0]
 
     assert vt.equal(grad(vt), vt.tensor(grad(torch).tolist(), dtype=vt.float64))
+
+
+@pytest.mark.parametrize("case", ["detached", "other_slice", "same_slice", "mask"])
+def test_index_put_refuses_a_value_that_shares_its_memory(case):
+    def run(m):
+        x = m.arange(6.0)
+        if case == "detached":
+            a = m.tensor(1.0)
+            v = a.detach()
+            v[v > 0] = a
+        elif case == "other_slice":
+            x[m.tensor([0, 1])] = x[2:4]
+        elif case == "same_slice":
+            x[m.tensor([0, 1])] = x[:2]
+        else:
+            x[m.tensor([True, False, True, False, False, False])] = x[4:6]
+
+    _both_or_refused(run, error=vt.ShapeError)
+
+
+def test_soft_margin_loss_with_a_bool_target_refuses_backward_as_pytorch():
+    for m in (torch, vt):
+        x = m.tensor([[1.0, -2.0]], requires_grad=True)
+        loss = m.nn.functional.soft_margin_loss(x, x > 0)  # the forward works
+        assert abs(float(loss) - 0.5032) < 1e-3
+        with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
+            loss.backward()

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..amp.dispatch import autocast_op
+from ..autograd.function import Function
 from ..creation import arange
-from ..errors import ShapeError
+from ..errors import AutogradError, ShapeError
 from ..ops.elementwise import exp, relu, sqrt, where
 from ..ops.indexing import gather, index_select
 from ..ops.math import clamp_min, log1p
@@ -49,6 +50,20 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(op, loss, reduction)
 
 
+class _NegatedBoolTarget(Function):
+    """The identity, whose backward raises: PyTorch's soft_margin_loss backward negates the
+    target, which it refuses for a bool tensor (the forward works)."""
+
+    def forward(ctx, x):
+        return x
+
+    def backward(ctx, g):
+        raise AutogradError(
+            "soft_margin_loss: its backward negates the target, which PyTorch refuses for a "
+            "bool target ('Negation, the `-` operator, on a bool tensor is not supported'); "
+            "pass target.float() (1 and 0), or the usual 1 and -1")
+
+
 @autocast_op("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -61,6 +76,8 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(op, reduction)
     _no_grad_for(op, target=target)
+    if type(target) is Tensor and target.dtype.kind == "b" and type(input) is Tensor:
+        input = _NegatedBoolTarget.apply(input)
     input, target = _pair_check(op, input, target, "to_input", dtype="input")
     # PyTorch's formula as it stands: it overflows to inf where exp does (float16 beyond
     # 11), where a softplus would not

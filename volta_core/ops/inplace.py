@@ -23,7 +23,13 @@ from ..autograd.grad_mode import state as _grad_state
 from ..dtypes import checked_scalar
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
-from ..views import _overlaps, assign, check_no_partial_overlap, check_writable
+from ..views import (
+    _overlaps,
+    assign,
+    check_no_partial_overlap,
+    check_writable,
+    memory_overlap,
+)
 from ._util import broadcast_shapes
 from .elementwise import add, sub
 from .indexing import _as_python, getitem
@@ -381,7 +387,8 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     An in-place op like the others: views of ``self`` see the new values, and autograd
     records it (differentiable w.r.t. ``self`` and ``value``).
     """
-    if type(value) is Tensor and (value.dtype is not self.dtype or value is self):
+    if type(value) is Tensor and (value.dtype is not self.dtype
+                                  or memory_overlap(self, value) is not None):
         _check_index_put_dtype(self, key, value)
     parts = key if isinstance(key, tuple) else (key,)
     if type(value) is Tensor and not any(type(k) is Tensor or isinstance(k, list)
@@ -446,14 +453,14 @@ def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
     parts = key if isinstance(key, tuple) else (key,)
     if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
         return  # basic indexing copies with a cast
-    if value is x:  # index_put refuses a source that is its destination
+    if memory_overlap(x, value) is not None:  # index_put refuses a source in its memory
         # ... unless it is a masked fill: a mask of x's shape and a one-element value
         fill = (len(parts) == 1 and type(parts[0]) is Tensor and parts[0].dtype.kind == "b"
                 and parts[0].ndim and parts[0].shape == x.shape and x.numel() == 1)
         if not fill:  # even when nothing is written, as PyTorch
-            raise ShapeError("__setitem__: the value is the tensor written to (some elements "
-                             "of both refer to a single memory location), which PyTorch "
-                             "refuses; clone() the value first")
+            raise ShapeError("__setitem__: the value shares memory with the tensor written to "
+                             "(some elements of both refer to a single memory location), "
+                             "which PyTorch refuses; clone() the value first")
         return
     tensors = [k for k in parts if type(k) is Tensor or isinstance(k, list)]
     if len(tensors) == 1 and type(tensors[0]) is Tensor and tensors[0].dtype.kind == "b" and (
