@@ -408,7 +408,7 @@ def memory_overlap(t: Tensor, o: Tensor) -> str | None:
     """PyTorch's overlap status of two tensors' memory: ``"full"`` (the same elements in the
     same layout), ``"partial"``, or None (apart, or a layout too hard to tell: as PyTorch,
     only dense layouts are compared)."""
-    if o is t:
+    if o is t:  # PyTorch's check compares tensors first: x[mask] = x is refused when empty
         return "full"
     if storage(o) is not storage(t):
         return None

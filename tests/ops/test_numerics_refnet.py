@@ -1162,3 +1162,16 @@ def test_soft_margin_loss_with_a_bool_target_refuses_backward_as_pytorch():
         assert abs(float(loss) - 0.5032) < 1e-3
         with pytest.raises(RuntimeError if m is torch else vt.AutogradError):
             loss.backward()
+
+
+@pytest.mark.parametrize("exponent", [[0.5], [1.5], 0.5])
+def test_pow_with_a_broadcast_exponent_tensor_is_cs_pow_per_element(exponent):
+    """PyTorch's tensor ** tensor is C's pow per element: +inf at -inf for 0.5 (NumPy's
+    power takes sqrt for a broadcast 0.5 exponent, NaN there), also in the gradient."""
+    def run(m):
+        a = m.tensor([[7.0, 10.0, float("inf"), -0.75, -float("inf")]], requires_grad=True)
+        y = m.pow(a, m.tensor(exponent))
+        y.sum().backward()
+        return y, a.grad
+
+    _both_or_refused(run)

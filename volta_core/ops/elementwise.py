@@ -473,6 +473,20 @@ class Pow(Function):
             # PyTorch's CPU float32 pow keeps the exponent in float64: (-3) ** 9999999999.0
             # is -inf (an odd power), where the exponent rounded to float32 is even
             y = xp.astype(xp.astype(a, xp.float64) ** b, xp.float32)
+        elif hasattr(b, "shape"):
+            # an exponent tensor: C's pow per element, as PyTorch's tensor-tensor pow. NumPy
+            # takes sqrt for an exponent of 0.5 that it broadcasts (NaN at -inf, not +inf,
+            # and another rounding), so a broadcast exponent is laid out in full first
+            e, shape = b, tuple(a.shape) if hasattr(a, "shape") else ()
+            if tuple(b.shape) != shape and len(shape) >= b.ndim:
+                if broadcast_shapes("pow", shape, tuple(b.shape)) == shape:
+                    e = xp.asarray(xp.broadcast_to(b, shape), copy=True)
+            if (getattr(a, "dtype", None) == xp.float32 and e.dtype == xp.float32
+                    and ctx.device.type == "cpu"):
+                # in float64, rounded once: NumPy's float32 pow is an ulp off now and then
+                y = xp.astype(xp.astype(a, xp.float64) ** xp.astype(e, xp.float64), xp.float32)
+            else:
+                y = a ** e
         else:
             y = a ** b
         ctx.save_for_backward(a, b if na or nb else None, y if nb else None)
