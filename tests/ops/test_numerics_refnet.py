@@ -1175,3 +1175,16 @@ def test_pow_with_a_broadcast_exponent_tensor_is_cs_pow_per_element(exponent):
         return y, a.grad
 
     _both_or_refused(run)
+
+
+def test_std_of_constant_rows_is_exactly_zero_and_its_gradient_zero():
+    """PyTorch's Welford variance of a constant row is exactly 0 (so std's gradient is 0
+    there); a mean that rounds (3 * 0.0523... / 3) must not leave a tiny spread behind."""
+    def run(m):
+        b = m.tensor([[1.0], [1.0], [3.0]], dtype=m.float64, requires_grad=True)
+        v = b.expand((3, 3)).deg2rad().std(dim=1)
+        v.sum().backward()
+        return v, b.grad
+
+    _both_or_refused(run)
+    assert vt.tensor([[0.05235987755982989] * 3], dtype=vt.float64).std(1).item() == 0.0

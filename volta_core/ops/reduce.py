@@ -438,8 +438,12 @@ class Var(Function):
         # PyTorch's CPU kernels accumulate float32 in float64 (the std of values near 1e30
         # is finite although their variance is not)
         wide = ctx.device.type == "cpu" and x.dtype == xp.float32
-        y = xp.var(xp.astype(x, xp.float64) if wide else x, axis=dims, correction=correction,
-                   keepdims=keepdim)
+        w = xp.astype(x, xp.float64) if wide else x
+        if n > 1:
+            # shifted by each row's first element: a constant row's variance is exactly 0,
+            # as PyTorch's Welford gives it (std's gradient is 0 there, not a finite noise)
+            w = w - w[tuple(slice(0, 1) if d in dims else slice(None) for d in range(w.ndim))]
+        y = xp.var(w, axis=dims, correction=correction, keepdims=keepdim)
         if root:
             y = xp.sqrt(y)
         if wide:
