@@ -37,6 +37,14 @@ def test_unary_float(xp, check, variants, name):
     check(getattr(xp, name)(xp.asarray(a[:0])), fn(a[:0]))                    # empty
 
 
+@pytest.mark.parametrize("name", ["sinh", "cosh"])
+def test_sinh_cosh_stay_finite_up_to_float32_max(xp, check, name):
+    # e^|x| overflows from 88.7, sinh/cosh only from 89.4 (PyTorch: 2.28e38 at 89.017)
+    a = np.array([89.017, -89.017, 88.0, 89.5, -90.0, 85.0, 10.0], dtype=np.float32)
+    check(getattr(xp, name)(xp.asarray(a)), getattr(np, name)(a.astype(np.float64)
+                                                            ).astype(np.float32), rtol=3e-5)
+
+
 @pytest.mark.parametrize("name", sorted(UNARY_SAME))
 def test_unary_same_dtype(xp, check, variants, name):
     fn = UNARY_SAME[name]
