@@ -259,6 +259,8 @@ def check(prog: Program, device: str = "cpu") -> Mismatch | None:
     if m.kind.startswith("volta raised") and _deprecated_in_torch(prog,
                                                                                   m.stmt):
         m.kind, m.detail = "deprecated in PyTorch", f"{m.kind}: {m.detail}"
+    elif m.kind.startswith("volta raised") and _view_is_self(prog, m.stmt, device):
+        m.kind, m.detail = "view is self", f"{m.kind}: {m.detail}"
     elif _layout_only(prog, device):
         m.kind, m.detail = "result layout", f"{m.kind}: {m.detail}"
     return m
@@ -279,6 +281,22 @@ def _deprecated_in_torch(prog: Program, k: int) -> bool:
         except Exception:
             return False
     return any("on expanded tensors is deprecated" in str(w.message) for w in caught)
+
+
+def _view_is_self(prog: Program, k: int, device: str) -> bool:
+    """Whether statement ``k`` reads, under two names, one Volta tensor where PyTorch has
+    two: a view op that changes nothing (``a.permute(0)`` of a 1-d ``a``) returns the
+    tensor itself in Volta, a new view in PyTorch."""
+    if not 0 <= k < len(prog.stmts):
+        return False
+    t, v = _exec(prog, torch, "cpu", upto=k), _exec(prog, vt, device, upto=k)
+    names = sorted(set(_WORD.findall(prog.stmts[k])))
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            va, vb, ta, tb = v.ns.get(a), v.ns.get(b), t.ns.get(a), t.ns.get(b)
+            if isinstance(va, vt.Tensor) and va is vb and ta is not tb:
+                return True
+    return False
 
 
 def _layout_only(prog: Program, device: str) -> bool:
