@@ -419,6 +419,9 @@ def _localise(prog: Program, device: str, upto: int | None) -> Mismatch | None:
         if kind == "value" and own and prog.ops[k] == "cast" and _undefined_cast(
                 name, tk.ns, vk.ns):
             return _mismatch(prog, k, "undefined cast", detail)
+        if kind == "value" and own and prog.ops[k] in _SUMS and _summation_order(
+                prog.ops[k], prog.stmts[k], name, tk.ns, vk.ns):
+            return _mismatch(prog, k, "summation order", detail)
         if kind == "value" and own and prog.ops[k] in ("remainder", "fmod") and (
                 _subnormal_divisor(prog.stmts[k], name, tk.ns, vk.ns)):
             return _mismatch(prog, k, "subnormal divisor", detail)
@@ -469,6 +472,35 @@ def _undefined_cast(name: str, t_ns: dict, v_ns: dict) -> bool:
     differ = ta != va
     return bool(differ.any() and np.all(ta[differ] == info.min)
                 and np.all(np.isin(va[differ], (info.min, info.max))))
+
+
+_SUMS = {"sum": False, "nansum": False, "mean": True, "nanmean": True}  # op: divides
+
+
+def _summation_order(op: str, stmt: str, name: str, t_ns: dict, v_ns: dict) -> bool:
+    """Whether a float sum or mean differs only by what the order of summation may move:
+    at most the dtype's tolerance times the largest input magnitude (times the count for a
+    sum). PyTorch does not specify its order (its CPU cascade sum keeps small terms apart
+    from huge ones that cancel; NumPy's pairwise sum absorbs them)."""
+    base = name.split("[")[0]
+    tv, vv = _tensors(t_ns, [base]).get(name), _tensors(v_ns, [base]).get(name)
+    if not isinstance(tv, torch.Tensor) or not tv.is_floating_point():
+        return False
+    ta = tv.detach().double().numpy()
+    va = np.asarray(vv.detach().cpu().double().tolist(), dtype=np.float64)
+    if ta.shape != va.shape or not (np.isfinite(ta).all() and np.isfinite(va).all()):
+        return False
+    tol = TOLERANCES[str(tv.dtype).removeprefix("torch.")][0]
+    for word in set(_WORD.findall(stmt)) - {base}:
+        x = t_ns.get(word)
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel()):
+            continue
+        xa = np.abs(x.detach().double().numpy())
+        top = xa[np.isfinite(xa)].max(initial=0.0)
+        count = 1 if _SUMS[op] else max(x.numel() // max(tv.numel(), 1), 1)
+        if np.all(np.abs(ta - va) <= tol * top * count):
+            return True
+    return False
 
 
 def _subnormal_divisor(stmt: str, name: str, t_ns: dict, v_ns: dict) -> bool:

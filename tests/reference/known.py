@@ -94,6 +94,11 @@ DELIBERATE: dict[str, str] = {
         "tensors-and-autograd.md), a new view object in PyTorch: a statement that then "
         "meets one tensor under two names (t[mask] = its own no-op view, when empty) is "
         "refused as a write of a tensor into itself, which PyTorch's distinct view allows"),
+    "summation order: *": (
+        "PyTorch does not specify the order in which a sum or mean adds its terms: where "
+        "huge terms cancel, its CPU cascade sum keeps the small ones and NumPy's pairwise "
+        "sum absorbs them. Reported only where the results differ by at most the dtype's "
+        "tolerance times the largest input magnitude (times the count for a sum)"),
     "subnormal divisor: *": (
         "PyTorch's vectorized fmod/remainder (16 or more float32 elements) returns NaN for a "
         "subnormal divisor, its scalar path the exact remainder, as Volta always does; "
