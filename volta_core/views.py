@@ -436,8 +436,9 @@ def check_no_partial_overlap(op: str, t: Tensor, others: tuple) -> None:
                 "clone() the input before the in-place operation")
 
 
-def check_writable(op: str, t: Tensor, records: bool) -> None:
-    """Raise PyTorch's errors for in-place writes it refuses."""
+def check_writable(op: str, t: Tensor, records: bool, overlapping: bool = False) -> None:
+    """Raise PyTorch's errors for in-place writes it refuses (``overlapping``: the write
+    may meet an overlapping layout, as nothing is written)."""
     if t._owner is None or t._view.alias:
         if records and t.requires_grad and t.grad_fn is None:
             raise AutogradError(
@@ -457,7 +458,8 @@ def check_writable(op: str, t: Tensor, records: bool) -> None:
             "unbind) is being modified in place under autograd, which PyTorch forbids too; "
             "use the out-of-place op, or clone() the piece first")
     # fill_/zero_ write one value everywhere: PyTorch allows them on overlapping views
-    if op not in ("fill_", "zero_") and _overlaps(tuple(t._data.shape), meta.strides):
+    if not overlapping and op not in ("fill_", "zero_") and _overlaps(tuple(t._data.shape),
+                                                                      meta.strides):
         raise ShapeError(
             f"{op}: more than one element of the written-to tensor (shape {t.shape}, "
             f"strides {meta.strides}) refers to a single memory location, as after "

@@ -1188,3 +1188,29 @@ def test_std_of_constant_rows_is_exactly_zero_and_its_gradient_zero():
 
     _both_or_refused(run)
     assert vt.tensor([[0.05235987755982989] * 3], dtype=vt.float64).std(1).item() == 0.0
+
+
+@pytest.mark.parametrize("case", ["expand_leaf_empty_mask", "self_broadcast"])
+def test_setitem_refusals_of_campaign_1000000(case):
+    def run(m):
+        if case == "expand_leaf_empty_mask":  # nothing written, but a leaf's view
+            a = m.tensor([[1.0]], requires_grad=True).expand((2, 3))
+            a[m.tensor([False, False]), None] = 2
+        else:  # the value is expanded over its own memory
+            v = m.exp(m.tensor([1.0], dtype=m.float16))
+            v[None] = v
+        return ()
+
+    _both_or_refused(run, error=vt.VoltaError)
+
+
+@pytest.mark.parametrize("scale", [float("inf"), 1.0])
+def test_bfloat16_erf_gradient_rounds_each_step_as_pytorch(scale):
+    """PyTorch's erf backward in bfloat16: exp(-100) is 0 there, so an infinite upstream
+    gradient gives NaN (float32 would keep a subnormal and give inf)."""
+    def run(m):
+        a = m.tensor([10.0, 0.5, -2.0], dtype=m.bfloat16, requires_grad=True)
+        (m.erf(a) * scale).sum().backward()
+        return a.grad
+
+    _both_or_refused(run)

@@ -474,6 +474,18 @@ def _undefined_cast(name: str, t_ns: dict, v_ns: dict) -> bool:
                 and np.all(np.isin(va[differ], (info.min, info.max))))
 
 
+def _float_results(name: str, t_ns: dict, v_ns: dict) -> tuple:
+    """``(PyTorch's tensor, its values, Volta's values)`` of the float result ``name`` as
+    float64 arrays of one shape, or ``(None, None, None)``."""
+    base = name.split("[")[0]
+    tv, vv = _tensors(t_ns, [base]).get(name), _tensors(v_ns, [base]).get(name)
+    if not isinstance(tv, torch.Tensor) or not tv.is_floating_point():
+        return None, None, None
+    ta = tv.detach().double().numpy()
+    va = np.asarray(vv.detach().cpu().double().tolist(), dtype=np.float64)
+    return (tv, ta, va) if ta.shape == va.shape else (None, None, None)
+
+
 _SUMS = {"sum": False, "nansum": False, "mean": True, "nanmean": True}  # op: divides
 
 
@@ -482,14 +494,10 @@ def _summation_order(op: str, stmt: str, name: str, t_ns: dict, v_ns: dict) -> b
     at most the dtype's tolerance times the largest input magnitude (times the count for a
     sum). PyTorch does not specify its order (its CPU cascade sum keeps small terms apart
     from huge ones that cancel; NumPy's pairwise sum absorbs them)."""
+    tv, ta, va = _float_results(name, t_ns, v_ns)
+    if ta is None or not (np.isfinite(ta).all() and np.isfinite(va).all()):
+        return False
     base = name.split("[")[0]
-    tv, vv = _tensors(t_ns, [base]).get(name), _tensors(v_ns, [base]).get(name)
-    if not isinstance(tv, torch.Tensor) or not tv.is_floating_point():
-        return False
-    ta = tv.detach().double().numpy()
-    va = np.asarray(vv.detach().cpu().double().tolist(), dtype=np.float64)
-    if ta.shape != va.shape or not (np.isfinite(ta).all() and np.isfinite(va).all()):
-        return False
     tol = TOLERANCES[str(tv.dtype).removeprefix("torch.")][0]
     for word in set(_WORD.findall(stmt)) - {base}:
         x = t_ns.get(word)
@@ -508,14 +516,10 @@ def _subnormal_divisor(stmt: str, name: str, t_ns: dict, v_ns: dict) -> bool:
     number, each at a subnormal value of a tensor the statement reads: PyTorch's vectorized
     fmod (from 16 float32 elements) returns NaN for a subnormal divisor, its scalar path
     and Volta the exact remainder."""
+    _, ta, va = _float_results(name, t_ns, v_ns)
+    if ta is None:
+        return False
     base = name.split("[")[0]
-    tv, vv = _tensors(t_ns, [base]).get(name), _tensors(v_ns, [base]).get(name)
-    if not isinstance(tv, torch.Tensor) or not tv.is_floating_point():
-        return False
-    ta = tv.detach().double().numpy()
-    va = np.asarray(vv.detach().cpu().double().tolist(), dtype=np.float64)
-    if ta.shape != va.shape:
-        return False
     differ = ~((ta == va) | (np.isnan(ta) & np.isnan(va)))
     if not (differ.any() and np.isnan(ta[differ]).all() and np.isfinite(va[differ]).all()):
         return False
@@ -721,6 +725,9 @@ def _grad_blame(prog: Program, device: str, kind: str, detail: str) -> Mismatch:
             if (kind == "grad value" and prog.ops[k - 1] in _INTEGER_GRAD_OPS
                     and _reads_integer_tensor(prog.stmts[k - 1], t.ns)):
                 kind = "integer gradient arithmetic"
+            elif (kind == "grad value" and prog.ops[k - 1] in _ZERO_SIGN_GRAD_OPS
+                  and _zero_signs_differ(sub, t.ns, v.ns)):
+                kind = "sign of zero"  # a derivative like 1/x of zeros of either sign
             return _mismatch(prog, k - 1, kind, detail)
     return _mismatch(prog, len(prog.stmts) - 1, kind, detail)
 
@@ -729,6 +736,9 @@ def _grad_blame(prog: Program, device: str, kind: str, detail: str) -> Mismatch:
 # (atan2: other * other wraps in int8, -self wraps in uint8; pow: exponent - 1 wraps in
 # int8 at -128)
 _INTEGER_GRAD_OPS = {"atan2", "pow"}
+# ops whose derivative turns the sign of a zero into the sign of an infinity (1/x)
+_ZERO_SIGN_GRAD_OPS = {"log", "log2", "log10", "reciprocal", "div", "rsqrt", "sqrt", "pow",
+                       "atan2"}
 _INT_NAME = re.compile(r"\bvt\.(u?int(8|16|32|64))\b")
 
 

@@ -72,6 +72,9 @@ class Function:
     # more (tests/core/test_pytorch_saves.py holds each such claim).
     saves_as_pytorch = False
     stale = False  # True for a node that must not get children (views.StaleMultiView)
+    # True where forward takes ``low=`` (a bfloat16 input computed in float32): backward
+    # then rounds each of its steps to that dtype, as PyTorch's bfloat16 backward does
+    low_backward = False
 
     # engine bookkeeping, set only when the op is recorded (parents, _saved: slots above)
     hooks: list | None = None

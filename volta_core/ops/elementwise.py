@@ -339,6 +339,8 @@ def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True,
             if cls in (Tanh, Sigmoid):  # their gradients use the bfloat16 output
                 native = x.device.native_dtype(dt)
                 return in_float32(lambda t: cls.apply(t, rounded=native), x)
+            if cls.low_backward:  # its gradient rounds each step to bfloat16, as PyTorch's
+                return in_float32(lambda t: cls.apply(t, low=dt), x)
             return in_float32(cls.apply, x)
         if cls is Neg and dt.kind == "b":
             raise DTypeError("neg: negation of a bool tensor is not supported, as in "

@@ -399,10 +399,20 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
         region = getitem(self, key)
         if region.shape == value.shape:
             check_no_partial_overlap("__setitem__", region, (value,))
+        elif (value.numel() == 1 and value.ndim and memory_overlap(region, value)
+              is not None):
+            # PyTorch refuses a one-element source (not 0-d) expanded over its own memory
+            # (v[None] = v; measured: more elements, or a 0-d v, pass its overlap check)
+            raise ShapeError(
+                f"__setitem__: some elements of the value (shape {value.shape}) and the "
+                f"written-to region (shape {region.shape}) refer to a single memory "
+                "location; clone() the value first")
     if self._owner is not None and _overlaps(tuple(self._data.shape), self._view.strides):
         region = getitem(self, key)
         if region.numel() == 0:  # nothing written into the expanded tensor: no error
             _value("__setitem__", self, value, region.shape)
+            # ... but a view of a leaf that requires grad is refused all the same
+            check_writable("__setitem__", self, _grad_state.enabled, overlapping=True)
             return
         if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
             # PyTorch's self[key].copy_(value): only the region written must not overlap

@@ -293,14 +293,22 @@ def erf_kernel(xp: Any, x: Any) -> Any:
 class Erf(Function):
     pytorch_saves = ((0,),)
     saves_as_pytorch = True
+    low_backward = True
 
-    def forward(ctx, x):
+    def forward(ctx, x, low=None):
+        ctx.low = low
         ctx.save_for_backward(x)
         return get_kernel(ctx.device.backend, "erf")(ctx.xp, x)
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return g * ((x * x).neg().exp() * _TWO_OVER_SQRT_PI)
+        low = ctx.low
+        if low is None:
+            return g * ((x * x).neg().exp() * _TWO_OVER_SQRT_PI)
+        # PyTorch's 2/sqrt(pi) * exp(-x^2) * grad in bfloat16, step by step: exp(-100)
+        # is 0 there (so an infinite grad gives NaN), a float32 subnormal here
+        e = (x * x).to(low).neg().exp().to(low)
+        return (g * (e * _TWO_OVER_SQRT_PI).to(low)).to(low).float()
 
 
 sign = _unary(Sign, "sign", floating=False)
