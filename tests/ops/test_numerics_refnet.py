@@ -1214,3 +1214,23 @@ def test_bfloat16_erf_gradient_rounds_each_step_as_pytorch(scale):
         return a.grad
 
     _both_or_refused(run)
+
+
+@pytest.mark.parametrize("parts", ["one_full", "all_empty", "hstack_0d"])
+def test_cat_with_one_nonempty_part_is_a_new_tensor(parts):
+    """cat/hstack skipping 1-d empty parts must still return a new tensor: an in-place
+    write into the result must not reach an input (PyTorch copies)."""
+    def run(m):
+        a = m.tensor([1.0, 2.0])
+        empty = m.tensor([])
+        if parts == "one_full":
+            out, src = m.cat((a, empty)), a
+        elif parts == "all_empty":
+            out, src = m.cat((empty, m.tensor([]))), empty
+        else:
+            src = m.tensor(5.0)
+            out = m.hstack((src, empty))
+        out.add_(1)
+        return out, src
+
+    _both_or_refused(run)

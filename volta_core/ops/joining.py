@@ -141,8 +141,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """
     tensors = _common("cat", tensors)
     full = [t for t in tensors if t.shape != (0,)]
-    if not full:
-        return tensors[0]
+    if not full:  # a new tensor, as PyTorch's (never an input itself: writes would alias)
+        return Cat.apply(*tensors, dim=0)
     ref = full[0]
     if ref.ndim == 0:
         raise ShapeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
@@ -152,9 +152,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                                      if k != d):
             raise ShapeError(f"cat: sizes of tensors must match except in dimension {dim}; "
                              f"got shapes {ref.shape} and {t.shape} (tensor {i})")
-    if len(full) == 1:
-        return full[0]
-    return Cat.apply(*full, dim=d)
+    return Cat.apply(*full, dim=d)  # one part too: a copy, as PyTorch's
 
 
 concat = concatenate = cat
