@@ -128,6 +128,23 @@ def _kv_tiles(bc: int, e4: int) -> str:
             f"var<workgroup> vt: array<vec4<f32>, {bc * e4}>;\n")
 
 
+def _key_blocks(bc: int, e: int, bound: str) -> str:
+    """The loop over blocks of ``bc`` keys up to ``bound`` (opened, not closed): each
+    block's keys and values loaded into the workgroup tiles, then the valid rows' work."""
+    return f"""  let base = (bhh * L + ii) * S;
+  let tend = {bound};
+  for (var t0 = 0u; t0 < tend; t0 = t0 + {bc}u) {{
+    workgroupBarrier();
+    for (var x = lid; x < {bc * e}u; x = x + {BR}u) {{
+      let jj = x / {e}u; let ee = x % {e}u; let key = min(t0 + jj, S - 1u);
+      let bh = bhh;
+      kt[x / 4u][x % 4u] = f32(k[{_at("K", "key", "ee")}]);
+      vt[x / 4u][x % 4u] = f32(v[{_at("V", "key", "ee")}]);
+    }}
+    workgroupBarrier();
+    if (valid) {{"""
+
+
 # a workgroup's block of BR query rows: ``bh`` (clamped: ``bhh``), its first row ``r0``,
 # this thread's row ``i`` (clamped: ``ii``) and whether it is a real row (``valid``)
 _QUERY_BLOCK = f"""
@@ -164,18 +181,7 @@ def _fwd_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, i
   }}
   var mx = bitcast<f32>(0xff800000u);
   var l = 0.0;
-  let base = (bhh * L + ii) * S;
-  let tend = {bound};
-  for (var t0 = 0u; t0 < tend; t0 = t0 + {bc}u) {{
-    workgroupBarrier();
-    for (var x = lid; x < {bc * e}u; x = x + {BR}u) {{
-      let jj = x / {e}u; let ee = x % {e}u; let key = min(t0 + jj, S - 1u);
-      let bh = bhh;
-      kt[x / 4u][x % 4u] = f32(k[{_at("K", "key", "ee")}]);
-      vt[x / 4u][x % 4u] = f32(v[{_at("V", "key", "ee")}]);
-    }}
-    workgroupBarrier();
-    if (valid) {{
+""" + _key_blocks(bc, e, bound) + f"""
       var tmx = mx;
       for (var jj = 0u; jj < {bc}u; jj = jj + 1u) {{
         let key = t0 + jj;
@@ -254,18 +260,7 @@ def _dq_src(t: str, e: int, causal: bool, drop: bool) -> tuple[str, int, int, in
   }}
   let di = dsum.x + dsum.y + dsum.z + dsum.w;
   let lse = stats[bhh * L + ii];
-  let base = (bhh * L + ii) * S;
-  let tend = {bound};
-  for (var t0 = 0u; t0 < tend; t0 = t0 + {bc}u) {{
-    workgroupBarrier();
-    for (var x = lid; x < {bc * e}u; x = x + {BR}u) {{
-      let jj = x / {e}u; let ee = x % {e}u; let key = min(t0 + jj, S - 1u);
-      let bh = bhh;
-      kt[x / 4u][x % 4u] = f32(k[{_at("K", "key", "ee")}]);
-      vt[x / 4u][x % 4u] = f32(v[{_at("V", "key", "ee")}]);
-    }}
-    workgroupBarrier();
-    if (valid) {{
+""" + _key_blocks(bc, e, bound) + f"""
       for (var jj = 0u; jj < {bc}u; jj = jj + 1u) {{
         let key = t0 + jj;
         if (key >= S{skip}) {{ continue; }}
