@@ -50,6 +50,14 @@ def _causal_mask(l: int, s: int, like: Tensor) -> Tensor:
 
 
 # -- attention ------------------------------------------------------------------------------
+@fallback("zero_masked_rows")
+def zero_masked_rows(xp: Any, scores: Any, p: Any) -> Any:
+    """``p`` (the softmax of ``scores`` along the last dim) with 0 in every row whose
+    scores are all -inf (a fully masked row attends to nothing, as in PyTorch)."""
+    blocked = xp.max(scores, axis=-1, keepdims=True) == -math.inf
+    return xp.where(blocked, xp.zeros_like(p), p)
+
+
 class _Attention(Function):
     """``dropout(softmax(q @ k^T * scale + mask)) @ v`` as one node.
 
@@ -74,8 +82,7 @@ class _Attention(Function):
             s = s + mask
         p = get_kernel(ctx.device.backend, "softmax")(xp, s, -1)
         if mask is not None:  # a fully masked row attends to nothing: 0, as in PyTorch
-            blocked = xp.max(s, axis=-1, keepdims=True) == -math.inf
-            p = xp.where(blocked, xp.zeros_like(p), p)
+            p = get_kernel(ctx.device.backend, "zero_masked_rows")(xp, s, p)
         # backward rebuilds q * scale rather than keeping it, and keeps of the scaled
         # dropout mask what dropout's backward keeps
         kept = None
