@@ -201,27 +201,50 @@ def adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
 
 
 def relu(xp: Any, x: Any) -> np.ndarray:
-    """The generic ``where(x < 0, 0, x)`` through ``np.maximum`` (SIMD, ~10x faster than
-    a masked ``where``). They differ only on -0.0, which ``maximum`` may turn into +0.0:
-    an input holding one takes the generic kernel, so -0.0 stays -0.0 as in PyTorch.
-    (One thread: two threads on a memory-bound pass of LeNet's size were slower.)"""
-    if x.dtype.kind != "f" or has_negzero(x):
+    """The generic ``where(x < 0, 0, x)`` as ``np.maximum`` against a block of zeros
+    (NumPy's SIMD loop needs two array operands: with a scalar 0 it runs ~2.5x slower;
+    a masked ``where`` ~10x). ``maximum`` may turn -0.0 into +0.0: an input holding one
+    takes the generic kernel, so -0.0 stays -0.0 as in PyTorch. (One thread: two threads
+    on a memory-bound pass of LeNet's size were slower.)"""
+    if x.dtype.kind != "f" or x.size == 0 or has_negzero(x):
         return generic_elementwise.relu_kernel(xp, x)
-    return np.maximum(x, x.dtype.type(0))
+    zeros = _zeros(x.dtype)
+    xf = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(xf)
+    for lo, hi in chunks(xf.size, zeros.size):
+        np.maximum(xf[lo:hi], zeros[:hi - lo], out=out[lo:hi])
+    return out.reshape(x.shape)
+
+
+_ZEROS: dict[np.dtype, np.ndarray] = {}  # per dtype, read-only after creation
+
+
+def _zeros(dtype: np.dtype) -> np.ndarray:
+    z = _ZEROS.get(dtype)
+    if z is None:
+        z = _ZEROS[dtype] = np.zeros(1 << 16, dtype)
+        z.flags.writeable = False
+    return z
 
 
 def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
-    """The generic ``where(y <= 0, 0, grad)`` as ``grad * (y > 0) + 0.0`` (no masked
-    select, ~5x faster). The product differs from the select only at a NaN in ``y``, a
-    non-finite ``grad`` (``inf * 0``) or a -0.0 in ``grad`` (``+ 0.0`` turns the
-    ``-g * 0`` zeros to +0.0, but also -0.0 itself): such inputs take the generic kernel."""
-    if (grad.dtype.kind != "f" or grad.dtype != y.dtype or grad.shape != y.shape
-            or np.isnan(y).any() or not np.isfinite(grad).all() or has_negzero(grad)):
+    """The generic ``where(y <= 0, 0, grad)`` as a select on the bits: ``grad``'s bits
+    AND a mask of all ones where ``y <= 0`` is false (NaN included), zeros elsewhere (+0.0,
+    the generic 0). The same bits for every input, ~2x faster than a product with the
+    mask plus the checks it needs (NaN, infinities, -0.0)."""
+    bits = _INT_OF_FLOAT.get(np.dtype(grad.dtype)) if type(grad) is np.ndarray else None
+    if bits is None or type(y) is not np.ndarray or grad.dtype != y.dtype \
+            or grad.shape != y.shape:
         return generic_elementwise.relu_backward_kernel(xp, grad, y)
-    out = np.greater(y, 0).astype(grad.dtype)  # 1.0 where y > 0, else 0.0
-    out *= grad
-    out += 0.0
-    return out
+    m = np.less_equal(y, 0).view(np.int8).astype(bits)  # 1 where the gradient is 0
+    m -= 1  # then all zeros there, all ones elsewhere
+    m &= np.ascontiguousarray(grad).view(bits)
+    return m.view(grad.dtype)
+
+
+# the signed integer of each float's width (bit selects)
+_INT_OF_FLOAT = {np.dtype(np.float16): np.int16, np.dtype(np.float32): np.int32,
+                 np.dtype(np.float64): np.int64}
 
 
 def tanh_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:

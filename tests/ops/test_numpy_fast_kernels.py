@@ -63,13 +63,14 @@ def test_inplace_adam_equals_generic_and_leaves_inputs(dtype, opts):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
 @pytest.mark.parametrize("special", [False, True])
-def test_relu_equals_generic_with_signed_zeros_and_nan(dtype, special):
+@pytest.mark.parametrize("shape", [(4, 33), (300, 700), (0, 3), ()])
+def test_relu_equals_generic_with_signed_zeros_and_nan(dtype, special, shape):
     from volta_numpy.kernels import relu
 
     from volta_core.ops.elementwise import relu_kernel
 
-    x = (np.random.default_rng(0).standard_normal((4, 33)) * 5).astype(dtype)
-    if special and x.dtype.kind == "f":
+    x = (np.random.default_rng(0).standard_normal(shape) * 5).astype(dtype)
+    if special and x.ndim == 2 and x.shape[0] and x.dtype.kind == "f":
         x[0, :4] = [-0.0, 0.0, np.nan, -np.inf]
     got, want = relu(array_api_numpy, x), relu_kernel(array_api_numpy, x)
     assert got.dtype == want.dtype
@@ -117,15 +118,19 @@ def test_max_pool_unmasked_path_equals_masked(special, geometry):
     np.testing.assert_array_equal(idx, ref_idx)
 
 
-@pytest.mark.parametrize("special", [None, "y_nan", "grad_inf", "grad_negzero", "y_negzero"])
-def test_relu_backward_equals_generic(special):
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+@pytest.mark.parametrize("special", [None, "y_nan", "grad_inf", "grad_negzero", "y_negzero",
+                                     "grad_transposed"])
+def test_relu_backward_equals_generic(special, dtype):
     from volta_numpy.kernels import relu_backward
 
     from volta_core.ops.elementwise import relu_backward_kernel
 
     rng = np.random.default_rng(0)
-    y = np.maximum(rng.standard_normal((5, 40)).astype(np.float32), 0)
-    g = rng.standard_normal((5, 40)).astype(np.float32)
+    y = np.maximum(rng.standard_normal((5, 40)).astype(dtype), 0)
+    g = rng.standard_normal((5, 40)).astype(dtype)
+    if special == "grad_transposed":
+        g = np.ascontiguousarray(g.T).T
     if special == "y_nan":
         y[0, :3] = np.nan
     elif special == "grad_inf":
