@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from volta_core.nn import attention as generic_attention
+from volta_core.nn import linear as generic_linear
 from volta_core.ops import elementwise as generic_elementwise
 from volta_core.ops import math as generic_math
 from volta_core.ops import nn as generic
@@ -21,6 +22,7 @@ from volta_core.ops import softmax as generic_softmax
 from volta_core.optim import kernels as optim_generic
 
 from .conv import conv2d, conv2d_backward
+from .namespace import matmul_2d
 from .normalization import layer_norm, layer_norm_backward
 from .optim import adam_step_multi, sgd_step_multi
 from .parallel import batch_chunk, chunks, parallel_for, split
@@ -236,9 +238,10 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
     if bits is None or type(y) is not np.ndarray or grad.dtype != y.dtype \
             or grad.shape != y.shape:
         return generic_elementwise.relu_backward_kernel(xp, grad, y)
-    m = np.less_equal(y, 0).view(np.int8).astype(bits)  # 1 where the gradient is 0
+    # 1 where the gradient is 0 (out=: a 0-d compare would give a NumPy scalar)
+    m = np.less_equal(y, 0, out=np.empty(y.shape, bool)).view(np.int8).astype(bits)
     m -= 1  # then all zeros there, all ones elsewhere
-    m &= np.ascontiguousarray(grad).view(bits)
+    m &= (grad if grad.flags.c_contiguous else np.ascontiguousarray(grad)).view(bits)
     return m.view(grad.dtype)
 
 
@@ -303,6 +306,17 @@ def _by_rows(run, shape: tuple) -> None:
     """``run(lo, hi)`` over row blocks of an ``(N, C)`` array, on the backend's threads."""
     n, c = shape
     parallel_for(run, chunks(n, batch_chunk(n, c)))
+
+
+def linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
+    """The generic ``x @ w.T + b`` with the bias added in place, in each block of a
+    threaded product while the block is in cache (no second pass over a new array)."""
+    if not (type(x) is type(w) is np.ndarray and x.ndim == 2 and w.ndim == 2
+            and x.dtype == w.dtype and x.dtype in (np.float32, np.float64)
+            and (b is None or (type(b) is np.ndarray and b.dtype == x.dtype
+                               and b.shape == (w.shape[0],)))):
+        return generic_linear.linear_kernel(xp, x, w, b)
+    return matmul_2d(x, w.T, b)
 
 
 def zero_masked_rows(xp: Any, scores: Any, p: Any) -> np.ndarray:
@@ -372,6 +386,7 @@ def cross_entropy_backward(xp: Any, g: Any, logits: Any, lse: Any, target: Any,
 
 KERNELS = {
     "softmax": softmax,
+    "linear": linear,
     "zero_masked_rows": zero_masked_rows,
     "cross_entropy": cross_entropy,
     "cross_entropy_backward": cross_entropy_backward,

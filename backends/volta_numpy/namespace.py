@@ -52,23 +52,38 @@ def matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
         return _batched(x1, x2)
     if x1.ndim != 2 or x2.ndim != 2 or x1.shape[1] != x2.shape[0]:
         return _compat.matmul(x1, x2, **kwargs)
+    return matmul_2d(x1, x2)
+
+
+def matmul_2d(x1: np.ndarray, x2: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    """``x1 @ x2 (+ bias)`` of two 2-d float arrays of one dtype (``bias`` a row of that
+    dtype, added in place: in each block while it is in cache when the product runs in
+    blocks)."""
     (m, k), n = x1.shape, x2.shape[1]
     blocks = get_num_threads()
     macs = m * n * k
-    if blocks < 2 or macs < _BLAS_THREADS_MACS:
-        return np.matmul(x1, x2)
-    if macs < _SPLIT_MACS or max(m, n) < blocks * _MIN_BLOCK:
-        with one_blas_thread():
-            return np.matmul(x1, x2)
+    if blocks < 2 or macs < _SPLIT_MACS or max(m, n) < blocks * _MIN_BLOCK:
+        if blocks < 2 or macs < _BLAS_THREADS_MACS:
+            out = np.matmul(x1, x2)
+        else:
+            with one_blas_thread():
+                out = np.matmul(x1, x2)
+        if bias is not None:
+            out += bias
+        return out
     out = np.empty((m, n), dtype=x1.dtype)
     # cut the longer side: each block packs the operand it shares again, and that one is
     # then the smaller (row blocks share x2, k * n; column blocks share x1, m * k)
     if m >= n:
         def run(lo: int, hi: int) -> None:
             np.matmul(x1[lo:hi], x2, out=out[lo:hi])
+            if bias is not None:
+                out[lo:hi] += bias
     else:
         def run(lo: int, hi: int) -> None:
             np.matmul(x1, x2[:, lo:hi], out=out[:, lo:hi])
+            if bias is not None:
+                out[:, lo:hi] += bias[lo:hi]
     size = max(m, n)
     parallel_for(run, chunks(size, -(-size // blocks)))
     return out

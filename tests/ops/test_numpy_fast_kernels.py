@@ -1,5 +1,5 @@
-"""The NumPy backend's faster kernels (blocked ``erf``, in-place Adam) give the generic
-kernels' values exactly."""
+"""The NumPy backend's faster kernels (blocked ``erf``, in-place Adam, ...) give the generic
+kernels' values exactly, except layer norm's BLAS row sums (within the dtype's rounding)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_relu_equals_generic_with_signed_zeros_and_nan(dtype, special, shape):
     if special and x.ndim == 2 and x.shape[0] and x.dtype.kind == "f":
         x[0, :4] = [-0.0, 0.0, np.nan, -np.inf]
     got, want = relu(array_api_numpy, x), relu_kernel(array_api_numpy, x)
-    assert got.dtype == want.dtype
+    assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     assert np.array_equal(np.signbit(got), np.signbit(want))
 
@@ -120,15 +120,16 @@ def test_max_pool_unmasked_path_equals_masked(special, geometry):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
 @pytest.mark.parametrize("special", [None, "y_nan", "grad_inf", "grad_negzero", "y_negzero",
-                                     "grad_transposed"])
+                                     "grad_transposed", "0-d", "empty"])
 def test_relu_backward_equals_generic(special, dtype):
     from volta_numpy.kernels import relu_backward
 
     from volta_core.ops.elementwise import relu_backward_kernel
 
     rng = np.random.default_rng(0)
-    y = np.maximum(rng.standard_normal((5, 40)).astype(dtype), 0)
-    g = rng.standard_normal((5, 40)).astype(dtype)
+    shape = {"0-d": (), "empty": (0, 3)}.get(special, (5, 40))
+    y = np.maximum(rng.standard_normal(shape).astype(dtype), 0)
+    g = rng.standard_normal(shape).astype(dtype)
     if special == "grad_transposed":
         g = np.ascontiguousarray(g.T).T
     if special == "y_nan":
@@ -140,7 +141,7 @@ def test_relu_backward_equals_generic(special, dtype):
     elif special == "y_negzero":
         y[1, :4] = -0.0
     got, want = relu_backward(array_api_numpy, g, y), relu_backward_kernel(array_api_numpy, g, y)
-    assert got.dtype == want.dtype
+    assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     assert np.array_equal(np.signbit(got), np.signbit(want))
 
@@ -285,3 +286,25 @@ def test_fused_gelu_equals_the_core_steps(shape, dtype, n_threads, threads, monk
     for a, b in zip(got, want):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("m,k,n", [(3, 5, 4), (1024, 128, 512), (64, 300, 2000), (0, 4, 3)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_adds_the_bias_inside_the_product(m, k, n, bias, n_threads, threads):
+    """The NumPy ``linear`` kernel (the bias added in each block of a threaded product) is
+    the product then the bias, bit for bit, in row blocks (m >= n) and column blocks."""
+    from volta_numpy.kernels import linear
+    from volta_numpy.namespace import matmul
+
+    threads(n_threads)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32) if bias else None
+    want = matmul(x, w.T)
+    if bias:
+        want = want + b
+    got = linear(array_api_numpy, x, w, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

@@ -9,7 +9,7 @@ from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
-from ..backend.kernels import get_kernel
+from ..backend.kernels import fallback, get_kernel
 from ..creation import empty
 from ..errors import ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
@@ -26,14 +26,13 @@ class _Linear(Function):
     def forward(ctx, x, w, b=None):
         ctx.save_for_backward(x, w)
         xp = ctx.xp
-        if x.ndim > 2:  # one 2-d GEMM over all leading dims (no broadcast batch of w)
-            y = xp.matmul(xp.reshape(x, (-1, x.shape[-1])), xp.matrix_transpose(w))
-            y = xp.reshape(y, (*x.shape[:-1], w.shape[0]))
-        else:
-            y = xp.matmul(x, xp.matrix_transpose(w)) if x.ndim > 1 else xp.matmul(w, x)
-        if y.dtype != x.dtype:  # NumPy multiplies bfloat16 in float32: round back
-            y = xp.astype(y, x.dtype)
-        return y if b is None else xp.add(y, b)  # the backend's add (a bias kernel)
+        if x.ndim == 1:
+            y = _like(xp, xp.matmul(w, x), x)
+            return y if b is None else xp.add(y, b)
+        # one 2-d GEMM over all leading dims (no broadcast batch of w)
+        y = get_kernel(ctx.device.backend, "linear")(xp, xp.reshape(x, (-1, x.shape[-1])),
+                                                     w, b)
+        return xp.reshape(y, (*x.shape[:-1], w.shape[0])) if x.ndim > 2 else y
 
     def backward(ctx, g):
         x, w = ctx.saved_tensors
@@ -50,6 +49,14 @@ class _Linear(Function):
             if nb:
                 gb = g2.sum(0)
         return gx, gw, gb
+
+
+@fallback("linear")
+def linear_kernel(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
+    """``x @ w.T + b`` of a 2-d ``x`` ``(M, K)``, ``w`` ``(N, K)`` and ``b`` ``(N,)`` or None,
+    in ``x``'s dtype. A backend may add the bias inside its product."""
+    y = _like(xp, xp.matmul(x, xp.matrix_transpose(w)), x)
+    return y if b is None else xp.add(y, b)  # the backend's add (a bias kernel)
 
 
 def _like(xp: Any, y: Any, x: Any) -> Any:
