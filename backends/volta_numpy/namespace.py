@@ -28,7 +28,7 @@ from typing import Any
 import array_api_compat.numpy as _compat
 import numpy as np
 
-from .parallel import chunks, get_num_threads, one_blas_thread, parallel_for
+from .parallel import chunks, get_num_threads, lead_blocks, one_blas_thread, parallel_for
 
 # 2-d products of at least this many multiply-adds are cut into blocks; from the second
 # (OpenBLAS's own threshold for using more than one thread) on, smaller ones run on one
@@ -84,9 +84,9 @@ def matmul_2d(x1: np.ndarray, x2: np.ndarray, bias: np.ndarray | None = None) ->
             np.matmul(x1, x2[:, lo:hi], out=out[:, lo:hi])
             if bias is not None:
                 out[:, lo:hi] += bias[lo:hi]
-    size = max(m, n)
-    parallel_for(run, chunks(size, -(-size // blocks)))
+    parallel_for(run, lead_blocks(max(m, n), blocks))
     return out
+
 
 
 def _batched(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:

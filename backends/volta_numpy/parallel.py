@@ -160,7 +160,19 @@ def split(n: int, min_size: int, max_size: int = 1 << 20) -> list[tuple[int, int
     cut. Few large pieces: each NumPy call of a piece runs long, so two threads seldom
     wait for the GIL between calls (a waiting thread is woken ~10-50 us later)."""
     count = max(-(-n // max_size), min(_threads, n // max(1, min_size)), 1)
-    return chunks(n, -(-n // count))
+    return lead_blocks(n, count)
+
+
+def lead_blocks(n: int, count: int) -> list[tuple[int, int]]:
+    """``[0, n)`` in ``count`` pieces, the first (the caller takes it first) ~6% larger than
+    the others: a sleeping worker starts its piece ~40 us late, and when it then ends
+    before the caller, the caller finds the loop done instead of waiting ~35 us to be
+    woken (a (256, 512) @ (512, 512) product in two blocks: 784 -> 745 us on 2 cores)."""
+    first = min(n, -(-n * 106 // (100 * count)))
+    if count < 2 or first >= n:
+        return chunks(n, n)
+    step = -(-(n - first) // (count - 1))
+    return [(0, first)] + [(lo, min(lo + step, n)) for lo in range(first, n, step)]
 
 
 def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]) -> None:
