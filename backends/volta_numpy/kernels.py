@@ -25,7 +25,7 @@ from .conv import conv2d, conv2d_backward
 from .namespace import matmul_2d
 from .normalization import layer_norm, layer_norm_backward
 from .optim import adam_step_multi, sgd_step_multi
-from .parallel import batch_chunk, chunks, parallel_for, split
+from .parallel import chunks, parallel_for, row_blocks, split
 from .pooling import has_negzero, max_pool2d, max_pool2d_backward
 
 
@@ -302,7 +302,7 @@ _ROW_SPLIT = 1 << 17
 def _by_rows(run, shape: tuple) -> None:
     """``run(lo, hi)`` over row blocks of an ``(N, C)`` array, on the backend's threads."""
     n, c = shape
-    parallel_for(run, chunks(n, batch_chunk(n, c)))
+    parallel_for(run, row_blocks(n, c))
 
 
 def linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:

@@ -28,7 +28,7 @@ from typing import Any
 import array_api_compat.numpy as _compat
 import numpy as np
 
-from .parallel import chunks, get_num_threads, lead_blocks, one_blas_thread, parallel_for
+from .parallel import get_num_threads, lead_blocks, one_blas_thread, parallel_for
 
 # 2-d products of at least this many multiply-adds are cut into blocks; from the second
 # (OpenBLAS's own threshold for using more than one thread) on, smaller ones run on one
@@ -102,7 +102,7 @@ def _batched(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
     def run(lo: int, hi: int) -> None:
         np.matmul(x1[lo:hi], x2[lo:hi], out=out[lo:hi])
 
-    parallel_for(run, chunks(batch[0], -(-batch[0] // blocks)))
+    parallel_for(run, lead_blocks(batch[0], blocks))
     return out
 
 

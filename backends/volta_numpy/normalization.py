@@ -18,7 +18,7 @@ import numpy as np
 
 from volta_core.ops import nn as generic
 
-from .parallel import batch_chunk, chunks, parallel_for
+from .parallel import parallel_for, row_blocks
 
 # at least this many elements: row blocks over the threads (fewer: one call per pass,
 # cheaper than waking a worker; a small GPT's (1024, 128) runs 1.4x faster unsplit)
@@ -36,7 +36,7 @@ def _rows(run, n: int, c: int) -> None:
     if n * c < ROW_SPLIT:
         run(0, n)
     else:
-        parallel_for(run, chunks(n, batch_chunk(n, c)))
+        parallel_for(run, row_blocks(n, c))
 
 
 def _row_mean(a: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

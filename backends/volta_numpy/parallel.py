@@ -154,6 +154,12 @@ def batch_chunk(n: int, per_sample: int) -> int:
     return max(1, -(-n // count))
 
 
+def row_blocks(n: int, per_row: int) -> list[tuple[int, int]]:
+    """``[0, n)`` in :func:`batch_chunk`'s number of pieces (the shapes alone fix it), cut
+    by :func:`lead_blocks`, for kernels whose rows do not depend on the cut."""
+    return lead_blocks(n, -(-n // batch_chunk(n, per_row)) if n else 1)
+
+
 def split(n: int, min_size: int, max_size: int = 1 << 20) -> list[tuple[int, int]]:
     """``[0, n)`` in one piece per thread where each gets ``min_size`` at least (pieces of
     ``max_size`` at most), for elementwise kernels whose values do not depend on the

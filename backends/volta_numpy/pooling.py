@@ -18,7 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from volta_core.ops import nn as generic
 
-from .parallel import batch_chunk, chunks, parallel_for
+from .parallel import parallel_for, row_blocks
 
 
 def _pad(x: np.ndarray, pads: tuple, fill: float = 0.0) -> np.ndarray:
@@ -116,7 +116,7 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
                 np.copyto(yc, v, where=better)
                 np.copyto(ic, t, where=better)
 
-        parallel_for(run, chunks(n, batch_chunk(n, c * x.shape[2] * x.shape[3])))
+        parallel_for(run, row_blocks(n, c * x.shape[2] * x.shape[3]))
         return y, idx
     xpad = _pad(x, pads, -np.inf)
     s0, s1, s2, s3 = xpad.strides
@@ -164,7 +164,7 @@ def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape, kernel, stride
             if has_negzero(grad[lo:hi]):
                 out += 0.0  # a -0.0 gradient lands as +0.0, as a sum into zeros gives
 
-        parallel_for(run, chunks(n, batch_chunk(n, c * fh * fw)))
+        parallel_for(run, row_blocks(n, c * fh * fw))
         return framed[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
     kw = kernel[1]
     rows = np.arange(ho).reshape(ho, 1) * stride[0] + (idx // kw) * dilation[0]
