@@ -18,7 +18,7 @@ from volta_core.nn import linear as generic_linear
 from volta_core.ops import elementwise as generic_elementwise
 from volta_core.ops import math as generic_math
 from volta_core.ops import nn as generic
-from volta_core.ops import softmax as generic_softmax
+from volta_core.ops.softmax import softmax_backward_kernel, softmax_kernel
 from volta_core.optim import kernels as optim_generic
 
 from .conv import conv2d, conv2d_backward
@@ -27,6 +27,7 @@ from .normalization import layer_norm, layer_norm_backward
 from .optim import adam_step_multi, sgd_step_multi
 from .parallel import chunks, parallel_for, row_blocks, split
 from .pooling import has_negzero, max_pool2d, max_pool2d_backward
+from .rowsum import row_sum
 
 
 def embedding_backward(xp: Any, grad: Any, indices: Any, *, num_weights: int,
@@ -268,16 +269,16 @@ def tanh_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
 
 
 # -- softmax and cross entropy with one (N, C) temporary -------------------------------------
-# The generic kernels' formulas, step for step (so the same values), but in place on one
-# array of their own: each fresh (N, C) array costs a page fault per 4 KiB on first touch.
+# The generic kernels' formulas, step for step, in place on one array of their own (each
+# fresh (N, C) array costs a page fault per 4 KiB on first touch), with the row sums as
+# BLAS products (``rowsum.py``: the same values up to the order of summation).
 
 def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
     """The generic ``exp(x - max) / sum`` along ``dim``, in place on ``x - max``; along the
-    last dimension in row blocks over the backend's threads (each row as a whole-array
-    call computes it)."""
+    last dimension with BLAS row sums, in row blocks over the backend's threads."""
     if x.dtype.kind != "f":
-        return generic_softmax.softmax_kernel(xp, x, dim)
-    if x.ndim == 0 or dim not in (-1, x.ndim - 1) or x.size < _ROW_SPLIT:
+        return softmax_kernel(xp, x, dim)
+    if x.ndim == 0 or dim not in (-1, x.ndim - 1) or x.size == 0 or not _blas_float(x):
         e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
         np.exp(e, out=e)
         e /= np.sum(e, axis=dim, keepdims=True)
@@ -289,10 +290,33 @@ def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
         e = out[lo:hi]
         np.subtract(rows[lo:hi], np.max(rows[lo:hi], axis=1, keepdims=True), out=e)
         np.exp(e, out=e)
-        e /= np.sum(e, axis=1, keepdims=True)
+        e /= row_sum(e)[:, None]
 
     _by_rows(run, rows.shape)
     return out.reshape(x.shape)
+
+
+def softmax_backward(xp: Any, grad: Any, y: Any, dim: int) -> np.ndarray:
+    """The generic ``g * y - y * sum(g * y)`` along the last dimension, the row sums by
+    BLAS, in place on ``g * y``."""
+    if not (type(grad) is type(y) is np.ndarray and grad.dtype == y.dtype
+            and grad.shape == y.shape and y.ndim and dim in (-1, y.ndim - 1) and y.size
+            and _blas_float(y)):
+        return softmax_backward_kernel(xp, grad, y, dim)
+    c = y.shape[-1]
+    ys = np.ascontiguousarray(y).reshape(-1, c)
+    gy = np.multiply(grad, y).reshape(-1, c)
+
+    def run(lo: int, hi: int) -> None:
+        t = np.multiply(ys[lo:hi], row_sum(gy[lo:hi])[:, None])
+        gy[lo:hi] -= t
+
+    _by_rows(run, gy.shape)
+    return gy.reshape(y.shape)
+
+
+def _blas_float(a: np.ndarray) -> bool:
+    return a.dtype in (np.float32, np.float64)
 
 
 # row-wise kernels over at least this many elements run in row blocks on the threads
@@ -300,9 +324,13 @@ _ROW_SPLIT = 1 << 17
 
 
 def _by_rows(run, shape: tuple) -> None:
-    """``run(lo, hi)`` over row blocks of an ``(N, C)`` array, on the backend's threads."""
+    """``run(lo, hi)`` over row blocks of an ``(N, C)`` array, on the backend's threads
+    from ``_ROW_SPLIT`` elements on (fewer: one call)."""
     n, c = shape
-    parallel_for(run, row_blocks(n, c))
+    if n * c < _ROW_SPLIT:
+        run(0, n)
+    else:
+        parallel_for(run, row_blocks(n, c))
 
 
 def linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
@@ -330,7 +358,8 @@ def zero_masked_rows(xp: Any, scores: Any, p: Any) -> np.ndarray:
 def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
                   ignore_index: int = -100, label_smoothing: float = 0.0) -> tuple:
     """The generic kernel without class weights or smoothing: the log-sum-exp in place (in
-    row blocks over the threads), and the target's log-probability picked by index
+    row blocks over the threads, the row sums by BLAS), and the target's log-probability
+    picked by index
     (+ 0.0, as the generic masked row sum turns -0.0 into +0.0), not through an (N, C)
     mask."""
     if (weight is not None or label_smoothing or logits.dtype.kind != "f"
@@ -338,6 +367,7 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
         return generic.cross_entropy(xp, logits, target, weight, ignore_index=ignore_index,
                                      label_smoothing=label_smoothing)
     lse = np.empty((logits.shape[0], 1), dtype=logits.dtype)
+    blas = _blas_float(logits)
 
     def run(lo: int, hi: int) -> None:
         x = logits[lo:hi]
@@ -345,7 +375,8 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
         m = np.where(np.isfinite(m), m, np.zeros_like(m))
         z = np.subtract(x, m)
         np.exp(z, out=z)
-        np.add(np.log(np.sum(z, axis=1, keepdims=True)), m, out=lse[lo:hi])
+        np.add(np.log(row_sum(z)[:, None] if blas else np.sum(z, axis=1, keepdims=True)), m,
+               out=lse[lo:hi])
 
     _by_rows(run, logits.shape)
     valid = target != ignore_index
@@ -383,6 +414,7 @@ def cross_entropy_backward(xp: Any, g: Any, logits: Any, lse: Any, target: Any,
 
 KERNELS = {
     "softmax": softmax,
+    "softmax_backward": softmax_backward,
     "linear": linear,
     "zero_masked_rows": zero_masked_rows,
     "cross_entropy": cross_entropy,

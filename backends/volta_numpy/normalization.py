@@ -1,13 +1,10 @@
 """Layer norm of the CPU backend: the generic kernels' formulas with every row sum taken
-by a BLAS product with a vector of ones.
+by a BLAS product (``rowsum.py``).
 
-A row statistic as ``np.mean(x, axis=-1)`` over short rows (a transformer's 128 or 512
-features) runs one small reduction per row, ~5x slower than the matrix-vector product
-``x @ ones``; the sums then add in BLAS's order instead of NumPy's pairwise one (a
-rounding difference, well inside the dtype's tolerance). Large inputs are cut into row
-blocks over the backend's threads (``parallel.py``); every row's statistics depend on
-that row only, so the results are the same on any thread count. The weight and bias
-gradients, sums over the rows, are one whole-array reduction each.
+Large inputs are cut into row blocks over the backend's threads (``parallel.py``); every
+row's statistics depend on that row only, so the results are the same on any thread
+count. The weight and bias gradients, sums over the rows, are one whole-array reduction
+each.
 """
 
 from __future__ import annotations
@@ -19,6 +16,7 @@ import numpy as np
 from volta_core.ops import nn as generic
 
 from .parallel import parallel_for, row_blocks
+from .rowsum import row_sum
 
 # at least this many elements: row blocks over the threads (fewer: one call per pass,
 # cheaper than waking a worker; a small GPT's (1024, 128) runs 1.4x faster unsplit)
@@ -40,9 +38,8 @@ def _rows(run, n: int, c: int) -> None:
 
 
 def _row_mean(a: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``(a * v).mean(axis=1)`` of a 2-d block (``v`` a row of weights, or ones), the sum
-    as the product ``a @ v``."""
-    m = np.matmul(a, v, out=out)
+    """``(a * v).mean(axis=1)`` of a 2-d block (``v`` a row of weights, or ones)."""
+    m = row_sum(a, v, out=out)
     m /= a.shape[1]
     return m
 

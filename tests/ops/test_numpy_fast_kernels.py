@@ -1,6 +1,7 @@
 """The NumPy backend's faster kernels (in-place Adam, relu on the bits, ...) give the generic
-kernels' values exactly, except layer norm's BLAS row sums (within the dtype's rounding)
-and ``erf`` (its own formula, checked against the exact erf)."""
+kernels' values exactly, except where they sum rows by BLAS (softmax, cross entropy,
+layer norm: within the dtype's rounding, the same bits on any thread count) and ``erf``
+(its own formula, checked against the exact erf)."""
 
 from __future__ import annotations
 
@@ -190,43 +191,68 @@ def threads():
     vt.set_num_threads(before)
 
 
+def _close_rounding(got, want, dtype) -> None:
+    """Same dtype and shape, values within the dtype's rounding of sums taken in another
+    order (relative to each array's largest magnitude), NaN where the other has NaN."""
+    rtol = 1e-5 if np.dtype(dtype) == np.float32 else 1e-12
+    assert got.dtype == want.dtype and got.shape == want.shape
+    finite = np.isfinite(want)
+    scale = np.abs(want[finite]).max() if finite.any() else 1.0
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * scale)
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("shape,dim", [((16, 4, 64, 64), -1), ((1024, 512), 1), ((5, 7), 1),
-                                       ((300, 600), 0), ((40, 9000), -1)])
-def test_softmax_in_row_blocks_equals_generic(shape, dim, n_threads, threads):
-    from volta_numpy.kernels import softmax
+                                       ((300, 600), 0), ((40, 9000), -1), ((2, 3), 0)])
+def test_softmax_by_blas_row_sums_matches_generic(shape, dim, n_threads, threads):
+    """Softmax and its backward with BLAS row sums: the generic kernels' values within
+    rounding (NaN and infinities in the same places), the same bits on 1 and 2 threads."""
+    from volta_numpy.kernels import softmax, softmax_backward
 
-    from volta_core.ops.softmax import softmax_kernel
+    from volta_core.ops.softmax import softmax_backward_kernel, softmax_kernel
 
     threads(n_threads)
-    x = (np.random.default_rng(0).standard_normal(shape) * 4).astype(np.float32)
-    x.reshape(-1)[:3] = [-np.inf, np.inf, np.nan]
-    np.testing.assert_array_equal(softmax(array_api_numpy, x, dim),
-                                  softmax_kernel(array_api_numpy, x, dim))
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[:3] = [-np.inf, np.inf, np.nan][:x.size]
+    y = softmax(array_api_numpy, x, dim)
+    _close_rounding(y, softmax_kernel(array_api_numpy, x, dim), np.float32)
+    gx = softmax_backward(array_api_numpy, g, y, dim)
+    _close_rounding(gx, softmax_backward_kernel(array_api_numpy, g, y, dim), np.float32)
+    threads(3 - n_threads)
+    _same_arrays((softmax(array_api_numpy, x, dim), softmax_backward(array_api_numpy, g, y, dim)),
+                 (y, gx))
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("n,c", [(700, 1000), (9, 5)])
-def test_cross_entropy_in_row_blocks_equals_generic(n, c, n_threads, threads):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_cross_entropy_in_row_blocks_matches_generic(n, c, dtype, n_threads, threads):
     from volta_numpy.kernels import cross_entropy, cross_entropy_backward
 
     from volta_core.ops import nn as generic
 
     threads(n_threads)
     rng = np.random.default_rng(0)
-    logits = (rng.standard_normal((n, c)) * 5).astype(np.float32)
+    logits = (rng.standard_normal((n, c)) * 5).astype(dtype)
     logits[1] = -np.inf
     target = rng.integers(0, c, n)
     target[2] = -100
     got = cross_entropy(array_api_numpy, logits, target)
     want = generic.cross_entropy(array_api_numpy, logits, target)
     for a, b in zip(got, want):
-        np.testing.assert_array_equal(a, b)
-    g = rng.standard_normal(n).astype(np.float32)
-    lse, row_w = want[1], want[2]
+        if dtype == np.float16:  # no BLAS sums: the generic kernel's steps exactly
+            np.testing.assert_array_equal(a, b)
+        else:
+            _close_rounding(a, b, dtype)
+    g = rng.standard_normal(n).astype(dtype)
+    lse, row_w = got[1], got[2]
+    back = cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w)
     np.testing.assert_array_equal(
-        cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w),
-        generic.cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w))
+        back, generic.cross_entropy_backward(array_api_numpy, g, logits, lse, target, row_w))
+    threads(3 - n_threads)
+    _same_arrays(cross_entropy(array_api_numpy, logits, target), got)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
