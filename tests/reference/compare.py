@@ -738,7 +738,7 @@ def _grad_blame(prog: Program, device: str, kind: str, detail: str) -> Mismatch:
 _INTEGER_GRAD_OPS = {"atan2", "pow"}
 # ops whose derivative turns the sign of a zero into the sign of an infinity (1/x)
 _ZERO_SIGN_GRAD_OPS = {"log", "log2", "log10", "reciprocal", "div", "rsqrt", "sqrt", "pow",
-                       "atan2"}
+                       "float_power", "atan2"}
 _INT_NAME = re.compile(r"\bvt\.(u?int(8|16|32|64))\b")
 
 
