@@ -122,8 +122,9 @@ def test_data_parallel_runs_the_module() -> None:
     assert v_dp.module is v_lin
     assert list(v_dp.state_dict()) == list(t_dp.state_dict())
     x = np.random.default_rng(1).standard_normal((4, 3))
+    # .cpu(): with CUDA, PyTorch's DataParallel answers on its first GPU
     np.testing.assert_allclose(v_dp(vt.tensor(x)).detach().numpy(),
-                               t_dp(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+                               t_dp(torch.tensor(x)).detach().cpu().numpy(), rtol=1e-12)
     with pytest.warns(UserWarning, match="DistributedDataParallel"):
         nn.DataParallel(v_lin, device_ids=[0, 1])
     assert nn.parallel.DataParallel is nn.DataParallel
