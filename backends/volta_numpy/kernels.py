@@ -359,9 +359,8 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
                   ignore_index: int = -100, label_smoothing: float = 0.0) -> tuple:
     """The generic kernel without class weights or smoothing: the log-sum-exp in place (in
     row blocks over the threads, the row sums by BLAS), and the target's log-probability
-    picked by index
-    (+ 0.0, as the generic masked row sum turns -0.0 into +0.0), not through an (N, C)
-    mask."""
+    picked by index (+ 0.0, as the generic masked row sum turns -0.0 into +0.0), not
+    through an (N, C) mask."""
     if (weight is not None or label_smoothing or logits.dtype.kind != "f"
             or logits.ndim != 2):
         return generic.cross_entropy(xp, logits, target, weight, ignore_index=ignore_index,

@@ -88,7 +88,6 @@ def matmul_2d(x1: np.ndarray, x2: np.ndarray, bias: np.ndarray | None = None) ->
     return out
 
 
-
 def _batched(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
     """A batch of products; each product is computed as by one ``np.matmul`` of the whole
     batch (the same values), the batch's first dimension cut into one block per thread."""
