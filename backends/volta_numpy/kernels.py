@@ -270,15 +270,15 @@ def tanh_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
 
 # -- softmax and cross entropy with one (N, C) temporary -------------------------------------
 # The generic kernels' formulas, step for step, in place on one array of their own (each
-# fresh (N, C) array costs a page fault per 4 KiB on first touch), with the row sums as
-# BLAS products (``rowsum.py``: the same values up to the order of summation).
+# fresh (N, C) array costs a page fault per 4 KiB on first touch), with the row sums by
+# ``rowsum.row_sum`` (the same values up to the order of summation).
 
 def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
     """The generic ``exp(x - max) / sum`` along ``dim``, in place on ``x - max``; along the
-    last dimension with BLAS row sums, in row blocks over the backend's threads."""
+    last dimension with fast row sums, in row blocks over the backend's threads."""
     if x.dtype.kind != "f":
         return softmax_kernel(xp, x, dim)
-    if x.ndim == 0 or dim not in (-1, x.ndim - 1) or x.size == 0 or not _blas_float(x):
+    if x.ndim == 0 or dim not in (-1, x.ndim - 1) or x.size == 0 or not _f32_or_f64(x):
         e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
         np.exp(e, out=e)
         e /= np.sum(e, axis=dim, keepdims=True)
@@ -297,11 +297,11 @@ def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
 
 
 def softmax_backward(xp: Any, grad: Any, y: Any, dim: int) -> np.ndarray:
-    """The generic ``g * y - y * sum(g * y)`` along the last dimension, the row sums by
-    BLAS, in place on ``g * y``."""
+    """The generic ``g * y - y * sum(g * y)`` along the last dimension with fast row sums,
+    in place on ``g * y``."""
     if not (type(grad) is type(y) is np.ndarray and grad.dtype == y.dtype
             and grad.shape == y.shape and y.ndim and dim in (-1, y.ndim - 1) and y.size
-            and _blas_float(y)):
+            and _f32_or_f64(y)):
         return softmax_backward_kernel(xp, grad, y, dim)
     c = y.shape[-1]
     ys = np.ascontiguousarray(y).reshape(-1, c)
@@ -315,7 +315,7 @@ def softmax_backward(xp: Any, grad: Any, y: Any, dim: int) -> np.ndarray:
     return gy.reshape(y.shape)
 
 
-def _blas_float(a: np.ndarray) -> bool:
+def _f32_or_f64(a: np.ndarray) -> bool:  # the fast row sums: float32 and float64 only
     return a.dtype in (np.float32, np.float64)
 
 
@@ -358,7 +358,7 @@ def zero_masked_rows(xp: Any, scores: Any, p: Any) -> np.ndarray:
 def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
                   ignore_index: int = -100, label_smoothing: float = 0.0) -> tuple:
     """The generic kernel without class weights or smoothing: the log-sum-exp in place (in
-    row blocks over the threads, the row sums by BLAS), and the target's log-probability
+    row blocks over the threads, fast row sums), and the target's log-probability
     picked by index (+ 0.0, as the generic masked row sum turns -0.0 into +0.0), not
     through an (N, C) mask."""
     if (weight is not None or label_smoothing or logits.dtype.kind != "f"
@@ -366,7 +366,7 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
         return generic.cross_entropy(xp, logits, target, weight, ignore_index=ignore_index,
                                      label_smoothing=label_smoothing)
     lse = np.empty((logits.shape[0], 1), dtype=logits.dtype)
-    blas = _blas_float(logits)
+    fast = _f32_or_f64(logits)
 
     def run(lo: int, hi: int) -> None:
         x = logits[lo:hi]
@@ -374,7 +374,7 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
         m = np.where(np.isfinite(m), m, np.zeros_like(m))
         z = np.subtract(x, m)
         np.exp(z, out=z)
-        np.add(np.log(row_sum(z)[:, None] if blas else np.sum(z, axis=1, keepdims=True)), m,
+        np.add(np.log(row_sum(z)[:, None] if fast else np.sum(z, axis=1, keepdims=True)), m,
                out=lse[lo:hi])
 
     _by_rows(run, logits.shape)

@@ -1,7 +1,7 @@
 """The NumPy backend's faster kernels (in-place Adam, relu on the bits, ...) give the generic
-kernels' values exactly, except where they sum rows by BLAS (softmax, cross entropy,
-layer norm: within the dtype's rounding, the same bits on any thread count) and ``erf``
-(its own formula, checked against the exact erf)."""
+kernels' values exactly, except where they sum rows with einsum (softmax, cross entropy,
+layer norm: within the dtype's rounding, the same bits on any thread count and in any
+batch) and ``erf`` (its own formula, checked against the exact erf)."""
 
 from __future__ import annotations
 
@@ -204,8 +204,8 @@ def _close_rounding(got, want, dtype) -> None:
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("shape,dim", [((16, 4, 64, 64), -1), ((1024, 512), 1), ((5, 7), 1),
                                        ((300, 600), 0), ((40, 9000), -1), ((2, 3), 0)])
-def test_softmax_by_blas_row_sums_matches_generic(shape, dim, n_threads, threads):
-    """Softmax and its backward with BLAS row sums: the generic kernels' values within
+def test_softmax_by_fast_row_sums_matches_generic(shape, dim, n_threads, threads):
+    """Softmax and its backward with fast row sums: the generic kernels' values within
     rounding (NaN and infinities in the same places), the same bits on 1 and 2 threads."""
     from volta_numpy.kernels import softmax, softmax_backward
 
@@ -242,7 +242,7 @@ def test_cross_entropy_in_row_blocks_matches_generic(n, c, dtype, n_threads, thr
     got = cross_entropy(array_api_numpy, logits, target)
     want = generic.cross_entropy(array_api_numpy, logits, target)
     for a, b in zip(got, want):
-        if dtype == np.float16:  # no BLAS sums: the generic kernel's steps exactly
+        if dtype == np.float16:  # no fast row sums: the generic kernel's steps exactly
             np.testing.assert_array_equal(a, b)
         else:
             _close_rounding(a, b, dtype)
@@ -259,9 +259,9 @@ def test_cross_entropy_in_row_blocks_matches_generic(n, c, dtype, n_threads, thr
 @pytest.mark.parametrize("shape", [(16, 64, 128), (1024, 600), (3, 7), (2, 1)])
 @pytest.mark.parametrize("affine", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_layer_norm_by_blas_row_sums_matches_generic(shape, affine, dtype, n_threads,
+def test_layer_norm_by_fast_row_sums_matches_generic(shape, affine, dtype, n_threads,
                                                       threads):
-    """Row sums by BLAS add in another order than NumPy's pairwise sums: the generic
+    """Fast row sums add in another order than NumPy's pairwise sums: the generic
     kernel's values within a few units of the dtype's rounding, same dtypes and shapes,
     and the same bits on one thread and on two."""
     from volta_numpy.normalization import layer_norm, layer_norm_backward
@@ -349,3 +349,30 @@ def test_linear_adds_the_bias_inside_the_product(m, k, n, bias, n_threads, threa
     got = linear(array_api_numpy, x, w, b)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_row_kernels_give_a_row_the_same_bits_in_any_batch(n_threads, threads):
+    """Softmax, its backward, cross entropy and layer norm compute each row alone: a row's
+    result has the same bits in a batch of 1024, of 7 and alone (a BLAS product with ones
+    would round a row by its place among the rows)."""
+    from volta_numpy.kernels import cross_entropy, softmax, softmax_backward
+    from volta_numpy.normalization import layer_norm, layer_norm_backward
+
+    threads(n_threads)
+    rng = np.random.default_rng(0)
+    x, g = (rng.standard_normal((1024, 128)).astype(np.float32) for _ in range(2))
+    w, b = (rng.standard_normal(128).astype(np.float32) for _ in range(2))
+    target = rng.integers(0, 128, 1024)
+
+    def rows(sl: slice) -> list:
+        y = softmax(array_api_numpy, x[sl], -1)
+        ln, mean, rstd = layer_norm(array_api_numpy, x[sl], w, b)
+        return [y, softmax_backward(array_api_numpy, g[sl], y, -1),
+                cross_entropy(array_api_numpy, x[sl], target[sl])[0], ln,
+                layer_norm_backward(array_api_numpy, g[sl], x[sl], w, mean, rstd)[0]]
+
+    whole = rows(slice(None))
+    for sl in (slice(3, 10), slice(1021, 1022), slice(500, 1024)):
+        for a, e in zip(rows(sl), whole):
+            np.testing.assert_array_equal(a, e[sl])
