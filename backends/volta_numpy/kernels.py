@@ -371,7 +371,9 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
     def run(lo: int, hi: int) -> None:
         x = logits[lo:hi]
         m = np.max(x, axis=1, keepdims=True)
-        m = np.where(np.isfinite(m), m, np.zeros_like(m))
+        finite = np.isfinite(m)
+        if not finite.all():
+            m = np.where(finite, m, np.zeros_like(m))
         z = np.subtract(x, m)
         np.exp(z, out=z)
         np.add(np.log(row_sum(z)[:, None] if fast else np.sum(z, axis=1, keepdims=True)), m,
@@ -379,9 +381,12 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
 
     _by_rows(run, logits.shape)
     valid = target != ignore_index
+    vf = valid.astype(logits.dtype)
+    if valid.all():  # every row counts: the masks below change no bit (-1.0 * 1.0 * v)
+        picked = (logits[np.arange(logits.shape[0]), target] - lse[:, 0]) + 0.0
+        return np.negative(picked), lse, vf
     safe = np.where(valid, target, np.zeros_like(target))
     picked = (logits[np.arange(logits.shape[0]), safe] - lse[:, 0]) + 0.0
-    vf = valid.astype(logits.dtype)
     loss = -(1.0 - label_smoothing) * vf * picked
     return np.where(valid, loss, np.zeros_like(loss)), lse, vf
 
@@ -395,9 +400,12 @@ def cross_entropy_backward(xp: Any, g: Any, logits: Any, lse: Any, target: Any,
             and logits.dtype == lse.dtype == row_w.dtype == g.dtype and logits.ndim == 2):
         return generic.cross_entropy_backward(xp, g, logits, lse, target, row_w)
     valid = row_w != 0
-    cols = np.where(valid, target, 0)
     hit = valid.astype(logits.dtype)
-    scale = np.where(valid, g * row_w, np.zeros_like(row_w))[:, None]
+    if valid.all():  # every row counts: the selects below would change nothing
+        cols, scale = target, (g * row_w)[:, None]
+    else:
+        cols = np.where(valid, target, 0)
+        scale = np.where(valid, g * row_w, np.zeros_like(row_w))[:, None]
     p = np.empty(logits.shape, dtype=logits.dtype)
 
     def run(lo: int, hi: int) -> None:
