@@ -1204,6 +1204,20 @@ def test_setitem_refusals_of_campaign_1000000(case):
     _both_or_refused(run, error=vt.VoltaError)
 
 
+@pytest.mark.parametrize("shape", [(1, 0), (0,), (1, 1, 0), (2, 3)])
+@pytest.mark.parametrize("dtype", ["bool", "float32"])
+def test_setitem_of_the_tensor_itself_through_its_own_mask(shape, dtype):
+    """Net finding (cpu seed 1408127): PyTorch takes ``v[v > 0] = v`` for an empty v whose
+    shape starts with 1 (it views the value without its leading size-1 dims first, and
+    an empty view overlaps nothing) and refuses it otherwise."""
+    def run(m):
+        v = m.zeros(shape, dtype=getattr(m, dtype))
+        v[v > 0] = v
+        return v
+
+    _both_or_refused(run)
+
+
 @pytest.mark.parametrize("scale", [float("inf"), 1.0])
 def test_bfloat16_erf_gradient_rounds_each_step_as_pytorch(scale):
     """PyTorch's erf backward in bfloat16: exp(-100) is 0 there, so an infinite upstream

@@ -49,20 +49,20 @@ DELIBERATE: dict[str, str] = {
     "grad value: F.hardshrink[F] float": (
         "as softshrink: PyTorch's hardshrink gradient at a NaN input is 1 on its scalar path "
         "and 0 on its vectorized one; Volta gives 1 always (NaN passes, as x does)"),
-    "grad value: F.hardtanh[F] float": (
+    "grad value: F.hardtanh[F] *float*": (
         "as softshrink: PyTorch's hardtanh (and relu6) gradient at a NaN input is 1 on its "
         "scalar path (float64 tensors of under 8 elements, float32 under 16) and 0 on its "
         "vectorized one; Volta gives 1 always"),
-    "grad value: F.relu6[F] float": "as hardtanh, which PyTorch's relu6 is",
+    "grad value: F.relu6[F] *float*": "as hardtanh, which PyTorch's relu6 is",
     "grad value: F.softshrink[F] float16": "as softshrink in float32 and float64",
-    "grad value: F.elu[F] float": (
+    "grad value: F.elu[F] *float*": (
         "as hardtanh: PyTorch's elu gradient at a NaN input is 1 (times scale) on its scalar "
         "path (tensors of a few elements) and NaN on its vectorized one; Volta gives 1"),
-    "grad value: F.selu[F] float": "as elu, which PyTorch's selu is",
-    "grad value: F.hardswish[F] float": (
+    "grad value: F.selu[F] *float*": "as elu, which PyTorch's selu is",
+    "grad value: F.hardswish[F] *float*": (
         "as hardtanh: PyTorch's hardswish gradient at a NaN input is 1 on its scalar path "
         "and NaN on its vectorized one; Volta gives 1"),
-    "grad value: F.celu[F] float": "as elu, which PyTorch's celu is",
+    "grad value: F.celu[F] *float*": "as elu, which PyTorch's celu is",
     "silent acceptance: F.mse_loss[F] *": (
         "PyTorch's CUDA mse_loss backward raises for a target of another dtype ('Found dtype "
         "Double but expected Float'), its CPU one computes; Volta computes on every device"),

@@ -463,7 +463,15 @@ def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
     parts = key if isinstance(key, tuple) else (key,)
     if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
         return  # basic indexing copies with a cast
-    if memory_overlap(x, value) is not None:  # index_put refuses a source in its memory
+    overlap = memory_overlap(x, value)
+    if (overlap is not None and value is x and x.numel() == 0 and x.ndim
+            and x.shape[0] == 1):
+        # PyTorch first views the value without its leading size-1 dims: no longer the
+        # same tensor, and an empty one shares no element (x of shape (1, 0): x[m] = x)
+        if value.dtype is x.dtype:
+            return
+        overlap = None
+    if overlap is not None:  # index_put refuses a source in its memory
         # ... unless it is a masked fill: a mask of x's shape and a one-element value
         fill = (len(parts) == 1 and type(parts[0]) is Tensor and parts[0].dtype.kind == "b"
                 and parts[0].ndim and parts[0].shape == x.shape and x.numel() == 1)
