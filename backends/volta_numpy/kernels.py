@@ -25,7 +25,7 @@ from .conv import conv2d, conv2d_backward
 from .namespace import matmul_2d
 from .normalization import layer_norm, layer_norm_backward
 from .optim import adam_step_multi, sgd_step_multi
-from .parallel import chunks, parallel_for, row_blocks, split
+from .parallel import by_rows, chunks, parallel_for, split
 from .pooling import has_negzero, max_pool2d, max_pool2d_backward
 from .rowsum import row_sum
 
@@ -273,6 +273,10 @@ def tanh_backward(xp: Any, grad: Any, y: Any) -> np.ndarray:
 # fresh (N, C) array costs a page fault per 4 KiB on first touch), with the row sums by
 # ``rowsum.row_sum`` (the same values up to the order of summation).
 
+# row-wise kernels over at least this many elements run in row blocks on the threads
+_ROW_SPLIT = 1 << 17
+
+
 def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
     """The generic ``exp(x - max) / sum`` along ``dim``, in place on ``x - max``; along the
     last dimension with fast row sums, in row blocks over the backend's threads."""
@@ -292,7 +296,7 @@ def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
         np.exp(e, out=e)
         e /= row_sum(e)[:, None]
 
-    _by_rows(run, rows.shape)
+    by_rows(run, *rows.shape, _ROW_SPLIT)
     return out.reshape(x.shape)
 
 
@@ -313,26 +317,12 @@ def softmax_backward(xp: Any, grad: Any, y: Any, dim: int) -> np.ndarray:
 
     # two cheap passes a row: split only large inputs (attention's 262K elements ran
     # 162 us in one call, 211 us in two blocks)
-    _by_rows(run, gy.shape, split=1 << 19)
+    by_rows(run, *gy.shape, 1 << 19)
     return gy.reshape(y.shape)
 
 
 def _f32_or_f64(a: np.ndarray) -> bool:  # the fast row sums: float32 and float64 only
     return a.dtype in (np.float32, np.float64)
-
-
-# row-wise kernels over at least this many elements run in row blocks on the threads
-_ROW_SPLIT = 1 << 17
-
-
-def _by_rows(run, shape: tuple, split: int = _ROW_SPLIT) -> None:
-    """``run(lo, hi)`` over row blocks of an ``(N, C)`` array, on the backend's threads
-    from ``split`` elements on (fewer: one call)."""
-    n, c = shape
-    if n * c < split:
-        run(0, n)
-    else:
-        parallel_for(run, row_blocks(n, c))
 
 
 def linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
@@ -381,7 +371,7 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
         np.add(np.log(row_sum(z)[:, None] if fast else np.sum(z, axis=1, keepdims=True)), m,
                out=lse[lo:hi])
 
-    _by_rows(run, logits.shape)
+    by_rows(run, *logits.shape, _ROW_SPLIT)
     valid = target != ignore_index
     vf = valid.astype(logits.dtype)
     if valid.all():  # every row counts: the masks below change no bit (-1.0 * 1.0 * v)
@@ -417,7 +407,7 @@ def cross_entropy_backward(xp: Any, g: Any, logits: Any, lse: Any, target: Any,
         pc[np.arange(hi - lo), cols[lo:hi]] -= hit[lo:hi]
         pc *= scale[lo:hi]
 
-    _by_rows(run, logits.shape)
+    by_rows(run, *logits.shape, _ROW_SPLIT)
     return p
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from volta_core.ops import nn as generic
 
-from .parallel import parallel_for, row_blocks
+from .parallel import by_rows
 from .rowsum import row_sum
 
 # at least this many elements: row blocks over the threads (fewer: one call per pass,
@@ -28,13 +28,6 @@ def _fast(x: Any, *arrays: Any, ndim: int) -> bool:
             and x.ndim >= 2 and x.size > 0
             and all(a is None or (type(a) is np.ndarray and a.dtype == x.dtype)
                     for a in arrays))
-
-
-def _rows(run, n: int, c: int) -> None:
-    if n * c < ROW_SPLIT:
-        run(0, n)
-    else:
-        parallel_for(run, row_blocks(n, c))
 
 
 def _row_mean(a: np.ndarray, v: np.ndarray | None = None,
@@ -71,7 +64,7 @@ def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: i
         if bias is not None:
             yb += bias
 
-    _rows(run, n, c)
+    by_rows(run, n, c, ROW_SPLIT)
     stat = (*x.shape[:-1], 1)
     return y.reshape(x.shape), mean.reshape(stat), rstd.reshape(stat)
 
@@ -110,7 +103,7 @@ def layer_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd
         out -= m1[:, None]
         out *= r[lo:hi]
 
-    _rows(run, n, c)
+    by_rows(run, n, c, ROW_SPLIT)
     # sums over the rows: NumPy's column sums (a threaded BLAS product would split the
     # rows between its threads, so its bits would depend on the thread count)
     gw = np.sum(gxhat, axis=0) if needs[1] else None

@@ -160,6 +160,15 @@ def row_blocks(n: int, per_row: int) -> list[tuple[int, int]]:
     return lead_blocks(n, -(-n // batch_chunk(n, per_row)) if n else 1)
 
 
+def by_rows(run: Callable[[int, int], None], n: int, per_row: int, split_at: int) -> None:
+    """``run(lo, hi)`` over ``n`` rows of ``per_row`` elements: one call below ``split_at``
+    elements (cheaper than waking a worker), else :func:`row_blocks` on the threads."""
+    if n * per_row < split_at:
+        run(0, n)
+    else:
+        parallel_for(run, row_blocks(n, per_row))
+
+
 def split(n: int, min_size: int, max_size: int = 1 << 20) -> list[tuple[int, int]]:
     """``[0, n)`` in one piece per thread where each gets ``min_size`` at least (pieces of
     ``max_size`` at most), for elementwise kernels whose values do not depend on the

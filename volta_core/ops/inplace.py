@@ -387,9 +387,10 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     An in-place op like the others: views of ``self`` see the new values, and autograd
     records it (differentiable w.r.t. ``self`` and ``value``).
     """
-    if type(value) is Tensor and (value.dtype is not self.dtype
-                                  or memory_overlap(self, value) is not None):
-        _check_index_put_dtype(self, key, value)
+    if type(value) is Tensor:
+        overlap = memory_overlap(self, value)
+        if value.dtype is not self.dtype or overlap is not None:
+            _check_index_put_dtype(self, key, value, overlap)
     parts = key if isinstance(key, tuple) else (key,)
     if type(value) is Tensor and not any(type(k) is Tensor or isinstance(k, list)
                                          for k in parts):
@@ -457,20 +458,16 @@ def _basic_first(parts: tuple) -> tuple | None:
     return tuple(basic), tuple(advanced)
 
 
-def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor) -> None:
+def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor, overlap: str | None) -> None:
     """PyTorch's index_put (a key with a tensor or list) takes no value of another dtype;
     a lone bool mask with a one-element value is a masked fill, which casts."""
     parts = key if isinstance(key, tuple) else (key,)
     if not any(type(k) is Tensor or isinstance(k, list) for k in parts):
         return  # basic indexing copies with a cast
-    overlap = memory_overlap(x, value)
-    if (overlap is not None and value is x and x.numel() == 0 and x.ndim
-            and x.shape[0] == 1):
+    if value is x and x.numel() == 0 and x.ndim and x.shape[0] == 1:
         # PyTorch first views the value without its leading size-1 dims: no longer the
         # same tensor, and an empty one shares no element (x of shape (1, 0): x[m] = x)
-        if value.dtype is x.dtype:
-            return
-        overlap = None
+        return
     if overlap is not None:  # index_put refuses a source in its memory
         # ... unless it is a masked fill: a mask of x's shape and a one-element value
         fill = (len(parts) == 1 and type(parts[0]) is Tensor and parts[0].dtype.kind == "b"
