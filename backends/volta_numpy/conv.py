@@ -3,14 +3,19 @@ batch spread across the backend's threads (``parallel.py``).
 
 Columns are laid out per sample, ``(N, C*kh*kw, L)``, so one batched matmul gives the
 output in NCHW order and each chunk's columns stay in cache between their copy and their
-GEMM. A stride-1 convolution uses *wide* columns: every output row is computed at the
-padded width ``Wp`` (the ``Wo`` real outputs, then ``Wp - Wo`` wrapped-around ones that are
-dropped), so a tap's window over an image is one contiguous run of ``Ho * Wp`` elements
-and im2col copies long runs instead of ``Ho`` short rows (~3x faster for LeNet's shapes).
-Each padded image gets spare zero rows so the wrapped-around reads of its last row stay
-inside it. Backward multiplies those extra columns by an exactly zero gradient; that is
-only exact for finite values (``0 * inf`` is NaN), so a non-finite weight or input takes
-the exact (not wide) columns there.
+GEMM. With a unit row stride the columns are *split*: built in two copies. The first makes
+``kw`` column-shifted copies of every padded row (``(C, kw, Hp, Wo)``: short runs, but
+only ``kw * Hp`` of them per channel); in those, each tap's window is one contiguous run of
+``Ho * Wo``, so the second copy moves long runs (~2x faster than copying ``Ho`` rows per
+tap for LeNet's shapes). Strided rows take the plain window copy.
+
+The input gradient's col2im uses *wide* columns for a stride-1 convolution: every output
+row is computed at the padded width ``Wp`` (the ``Wo`` real outputs, then ``Wp - Wo``
+wrapped-around ones that get a zero gradient), so each tap's columns line up with one
+contiguous run of the flattened padded image and one strided sum adds them all up (vs one
+strided pass per tap). Each padded image gets spare zero rows so the wrapped-around reads
+of its last row stay inside it. The zero gradient is only exact against finite weights
+(``0 * inf`` is NaN), so a non-finite weight takes the exact columns there.
 
 Chunk sizes depend on the shapes only, and per-chunk weight gradients are summed in chunk
 order, so results are the same on any thread count.
@@ -27,7 +32,8 @@ from volta_core.ops import nn as generic
 
 from .parallel import batch_chunk, chunks, parallel_for
 
-# wide columns when the padded width is at most this many times the output width
+# the input gradient uses wide columns when the padded width is at most this many times
+# the output width (the wide GEMM's waste is (Wp - Wo) / Wp)
 _WIDE_MAX = 2.0
 # a thread keeps a col2im buffer (zero gaps) of a shape for reuse up to this size
 _SCRATCH_BYTES = 16 << 20
@@ -55,7 +61,8 @@ class _Geom(NamedTuple):
     wo: int
     rows: int  # rows of one padded image in the buffer (spare rows included)
     wp: int  # padded width
-    wide: bool
+    wide: bool  # the input gradient's wide columns (never built by im2col)
+    split: bool  # columns built through kw column-shifted copies of the rows
 
     @property
     def length(self) -> int:  # columns per sample
@@ -76,20 +83,22 @@ class _Geom(NamedTuple):
 
 
 def _geometry(x_shape: tuple, w_shape: tuple, stride: tuple, pads: tuple, dilation: tuple,
-              groups: int) -> _Geom:
+              groups: int, wide: bool = False) -> _Geom:
+    """A convolution's column layout: split (unit row stride) or plain; ``wide`` asks for
+    the input gradient's wide columns where they apply (stride 1, padding not too wide)."""
     n, c, h, w = x_shape
     o, cg, kh, kw = w_shape
     ho, wo = generic.conv_out_hw((h, w), (kh, kw), stride, pads, dilation)
     hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
-    # wide columns waste (wp - wo) / wp of the GEMM: worth it unless that is large
-    wide = stride == (1, 1) and wp <= _WIDE_MAX * wo
+    wide = wide and stride == (1, 1) and wp <= _WIDE_MAX * wo
+    split = not wide and stride[0] == 1 and kw > 1
     spare = -(-(dilation[1] * (kw - 1)) // wp) if wide else 0
     return _Geom(n, c, h, w, o, cg, kh, kw, groups, stride, dilation, pads, ho, wo,
-                 hp + spare, wp, wide)
+                 hp + spare, wp, wide, split)
 
 
 def _padded(x: np.ndarray, g: _Geom) -> np.ndarray:
-    """``x`` (a chunk of the batch) in a zeroed ``(nb, C, rows, Wp)`` buffer."""
+    """``x`` (a chunk of the batch) in a zeroed ``(nb, C, Hp, Wp)`` buffer."""
     pt, _, pl, _ = g.pads
     if g.rows == g.h and g.wp == g.w:
         return x
@@ -99,22 +108,37 @@ def _padded(x: np.ndarray, g: _Geom) -> np.ndarray:
 
 
 def _windows(buf: np.ndarray, g: _Geom) -> np.ndarray:
-    """View of the windows of a C-contiguous padded chunk: ``(nb, C, kh, kw, L)`` when
-    wide, else ``(nb, C, kh, kw, Ho, Wo)`` (``np.ndarray`` over the buffer: a few times
-    cheaper to make than ``as_strided``, and made once per chunk)."""
+    """View ``(nb, C, kh, kw, Ho, Wo)`` of the windows of a C-contiguous padded chunk
+    (``np.ndarray`` over the buffer: a few times cheaper to make than ``as_strided``)."""
     s0, s1, s2, s3 = buf.strides
     (dh, dw), (sh, sw) = g.dilation, g.stride
-    if g.wide:  # rows are contiguous (s2 == Wp * s3), so one run of Ho * Wp per tap
-        return np.ndarray((buf.shape[0], g.c, g.kh, g.kw, g.ho * g.wp), buf.dtype, buf, 0,
-                          (s0, s1, s2 * dh, s3 * dw, s3))
     return np.ndarray((buf.shape[0], g.c, g.kh, g.kw, g.ho, g.wo), buf.dtype, buf, 0,
                       (s0, s1, s2 * dh, s3 * dw, s2 * sh, s3 * sw))
 
 
 def _cols_into(out: np.ndarray, x: np.ndarray, g: _Geom) -> np.ndarray:
     """im2col of a chunk ``x`` into ``out`` ``(nb, C*kh*kw, L)``; returns ``out``."""
-    win = _windows(np.ascontiguousarray(_padded(x, g)), g)
+    buf = np.ascontiguousarray(_padded(x, g))
+    if g.split:
+        buf = _shifted_rows(buf, g)
+        t0, t1, t2, t3, _ = buf.strides
+        win = np.ndarray((buf.shape[0], g.c, g.kh, g.kw, g.ho * g.wo), buf.dtype, buf, 0,
+                         (t0, t1, t3 * g.dilation[0], t2, buf.itemsize))
+    else:
+        win = _windows(buf, g)
     np.copyto(out.reshape(win.shape), win)
+    return out
+
+
+def _shifted_rows(buf: np.ndarray, g: _Geom) -> np.ndarray:
+    """Split columns' first copy: ``(nb, C, kw, Hp, Wo)``, the padded rows as seen by each
+    of the ``kw`` column taps (a tap's window is then rows ``i*dh .. i*dh + Ho``, one
+    contiguous run)."""
+    s0, s1, s2, s3 = buf.strides
+    nb, _, hp, _ = buf.shape
+    out = np.empty((nb, g.c, g.kw, hp, g.wo), buf.dtype)
+    np.copyto(out, np.ndarray(out.shape, buf.dtype, buf, 0,
+                              (s0, s1, s3 * g.dilation[1], s2, s3 * g.stride[1])))
     return out
 
 
@@ -128,13 +152,6 @@ def _cols(x: np.ndarray, g: _Geom) -> np.ndarray:
 def _grouped(a: np.ndarray, g: _Geom, rows: int) -> np.ndarray:
     """``(nb, G * rows, L)`` as ``(nb, G, rows, L)``."""
     return a.reshape(a.shape[0], g.groups, rows, a.shape[-1])
-
-
-def _crop(y: np.ndarray, g: _Geom) -> np.ndarray:
-    """``(N, O, L)`` output to ``(N, O, Ho, Wo)`` (a view dropping the wide columns)."""
-    if g.wide:
-        return y.reshape(y.shape[0], y.shape[1], g.ho, g.wp)[..., :g.wo]
-    return y.reshape(y.shape[0], y.shape[1], g.ho, g.wo)
 
 
 def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0, 0, 0, 0),
@@ -151,10 +168,7 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
     og = g.o // groups
     wg = w.reshape(groups, og, g.taps)
     dtype = np.result_type(x, w)
-    # wide columns give each output row Wp - Wo extra values: each chunk's product goes to
-    # a scratch array and its real columns into a contiguous output while in cache (a
-    # cropped view would make every later op read a strided array: LeNet's relu 4x slower)
-    y = np.empty((g.n, g.o, g.ho, g.wo) if g.wide else (g.n, g.o, g.length), dtype=dtype)
+    y = np.empty((g.n, g.o, g.length), dtype=dtype)
     cols = None
     if g.identity:
         cols = _cols(x, g)
@@ -169,25 +183,18 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
             c = _cols(x[lo:hi], g)
         else:
             c = cols[lo:hi] if g.identity else _cols_into(cols[lo:hi], x[lo:hi], g)
-        out = np.empty((hi - lo, g.o, g.length), dtype=dtype) if g.wide else y[lo:hi]
+        out = y[lo:hi]
         np.matmul(wg, _grouped(c, g, g.taps), out=_grouped(out, g, og))
         if b is not None:
             out += b
-        if g.wide:
-            y[lo:hi] = _crop(out, g)
 
     parallel_for(run, chunks(g.n, g.chunk()))
-    return y if g.wide else _crop(y, g)
+    return y.reshape(g.n, g.o, g.ho, g.wo)
 
 
-def _widened(grad: np.ndarray, g: _Geom, transposed: bool = False) -> np.ndarray:
-    """A chunk of the output gradient as ``(nb, O, L)`` (``(nb, L, O)`` if ``transposed``),
-    zero in the wide columns."""
+def _widened(grad: np.ndarray, g: _Geom) -> np.ndarray:
+    """A chunk of the output gradient as ``(nb, O, L)``, zero in the wide columns."""
     nb = grad.shape[0]
-    if transposed:
-        out = np.zeros((nb, g.ho, g.wp if g.wide else g.wo, g.o), dtype=grad.dtype)
-        out[:, :, :g.wo] = grad.transpose(0, 2, 3, 1)
-        return out.reshape(nb, g.length, g.o)
     if not g.wide:
         return np.ascontiguousarray(grad).reshape(nb, g.o, g.length)
     out = np.zeros((nb, g.o, g.ho, g.wp), dtype=grad.dtype)
@@ -262,57 +269,45 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
     base = _geometry(tuple(x_shape), w_shape, tuple(stride), tuple(pads), tuple(dilation),
                      groups)
     og = base.o // groups
-    exact = base._replace(wide=False, rows=base.h + pads[0] + pads[1])
     gx = gw = None
-    gx_geom = gw_geom = base
     if needs[0]:
-        if base.wide and not np.isfinite(w).all():
-            gx_geom = exact
+        gx_geom = _geometry(tuple(x_shape), w_shape, tuple(stride), tuple(pads),
+                            tuple(dilation), groups, wide=True)
+        if gx_geom.wide and not np.isfinite(w).all():
+            gx_geom = base
         wt = w.reshape(groups, og, base.taps).swapaxes(-1, -2)
         hp = base.h + pads[0] + pads[1]
         buf = np.empty((base.n, base.c, hp, base.wp), dtype=np.result_type(grad, w))
         pt, pl = pads[0], pads[2]
         gx = buf[:, :, pt:pt + base.h, pl:pl + base.w]
-    if needs[1]:
-        if base.wide and not np.isfinite(x).all():
-            gw_geom, cols = exact, None
-        parts = [None] * len(chunks(base.n, base.chunk()))
     pieces = chunks(base.n, base.chunk())
+    parts = [None] * len(pieces)
 
     def run(lo: int, hi: int) -> None:
-        gmat = {}
-
-        def gm(geom: _Geom, transposed: bool = False) -> np.ndarray:
-            """The gradient chunk in geom's columns, ``(nb, G, og, L)`` (or its
-            transpose ``(nb, G, L, og)``, a view of a ``(nb, L, O)`` array)."""
-            key = (geom.wide, transposed)
-            if key not in gmat:
-                a = _widened(grad[lo:hi], geom, transposed)
-                if transposed:
-                    a = a.reshape(hi - lo, geom.length, groups, og).transpose(0, 2, 1, 3)
-                else:
-                    a = _grouped(a, geom, og)
-                gmat[key] = a
-            return gmat[key]
-
+        nb, g = hi - lo, grad[lo:hi]
         if needs[0]:
-            nb, out = hi - lo, buf[lo:hi]
+            out = buf[lo:hi]
+            gg = _grouped(_widened(g, gx_geom), gx_geom, og)
             if gx_geom.wide:
                 flat, rows = _gapped(nb, gx_geom, out.dtype)
-                np.matmul(wt, gm(gx_geom), out=_grouped(rows, gx_geom, gx_geom.taps))
+                np.matmul(wt, gg, out=_grouped(rows, gx_geom, gx_geom.taps))
                 _col2im_wide(flat, nb, gx_geom, out.reshape(nb, gx_geom.c, -1))
             else:
-                dcols = np.matmul(wt, gm(gx_geom))
                 out.fill(0)
-                _col2im_into(out, dcols, gx_geom)
+                _col2im_into(out, np.matmul(wt, gg), gx_geom)
         if needs[1]:
-            c = cols[lo:hi] if cols is not None else _cols(x[lo:hi], gw_geom)
+            c = cols[lo:hi] if cols is not None else _cols(x[lo:hi], base)
             # as columns @ gradient^T (BLAS runs this order ~1.7x faster than the other);
             # with 16+ channels a transposed copy of the gradient, so the GEMM reads both
             # operands along rows (~1.6x faster again; a copy with shorter channel runs
             # costs more than it saves)
-            gt = gm(gw_geom, True) if og >= 16 else gm(gw_geom).swapaxes(-1, -2)
-            part = np.matmul(_grouped(c, gw_geom, gw_geom.taps), gt)
+            if og >= 16:
+                gt = np.ascontiguousarray(g.transpose(0, 2, 3, 1))
+                gt = gt.reshape(nb, base.length, groups, og).transpose(0, 2, 1, 3)
+            else:
+                gt = _grouped(np.ascontiguousarray(g).reshape(nb, base.o, base.length),
+                              base, og).swapaxes(-1, -2)
+            part = np.matmul(_grouped(c, base, base.taps), gt)
             parts[lo // base.chunk()] = part.sum(axis=0)
 
     parallel_for(run, pieces)

@@ -20,14 +20,14 @@ xp = pytest.importorskip("array_api_compat.numpy")
 
 # (N, C, H, W), (O, C/g, kh, kw), stride, pads (t, b, l, r), dilation, groups
 GEOMETRIES = [
-    ((5, 1, 12, 12), (6, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1),  # LeNet conv1, wide
+    ((5, 1, 12, 12), (6, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1),  # LeNet conv1: split, wide gx
     ((7, 6, 9, 9), (16, 6, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 16 channels: gT path
     ((3, 4, 8, 7), (32, 2, 3, 2), (1, 1), (1, 0, 2, 1), (2, 1), 2),  # groups, dilation
-    ((13, 3, 7, 6), (4, 3, 3, 3), (2, 1), (1, 1, 0, 0), (1, 1), 1),  # strided: exact
-    ((4, 2, 6, 6), (3, 2, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # wp > 2 wo: exact
+    ((13, 3, 7, 6), (4, 3, 3, 3), (2, 1), (1, 1, 0, 0), (1, 1), 1),  # strided rows: plain columns
+    ((4, 2, 6, 6), (3, 2, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # wp > 2 wo: exact gx
     ((6, 8, 5, 5), (4, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1: x is the columns
     ((3, 4, 5, 6), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4),  # depthwise
-    ((1, 2, 4, 9), (3, 2, 2, 4), (1, 2), (0, 1, 3, 0), (1, 2), 1),  # 1 sample, odd pads
+    ((1, 2, 4, 9), (3, 2, 2, 4), (1, 2), (0, 1, 3, 0), (1, 2), 1),  # 1 sample, odd pads, split with sw 2
 ]
 
 
@@ -86,8 +86,9 @@ def test_same_bits_on_any_thread_count(geom, threads, chunking):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("bad", ["x", "w"])
 def test_non_finite_values_take_the_exact_columns(bad, chunking):
-    """Wide columns multiply the dropped columns by an exact zero: inf * 0 would spread
-    NaN, so a non-finite input or weight must give the generic kernel's values."""
+    """The input gradient's wide columns multiply the dropped columns by an exact zero:
+    inf * 0 would spread NaN, so a non-finite input or weight must give the generic
+    kernel's values."""
     from volta_core.ops import nn as generic
 
     x, w, b, kw = _inputs(GEOMETRIES[0])
