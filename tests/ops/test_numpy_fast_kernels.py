@@ -87,11 +87,33 @@ def test_relu_equals_generic_with_signed_zeros_and_nan(dtype, special, shape):
 
     x = (np.random.default_rng(0).standard_normal(shape) * 5).astype(dtype)
     if special and x.ndim == 2 and x.shape[0] and x.dtype.kind == "f":
-        x[0, :4] = [-0.0, 0.0, np.nan, -np.inf]
+        x[0, :5] = [-0.0, 0.0, np.nan, -np.inf, -np.nan]
+        x.reshape(-1)[7::31] = -0.0  # inside the SIMD body too
+        x.reshape(-1)[11::37] = -np.nan
     got, want = relu(array_api_numpy, x), relu_kernel(array_api_numpy, x)
     assert got.dtype == want.dtype and got.shape == want.shape
+    if x.dtype.kind == "f":  # the same bits: -0.0 and the sign of NaN kept
+        bits = np.dtype(f"u{x.dtype.itemsize}")
+        np.testing.assert_array_equal(got.view(bits), want.view(bits))
     np.testing.assert_array_equal(got, want)
-    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [(5, 3, 7, 6), (2, 4, 9), (3, 2), (0, 3, 2, 2)])
+def test_channel_sum_equals_generic(dtype, shape):
+    from volta_numpy.kernels import channel_sum
+
+    from volta_core.ops.nn import channel_sum as generic
+
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    # another summation order: rounding within a few ulp of the sum of magnitudes
+    tol = dict(rtol=0, atol=8 * np.finfo(dtype).eps * float(np.abs(x).sum()))
+    got, want = channel_sum(array_api_numpy, x), generic(array_api_numpy, x)
+    assert got.dtype == want.dtype and got.shape == want.shape == (shape[1],)
+    np.testing.assert_allclose(got, want, **tol)
+    strided = np.swapaxes(x, 2, 3) if x.ndim == 4 else x[:, ::-1]
+    np.testing.assert_allclose(channel_sum(array_api_numpy, strided),
+                               generic(array_api_numpy, strided), **tol)
 
 
 @pytest.mark.parametrize("special", [None, "nan", "negzero", "ties"])

@@ -72,7 +72,12 @@ class _Conv2d(Function):
                 gx = _ConvInputGrad.apply(g, w, x_shape=x.shape, p=p)
             if nw:
                 gw = _ConvWeightGrad.apply(x, g, w_shape=w.shape, p=p)
-        gb = g.sum((0, 2, 3)) if nb else None
+        gb = None
+        if nb and _grad_state.enabled:
+            gb = g.sum((0, 2, 3))
+        elif nb:
+            kern = get_kernel(ctx.device.backend, "channel_sum")
+            gb = Tensor._make(kern(ctx.xp, g.array), ctx.device)
         return gx, gw, gb
 
 

@@ -395,6 +395,13 @@ def sum_leading(xp: Any, x: Any) -> Any:
     return xp.sum(x, axis=0)
 
 
+@fallback("channel_sum")
+def channel_sum(xp: Any, x: Any) -> Any:
+    """Sum an ``(N, C, *spatial)`` ``x`` over every dim but the channels: ``(C,)`` (a
+    convolution's bias gradient)."""
+    return xp.sum(x, axis=(0, *range(2, x.ndim)))
+
+
 @fallback("layer_norm_backward")
 def layer_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd: Any, *,
                         ndim: int = 1, needs: tuple = (True, True, True)) -> tuple:
