@@ -17,6 +17,25 @@ RNG = np.random.default_rng(0)
 @pytest.fixture(autouse=True)
 def _lazy_default(xp, monkeypatch):
     monkeypatch.delenv("VOLTA_WGPU_EAGER", raising=False)
+    # the kernels for every size here (sdpa takes them for large scores only)
+    from volta_wgpu.kernels import attention
+
+    monkeypatch.setattr(attention, "FLASH_MIN_SCORE_BYTES", 0)
+
+
+def test_sdpa_keeps_small_scores_unfused(monkeypatch):
+    """Below ``FLASH_MIN_SCORE_BYTES`` of scores sdpa runs unfused (faster there);
+    ``VOLTA_WGPU_FLASH=1`` asks for the kernels at any size."""
+    from volta_wgpu.kernels import attention
+
+    monkeypatch.setattr(attention, "FLASH_MIN_SCORE_BYTES", 1 << 20)
+    q = vt.randn(1, 2, 8, 4, device="wgpu")
+    assert attention.sdpa_flash().supported(q.array, q.array, q.array) is False
+    monkeypatch.setenv("VOLTA_WGPU_FLASH", "1")
+    assert attention.sdpa_flash().supported(q.array, q.array, q.array) is True
+    monkeypatch.setattr(attention, "FLASH_MIN_SCORE_BYTES", 8 * 8 * 2 * 4)
+    monkeypatch.delenv("VOLTA_WGPU_FLASH")
+    assert attention.sdpa_flash().supported(q.array, q.array, q.array) is True
 
 
 def _host(a):

@@ -27,13 +27,26 @@ def _consts() -> str:
 
 _OUT_POS = ("  let wo = gi % WO; let ho = (gi / WO) % HO; let nc = gi / (WO * HO);\n")
 _IN_POS = "  let w = gi % W; let h = (gi / W) % H; let nc = gi / (W * H);\n"
-# for one input pixel (h, w) and tap (i, j): the output (ho, wo) it feeds, or skip
-_COVER = ("      let th = i32(h + PT) - i32(i * DH); let tw = i32(w + PL) - i32(j * DW);\n"
-          "      if (th < 0 || tw < 0) { continue; }\n"
-          "      if (u32(th) % SH != 0u || u32(tw) % SW != 0u) { continue; }\n"
-          "      let ho = u32(th) / SH; let wo = u32(tw) / SW;\n"
-          "      if (ho >= HO || wo >= WO) { continue; }\n"
-          "      let o = (nc * HO + ho) * WO + wo;\n")
+# for one input pixel (h, w): the outputs (ho, wo) whose window covers it, walked
+# directly (a few per pixel) rather than through every tap of the kernel (a global
+# average pool's backward would test its 64 taps per pixel), with the tap (i, j) they
+# see it through
+_COVER = ("  let th = i32(h + PT); let tw = i32(w + PL);\n"
+          "  let ho1 = min(i32(HO) - 1, th / i32(SH));\n"
+          "  let wo1 = min(i32(WO) - 1, tw / i32(SW));\n"
+          "  for (var ho = max(0, (th - i32((KH - 1u) * DH) + i32(SH) - 1) / i32(SH));\n"
+          "       ho <= ho1; ho++) {\n"
+          "    let di = th - ho * i32(SH);\n"
+          "    if (di % i32(DH) != 0) { continue; }\n"
+          "    let i = u32(di) / DH;\n"
+          "    for (var wo = max(0, (tw - i32((KW - 1u) * DW) + i32(SW) - 1) / i32(SW));\n"
+          "         wo <= wo1; wo++) {\n"
+          "      let dj = tw - wo * i32(SW);\n"
+          "      if (dj % i32(DW) != 0) { continue; }\n"
+          "      let j = u32(dj) / DW;\n"
+          "      let o = (nc * HO + u32(ho)) * WO + u32(wo);\n")
+
+
 _DIVISOR = """
 fn divisor(ho: u32, wo: u32) -> f32 {
 __CONSTS__  if (OV != 0u) { return f32(OV); }
@@ -72,10 +85,7 @@ def _src(mode: str, t: DType) -> tuple[str, int, int, int]:
         src = cg.header([t], words, [("out", t), ("idx", D.int32)], [("x", t)])
         return src + cg.main_1d(body), words, 2, 1
     if mode == "max_bwd":
-        body = head + _IN_POS + (
-            "  var s = 0.0;\n"
-            "  for (var i = 0u; i < KH; i = i + 1u) { for (var j = 0u; j < KW; j = j + 1u) {\n"
-            + _COVER +
+        body = head + _IN_POS + "  var s = 0.0;\n" + _COVER + (
             f"      if (idx[IOFF + o] == i32(i * KW + j)) {{ s = s + {ld('g[XOFF + o]')}; }}\n"
             "  } }\n"
             f"  out[gi] = {st('s')};")
@@ -93,11 +103,8 @@ def _src(mode: str, t: DType) -> tuple[str, int, int, int]:
             f"  out[gi] = {st('s / divisor(ho, wo)')};")
         src = cg.header([t], words, [("out", t)], [("x", t)]) + div
         return src + cg.main_1d(body), words, 1, 1
-    body = head + _IN_POS + (  # avg_bwd
-        "  var s = 0.0;\n"
-        "  for (var i = 0u; i < KH; i = i + 1u) { for (var j = 0u; j < KW; j = j + 1u) {\n"
-        + _COVER +
-        f"      s = s + {ld('g[XOFF + o]')} / divisor(ho, wo);\n"
+    body = head + _IN_POS + "  var s = 0.0;\n" + _COVER + (  # avg_bwd
+        f"      s = s + {ld('g[XOFF + o]')} / divisor(u32(ho), u32(wo));\n"
         "  } }\n"
         f"  out[gi] = {st('s')};")
     src = cg.header([t], words, [("out", t)], [("g", t)]) + div

@@ -3,6 +3,12 @@
 The input is split into kept dims (one output each) and reduced dims, both walked
 through the input's strides. Few outputs with long rows use one 256-thread workgroup
 per output and a shared-memory tree; otherwise one thread loops over its row.
+
+Either way, when the outputs alone would leave most of a GPU idle (a bias gradient's 512
+column sums over 8192 rows: 2 workgroups; batch norm's 64 channel means: 64), the rows
+are cut into ``S`` pieces (:func:`_splits`, from the shapes alone, so the bits do not
+depend on the device): a first kernel writes ``S`` partial results per output, a second
+reduces them.
 """
 
 from __future__ import annotations
@@ -74,14 +80,17 @@ def _combine(op: str, t: DType) -> str:
 
 
 def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
-         wg: bool, fused: Any = None) -> tuple[str, int, int, int]:
-    # meta: M, K, kshape[rk], x_off, kstrides[rk], rshape[rr], rstrides[rr]; then the
-    # words of ``fused`` (a lazy.Fused computing x's elements in place of a buffer)
+         wg: bool, split: bool = False, fused: Any = None) -> tuple[str, int, int, int]:
+    # meta: M, K, kshape[rk], x_off, kstrides[rk], rshape[rr], rstrides[rr], mean's
+    # divisor, S, chunk; then the words of ``fused`` (a lazy.Fused computing x's
+    # elements in place of a buffer). ``split``: piece s of a row covers
+    # [s * chunk, (s + 1) * chunk) and its raw result goes to out[s * M + row]
     at_ks = 2
     at_x = at_ks + rk
     at_rs = at_x + 1 + rk
     at_rst = at_rs + rr
-    words = at_rst + rr
+    at_div = at_rst + rr
+    words = at_div + 3
     xval = "x[u32(o)]" if fused is None else "xv(u32(o))"
     reads = [("x", xt)] if fused is None else fused.reads
     arg = op in ("argmax", "argmin")
@@ -104,8 +113,10 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
     else:
         lines.append("  acc = comb(acc, v);")
     inner = "\n".join("    " + ln.strip() for ln in lines)
-    if op == "mean":
-        fin = cg.cast(f"(acc / {acc.wgsl}({cg.word(1)}))", acc, out)  # f16 sums in f32
+    if split:
+        fin = "acc"
+    elif op == "mean":
+        fin = cg.cast(f"(acc / {acc.wgsl}({cg.word(at_div)}))", acc, out)  # f16 sums in f32
     elif arg:
         fin = cg.cast("ai", D.uint32, out)
     elif op in ("any", "all"):
@@ -122,11 +133,19 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
         helpers += fused.source(helpers + _combine(op, acc))
     head = cg.header(types, words, [("out", out)], reads) + helpers
     head += _combine(op, acc)
+    if split:  # the piece of the row, and where its result goes
+        span = (f"  let s = lin / {cg.word(0)};\n  let row = lin % {cg.word(0)};\n"
+                f"  let j0 = s * {cg.word(at_div + 2)};\n"
+                f"  let j1 = min({cg.word(1)}, j0 + {cg.word(at_div + 2)});\n")
+        dst, total = "lin", f"{cg.word(0)} * {cg.word(at_div + 1)}"
+    else:
+        span = f"  let row = lin;\n  let j0 = 0u;\n  let j1 = {cg.word(1)};\n"
+        dst, total = "row", cg.word(0)
     if not wg:
-        body = (f"  let row = gi;\n  if (row >= {cg.word(0)}) {{ return; }}\n{decomp}\n"
+        body = (f"  let lin = gi;\n  if (lin >= {total}) {{ return; }}\n{span}{decomp}\n"
                 f"  var acc = {_init(op, acc)};\n  var ai = 0xffffffffu;\n"
-                f"  for (var j = 0u; j < {cg.word(1)}; j = j + 1u) {{\n{inner}\n  }}\n"
-                f"  let r = acc;\n  out[row] = {fin.replace('acc', 'r')};")
+                f"  for (var j = j0; j < j1; j = j + 1u) {{\n{inner}\n  }}\n"
+                f"  let r = acc;\n  out[{dst}] = {fin.replace('acc', 'r')};")
         return head + cg.main_1d(body), words, 1, 1
     shared = (f"var<workgroup> sh: array<{acc.wgsl}, {WGR}>;\n"
               f"var<workgroup> shi: array<u32, {WGR}>;\n")
@@ -139,44 +158,72 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
             "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
             "        @builtin(local_invocation_index) lid: u32,\n"
             "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
-            f"  let row = wid.x + wid.y * nwg.x;\n  if (row >= {cg.word(0)}) {{ return; }}\n"
-            f"{decomp}\n  var acc = {_init(op, acc)};\n  var ai = 0xffffffffu;\n"
-            f"  for (var j = lid; j < {cg.word(1)}; j = j + {WGR}u) {{\n{inner}\n  }}\n"
+            f"  let lin = wid.x + wid.y * nwg.x;\n  if (lin >= {total}) {{ return; }}\n"
+            f"{span}{decomp}\n  var acc = {_init(op, acc)};\n  var ai = 0xffffffffu;\n"
+            f"  for (var j = j0 + lid; j < j1; j = j + {WGR}u) {{\n{inner}\n  }}\n"
             "  sh[lid] = acc; shi[lid] = ai;\n  workgroupBarrier();\n"
             f"  for (var s = {WGR // 2}u; s > 0u; s = s >> 1u) {{\n"
             f"    if (lid < s) {{ {merge} }}\n    workgroupBarrier();\n  }}\n"
             f"  if (lid == 0u) {{ let r = sh[0]; ai = shi[0];\n"
-            f"    out[row] = {fin.replace('acc', 'r')}; }}\n}}\n")
+            f"    out[{dst}] = {fin.replace('acc', 'r')}; }}\n}}\n")
     return head + shared + body, words, 1, 1
 
 
-def reduce(op: str, x: Array, axes: tuple[int, ...], acc: DType, out_dtype: DType) -> Array:
-    """Reduce ``x`` over ``axes`` (sorted, non-negative); returns the kept-dims shape."""
+# ops whose partial results combine with the op itself (mean: as sums)
+_SPLITTABLE = ("sum", "mean", "prod", "max", "min")
+
+
+def _splits(op: str, m: int, k: int, wg: bool) -> int:
+    """Pieces to cut each of ``m`` rows of ``k`` elements into, so that a GPU gets some
+    64K threads (or ~1K workgroups) with 256+ elements (4096 per workgroup) each."""
+    if op not in _SPLITTABLE:
+        return 1
+    if wg:
+        return 1 if m >= 256 or k < 16384 else min(-(-k // 4096), -(-1024 // m))
+    return 1 if m >= 16384 or k < 1024 else min(-(-k // 256), -(-65536 // m))
+
+
+def reduce(op: str, x: Array, axes: tuple[int, ...], acc: DType, out_dtype: DType,
+           div: int | None = None) -> Array:
+    """Reduce ``x`` over ``axes`` (sorted, non-negative); returns the kept-dims shape.
+    ``div``: the mean's divisor when not the reduced count (the second pass of a split)."""
     kept = [d for d in range(x.ndim) if d not in axes]
     kshape = tuple(x.shape[d] for d in kept)
     rshape = tuple(x.shape[d] for d in axes)
-    out = new_array(kshape, out_dtype, x.engine)
     M, K = prod(kshape), prod(rshape)
     if M == 0:
-        return out
+        return new_array(kshape, out_dtype, x.engine)
     ks, (kst,) = collapse(kshape, [tuple(x.strides[d] for d in kept)])
     rs, (rst,) = collapse(rshape, [tuple(x.strides[d] for d in axes)])
     rk, rr = len(ks), len(rs)
     wg = K > 64 and M < 2048
-    words = [M, K, *ks, x.offset, *kst, *rs, *rst]
-    groups = groups_for(M * WGR if wg else M, WGR)
+    pieces = _splits(op, M, K, wg) if out_dtype is not D.bool else 1
+    chunk = -(-K // pieces)
+    if pieces > 1:
+        pieces = -(-K // chunk)  # no empty piece
+    split = pieces > 1
+    out = new_array((pieces, M) if split else kshape, acc if split else out_dtype, x.engine)
+    words = [M, K, *ks, x.offset, *kst, *rs, *rst, K if div is None else div, pieces, chunk]
+    groups = groups_for(M * pieces * (WGR if wg else 1), WGR)
+    done = False
     if lazy.fusable(x):  # x pending: compute its elements here (it stays pending)
         f = lazy.fuse(x, "xv", len(words))
         if f is not None:
-            key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg, f.key)
-            if lazy.dispatch(f, key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg, f),
-                             words, out, groups):
-                return out
-    key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg)
-    kern = x.engine.kernel(key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg))
-    meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
-    x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer], groups)
-    return out
+            key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg, split, f.key)
+            done = lazy.dispatch(
+                f, key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg, split, f),
+                words, out, groups)
+    if not done:
+        key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg, split)
+        kern = x.engine.kernel(key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg,
+                                                 split))
+        meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+        x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer], groups)
+    if not split:
+        return out
+    # the partial results (pieces, M): reduced over the pieces (a mean divides by K)
+    res = reduce(op, out, (0,), acc, out_dtype, div=K if div is None else div)
+    return Array(res._st, kshape, out_dtype)
 
 
 def _scan_src(op: str, xt: DType, out: DType, rank: int) -> tuple[str, int, int, int]:
