@@ -141,3 +141,23 @@ def test_mid_sized_matrices_are_right_on_every_adapter(xp, n):
     u, sv, vh = (xp.to_numpy(t) for t in xp.linalg.svd(x))
     np.testing.assert_allclose((u * sv) @ vh, a, atol=1e-4)
     np.testing.assert_allclose(sv, np.linalg.svd(a, compute_uv=False), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("sa,sb,ta", [((100, 1000), (1000, 70), False),
+                                      ((300, 64), (300, 64), True),
+                                      ((2, 1, 70, 1300), (3, 1300, 66), False)])
+def test_matmul_split_over_k(xp, check, monkeypatch, sa, sb, ta):
+    """Products cut along K (a big GPU's weight gradients: few output tiles, long K) add
+    their partial products after: forced here on any adapter, with transposed, batched
+    and broadcast operands and a K that leaves the last piece short or empty."""
+    from volta_wgpu.kernels import matmul
+
+    monkeypatch.setattr(matmul, "_k_splits", lambda t, m, n, k, nb, big: 4)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    x, y = xp.asarray(a), xp.asarray(b)
+    if ta:
+        x, a = xp.matrix_transpose(x), np.swapaxes(a, -1, -2)
+    check(xp.matmul(x, y), (a.astype(np.float64) @ b).astype(np.float32), rtol=1e-4,
+          atol=1e-3)

@@ -85,3 +85,28 @@ def test_scans_var_std(xp, check):
           np.concatenate([[0], np.cumsum(i)]).astype(xp.sum(xp.asarray(i)).dtype.np))
     check(xp.var(x, axis=1), A.var(axis=1), rtol=1e-5, atol=1e-5)
     check(xp.std(x, axis=(0, 2), correction=1), A.std(axis=(0, 2), ddof=1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean"])
+@pytest.mark.parametrize("shape,axis", [((1024, 2048), 0), ((3, 20000), 1),
+                                        ((5, 4000, 9), (0, 1)), ((40000,), None)])
+def test_reductions_cut_into_pieces(xp, check, name, shape, axis):
+    """Few outputs over long rows take the two-pass reduction (``_splits`` > 1 for every
+    case here): the same values as one pass, also with a pending lazy input."""
+    from volta_wgpu.kernels import reduce
+
+    a = (1 + RNG.standard_normal(shape) * (1e-3 if name == "prod" else 1)).astype(np.float32)
+    axes = tuple(range(a.ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    kept = int(np.prod([n for d, n in enumerate(shape) if d not in axes]))
+    count = int(np.prod([shape[d] for d in axes]))
+    assert reduce._splits(name, kept, count, count > 64 and kept < 2048) > 1
+    fn = getattr(np, name)
+    want = fn(a.astype(np.float64), axis=axis)
+    x = xp.asarray(a)
+    check(getattr(xp, name)(x, axis=axis), want.astype(np.float32), rtol=2e-4, atol=1e-3)
+    check(getattr(xp, name)(x * 1.0, axis=axis), want.astype(np.float32), rtol=2e-4,
+          atol=1e-3)  # x * 1.0 is pending in lazy mode: fused into the first pass
+    if name == "sum":
+        i = RNG.integers(-9, 9, shape).astype(np.int32)
+        check(xp.sum(xp.asarray(i), axis=axis), i.sum(axis=axis).astype(
+            xp.sum(xp.asarray(i)).dtype.np))

@@ -102,8 +102,10 @@ def _tiled_src(t: DType, tile: gemm.Tile, rb: int) -> tuple[str, int, int, int]:
                    D.float32)
     ld_b = cg.cast(f"b[u32(zo.y + i32(k) * {iw(h + 4)} + i32(c) * {iw(h + 5)})]", t,
                    D.float32)
+    # zo.z: the output matrix, z * S + s (a K split's own partial product)
     funcs = (f"fn zoff(z: u32, s: u32) -> vec4<i32> {{\n{decomp}\n"
-             f"  return vec4<i32>(oa + {iw(h)}, ob + {iw(h + 3)}, i32(z), 0); }}\n"
+             f"  return vec4<i32>(oa + {iw(h)}, ob + {iw(h + 3)}, "
+             f"i32(z * {cg.word(4)} + s), 0); }}\n"
              f"fn load_a(zo: vec4<i32>, r: u32, k: u32) -> f32 {{ return {ld_a}; }}\n"
              f"fn load_b(zo: vec4<i32>, k: u32, c: u32) -> f32 {{ return {ld_b}; }}\n"
              "fn store_c(zo: vec4<i32>, r: u32, c: u32, v: f32) {\n"
@@ -123,6 +125,19 @@ def _pick_tile(m: int, n: int, nb: int, big_gpu: bool) -> gemm.Tile | None:
     if not big_gpu and m >= 128 and n >= 128:  # a CPU adapter: fewer, larger groups
         return gemm.BIG
     return gemm.MID
+
+
+def _k_splits(t: DType, m: int, n: int, k: int, nb: int, big_gpu: bool) -> int:
+    """K splits for a float32 product with too few 128x128 output tiles to fill a big GPU
+    and a long K (a weight gradient: 512x512 over 8192 rows gave 64 tiles), so that the
+    splits bring it to 256 workgroups with 512+ deep slices; 1 for no split."""
+    if t is not D.float32 or not big_gpu or k < 1024:
+        return 1
+    gx, gy = gemm.grid(gemm.BIG, m, n)
+    tiles, s = gx * gy * nb, 1
+    while tiles * s < 256 and k // (2 * s) >= 512 and s < 16:
+        s *= 2
+    return s
 
 
 def matmul_nd(a: Array, b: Array) -> Array:
@@ -149,17 +164,25 @@ def matmul_nd(a: Array, b: Array) -> Array:
     if t is D.float32 and coopmat.usable(eng, M, N):  # tensor cores, where they pass
         coopmat.dispatch(out, a, b, M, N, K, nb, cs, sa, sb)
         return out
-    tile = _pick_tile(M, N, nb, eng.is_gpu) if t in (D.float32, D.float16) else None
+    splits = _k_splits(t, M, N, K, nb, eng.is_gpu)
+    tile = _pick_tile(M, N, nb * splits, eng.is_gpu) if t in (D.float32, D.float16) else None
     if tile is not None:
         kern = eng.kernel(("matmul_tiled", t, tile, rb), lambda: _tiled_src(t, tile, rb))
         gx, gy = gemm.grid(tile, M, N)
-        for z0 in range(0, nb, MAX_Z):
-            words = [*gemm.head(M, N, K, 1, z0), a.offset, a.strides[-2], a.strides[-1],
-                     b.offset, b.strides[-2], b.strides[-1], *cs, 0, *sa, 0, *sb]
+        # with K splits, each writes its own partial product, summed after
+        dst = out if splits == 1 else new_array((nb, splits, M, N), t, eng)
+        for z0 in range(0, nb * splits, MAX_Z):
+            words = [*gemm.head(M, N, K, splits, z0), a.offset, a.strides[-2],
+                     a.strides[-1], b.offset, b.strides[-2], b.strides[-1], *cs, 0, *sa, 0,
+                     *sb]
             meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
-            eng.dispatch(kern, meta, [out._st.buffer, a._st.buffer, b._st.buffer],
-                         (gx, gy, min(MAX_Z, nb - z0)))
-        return out
+            eng.dispatch(kern, meta, [dst._st.buffer, a._st.buffer, b._st.buffer],
+                         (gx, gy, min(MAX_Z, nb * splits - z0)))
+        if splits == 1:
+            return out
+        from .reduce import reduce
+        total = reduce("sum", dst, (1,), t, t)
+        return Array(total._st, out.shape, t)
     acc = D.float32 if t is D.float16 else t
     kern = a.engine.kernel(("matmul", t, rb), lambda: _src(t, acc, rb))
     gx, gy = -(-N // T), -(-M // T)
