@@ -25,7 +25,7 @@ from ..array import Array, new_array
 from ..dtypes import DType
 from . import gemm
 
-SLIM = gemm.Tile(32, 128, 8, 4, 8)
+SLIM = gemm.Tile(32, 128, 8, 4, 8, prefetch=True)
 _NAMES = ("NI", "C", "H", "W", "O", "HO", "WO", "KH", "KW", "SH", "SW", "PT", "PL", "DH",
           "DW", "CG", "OG", "G", "XOFF", "WOFF", "GOFF", "BOFF")
 

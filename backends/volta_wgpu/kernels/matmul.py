@@ -111,7 +111,8 @@ def _tiled_src(t: DType, tile: gemm.Tile, rb: int) -> tuple[str, int, int, int]:
              "fn store_c(zo: vec4<i32>, r: u32, c: u32, v: f32) {\n"
              f"  out[u32(zo.z) * {cg.word(0)} * {cg.word(1)} + r * {cg.word(1)} + c] = "
              f"{cg.cast('v', D.float32, t)}; }}\n")
-    src = gemm.gemm_source(t, tile, words, [("out", t)], [("a", t), ("b", t)], funcs)
+    src = gemm.gemm_source(t, tile, words, [("out", t)], [("a", t), ("b", t)], funcs,
+                           a_along_k=f"{iw(h + 2)} == 1", b_along_n=f"{iw(h + 5)} == 1")
     return src, words, 1, 2
 
 
