@@ -206,7 +206,8 @@ def conv2d_grad_weight(grad: Array, x: Array, w_shape: tuple, stride: tuple, pad
     ho, wo = grad.shape[2:]
     og = o // groups
     m, n, k = og, cg_ * kh * kw, ni * ho * wo
-    gx, gy = gemm.grid(gemm.MID, m, n)
+    # on a GPU, splits counted in 128x128 tiles: enough of them take that tiling
+    gx, gy = gemm.grid(gemm.BIG if grad.engine.is_gpu else gemm.MID, m, n)
     tiles = gx * gy * groups
     splits = max(1, min(64, 512 // tiles, k // 1024)) if grad.engine.is_gpu else \
         max(1, min(4, k // 4096))
