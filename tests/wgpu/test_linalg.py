@@ -161,3 +161,42 @@ def test_matmul_split_over_k(xp, check, monkeypatch, sa, sb, ta):
         x, a = xp.matrix_transpose(x), np.swapaxes(a, -1, -2)
     check(xp.matmul(x, y), (a.astype(np.float64) @ b).astype(np.float32), rtol=1e-4,
           atol=1e-3)
+
+
+def test_matmul_vec4_reads_in_every_layout(xp, check, monkeypatch):
+    """float32 operands whose rows or columns are aligned runs are read four at a time
+    (A along k or m, B along n or k): every combination, unaligned views (one at a time)
+    and both tilings give the float64 product."""
+    from volta_wgpu.kernels import gemm, matmul
+
+    seen = set()
+    vec_dims = matmul._vec_dims
+
+    def spy(*args):
+        dims = vec_dims(*args)
+        seen.add(dims)
+        return dims
+
+    monkeypatch.setattr(matmul, "_vec_dims", spy)
+    rng = np.random.default_rng(5)
+    for tile in (gemm.BIG, gemm.MID):
+        monkeypatch.setattr(matmul, "_pick_tile", lambda m, n, nb, g, tile=tile: tile)
+        for sa, sb in (((200, 300), (300, 172)), ((3, 1, 64, 128), (2, 128, 64)),
+                       ((130, 7), (7, 133))):
+            for ta in (False, True):
+                for tb in (False, True):
+                    a = rng.standard_normal(sa).astype(np.float32)
+                    b = rng.standard_normal(sb).astype(np.float32)
+                    x = (xp.matrix_transpose(xp.asarray(np.swapaxes(a, -1, -2).copy()))
+                         if ta else xp.asarray(a))
+                    y = (xp.matrix_transpose(xp.asarray(np.swapaxes(b, -1, -2).copy()))
+                         if tb else xp.asarray(b))
+                    check(xp.matmul(x, y), (a.astype(np.float64) @ b).astype(np.float32),
+                          rtol=1e-4, atol=1e-3)
+        a = rng.standard_normal((9, 64)).astype(np.float32)
+        check(xp.matmul(xp.asarray(a)[1:], xp.asarray(a.T.copy())),  # offset 64: aligned
+              (a[1:].astype(np.float64) @ a.T).astype(np.float32), rtol=1e-4, atol=1e-3)
+        check(xp.matmul(xp.asarray(a)[1:, 1:], xp.asarray(a.T.copy())[1:]),  # unaligned
+              (a[1:, 1:].astype(np.float64) @ a.T[1:]).astype(np.float32), rtol=1e-4,
+              atol=1e-3)
+    assert {("k", "n"), ("k", "k"), ("m", "n"), ("m", "k"), (None, None)} <= seen

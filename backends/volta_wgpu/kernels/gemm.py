@@ -51,7 +51,7 @@ BIG = Tile(128, 128, 8, 8, 8, prefetch=True)
 MID = Tile(64, 64, 16, 4, 4)
 
 
-def _loads(tile: Tile, which: str, acc: str, phase: str = "both") -> str:
+def _scalar_loads(tile: Tile, which: str, acc: str, phase: str = "both") -> str:
     """Stage one slice of A (``TM x BK``) or B (``BK x TN``) in workgroup memory;
     ``phase`` "load" only reads it into registers (``pa0``, ...; at ``k0 + BK``), "store"
     writes those registers to workgroup memory."""
@@ -87,6 +87,41 @@ def _loads(tile: Tile, which: str, acc: str, phase: str = "both") -> str:
     return "\n".join(lines)
 
 
+def _vec_loads(tile: Tile, which: str, along: str, phase: str = "both") -> str:
+    """:func:`_scalar_loads` of float32 operands read four at a time (``load_a4(zo, m,
+    k)`` / ``load_b4(zo, k, n)`` return the vec4 starting there) along ``along``: "k" or
+    "m" for A, "n" or "k" for B (the caller checks those runs are contiguous and
+    aligned)."""
+    nthreads = tile.threads[0] * tile.threads[1]
+    if which == "a":
+        edge, fn, limit, base = tile.tm, "load_a4", "M", "row0"
+    else:
+        edge, fn, limit, base = tile.tn, "load_b4", "N", "col0"
+    if along == "k":  # a vec4 is 4 k's of one row (column): stored component by component
+        coords = f"let x = e / {tile.bk // 4}u; let kk = (e % {tile.bk // 4}u) * 4u;"
+        store = "".join(f" s{which}[(kk + {q}u) * {edge // 4}u + x / 4u][x % 4u] = V[{q}];"
+                        for q in range(4))
+    else:  # a vec4 is 4 rows (columns) at one k: one vec4 store
+        coords = f"let kk = e / {edge // 4}u; let x = (e % {edge // 4}u) * 4u;"
+        store = f" s{which}[kk * {edge // 4}u + x / 4u] = V;"
+    args = f"zo, {base} + x, K0 + kk" if which == "a" else f"zo, K0 + kk, {base} + x"
+    cond = f"{base} + x < {limit} && K0 + kk < kend"
+    lines = []
+    for it in range(edge * tile.bk // 4 // nthreads):
+        reg = f"p{which}{it}"
+        head = f"    {{ let e = tid + {it * nthreads}u; {coords}"
+        if phase == "load":
+            lines.append(f"{head} {reg} = vec4<f32>(0);"
+                         f" if ({cond.replace('K0', 'k1')}) {{ {reg} = "
+                         f"{fn}({args.replace('K0', 'k1')}); }} }}")
+        elif phase == "store":
+            lines.append(f"{head}{store.replace('V', reg)} }}")
+        else:
+            lines.append(f"{head} var v = vec4<f32>(0); if ({cond.replace('K0', 'k0')}) {{ "
+                         f"v = {fn}({args.replace('K0', 'k0')}); }}{store.replace('V', 'v')} }}")
+    return "\n".join(lines)
+
+
 def _fma_block(tile: Tile, acc: str) -> str:
     """The unrolled ``BK``-deep multiply-accumulate over the staged slices."""
     qa, qb = tile.rm // 4, tile.rn // 4
@@ -106,7 +141,8 @@ def _fma_block(tile: Tile, acc: str) -> str:
 
 
 def gemm_source(t: DType, tile: Tile, words: int, writes: list, reads: list,
-                funcs: str, a_along_k: str = "true", b_along_n: str = "true") -> str:
+                funcs: str, a_along_k: str = "true", b_along_n: str = "true",
+                vec: tuple = (None, None)) -> str:
     """WGSL of a tiled GEMM; ``funcs`` defines ``load_a``, ``load_b`` and ``store_c``.
 
     Args:
@@ -118,6 +154,9 @@ def gemm_source(t: DType, tile: Tile, words: int, writes: list, reads: list,
         a_along_k, b_along_n: WGSL booleans: whether consecutive threads stage A along k
             (else along m) and B along n (else along k); reading memory in order (a
             transposed operand the other way round) keeps the loads coalesced.
+        vec: for float32, the dims along which A and B are read four at a time ("k" or
+            "m" for A, "n" or "k" for B; None: one at a time), through ``load_a4`` and
+            ``load_b4`` in ``funcs``.
     """
     acc = (D.float32 if t in (D.float16, D.float32) else t).wgsl
     nx, ny = tile.threads
@@ -134,10 +173,18 @@ def gemm_source(t: DType, tile: Tile, words: int, writes: list, reads: list,
                               f"    if (gm < M && gn < N) {{ store_c(zo, gm, gn, "
                               f"c{i}_{j}[{q}]); }} }}")
     nthreads = nx * ny
+
+    def _loads(tile: Tile, which: str, acc: str, phase: str = "both") -> str:
+        along = vec[0] if which == "a" else vec[1]
+        if along is None:
+            return _scalar_loads(tile, which, acc, phase)
+        return _vec_loads(tile, which, along, phase)
+
     if tile.prefetch:  # registers for the next slice: its global reads overlap the FMAs
-        regs = "\n".join(f"  var p{w_}{i} = {acc}(0);" for w_, n in (
-            ("a", tile.tm * tile.bk // nthreads), ("b", tile.tn * tile.bk // nthreads))
-            for i in range(n))
+        regs = "\n".join(
+            f"  var p{w_}{i} = " + ("vec4<f32>(0);" if v else f"{acc}(0);")
+            for w_, n, v in (("a", tile.tm * tile.bk, vec[0]), ("b", tile.tn * tile.bk, vec[1]))
+            for i in range(n // nthreads // (4 if v else 1)))
         loop = (f"{regs}\n  var k1 = kbeg;\n"
                 f"{_loads(tile, 'a', acc, 'load')}\n{_loads(tile, 'b', acc, 'load')}\n"
                 f"  for (var k0 = kbeg; k0 < kend; k0 = k0 + {tile.bk}u) {{\n"
