@@ -412,15 +412,19 @@ def memory_overlap(t: Tensor, o: Tensor) -> str | None:
         return "full"
     if storage(o) is not storage(t):
         return None
-    shape, other_shape = tuple(t.shape), tuple(o.shape)
+    return layout_overlap((tuple(t.shape), *layout(t)), (tuple(o.shape), *layout(o)))
+
+
+def layout_overlap(a: tuple, b: tuple) -> str | None:
+    """:func:`memory_overlap` of two ``(shape, strides, offset)`` layouts of one storage."""
+    (shape, strides, start), (other_shape, other_strides, other_start) = a, b
     if 0 in shape or 0 in other_shape:
         return None
-    (strides, start), (other_strides, other_start) = layout(t), layout(o)
     if not (_dense(shape, strides) and _dense(other_shape, other_strides)):
         return None
-    end, other_end = start + t.numel(), other_start + o.numel()
+    end, other_end = start + math.prod(shape), other_start + math.prod(other_shape)
     if (start, end) == (other_start, other_end):
-        return "full" if strides == other_strides else "partial"
+        return "full" if tuple(strides) == tuple(other_strides) else "partial"
     return "partial" if start < other_end and other_start < end else None
 
 

@@ -4,8 +4,9 @@ Hypothesis draws a base shape (sizes 0 and 1 included), then a program: views of
 tensor (slicing with steps, select, transpose, permute, unsqueeze, squeeze, view, reshape,
 expand, diagonal, narrow, unfold, split/unbind pieces, detach) and in-place ops on any live
 tensor (arithmetic, fill, zero, copy, clamp, setitem), with or without autograd. After every
-step, both sides must agree on which step raises; at the end every live tensor's values
-and, under autograd, every gradient must match.
+step, both sides must agree on which step raises and every live non-empty tensor's
+strides; at the end every live tensor's values and, under autograd, every gradient must
+match.
 """
 
 from functools import partial
@@ -234,6 +235,9 @@ def _compare_live(live: list, step: str) -> None:
     split piece whose base changed under autograd) must be unreadable in Volta too."""
     for i, (a, b) in enumerate(list(live)):
         assert tuple(a.shape) == b.shape, f"tensor {i}: shape {b.shape} != {tuple(a.shape)}"
+        if b.numel():  # strides too (size-1 dims included: overlap checks compare them)
+            assert tuple(a.stride()) == tuple(b.stride()), \
+                f"tensor {i} after {step}: strides {b.stride()} != {tuple(a.stride())}"
         try:
             # PyTorch regenerates a view's grad_fn (after its base changed) when it is
             # read, and until then its in-place check may see a leaf: read it, so that
@@ -261,3 +265,76 @@ def _run(torch_fn, volta_fn):
             volta_fn()
         return None
     return a, volta_fn()
+
+
+# views whose size-1 dims PyTorch strides by its own rules: None and unsqueeze take the
+# stride of the dim they precede (in key order), expand's new dims likewise unless grown
+_STRIDED = {
+    "none_before_slice": lambda m: m.arange(4.)[None, 2:3],
+    "none_after_slice": lambda m: m.arange(4.)[2:3, None],
+    "none_after_step": lambda m: m.tensor([[True, True]])[::2, None],
+    "none_mid": lambda m: m.arange(6.).reshape(2, 3)[:, None, 1:2],
+    "none_after_int": lambda m: m.arange(6.).reshape(2, 3)[0, None],
+    "none_before_int": lambda m: m.arange(6.).reshape(2, 3)[None, 0],
+    "none_ellipsis": lambda m: m.arange(6.).reshape(2, 3)[None, ..., None],
+    "none_of_0d": lambda m: m.tensor(2.)[None, None],
+    "unsqueeze_step": lambda m: m.arange(4.)[::2].unsqueeze(1),
+    "unsqueeze_one": lambda m: m.arange(4.)[2:3].unsqueeze(0),
+    "expand_new_one": lambda m: m.arange(3.).expand(1, 1, 3),
+    "expand_new_grown": lambda m: m.arange(3.).expand(2, 1, 3),
+    "expand_inner": lambda m: m.arange(3.).reshape(3, 1).expand(2, 3, 4),
+    "expand_0d": lambda m: m.tensor(1.).expand(1, 1),
+    "expand_then_none": lambda m: m.arange(4.)[None].expand(3, 4)[:, None],
+}
+
+
+@pytest.mark.parametrize("name", list(_STRIDED))
+def test_size_one_dims_are_strided_as_pytorch(name):
+    t, v = _STRIDED[name](torch), _STRIDED[name](vt)
+    assert (tuple(v.shape), tuple(v.stride())) == (tuple(t.shape), t.stride())
+
+
+def _setitem(case):
+    def run(m):
+        v = {"bool": m.tensor([[True, True]]), "one": m.arange(1.), "three": m.arange(3.),
+             "row": m.arange(3.).reshape(1, 3), "four": m.arange(4.),
+             "mat": m.arange(6.).reshape(2, 3), "cube": m.arange(6.).reshape(1, 2, 3),
+             "tall": m.arange(6.).reshape(3, 2)}[case[0]]
+        if case[0] == "one":
+            v = v.to(m.bfloat16).exp()
+        case[1](v)
+        return v.float().tolist() if v.dtype != m.bool else v.tolist()
+    return run
+
+
+_SETITEMS = {  # x[key] = (a view of x): PyTorch's copy_to overlap check, each way
+    "stepped_none": ("bool", lambda v: v.__setitem__((slice(None, None, 2), None), v)),
+    "one_into_0d": ("one", lambda v: v.__setitem__(0, v)),
+    "one_under_none": ("one", lambda v: v.__setitem__(None, v)),
+    "three_under_none": ("three", lambda v: v.__setitem__(None, v)),
+    "row_under_none": ("row", lambda v: v.__setitem__(None, v)),
+    "broadcast_row": ("mat", lambda v: v.__setitem__((slice(None), None), v[0])),
+    "row_to_row": ("mat", lambda v: v.__setitem__(0, v[1])),
+    "row_to_slice": ("mat", lambda v: v.__setitem__(slice(0, 1), v[0])),
+    "leading_one": ("cube", lambda v: v.__setitem__(0, v)),
+    "same_start": ("four", lambda v: v.__setitem__(slice(0, 2), v[None, :2])),
+    "shifted": ("four", lambda v: v.__setitem__(slice(1, 3), v[None, None, :2])),
+    "shifted_same_shape": ("four", lambda v: v.__setitem__(slice(1, 3), v[:2])),
+    "column_from_row": ("tall", lambda v: v.__setitem__(slice(0, 1), v[None, 0])),
+}
+
+
+@pytest.mark.parametrize("name", list(_SETITEMS))
+def test_setitem_of_its_own_view_raises_as_pytorch(name):
+    """Basic-indexing ``x[key] = view of x``: PyTorch strips the value's leading size-1
+    dims, expands it to the region and refuses a partial overlap (same range, other
+    strides; or overlapping ranges); both must agree, and on the values when allowed."""
+    run = _setitem(_SETITEMS[name])
+    try:
+        run(torch)
+    except RuntimeError as exc:
+        assert "single memory location" in str(exc)
+        with pytest.raises(vt.ShapeError, match="single memory location"):
+            run(vt)
+        return
+    assert run(vt) == run(torch)

@@ -17,9 +17,10 @@ from ..backend.kernels import get_kernel
 from ..dtypes import checked_scalar
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, tensor_method
+from ..views import layout, make_view
 from ._scatter import _flat_positions
 from ._util import broadcast_shapes, normalize_dim
-from .movement import ConstantPad, _full, expand, movedim, permute, reshape, slice_view
+from .movement import ConstantPad, Reshape, _full, expand, movedim, permute, reshape, slice_view
 
 
 def _kernel(ctx, name: str):
@@ -383,8 +384,9 @@ def _key_item(x: Tensor, k: Any) -> Any:
 def parse_key(x: Tensor, key: Any) -> tuple[tuple, list, list]:
     """Split ``key`` into a basic key (an int or slice per dim), new axes and tensor indices.
 
-    Returns ``(basic, new_axes, advanced)``: ``new_axes`` are positions of size-1 dims to
-    insert in ``x[basic]``, and ``advanced`` lists ``(position, int array, size)`` of the
+    Returns ``(basic, new_axes, advanced)``: ``new_axes`` are ``(position, dim)`` of the
+    size-1 dims to insert in ``x[basic]`` (``dim``: the dim of ``x`` the key reached
+    there), and ``advanced`` lists ``(position, int array, size)`` of the
     tensor indices applied afterwards (bool masks become their ``nonzero`` indices).
     """
     items = [_key_item(x, k) for k in (key if type(key) is tuple else (key,))]
@@ -399,8 +401,8 @@ def parse_key(x: Tensor, key: Any) -> tuple[tuple, list, list]:
     xp, basic, new_axes, adv, d, r = x.device.xp, [], [], [], 0, 0
     ranges = []  # the tensor indices' range checks, made unless the result is empty
     for k in items:
-        if k is None:
-            new_axes.append(r)
+        if k is None:  # with the dim it comes before: PyTorch unsqueezes there, in order
+            new_axes.append((r, d))
             r += 1
         elif k is Ellipsis:
             basic += [_full(n) for n in shape[d:d + nd - used]]
@@ -422,7 +424,7 @@ def parse_key(x: Tensor, key: Any) -> tuple[tuple, list, list]:
                 raise DeviceError(f"__getitem__: mask on {k.device} indexes a tensor on "
                                   f"{x.device}; move it with .to('{x.device}')")
             if k.ndim == 0:  # x[True] adds a dim of size 1, x[False] one of size 0
-                new_axes.append(r)
+                new_axes.append((r, d))
                 one = xp.arange(1 if bool(k) else 0, dtype=xp.int64, device=x.device.native)
                 adv.append((r, one, 1))
                 r += 1
@@ -496,11 +498,22 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     basic, new_axes, adv = parse_key(x, key)
     y = slice_view(x, basic)
     if new_axes:
-        shape = list(y.shape)
-        for r in new_axes:
-            shape.insert(r, 1)
-        y = reshape(y, tuple(shape))
+        y = _new_axes(x, y, new_axes)
     return _advanced(y, adv) if adv else y
+
+
+def _new_axes(x: Tensor, y: Tensor, new_axes: list) -> Tensor:
+    """``y`` (``x`` sliced) with size-1 dims inserted at the ``(position, dim)`` pairs of
+    :func:`parse_key`, strided as PyTorch's in-order unsqueeze makes them: each takes
+    ``size * stride`` of the dim of ``x`` it came before (1 past the last), so ``.stride()``
+    and the memory-overlap checks that compare strides agree with PyTorch's."""
+    x_strides = layout(x)[0]
+    strides, offset = layout(y)
+    shape, strides = list(y.shape), list(strides)
+    for r, d in new_axes:
+        shape.insert(r, 1)
+        strides.insert(r, x.shape[d] * x_strides[d] if d < x.ndim else 1)
+    return make_view(Reshape.apply(y, shape=tuple(shape)), y, tuple(strides), offset)
 
 
 Tensor.__getitem__ = getitem

@@ -28,12 +28,16 @@ from ..views import (
     assign,
     check_no_partial_overlap,
     check_writable,
+    layout,
+    layout_overlap,
     memory_overlap,
+    storage,
+    view_strides,
 )
 from ._util import broadcast_shapes
 from .elementwise import add, sub
 from .indexing import _as_python, getitem
-from .movement import clone, expand, reshape, sum_to
+from .movement import clone, expand, expand_strides, reshape, sum_to
 
 _ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
 
@@ -394,20 +398,7 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     parts = key if isinstance(key, tuple) else (key,)
     if type(value) is Tensor and not any(type(k) is Tensor or isinstance(k, list)
                                          for k in parts):
-        # basic indexing copies into a view: PyTorch's copy_ refuses a source of the view's
-        # shape sharing part of its memory (v[1:] = v[:2]); a source of another shape is
-        # broadcast first, whose strides PyTorch compares its own way (not modelled)
-        region = getitem(self, key)
-        if region.shape == value.shape:
-            check_no_partial_overlap("__setitem__", region, (value,))
-        elif (value.numel() == 1 and value.ndim and memory_overlap(region, value)
-              is not None):
-            # PyTorch refuses a one-element source (not 0-d) expanded over its own memory
-            # (v[None] = v; measured: more elements, or a 0-d v, pass its overlap check)
-            raise ShapeError(
-                f"__setitem__: some elements of the value (shape {value.shape}) and the "
-                f"written-to region (shape {region.shape}) refer to a single memory "
-                "location; clone() the value first")
+        _check_copy_overlap(getitem(self, key), value)
     if self._owner is not None and _overlaps(tuple(self._data.shape), self._view.strides):
         region = getitem(self, key)
         if region.numel() == 0:  # nothing written into the expanded tensor: no error
@@ -433,6 +424,36 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
                 setitem(view, split[1], value)
                 return
     inplace(self, "__setitem__", lambda s: _index_put(s, key, value), value)
+
+
+def _check_copy_overlap(region: Tensor, value: Tensor) -> None:
+    """PyTorch's overlap check of basic-indexing ``x[key] = value`` (its ``copy_to``): a
+    value of the region's shape is copied as it is; a 0-d value on the CPU fills; any
+    other is viewed without its leading size-1 dims, then expanded to the region's shape.
+    The copy refuses a source sharing part of the region's memory: in the same range but
+    laid out with other strides (size-1 dims included), or in an overlapping range
+    (``v[1:] = v[:2]``, ``v[None] = v`` for one element). A source broadcast over a
+    longer dim is not dense, which its check does not judge (passes)."""
+    if storage(value) is not storage(region):
+        return
+    if region.shape == value.shape:
+        check_no_partial_overlap("__setitem__", region, (value,))
+        return
+    if value.ndim == 0 and value.device.type == "cpu":
+        return
+    strides, offset = layout(value)
+    lead = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+    shape = tuple(value.shape[lead:])
+    strides = view_strides(tuple(value.shape), strides, shape)
+    target = tuple(region.shape)
+    if strides is None or len(target) < len(shape):
+        return  # the copy refuses it for its shape
+    src = (target, expand_strides(shape, strides, target), offset)
+    if layout_overlap((target, *layout(region)), src) == "partial":
+        raise ShapeError(
+            f"__setitem__: some elements of the value (shape {value.shape}) and the "
+            f"written-to region (shape {region.shape}) refer to a single memory location; "
+            "clone() the value first")
 
 
 def _basic_first(parts: tuple) -> tuple | None:

@@ -203,8 +203,24 @@ def expand(x: Tensor, *shape: int) -> Tensor:
     if shape == x.shape:
         return x
     strides, offset = layout(x)
-    new = [0] * lead + [0 if n != s else st for n, s, st in zip(x.shape, shape[lead:], strides)]
-    return make_view(Expand.apply(x, shape=shape), x, new, offset)
+    return make_view(Expand.apply(x, shape=shape), x, expand_strides(x.shape, strides, shape),
+                     offset)
+
+
+def expand_strides(shape: tuple, strides: tuple, target: tuple) -> tuple:
+    """PyTorch's strides of a ``shape`` layout expanded to ``target``: 0 where a dim grows
+    from 1; a new leading dim of size 1 takes ``size * stride`` of the dim after it (0 for
+    a 0-d source), as its ``.stride()`` shows and its overlap checks compare."""
+    lead = len(target) - len(shape)
+    out = [0] * len(target)
+    for i in range(len(target) - 1, -1, -1):
+        d = i - lead
+        if d >= 0:
+            n, st = shape[d], strides[d]
+        else:
+            n, st = 1, (target[i + 1] * out[i + 1] if i + 1 < len(target) and shape else 0)
+        out[i] = 0 if n != target[i] else st
+    return tuple(out)
 
 
 broadcast_to = expand
@@ -233,7 +249,10 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     d = normalize_dim("unsqueeze", dim, x.ndim + 1)
     shape = list(x.shape)
     shape.insert(d, 1)
-    return reshape(x, tuple(shape))
+    strides, offset = layout(x)
+    strides = list(strides)  # PyTorch's stride for the new dim: that of the one it precedes
+    strides.insert(d, x.shape[d] * strides[d] if d < x.ndim else 1)
+    return make_view(Reshape.apply(x, shape=tuple(shape)), x, tuple(strides), offset)
 
 
 @tensor_method()

@@ -51,40 +51,48 @@ BIG = Tile(128, 128, 8, 8, 8, prefetch=True)
 MID = Tile(64, 64, 16, 4, 4)
 
 
+def _staged(which: str, count: int, nthreads: int, coords: str, zero: str, cond: str,
+            call: str, store: str, phase: str) -> str:
+    """WGSL staging ``count`` values per thread of A's or B's slice (``which``): each is
+    read with ``call`` where ``cond`` holds (else ``zero``), then written by ``store``
+    (its ``@V@`` standing for the value). ``K0`` in ``cond``/``call`` is the slice's
+    first k. ``phase``: "both", or "load" (the next slice, at ``k1``, into registers
+    ``pa0``, ...) and "store" (those registers to workgroup memory)."""
+    lines = []
+    for it in range(count):
+        reg = f"p{which}{it}"
+        head = f"    {{ let e = tid + {it * nthreads}u; {coords}"
+        if phase == "load":
+            lines.append(f"{head} {reg} = {zero}; if ({cond.replace('K0', 'k1')}) {{ "
+                         f"{reg} = {call.replace('K0', 'k1')}; }} }}")
+        elif phase == "store":
+            lines.append(f"{head}{store.replace('@V@', reg)} }}")
+        else:
+            lines.append(f"{head} var v = {zero}; if ({cond.replace('K0', 'k0')}) {{ "
+                         f"v = {call.replace('K0', 'k0')}; }}{store.replace('@V@', 'v')} }}")
+    return "\n".join(lines)
+
+
 def _scalar_loads(tile: Tile, which: str, acc: str, phase: str = "both") -> str:
-    """Stage one slice of A (``TM x BK``) or B (``BK x TN``) in workgroup memory;
-    ``phase`` "load" only reads it into registers (``pa0``, ...; at ``k0 + BK``), "store"
-    writes those registers to workgroup memory."""
+    """Stage one slice of A (``TM x BK``) or B (``BK x TN``) in workgroup memory, one
+    element at a time (see :func:`_staged` for ``phase``)."""
     nthreads = tile.threads[0] * tile.threads[1]
     if which == "a":  # consecutive threads along k where A's rows are contiguous (AK)
         total, inner = tile.tm * tile.bk, tile.bk
         coords = (f"let r = select(e % {tile.tm}u, e / {inner}u, AK); "
                   f"let kk = select(e / {tile.tm}u, e % {inner}u, AK);")
-        cond = "row0 + r < M && k0 + kk < kend"
-        call = "load_a(zo, row0 + r, k0 + kk)"
+        cond = "row0 + r < M && K0 + kk < kend"
+        call = "load_a(zo, row0 + r, K0 + kk)"
         dst = f"sa[kk * {tile.tm // 4}u + r / 4u][r % 4u]"
     else:
         total, inner = tile.bk * tile.tn, tile.tn  # along n, unless B's columns are (!BN)
         coords = (f"let kk = select(e % {tile.bk}u, e / {inner}u, BN); "
                   f"let r = select(e / {tile.bk}u, e % {inner}u, BN);")
-        cond = "col0 + r < N && k0 + kk < kend"
-        call = "load_b(zo, k0 + kk, col0 + r)"
+        cond = "col0 + r < N && K0 + kk < kend"
+        call = "load_b(zo, K0 + kk, col0 + r)"
         dst = f"sb[kk * {tile.tn // 4}u + r / 4u][r % 4u]"
-    lines = []
-    for it in range(total // nthreads):
-        reg = f"p{which}{it}"
-        if phase == "load":
-            nxt = cond.replace("k0 + kk", "k1 + kk")
-            lines.append(f"    {{ let e = tid + {it * nthreads}u; {coords}\n"
-                         f"      {reg} = {acc}(0); if ({nxt}) {{ "
-                         f"{reg} = {call.replace('k0 + kk', 'k1 + kk')}; }} }}")
-        elif phase == "store":
-            lines.append(f"    {{ let e = tid + {it * nthreads}u; {coords} {dst} = {reg}; }}")
-        else:
-            lines.append(f"    {{ let e = tid + {it * nthreads}u; {coords}\n"
-                         f"      var v = {acc}(0); if ({cond}) {{ v = {call}; }}\n"
-                         f"      {dst} = v; }}")
-    return "\n".join(lines)
+    return _staged(which, total // nthreads, nthreads, coords, f"{acc}(0)", cond, call,
+                   f" {dst} = @V@;", phase)
 
 
 def _vec_loads(tile: Tile, which: str, along: str, phase: str = "both") -> str:
@@ -99,27 +107,14 @@ def _vec_loads(tile: Tile, which: str, along: str, phase: str = "both") -> str:
         edge, fn, limit, base = tile.tn, "load_b4", "N", "col0"
     if along == "k":  # a vec4 is 4 k's of one row (column): stored component by component
         coords = f"let x = e / {tile.bk // 4}u; let kk = (e % {tile.bk // 4}u) * 4u;"
-        store = "".join(f" s{which}[(kk + {q}u) * {edge // 4}u + x / 4u][x % 4u] = V[{q}];"
+        store = "".join(f" s{which}[(kk + {q}u) * {edge // 4}u + x / 4u][x % 4u] = @V@[{q}];"
                         for q in range(4))
     else:  # a vec4 is 4 rows (columns) at one k: one vec4 store
         coords = f"let kk = e / {edge // 4}u; let x = (e % {edge // 4}u) * 4u;"
-        store = f" s{which}[kk * {edge // 4}u + x / 4u] = V;"
+        store = f" s{which}[kk * {edge // 4}u + x / 4u] = @V@;"
     args = f"zo, {base} + x, K0 + kk" if which == "a" else f"zo, K0 + kk, {base} + x"
-    cond = f"{base} + x < {limit} && K0 + kk < kend"
-    lines = []
-    for it in range(edge * tile.bk // 4 // nthreads):
-        reg = f"p{which}{it}"
-        head = f"    {{ let e = tid + {it * nthreads}u; {coords}"
-        if phase == "load":
-            lines.append(f"{head} {reg} = vec4<f32>(0);"
-                         f" if ({cond.replace('K0', 'k1')}) {{ {reg} = "
-                         f"{fn}({args.replace('K0', 'k1')}); }} }}")
-        elif phase == "store":
-            lines.append(f"{head}{store.replace('V', reg)} }}")
-        else:
-            lines.append(f"{head} var v = vec4<f32>(0); if ({cond.replace('K0', 'k0')}) {{ "
-                         f"v = {fn}({args.replace('K0', 'k0')}); }}{store.replace('V', 'v')} }}")
-    return "\n".join(lines)
+    return _staged(which, edge * tile.bk // 4 // nthreads, nthreads, coords, "vec4<f32>(0)",
+                   f"{base} + x < {limit} && K0 + kk < kend", f"{fn}({args})", store, phase)
 
 
 def _fma_block(tile: Tile, acc: str) -> str:
