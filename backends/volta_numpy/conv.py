@@ -305,8 +305,7 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
                 gt = np.ascontiguousarray(g.transpose(0, 2, 3, 1))
                 gt = gt.reshape(nb, base.length, groups, og).transpose(0, 2, 1, 3)
             else:
-                gt = _grouped(np.ascontiguousarray(g).reshape(nb, base.o, base.length),
-                              base, og).swapaxes(-1, -2)
+                gt = _grouped(_widened(g, base), base, og).swapaxes(-1, -2)
             part = np.matmul(_grouped(c, base, base.taps), gt)
             parts[lo // base.chunk()] = part.sum(axis=0)
 

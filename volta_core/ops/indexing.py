@@ -20,7 +20,17 @@ from ..tensor import Tensor, tensor_method
 from ..views import layout, make_view
 from ._scatter import _flat_positions
 from ._util import broadcast_shapes, normalize_dim
-from .movement import ConstantPad, Reshape, _full, expand, movedim, permute, reshape, slice_view
+from .movement import (
+    ConstantPad,
+    Reshape,
+    _full,
+    expand,
+    movedim,
+    permute,
+    reshape,
+    slice_view,
+    unsqueeze_stride,
+)
 
 
 def _kernel(ctx, name: str):
@@ -512,7 +522,7 @@ def _new_axes(x: Tensor, y: Tensor, new_axes: list) -> Tensor:
     shape, strides = list(y.shape), list(strides)
     for r, d in new_axes:
         shape.insert(r, 1)
-        strides.insert(r, x.shape[d] * x_strides[d] if d < x.ndim else 1)
+        strides.insert(r, unsqueeze_stride(x.shape, x_strides, d))
     return make_view(Reshape.apply(y, shape=tuple(shape)), y, tuple(strides), offset)
 
 

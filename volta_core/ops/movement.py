@@ -250,9 +250,15 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     shape = list(x.shape)
     shape.insert(d, 1)
     strides, offset = layout(x)
-    strides = list(strides)  # PyTorch's stride for the new dim: that of the one it precedes
-    strides.insert(d, x.shape[d] * strides[d] if d < x.ndim else 1)
+    strides = list(strides)
+    strides.insert(d, unsqueeze_stride(x.shape, strides, d))
     return make_view(Reshape.apply(x, shape=tuple(shape)), x, tuple(strides), offset)
+
+
+def unsqueeze_stride(shape: tuple, strides: tuple, d: int) -> int:
+    """PyTorch's stride for a size-1 dim inserted before dim ``d`` of a ``shape`` layout:
+    ``size * stride`` of that dim, 1 past the last."""
+    return shape[d] * strides[d] if d < len(shape) else 1
 
 
 @tensor_method()
