@@ -14,6 +14,9 @@ Each model runs at each precision: ``fp32`` (TF32 off everywhere), ``tf32``
 (``allow_tf32`` on for matmuls and cuDNN) and ``bf16`` (``autocast(dtype=bfloat16)``,
 TF32 on for what stays float32), PyTorch and Volta alternating in blocks of steps in the
 same process; the table prints median ms per step and the throughput ratio Volta/PyTorch.
+``--cuda-graphs`` adds both steps captured whole in a CUDA graph (``vt.cuda.graph``,
+``capturable`` Adam/AdamW, autocast's cast cache off) with their throughput against
+PyTorch eager.
 
 ``--curve`` instead runs N (default 500) bf16-autocast steps of the transformer in both
 frameworks from the same initial weights and batches (dropout off) and checks that
@@ -23,7 +26,7 @@ of PyTorch's own losses over each window).
 Usage::
 
     python benchmarks/amp_step.py [--device cuda] [--models mlp,cnn] [--precisions fp32,bf16]
-        [--steps 30] [--warmup 5] [--json]
+        [--steps 30] [--warmup 5] [--json] [--cuda-graphs]
     python benchmarks/amp_step.py --curve [--curve-steps 500]
     python benchmarks/amp_step.py --memory-steps 2000 --models transformer,cnn
     python benchmarks/amp_step.py --device cpu --smoke      # tiny sizes, a few steps
@@ -45,7 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-from train_step_models import CUDA_MODELS, optimizer, peer_device, time_steps  # noqa: E402
+from train_step_models import (  # noqa: E402
+    CUDA_MODELS,
+    graphed_step,
+    optimizer,
+    peer_device,
+    time_steps,
+)
 from train_step_models import build as build_big  # noqa: E402
 from train_step_models import data as data_big  # noqa: E402
 
@@ -153,17 +162,31 @@ def _step(lib: Any, model: Any, x: Any, y: Any, opt: Any, device_type: str,
     return step
 
 
-def volta_step(cfg: dict, device: str, precision: str) -> Callable[[], Any]:
-    """One Volta training step of ``cfg``'s model (returns the loss tensor)."""
+def _graphed(lib: Any, model: Any, x: Any, y: Any, opt: Any, device_type: str,
+             precision: str) -> Callable[[], Any]:
+    """The step captured once in a CUDA graph and replayed (autocast's cast cache off, as
+    PyTorch requires while capturing)."""
+    enabled = precision == "bf16"
+    return graphed_step(lib, model, x, y, opt, lib.nn.CrossEntropyLoss(), autocast=lambda:
+                        lib.autocast(device_type, dtype=lib.bfloat16, enabled=enabled,
+                                     cache_enabled=False))
+
+
+def volta_step(cfg: dict, device: str, precision: str,
+               graphed: bool = False) -> Callable[[], Any]:
+    """One Volta training step of ``cfg``'s model (returns the loss tensor); ``graphed``:
+    as a CUDA graph replay."""
     vt.manual_seed(0)
     model = build(vt.nn, cfg).to(device)
     xs, ys = data(cfg)
     x, y = vt.tensor(xs, device=device), vt.tensor(ys, device=device)
-    opt = optimizer(vt.optim, model.parameters(), cfg)
-    return _step(vt, model, x, y, opt, vt.device(device).type, precision)
+    opt = optimizer(vt.optim, model.parameters(), cfg, capturable=graphed)
+    make = _graphed if graphed else _step
+    return make(vt, model, x, y, opt, vt.device(device).type, precision)
 
 
-def torch_step(cfg: dict, device: str, precision: str) -> Callable[[], Any] | None:
+def torch_step(cfg: dict, device: str, precision: str,
+               graphed: bool = False) -> Callable[[], Any] | None:
     """The same step in PyTorch, or None where torch (with the device) is missing."""
     try:
         import torch
@@ -176,8 +199,8 @@ def torch_step(cfg: dict, device: str, precision: str) -> Callable[[], Any] | No
     model = build(torch.nn, cfg).to(dev)
     xs, ys = data(cfg)
     x, y = torch.from_numpy(xs).to(dev), torch.from_numpy(ys).to(dev)
-    opt = optimizer(torch.optim, model.parameters(), cfg)
-    return _step(torch, model, x, y, opt, dev, precision)
+    opt = optimizer(torch.optim, model.parameters(), cfg, capturable=graphed)
+    return (_graphed if graphed else _step)(torch, model, x, y, opt, dev, precision)
 
 
 def _syncs(device: str) -> dict[str, Callable[[], None]]:
@@ -191,14 +214,18 @@ def _syncs(device: str) -> dict[str, Callable[[], None]]:
 
 
 def compare(names: list[str], precisions: list[str], device: str, n: int, warmup: int,
-            configs: dict[str, dict], compiled: bool = False) -> list[dict[str, Any]]:
-    """Median ms per step of every model at every precision, and the throughput ratio."""
+            configs: dict[str, dict], compiled: bool = False,
+            graphs: bool = False) -> list[dict[str, Any]]:
+    """Median ms per step of every model at every precision, and the throughput ratio
+    (``graphs``: also both steps as CUDA graph replays, against PyTorch eager)."""
     rows = []
     for name in names:
         for precision in precisions:
             set_precision(precision)
             cfg = configs[name]
             steps: dict[str, Callable[[], Any]] = {"volta": volta_step(cfg, device, precision)}
+            if graphs:
+                steps["volta_graph"] = volta_step(cfg, device, precision, graphed=True)
             if compiled:  # the whole step recorded and replayed (it returns the loss detached)
                 step = steps["volta"]
                 steps["volta"] = vt.compile(lambda step=step: step().detach(),
@@ -207,12 +234,18 @@ def compare(names: list[str], precisions: list[str], device: str, n: int, warmup
             ts = torch_step(cfg, device, precision)
             if ts is not None:
                 steps["torch"] = ts
-            med = time_steps(steps, _syncs(device), n, warmup)
-            row: dict[str, Any] = {"model": name, "precision": precision,
-                                   "volta_ms": med["volta"] * 1e3}
+                if graphs:
+                    steps["torch_graph"] = torch_step(cfg, device, precision, graphed=True)
+            syncs = _syncs(device)
+            syncs.update({f"{k}_graph": f for k, f in syncs.items()})
+            med = time_steps(steps, syncs, n, warmup)
+            row: dict[str, Any] = {"model": name, "precision": precision}
+            row.update({f"{k}_ms": v * 1e3 for k, v in med.items()})
             if "torch" in med:
-                row.update(torch_ms=med["torch"] * 1e3,
-                           throughput_ratio=med["torch"] / med["volta"])
+                row.update(throughput_ratio=med["torch"] / med["volta"])
+                if graphs:
+                    row.update(graph_ratio=med["torch"] / med["volta_graph"],
+                               torch_graph_ratio=med["torch"] / med["torch_graph"])
             rows.append(row)
             del steps
             if device.startswith("cuda"):
@@ -313,8 +346,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile", action="store_true",
                         help="Volta's step through vt.compile(mode='reduce-overhead') (replayed "
                              "on wgpu)")
+    parser.add_argument("--cuda-graphs", action="store_true",
+                        help="also time both steps captured in a CUDA graph (cuda only)")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     args = parser.parse_args(argv)
+    if args.cuda_graphs and not args.device.startswith("cuda"):
+        parser.error("--cuda-graphs needs --device cuda")
     configs = {k: {**v, **(SMOKE[k] if args.smoke else {})} for k, v in MODELS.items()}
     if args.smoke:
         args.steps, args.warmup = min(args.steps, 3), min(args.warmup, 1)
@@ -343,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             print("volta follows torch" if result["follows_torch"] else "CURVES DIVERGE")
         return 0 if result["follows_torch"] else 2
     rows = compare(args.models.split(","), args.precisions.split(","), args.device,
-                   args.steps, args.warmup, configs, args.compile)
+                   args.steps, args.warmup, configs, args.compile, args.cuda_graphs)
     if args.json:
         print(json.dumps({"device": args.device, "timing": rows}, indent=2))
         return 0
@@ -354,6 +391,10 @@ def main(argv: list[str] | None = None) -> int:
         line = f"{r['model']:>12} {r['precision']:>5}: volta {r['volta_ms']:9.2f}"
         if "torch_ms" in r:
             line += f" | torch {r['torch_ms']:9.2f} | ratio {r['throughput_ratio']:.2f}"
+        if "graph_ratio" in r:
+            line += (f" || graphs: volta {r['volta_graph_ms']:8.2f} | torch "
+                     f"{r['torch_graph_ms']:8.2f} | vs torch eager: volta "
+                     f"{r['graph_ratio']:.2f}, torch {r['torch_graph_ratio']:.2f}")
         print(line)
     return 0
 

@@ -24,6 +24,7 @@ checks that ``vt.cuda.max_memory_allocated()`` stays flat after warm-up.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -164,15 +165,22 @@ def training_step(model: Any, x: Any, y: Any, opt: Any, lossf: Any) -> Callable[
 
 
 def graphed_step(lib: Any, model: Any, x: Any, y: Any, opt: Any, lossf: Any,
-                 warmup: int = 3) -> Callable[[], Any]:
+                 warmup: int = 3, autocast: Callable[[], Any] | None = None
+                 ) -> Callable[[], Any]:
     """One training step as a CUDA graph replay (``lib`` is ``volta_core`` or ``torch``):
     warm-up steps on a side stream, then the whole step (forward, backward, optimizer)
-    captured once; each call copies the batch into the static inputs and replays."""
+    captured once; each call copies the batch into the static inputs and replays.
+    ``autocast``: a function returning the context the forward and loss run in."""
     static_x, static_y = x.clone(), y.clone()
+    region = autocast or contextlib.nullcontext
+
+    def forward() -> Any:
+        with region():
+            return lossf(model(static_x), static_y)
 
     def step() -> Any:
         opt.zero_grad(set_to_none=True)
-        loss = lossf(model(static_x), static_y)
+        loss = forward()
         loss.backward()
         opt.step()
         return loss
@@ -186,7 +194,7 @@ def graphed_step(lib: Any, model: Any, x: Any, y: Any, opt: Any, lossf: Any,
     graph = lib.cuda.CUDAGraph()
     opt.zero_grad(set_to_none=True)
     with lib.cuda.graph(graph):
-        static_loss = lossf(model(static_x), static_y)
+        static_loss = forward()
         static_loss.backward()
         opt.step()
 
