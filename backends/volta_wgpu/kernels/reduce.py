@@ -131,7 +131,8 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
         types += list(fused.types)
         words += len(fused.words)
         helpers += fused.source(helpers + _combine(op, acc))
-    head = cg.header(types, words, [("out", out)], reads) + helpers
+    # the partial results of a split hold the accumulator type (float16 sums: float32)
+    head = cg.header(types, words, [("out", acc if split else out)], reads) + helpers
     head += _combine(op, acc)
     if split:  # the piece of the row, and where its result goes
         span = (f"  let s = lin / {cg.word(0)};\n  let row = lin % {cg.word(0)};\n"
