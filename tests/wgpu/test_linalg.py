@@ -163,6 +163,18 @@ def test_matmul_split_over_k(xp, check, monkeypatch, sa, sb, ta):
           atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_long_k_products_are_right_on_every_adapter(xp, check, dtype):
+    """A K past 2**19 (llvmpipe ends an invocation after 65535 loop iterations: the
+    product came out short there) is cut into slices on a CPU adapter: the tiled kernels
+    by their K splits, the generic one (integers) by slices summed after."""
+    rng = np.random.default_rng(4)
+    a = rng.integers(-2, 3, (2, 600_000)).astype(dtype)
+    b = rng.integers(-2, 3, (600_000, 3)).astype(dtype)
+    check(xp.matmul(xp.asarray(a), xp.asarray(b)), a @ b)
+    check(xp.matmul(xp.asarray(a[None]), xp.asarray(b[None])), (a @ b)[None])
+
+
 def test_matmul_vec4_reads_in_every_layout(xp, check, monkeypatch):
     """float32 operands whose rows or columns are aligned runs are read four at a time
     (A along k or m, B along n or k): every combination, unaligned views (one at a time)

@@ -88,6 +88,37 @@ def test_scans_var_std(xp, check):
     check(xp.std(x, axis=(0, 2), correction=1), A.std(axis=(0, 2), ddof=1), rtol=1e-5)
 
 
+def test_long_scans_run_in_blocks(xp, check):
+    """Rows past ``SCAN_SERIAL_MAX`` scan in blocks (each block's own scan, the scan of the
+    block totals, then the prefixes added): every element right past 65535 (where llvmpipe
+    used to stop one thread's serial scan), along a strided axis, with include_initial,
+    in int64 and for products; float16 partial results stay float32."""
+    from volta_wgpu.kernels import reduce
+
+    n = 70_001
+    assert n > reduce.SCAN_SERIAL_MAX
+    ones = np.ones((3, n), np.float32)
+    check(xp.cumulative_sum(xp.asarray(ones), axis=1), np.cumsum(ones, axis=1), rtol=0,
+          atol=0)
+    a = RNG.standard_normal((3, n)).astype(np.float32)
+    want = np.cumsum(a.astype(np.float64), axis=1).astype(np.float32)
+    check(xp.cumulative_sum(xp.matrix_transpose(xp.asarray(np.ascontiguousarray(a.T))),
+                            axis=1), want, rtol=1e-4, atol=1e-3)
+    got = xp.cumulative_sum(xp.asarray(a), axis=1, include_initial=True)
+    check(got, np.concatenate([np.zeros((3, 1), np.float32), want], axis=1), rtol=1e-4,
+          atol=1e-3)
+    i = RNG.integers(-9, 9, (2, n)).astype(np.int64)
+    check(xp.cumulative_sum(xp.asarray(i), axis=1), np.cumsum(i, axis=1))
+    p = (1 + RNG.standard_normal(9000) * 1e-3).astype(np.float32)
+    check(xp.cumulative_prod(xp.asarray(p)), np.cumprod(p.astype(np.float64)).astype(
+        np.float32), rtol=1e-4)
+    if wgpu_float16_missing() is None:
+        h = (RNG.standard_normal(n) * 0.01).astype(np.float16)
+        got = xp.cumulative_sum(xp.asarray(h))
+        assert got.dtype == xp.float16
+        check(got, np.cumsum(h.astype(np.float64)).astype(np.float16), rtol=2e-3, atol=2e-3)
+
+
 @pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean"])
 @pytest.mark.parametrize("shape,axis", [((1024, 2048), 0), ((3, 20000), 1),
                                         ((5, 4000, 9), (0, 1)), ((40000,), None)])

@@ -165,11 +165,20 @@ def _pick_tile(m: int, n: int, nb: int, big_gpu: bool) -> gemm.Tile | None:
     return gemm.MID
 
 
+# on a CPU adapter (llvmpipe: lavapipe, or OpenGL there) one invocation stops after 65535
+# loop iterations in all, silently: a K of 2**19 already went past it, so products are
+# cut into slices of at most this many along K there
+CPU_ADAPTER_MAX_K = 1 << 17
+
+
 def _k_splits(t: DType, m: int, n: int, k: int, nb: int, big_gpu: bool) -> int:
     """K splits for a float32 product with too few 128x128 output tiles to fill a big GPU
     and a long K (a weight gradient: 512x512 over 8192 rows gave 64 tiles), so that the
-    splits bring it to 256 workgroups with 512+ deep slices; 1 for no split."""
-    if t is not D.float32 or not big_gpu or k < 1024:
+    splits bring it to 256 workgroups with 512+ deep slices; on a CPU adapter, slices of
+    :data:`CPU_ADAPTER_MAX_K` at most; 1 for no split."""
+    if not big_gpu:
+        return -(-k // CPU_ADAPTER_MAX_K)
+    if t is not D.float32 or k < 1024:
         return 1
     gx, gy = gemm.grid(gemm.BIG, m, n)
     tiles, s = gx * gy * nb, 1
@@ -225,6 +234,18 @@ def matmul_nd(a: Array, b: Array) -> Array:
         from .reduce import reduce
         total = reduce("sum", dst, (1,), t, t)
         return Array(total._st, out.shape, t)
+    if splits > 1:  # the generic kernel on a CPU adapter: K in slices, summed here
+        from ..namespace.elementwise import add
+        total = None
+        for k0 in range(0, K, CPU_ADAPTER_MAX_K):
+            k1 = min(K, k0 + CPU_ADAPTER_MAX_K)
+            part = matmul_nd(
+                Array(a._st, a.shape[:-1] + (k1 - k0,), t, a.strides,
+                      a.offset + k0 * a.strides[-1]),
+                Array(b._st, b.shape[:-2] + (k1 - k0, N), t, b.strides,
+                      b.offset + k0 * b.strides[-2]))
+            total = part if total is None else add(total, part)
+        return total
     acc = D.float32 if t is D.float16 else t
     kern = a.engine.kernel(("matmul", t, rb), lambda: _src(t, acc, rb))
     gx, gy = -(-N // T), -(-M // T)

@@ -227,6 +227,18 @@ def reduce(op: str, x: Array, axes: tuple[int, ...], acc: DType, out_dtype: DTyp
     return Array(res._st, kshape, out_dtype)
 
 
+def _scan_types(op: str, out: DType) -> tuple[DType, str, str]:
+    """(accumulator type, its identity, the update ``upd.format(a, b)``) of a scan."""
+    # float16 runs in float32, each output rounded once (PyTorch's opmath): a float16
+    # running sum stops growing once its steps fall below half an ulp
+    acc = D.float32 if out is D.float16 else out
+    if out.emu:
+        upd = f"{'i64e_add' if op == 'sum' else 'i64e_mul'}({{}}, {{}})"
+    else:
+        upd = "({} " + ("+" if op == "sum" else "*") + " {})"
+    return acc, cg.const(acc, 0 if op == "sum" else 1), upd
+
+
 def _scan_src(op: str, xt: DType, out: DType, rank: int) -> tuple[str, int, int, int]:
     # meta: lines, n(axis), shape[rank] (others), x_off, xstr[rank], x_axis_stride,
     #       o_off, ostr[rank], o_axis_stride, initial(0/1)
@@ -236,22 +248,72 @@ def _scan_src(op: str, xt: DType, out: DType, rank: int) -> tuple[str, int, int,
     at_o = at_xa + 1
     at_oa = at_o + 1 + rank
     words = at_oa + 2
-    sym = "+" if op == "sum" else "*"
-    upd = f"acc {sym} {{}}"
-    if out.emu:
-        upd = f"{'i64e_add' if op == 'sum' else 'i64e_mul'}(acc, {{}})"
-    ident = cg.const(out, 0 if op == "sum" else 1)
+    acc, ident, upd = _scan_types(op, out)
     body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
             + cg.strided_offsets(rank, at_s, [("ox", at_x), ("oo", at_o)]) + "\n"
             f"  var acc = {ident};\n"
-            f"  if ({cg.word(at_oa + 1)} != 0u) {{ out[u32(oo)] = acc; "
+            f"  if ({cg.word(at_oa + 1)} != 0u) {{ out[u32(oo)] = {cg.cast('acc', acc, out)}; "
             f"oo += {cg.iword(at_oa)}; }}\n"
             f"  for (var j = 0u; j < {cg.word(1)}; j = j + 1u) {{\n"
-            f"    acc = {upd.format(cg.cast(cg.load(xt, 'x[u32(ox)]'), xt, out))};\n"
-            f"    out[u32(oo)] = acc;\n"
+            f"    acc = {upd.format('acc', cg.cast(cg.load(xt, 'x[u32(ox)]'), xt, acc))};\n"
+            f"    out[u32(oo)] = {cg.cast('acc', acc, out)};\n"
             f"    ox += {cg.iword(at_xa)}; oo += {cg.iword(at_oa)};\n  }}")
-    src = cg.header([xt, out], words, [("out", out)], [("x", xt)]) + cg.main_1d(body)
+    src = cg.header([xt, acc, out], words, [("out", out)], [("x", xt)]) + cg.main_1d(body)
     return src, words, 1, 1
+
+
+# rows longer than this are scanned in blocks of SCAN_BLOCK by parallel threads: one thread
+# walking a whole row is slow on a GPU, and llvmpipe (lavapipe) silently ends a shader
+# invocation after 65535 loop iterations in all
+SCAN_SERIAL_MAX = 4096
+SCAN_BLOCK = 1024
+
+
+def _scan_blocks_src(op: str, xt: DType, out: DType, rank: int) -> tuple[str, int, int, int]:
+    # meta: threads (lines * nb), n, nb, shape[rank] (others), x_off, xstr[rank],
+    # x_axis_stride. Thread (line, b) scans block b of its line into part (lines, n)
+    # and writes the block's total to tot (lines, nb), both contiguous
+    at_s = 3
+    at_x = at_s + rank
+    at_xa = at_x + 1 + rank
+    words = at_xa + 1
+    acc, ident, upd = _scan_types(op, out)
+    n, nb = cg.word(1), cg.word(2)
+    body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
+            f"  let line = gi / {nb};\n  let b = gi % {nb};\n"
+            + cg.strided_offsets(rank, at_s, [("ox", at_x)], index="line") + "\n"
+            f"  let j0 = b * {SCAN_BLOCK}u;\n  let j1 = min({n}, j0 + {SCAN_BLOCK}u);\n"
+            f"  ox += i32(j0) * {cg.iword(at_xa)};\n"
+            f"  var po = line * {n} + j0;\n  var acc = {ident};\n"
+            "  for (var j = j0; j < j1; j = j + 1u) {\n"
+            f"    acc = {upd.format('acc', cg.cast(cg.load(xt, 'x[u32(ox)]'), xt, acc))};\n"
+            f"    part[po] = acc;\n    ox += {cg.iword(at_xa)}; po += 1u;\n  }}\n"
+            "  tot[gi] = acc;")
+    src = cg.header([xt, acc], words, [("part", acc), ("tot", acc)], [("x", xt)])
+    return src + cg.main_1d(body), words, 2, 1
+
+
+def _scan_apply_src(op: str, out: DType, rank: int) -> tuple[str, int, int, int]:
+    # meta: threads (lines * n_out), n, nb + 1, n_out, include_initial, shape[rank]
+    # (others), o_off, ostr[rank], o_axis_stride. Each output: its block's prefix (pre:
+    # the scan of the block totals with the identity first) combined with its partial
+    at_s = 5
+    at_o = at_s + rank
+    at_oa = at_o + 1 + rank
+    words = at_oa + 1
+    acc, ident, upd = _scan_types(op, out)
+    n, nout, first = cg.word(1), cg.word(3), cg.word(4)
+    body = (f"  if (gi >= {cg.word(0)}) {{ return; }}\n"
+            f"  let line = gi / {nout};\n  let i = gi % {nout};\n"
+            + cg.strided_offsets(rank, at_s, [("oo", at_o)], index="line") + "\n"
+            f"  oo += i32(i) * {cg.iword(at_oa)};\n"
+            f"  if (i < {first}) {{ out[u32(oo)] = {cg.cast(ident, acc, out)}; return; }}\n"
+            f"  let j = i - {first};\n"
+            f"  let p = pre[line * {cg.word(2)} + j / {SCAN_BLOCK}u];\n"
+            f"  let v = {upd.format('p', f'part[line * {n} + j]')};\n"
+            f"  out[u32(oo)] = {cg.cast('v', acc, out)};")
+    src = cg.header([acc, out], words, [("out", out)], [("pre", acc), ("part", acc)])
+    return src + cg.main_1d(body), words, 1, 2
 
 
 def scan(op: str, x: Array, axis: int, out_dtype: DType, include_initial: bool) -> Array:
@@ -267,6 +329,9 @@ def scan(op: str, x: Array, axis: int, out_dtype: DType, include_initial: bool) 
     cs, (xs, os_) = collapse(shp, [tuple(x.strides[d] for d in others),
                                    tuple(out.strides[d] for d in others)])
     rank = len(cs)
+    if n > SCAN_SERIAL_MAX:
+        _scan_blocked(op, x, axis, out, lines, cs, xs, os_, include_initial)
+        return out
     key = ("scan", op, x.dtype, out_dtype, rank)
     kern = x.engine.kernel(key, lambda: _scan_src(op, x.dtype, out_dtype, rank))
     words = [lines, n, *cs, x.offset, *xs, x.strides[axis], 0, *os_, out.strides[axis],
@@ -274,3 +339,30 @@ def scan(op: str, x: Array, axis: int, out_dtype: DType, include_initial: bool) 
     meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
     x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer], groups_for(lines))
     return out
+
+
+def _scan_blocked(op: str, x: Array, axis: int, out: Array, lines: int, cs: tuple,
+                  xs: tuple, os_: tuple, include_initial: bool) -> None:
+    """Scan ``x`` into ``out`` in blocks: each block's own scan and total (one thread per
+    block), the scan of the totals (recursively), then every output from its block's
+    prefix and its partial result."""
+    eng, rank, n = x.engine, len(cs), x.shape[axis]
+    acc = _scan_types(op, out.dtype)[0]
+    nb = -(-n // SCAN_BLOCK)
+    part = new_array((lines, n), acc, eng)
+    tot = new_array((lines, nb), acc, eng)
+    kern = eng.kernel(("scan_blocks", op, x.dtype, out.dtype, rank),
+                      lambda: _scan_blocks_src(op, x.dtype, out.dtype, rank))
+    words = [lines * nb, n, nb, *cs, x.offset, *xs, x.strides[axis]]
+    meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+    eng.dispatch(kern, meta, [part._st.buffer, tot._st.buffer, x._st.buffer],
+                 groups_for(lines * nb))
+    pre = scan(op, tot, 1, acc, True)  # (lines, nb + 1): the identity, then prefixes
+    nout = out.shape[axis]
+    kern = eng.kernel(("scan_apply", op, out.dtype, rank),
+                      lambda: _scan_apply_src(op, out.dtype, rank))
+    words = [lines * nout, n, nb + 1, nout, int(include_initial), *cs, out.offset, *os_,
+             out.strides[axis]]
+    meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
+    eng.dispatch(kern, meta, [out._st.buffer, pre._st.buffer, part._st.buffer],
+                 groups_for(lines * nout))
