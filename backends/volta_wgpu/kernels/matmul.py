@@ -234,7 +234,8 @@ def matmul_nd(a: Array, b: Array) -> Array:
         from .reduce import reduce
         total = reduce("sum", dst, (1,), t, t)
         return Array(total._st, out.shape, t)
-    if splits > 1:  # the generic kernel on a CPU adapter: K in slices, summed here
+    if not eng.is_gpu and K > CPU_ADAPTER_MAX_K:
+        # the generic kernel on a CPU adapter: K in slices, summed here
         from ..namespace.elementwise import add
         total = None
         for k0 in range(0, K, CPU_ADAPTER_MAX_K):
