@@ -230,7 +230,9 @@ def compare(names: list[str], precisions: list[str], device: str, n: int, warmup
                 step = steps["volta"]
                 steps["volta"] = vt.compile(lambda step=step: step().detach(),
                                             mode="reduce-overhead")
-                warmup = max(warmup, 3)  # state made, then two equal recordings
+                # state made, two equal recordings, then the first replays (on an H100 the
+                # first few took 4x the steady time)
+                warmup = max(warmup, 10)
             ts = torch_step(cfg, device, precision)
             if ts is not None:
                 steps["torch"] = ts
