@@ -36,7 +36,7 @@ for (int ki = 0; ki < kh; ++ki) {
         const int k = ki * kw + kj;
         if (k == 0) {
             best = v;
-        } else if (v > best) {
+        } else if (v > best || isnan(v)) {  // the last NaN wins, as in PyTorch
             best = v;
             arg = k;
         }

@@ -80,10 +80,19 @@ def _max_taps(taps: list, y: np.ndarray, idx: np.ndarray) -> None:
             missed &= ne
             idx += missed
         return
-    np.copyto(y, taps[0])  # NaN: the generic scan with masked writes
+    _masked_scan(taps, y, idx)  # NaN: the generic scan with masked writes
+
+
+def _masked_scan(taps: list, y: np.ndarray, idx: np.ndarray) -> None:
+    """The generic kernel's scan: a greater tap or a NaN (the last NaN wins, as in
+    PyTorch) replaces the winner so far."""
+    np.copyto(y, taps[0])
     idx.fill(0)
+    floating = y.dtype.kind == "f"
     for t, v in enumerate(taps[1:], 1):
         better = v > y
+        if floating:
+            better |= np.isnan(v)
         np.copyto(y, v, where=better)
         np.copyto(idx, t, where=better)
 
@@ -108,13 +117,7 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
             if _plain(xc):
                 _max_taps(taps, y[lo:hi], idx[lo:hi])
                 return
-            yc, ic = y[lo:hi], idx[lo:hi]  # -0.0 or not floating: the masked scan
-            np.copyto(yc, taps[0])
-            ic.fill(0)
-            for t, v in enumerate(taps[1:], 1):
-                better = v > yc
-                np.copyto(yc, v, where=better)
-                np.copyto(ic, t, where=better)
+            _masked_scan(taps, y[lo:hi], idx[lo:hi])  # -0.0 or not floating
 
         parallel_for(run, row_blocks(n, c * x.shape[2] * x.shape[3]))
         return y, idx
@@ -123,8 +126,14 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
     win = as_strided(xpad, (n, c, out_hw[0], out_hw[1], kernel[0], kernel[1]),
                      (s0, s1, s2 * stride[0], s3 * stride[1], s2 * dilation[0],
                       s3 * dilation[1]), writeable=False)
-    flat = win.reshape(n, c, out_hw[0], out_hw[1], kernel[0] * kernel[1])
-    idx = flat.argmax(axis=-1)
+    taps = kernel[0] * kernel[1]
+    flat = win.reshape(n, c, out_hw[0], out_hw[1], taps)
+    idx = flat.argmax(axis=-1)  # the first maximum, or the first NaN
+    if flat.dtype.kind == "f":
+        nan = np.isnan(flat)
+        if nan.any():  # PyTorch's: the window's last NaN
+            last = taps - 1 - nan[..., ::-1].argmax(axis=-1)
+            idx = np.where(nan.any(axis=-1), last, idx)
     y = np.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
     return y, idx.astype(np.int32)
 

@@ -108,6 +108,30 @@ def test_avg_pool2d(kw, xp, npx, ext):
     _run("avg_pool2d_backward", ext, xp, npx, [_f32(*y.shape)], x_shape=x.shape, **kw)
 
 
+def test_global_pooling_past_a_cpu_adapters_loop_limit(xp, npx, ext):
+    """One window over a whole 300x400 map (120000 taps: one thread walking them ended
+    early on llvmpipe): the average as a mean reduction, the max as a walk over W then
+    over H, with the generic kernel's winner (a NaN, the last one, wins); any other
+    window that long is refused on a CPU adapter."""
+    import volta_wgpu
+
+    from volta_core.errors import VoltaError
+
+    x = np.round(_f32(2, 2, 300, 400) * 3)  # ties
+    x[0, 1, 10, 20] = x[0, 1, 200, 5] = np.nan
+    kw = dict(kernel=(300, 400), stride=(300, 400))
+    _run("avg_pool2d", ext, xp, npx, [x], **kw)
+    got, idx = ext.max_pool2d(xp, xp.asarray(x), **kw)
+    want, want_idx = get_fallback("max_pool2d")(npx, x, **kw)
+    np.testing.assert_array_equal(volta_wgpu.to_numpy(got), want)
+    np.testing.assert_array_equal(volta_wgpu.to_numpy(idx), want_idx)
+    assert want_idx[0, 1, 0, 0] == 200 * 400 + 5
+    eng = xp.asarray(x).engine
+    if not eng.is_gpu:
+        with pytest.raises(VoltaError, match="CPU adapter"):
+            ext.max_pool2d(xp, xp.asarray(x), kernel=(250, 250), stride=(50, 50))
+
+
 @pytest.mark.parametrize("dim", [0, 1])
 def test_scatter_add(dim, xp, npx, ext):
     target = _f32(4, 5)

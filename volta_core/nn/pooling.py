@@ -11,7 +11,8 @@ from ..creation import arange
 from ..creation import tensor as _tensor
 from ..errors import ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
-from ..ops.indexing import index_select
+from ..ops.elementwise import where
+from ..ops.indexing import gather, index_select
 from ..ops.joining import cat, stack
 from ..ops.movement import narrow
 from ..tensor import Tensor
@@ -138,8 +139,12 @@ def _flat_indices(tap: Any, x: Tensor, p: PoolParams, out_shape: tuple) -> Tenso
 
 
 def max_pool1d(input: Tensor, kernel_size: int, stride: int | None = None, padding: int = 0,
-               dilation: int = 1, ceil_mode: bool = False) -> Tensor:
+               dilation: int = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """1-D max pooling over ``(N, C, L)`` (or ``(C, L)``) inputs.
+
+    Args:
+        return_indices: also return the position of each maximum along ``L``.
 
     Shape:
         Output ``(N, C, L_out)``.
@@ -150,8 +155,11 @@ def max_pool1d(input: Tensor, kernel_size: int, stride: int | None = None, paddi
     s = k if stride is None else (stride if isinstance(stride, int) else stride[0])
     pd = padding if isinstance(padding, int) else padding[0]
     d = dilation if isinstance(dilation, int) else dilation[0]
-    y = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, pd), (1, d), ceil_mode)
-    return y.squeeze(-2)
+    res = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, pd), (1, d), ceil_mode,
+                     return_indices)
+    if return_indices:  # the flat H * W position with H = 1: the position along L
+        return res[0].squeeze(-2), res[1].squeeze(-2)
+    return res.squeeze(-2)
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -233,14 +241,16 @@ class MaxPool1d(Module):
     """
 
     def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0,
-                 dilation: int = 1, ceil_mode: bool = False) -> None:
+                 dilation: int = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
         super().__init__()
         self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
         self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
+        self.return_indices = return_indices
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input: Tensor) -> Tensor | tuple[Tensor, Tensor]:
         return max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                          self.ceil_mode)
+                          self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -364,21 +374,36 @@ def _adaptive_size(op: str, x: Tensor, output_size: Any) -> tuple[int, int]:
     return oh, ow
 
 
+def _winner(v: Tensor, dim: int) -> Tensor:
+    """Index along ``dim`` (kept) of the first maximum of ``v``, or of its last NaN: the
+    element PyTorch's max pools pick (``val > max || isnan(val)``)."""
+    first = v.argmax(dim, keepdim=True)
+    nan = v.isnan()
+    last = v.shape[dim] - 1 - nan.flip(dim).to("int32").argmax(dim, keepdim=True)
+    return where(nan.any(dim, keepdim=True), last, first)
+
+
 def _window_max(x: Tensor, dim: int, windows: list[tuple[int, int]]) -> Tensor:
-    """The max of ``x`` over each window of ``dim`` (the windows become that dim)."""
-    parts = [narrow(x, dim, a, b - a).amax(dim, keepdim=True) for a, b in windows]
+    """The max of ``x`` over each window of ``dim`` (the windows become that dim), taken
+    from each window's :func:`_winner`, so that the gradient goes to it alone (a max
+    pool's, where ``amax`` would share it between ties). Separable: a pass over W then
+    one over H pick PyTorch's winner of each 2-D window."""
+    parts = []
+    for a, b in windows:
+        part = narrow(x, dim, a, b - a)
+        parts.append(gather(part, dim, _winner(part.detach(), dim)))
     return cat(parts, dim)
 
 
 def _adaptive_indices(x: Tensor, rows: list, cols: list) -> Tensor:
-    """Flat ``H * W`` input positions of each window's maximum."""
+    """Flat ``H * W`` input positions of each window's :func:`_winner`."""
     w = x.shape[3]
     out = []
     for r0, r1 in rows:
         line = []
         for c0, c1 in cols:
             win = narrow(narrow(x, 2, r0, r1 - r0), 3, c0, c1 - c0).detach()
-            local = win.reshape(*x.shape[:2], -1).argmax(-1)
+            local = _winner(win.reshape(*x.shape[:2], -1), -1).squeeze(-1)
             pos = (arange(r0, r1, device=x.device).unsqueeze(1) * w
                    + arange(c0, c1, device=x.device)).reshape(-1)
             line.append(index_select(pos, 0, local.reshape(-1)).reshape(local.shape))

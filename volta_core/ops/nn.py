@@ -187,7 +187,8 @@ def max_pool2d(xp: Any, x: Any, *, kernel: Pair, stride: Pair, padding: Pair = (
     """Max over windows of ``x`` ``(N, C, H, W)``; returns ``(values, tap index)``.
 
     The tap index (``i * kw + j`` of the winning kernel tap, an int32 array) is what
-    ``max_pool2d_backward`` needs.
+    ``max_pool2d_backward`` needs. As in PyTorch, the first maximum wins and a NaN
+    propagates: the window's last NaN wins.
     """
     out_hw, pads = _pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
     xpad = pad2d(xp, x, pads, -float("inf"))
@@ -199,7 +200,7 @@ def max_pool2d(xp: Any, x: Any, *, kernel: Pair, stride: Pair, padding: Pair = (
                 best = v
                 idx = xp.zeros(v.shape, dtype=xp.int32, device=getattr(v, "device", None))
                 continue
-            better = v > best
+            better = xp.logical_or(v > best, xp.isnan(v))
             best = xp.where(better, v, best)
             idx = xp.where(better, xp.asarray(i * kernel[1] + j, dtype=xp.int32), idx)
     return best, idx

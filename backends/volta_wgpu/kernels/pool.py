@@ -16,6 +16,11 @@ from .. import dtypes as D
 from ..array import Array, new_array
 from ..dtypes import DType
 from ..engine import groups_for
+from .wgsl_lib import is_nan
+
+#: taps one thread may walk on a CPU adapter (llvmpipe ends an invocation after 65535
+#: loop iterations in all, without an error): past it the pooling entry points refuse
+CPU_ADAPTER_MAX_TAPS = 60000
 
 _NAMES = ("NC", "H", "W", "HO", "WO", "KH", "KW", "SH", "SW", "PT", "PL", "DH", "DW",
           "PH", "PW", "CIP", "OV", "XOFF", "IOFF")
@@ -78,7 +83,10 @@ def _src(mode: str, t: DType) -> tuple[str, int, int, int]:
             f"    var v = {cg.const(D.float32, float('-inf'))};\n"
             "    if (hh >= 0 && ww >= 0 && hh < i32(H) && ww < i32(W)) {\n"
             f"      v = {ld('x[XOFF + (nc * H + u32(hh)) * W + u32(ww)]')}; }}\n"
-            "    if (i == 0u && j == 0u) { best = v; } else if (v > best) {\n"
+            # a NaN replaces the winner too (the last NaN wins, as in PyTorch), tested
+            # from the bits: a driver may assume no NaNs
+            "    if (i == 0u && j == 0u) { best = v; } else if (v > best || "
+            f"{is_nan('f32', 'v')}) {{\n"
             "      best = v; bi = i32(i * KW + j); }\n"
             "  } }\n"
             f"  out[gi] = {st('best')}; idx[gi] = bi;")

@@ -1,0 +1,74 @@
+"""Max pooling where NaN falls, against PyTorch CPU on every device: a NaN anywhere in a
+window propagates and the window's last NaN is its index (PyTorch's ``val > max ||
+isnan(val)``), otherwise the first maximum wins; the gradient follows the index. Volta
+used to let only a NaN in a window's first tap through."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import volta_core as vt
+
+torch = pytest.importorskip("torch")
+
+_rows = {b.name: b for b in vt.backends()}
+DEVICES = ["cpu"] + [d for d, b in (("wgpu", "wgpu"), ("cuda", "cupy"))
+                     if b in _rows and _rows[b].available]
+
+GEOMETRIES = [  # kernel, stride, padding, dilation, ceil_mode
+    ((2, 2), (2, 2), (0, 0), (1, 1), False),  # disjoint windows
+    ((3, 3), (1, 1), (1, 1), (1, 1), False),  # overlapping, padded
+    ((3, 2), (2, 1), (1, 0), (1, 1), True),
+    ((2, 2), (1, 1), (0, 0), (2, 2), False),  # dilated
+]
+
+
+def _input(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.standard_normal((2, 3, 7, 8)) * 2).astype(np.float32)  # ties
+    x[rng.random(x.shape) < 0.15] = np.nan  # often two NaNs in one window
+    x[0, 0, 0, 0] = np.nan  # a first tap
+    x[1, 2, 3, 3] = -np.inf
+    return x
+
+
+def _run(m, x, geometry, device):
+    k, s, p, d, ceil = geometry
+    F = vt.nn.functional if m is vt else torch.nn.functional
+    t = (vt.tensor(x, device=device) if m is vt else torch.tensor(x)).requires_grad_(True)
+    y, idx = F.max_pool2d(t, k, s, p, d, ceil, return_indices=True)
+    g = np.random.default_rng(1).uniform(-1, 1, tuple(y.shape)).astype(np.float32)
+    y.backward(vt.tensor(g, device=device) if m is vt else torch.tensor(g))
+    return [np.asarray(a.detach().cpu().numpy() if m is vt else a.detach().numpy())
+            for a in (y, idx, t.grad)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("geometry", GEOMETRIES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_max_pool2d_nan_as_pytorch(device, geometry, seed):
+    x = _input(seed)
+    got, want = _run(vt, x, geometry, device), _run(torch, x, geometry, "cpu")
+    np.testing.assert_array_equal(got[0], want[0])  # NaN where PyTorch's is
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_other_max_pools_nan_as_pytorch(device):
+    x = _input(2)
+    for fn in (lambda F, t: F.adaptive_max_pool2d(t, (3, 5), return_indices=True),
+               lambda F, t: F.adaptive_max_pool2d(t, (1, 1), return_indices=True),
+               lambda F, t: F.max_pool1d(t.flatten(2), 4, 3, return_indices=True),
+               lambda F, t: (F.max_pool3d(t.unsqueeze(0), 2),)):
+        out = []
+        for m in (vt, torch):
+            F = vt.nn.functional if m is vt else torch.nn.functional
+            t = (vt.tensor(x, device=device) if m is vt else torch.tensor(x))
+            res = fn(F, t.requires_grad_(True))
+            res[0].sum().backward()
+            out.append([np.asarray(r.detach().cpu().numpy() if m is vt else r.detach().numpy())
+                        for r in (*res, t.grad)])
+        for a, b in zip(*out):
+            np.testing.assert_array_equal(a, b)
