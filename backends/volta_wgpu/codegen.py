@@ -98,19 +98,36 @@ def cast(expr: str, src: DType, dst: DType) -> str:
         return f"i64(u64({expr}))"
     if src is D.bool:
         return f"select({dst.wgsl}(0), {dst.wgsl}(1), {expr})"
-    if src.kind == "f" and dst.wgsl in ("i32", "u32"):
-        # WGSL float->int conversion saturates, but the GLSL that naga emits for
-        # OpenGL adapters does not: clamp explicitly (NaN stays unspecified)
-        f = src.wgsl
-        lo, hi = ((0.0, 4294967295.0) if dst.wgsl == "u32" else (-2147483648.0, 2147483647.0))
-        if src is D.float32:  # the largest float32 values that fit
-            hi = 4294967040.0 if dst.wgsl == "u32" else 2147483520.0
-        if src is D.float16:
-            lo, hi = max(lo, -65504.0), 65504.0
-        return f"{dst.wgsl}(clamp({expr}, {f}({lo!r}), {f}({hi!r})))"
-    if src.kind == "f" and dst.kind in "iu":
-        return f"{dst.wgsl}({expr})"
+    if src.kind == "f" and dst.wgsl in _INT_RANGE:
+        return _float_to_int(expr, src, dst)
     return f"{dst.wgsl}({expr})"
+
+
+# the range of each integer type: (lowest, highest, highest + 1 as a float literal)
+_INT_RANGE = {"i32": ("(i32(-2147483647) - 1)", "i32(2147483647)", 2.0 ** 31),
+              "u32": ("0u", "4294967295u", 2.0 ** 32),
+              "i64": ("(i64(-9223372036854775807) - i64(1))", "i64(9223372036854775807)",
+                      2.0 ** 63)}
+
+
+def _float_to_int(expr: str, src: DType, dst: DType) -> str:
+    """Float -> integer as a GPU converts (PyTorch CUDA): truncated toward zero, out of
+    range saturated to the type's lowest or highest value, NaN the lowest (0 unsigned).
+    The clamp comes first: the GLSL that naga emits for OpenGL adapters does not saturate,
+    and the last float below ``2**n`` would otherwise land short of the highest value
+    (float32 +inf became 2147483520); float16 converts through float32."""
+    import numpy as np
+
+    lowest, highest, top = _INT_RANGE[dst.wgsl]
+    f = "f64" if src is D.float64 else "f32"
+    x = expr if src is D.float64 or src is D.float32 else f"f32({expr})"
+    below = float(np.nextafter(np.float64(top), 0) if f == "f64"
+                  else np.nextafter(np.float32(top), np.float32(0)))
+    low = 0.0 if dst.wgsl == "u32" else -top
+    nan = (f"(!(({x}) == ({x})))" if f == "f64"
+           else f"({_f32(x, D.float32)} & 0x7fffffffu) > 0x7f800000u")
+    conv = f"{dst.wgsl}(clamp({x}, {f}({low!r}), {f}({below!r})))"
+    return f"select(select({conv}, {highest}, ({x}) >= {f}({top!r})), {lowest}, {nan})"
 
 
 def _f32(expr: str, src: DType) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 INF, NAN = np.inf, np.nan
 
@@ -71,6 +72,22 @@ def test_integer_edge_cases(xp, check):
     u = xp.asarray([2 ** 32 - 1], dtype=xp.uint32)
     check(xp.astype(u, xp.int64), np.array([2 ** 32 - 1]))
     check(u + xp.asarray([-1], dtype=i32), np.array([2 ** 32 - 2]))
+
+
+@pytest.mark.parametrize("src", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("dst", ["int32", "uint32", "int64"])
+def test_float_to_int_saturates_as_a_gpu(xp, src, dst):
+    """Out of range, as CUDA converts: truncated, saturated to the type's lowest or
+    highest value (float32 +inf used to give 2147483520, float16 +-65504), NaN the lowest
+    (0 unsigned)."""
+    if not hasattr(xp, src) or not hasattr(xp, dst):
+        pytest.skip(f"{src} -> {dst} not on this adapter")
+    info = np.iinfo(dst)
+    x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 7.9, -7.9, 0.0], dtype=src)
+    got = xp.to_numpy(xp.astype(xp.asarray(x), getattr(xp, dst)))
+    lo = info.min if info.min < 0 else 0
+    want = [lo, info.max, info.min, info.max, info.min, 7, -7 if info.min < 0 else 0, 0]
+    np.testing.assert_array_equal(got, np.array(want, dtype=dst))
 
 
 def test_trig_of_large_arguments(xp):
