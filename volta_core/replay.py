@@ -460,9 +460,12 @@ def _reached(fn: Any, seen: set) -> list:
 
 
 def _names(fn: Any) -> list:
-    """The objects in ``fn``'s closure and the globals its code names."""
+    """The objects in ``fn``'s closure, its default arguments (``lambda step=step: ...``
+    binds a step that way) and the globals its code names."""
     out = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
            if _filled(c)]
+    out += list(getattr(fn, "__defaults__", None) or ())
+    out += list((getattr(fn, "__kwdefaults__", None) or {}).values())
     code, glob = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
     if code is not None and glob is not None:
         out += [glob[n] for n in code.co_names if n in glob]

@@ -373,6 +373,25 @@ def test_whole_training_step_replays_and_matches_eager(kind):
     assert _dispatches() - d < 40  # one replayed tape, not the Python ops
 
 
+def test_step_bound_as_a_default_argument_replays():
+    """``vt.compile(lambda step=step: step())``: the guard reaches the module and optimizer
+    through the default argument, so the step replays (it used to run the Python code on
+    every call: the optimizer was out of the guard's reach)."""
+    vt.manual_seed(6)
+    x, t = vt.randn(4, 5, device="wgpu"), vt.randn(4, 3, device="wgpu")
+    net, opt = _net_and_opt("sgd")
+    n = []
+
+    def train() -> vt.Tensor:
+        n.append(1)
+        return _train(net, opt, x, t)
+
+    step = vt.compile(lambda train=train: train(), mode="reduce-overhead")
+    for _ in range(6):
+        step().item()
+    assert len(n) == 3  # state made, then two equal recordings; the rest replayed
+
+
 def test_scheduler_between_steps_needs_no_new_recording():
     """A scheduler stepping outside the compiled step changes ``lr``; the replay writes the
     new value into the optimizer's scalar buffer instead of recording again."""
