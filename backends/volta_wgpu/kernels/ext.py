@@ -69,22 +69,42 @@ def _pool_geometry(x_hw, kernel, stride, padding, dilation, ceil_mode) -> tuple:
     return _pool_geometry(tuple(x_hw), kernel, stride, padding, dilation, ceil_mode)
 
 
-def _whole(x: Any, kernel, padding, dilation=(1, 1)) -> bool:
-    """Whether one window covers the whole unpadded input (global pooling)."""
-    return (tuple(kernel) == tuple(x.shape[2:]) and tuple(padding) == (0, 0)
+def _whole(hw: tuple, kernel, padding, dilation=(1, 1)) -> bool:
+    """Whether one window covers the whole unpadded ``hw`` input (global pooling)."""
+    return (tuple(kernel) == tuple(hw) and tuple(padding) == (0, 0)
             and tuple(dilation) == (1, 1))
 
 
-def _check_taps(op: str, x: Any, taps: int) -> None:
+def _check_loops(op: str, x: Any, loops: int) -> None:
     """Refuse what a CPU adapter would get wrong: llvmpipe ends a shader invocation after
     65535 loop iterations in all, silently, and one thread walks a window's taps."""
-    if taps > P.CPU_ADAPTER_MAX_TAPS and not x.engine.is_gpu:
+    if loops > P.CPU_ADAPTER_MAX_TAPS and not x.engine.is_gpu:
         from volta_core.errors import VoltaError
         raise VoltaError(
-            f"{op}: a window of {taps} taps on input {tuple(x.shape)} is more than a CPU "
-            f"adapter ({x.engine.name}) runs in one shader invocation "
-            f"({P.CPU_ADAPTER_MAX_TAPS}); use a smaller window, a GPU adapter, or the "
-            "cpu device")
+            f"{op}: a window that long on input {tuple(x.shape)} takes more loop iterations "
+            f"({loops}) than a CPU adapter ({x.engine.name}) runs in one shader invocation "
+            f"({P.CPU_ADAPTER_MAX_TAPS}); use a smaller window, a GPU adapter, or the cpu "
+            "device")
+
+
+def _covering(kernel, stride, dilation=(1, 1)) -> int:
+    """Windows that cover one input pixel at most (a backward thread walks them)."""
+    return (-(-(dilation[0] * (kernel[0] - 1) + 1) // stride[0])
+            * -(-(dilation[1] * (kernel[1] - 1) + 1) // stride[1]))
+
+
+def _global_max(xp: Any, x: Any) -> tuple[Any, Any]:
+    """Max pooling with one window over the whole map, by reductions: PyTorch's winner
+    (the first maximum, or with NaNs the last NaN) as the pool kernel picks it."""
+    n, c, h, w = x.shape
+    flat = xp.reshape(x, (n, c, h * w))
+    first = xp.argmax(flat, axis=2, keepdims=True)  # the first maximum, or first NaN
+    nan = xp.isnan(flat)
+    last = (h * w - 1) - xp.argmax(xp.astype(xp.flip(nan, axis=2), xp.int32), axis=2,
+                                   keepdims=True)
+    idx = xp.where(xp.any(nan, axis=2, keepdims=True), last, first)
+    y = xp.take_along_axis(flat, idx, axis=2)
+    return xp.reshape(y, (n, c, 1, 1)), xp.reshape(xp.astype(idx, xp.int32), (n, c, 1, 1))
 
 
 def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),
@@ -93,17 +113,9 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
     if not C.supported(x):
         return generic("max_pool2d")(xp, x, kernel=kernel, stride=stride, padding=padding,
                                      dilation=dilation, ceil_mode=ceil_mode)
-    if _whole(x, kernel, padding, dilation) and kernel[0] > 1 and kernel[1] > 1:
-        # global: the max of each row, then of the rows' maxima (one thread walks W
-        # taps, then H: PyTorch's winner, first maximum or last NaN, as a 2-d walk)
-        h, w = kernel
-        rows, cols = P.run("max", x, x.shape, (h, 1), (1, w), (1, w), (0, 0), (1, 1))
-        y, i = P.run("max", rows, rows.shape, (1, 1), (h, 1), (h, 1), (0, 0), (1, 1))
-        i = xp.reshape(i, (*i.shape[:2], 1))
-        j = xp.take_along_axis(xp.reshape(cols, (*cols.shape[:2], h)),
-                               xp.astype(i, xp.int64), axis=2)
-        return y, xp.reshape(i * w + j, y.shape)
-    _check_taps("max_pool2d", x, kernel[0] * kernel[1])
+    if _whole(x.shape[2:], kernel, padding, dilation):  # global: reductions, not a walk
+        return _global_max(xp, x)
+    _check_loops("max_pool2d", x, kernel[0] * kernel[1] + kernel[0])
     out_hw, _ = _pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
     return P.run("max", x, x.shape, out_hw, tuple(kernel), tuple(stride), tuple(padding),
                  tuple(dilation))
@@ -117,15 +129,9 @@ def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape: tuple, kernel,
                                               stride=stride, padding=padding,
                                               dilation=dilation, ceil_mode=ceil_mode)
     out_hw = tuple(grad.shape[2:])
-    _check_taps("max_pool2d backward", grad, _covering(kernel, stride, dilation))
+    _check_loops("max_pool2d backward", grad, _covering(kernel, stride, dilation))
     return P.run("max_bwd", grad, tuple(x_shape), out_hw, tuple(kernel), tuple(stride),
                  tuple(padding), tuple(dilation), idx=idx)
-
-
-def _covering(kernel, stride, dilation=(1, 1)) -> int:
-    """Windows that cover one input pixel at most (a backward thread walks them)."""
-    return (-(-(dilation[0] * (kernel[0] - 1) + 1) // stride[0])
-            * -(-(dilation[1] * (kernel[1] - 1) + 1) // stride[1]))
 
 
 def avg_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), ceil_mode: bool = False,
@@ -135,10 +141,11 @@ def avg_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), ceil_mode: bo
         return generic("avg_pool2d")(xp, x, kernel=kernel, stride=stride, padding=padding,
                                      ceil_mode=ceil_mode, count_include_pad=count_include_pad,
                                      divisor_override=divisor_override)
-    if _whole(x, kernel, padding) and not divisor_override:
+    if _whole(x.shape[2:], kernel, padding) and not divisor_override:
         # global: a mean over H and W (split reductions, not one thread per window)
         return xp.mean(x, axis=(2, 3), keepdims=True)
-    _check_taps("avg_pool2d", x, kernel[0] * kernel[1])
+    # the window's taps, then its divisor's count of rows and columns
+    _check_loops("avg_pool2d", x, kernel[0] * kernel[1] + 2 * kernel[0] + kernel[1])
     out_hw, _ = _pool_geometry(x.shape[2:], kernel, stride, padding, (1, 1), ceil_mode)
     return P.run("avg", x, x.shape, out_hw, tuple(kernel), tuple(stride), tuple(padding),
                  count_include_pad=count_include_pad, divisor_override=divisor_override)
@@ -154,7 +161,13 @@ def avg_pool2d_backward(xp: Any, grad: Any, *, x_shape: tuple, kernel, stride,
             xp, grad, x_shape=x_shape, kernel=kernel, stride=stride, padding=padding,
             ceil_mode=ceil_mode, count_include_pad=count_include_pad,
             divisor_override=divisor_override)
-    _check_taps("avg_pool2d backward", grad, _covering(kernel, stride))
+    if _whole(tuple(x_shape[2:]), kernel, padding) and not divisor_override:
+        # global: every pixel gets its map's gradient over the pixel count
+        from ..namespace.elementwise import contiguous_copy
+        g = xp.divide(grad, float(x_shape[2] * x_shape[3]))
+        return contiguous_copy(xp.broadcast_to(g, tuple(x_shape)))
+    _check_loops("avg_pool2d backward", grad,
+                 _covering(kernel, stride) * (kernel[0] + kernel[1] + 2))
     return P.run("avg_bwd", grad, tuple(x_shape), tuple(grad.shape[2:]), tuple(kernel),
                  tuple(stride), tuple(padding), count_include_pad=count_include_pad,
                  divisor_override=divisor_override)
