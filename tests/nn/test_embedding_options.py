@@ -72,3 +72,46 @@ def test_gumbel_softmax_samples_the_categorical_and_passes_soft_gradients():
     y = vt.nn.functional.gumbel_softmax(x, hard=True)
     (y * vt.tensor([1.0, 2.0, 3.0], dtype=vt.float64)).sum().backward()
     assert x.grad is not None and float(x.grad.abs().sum()) > 0  # straight-through
+
+
+_DEVICES = ["cpu"] + (["wgpu"] if any(b.name == "wgpu" and b.available
+                                     for b in vt.backends()) else [])
+
+
+@pytest.mark.parametrize("device", _DEVICES)
+@pytest.mark.parametrize("case", ["sum", "mean", "mean_last", "sum_weights", "mean_padding"])
+def test_embedding_bag_1d_against_pytorch(device, case):
+    """1-D indices with offsets (an empty bag among them) add each row into its bag
+    (index_add): values and gradients as PyTorch's, and 200000 indices in 200 bags in
+    O(n) memory (a (bags, n) membership times the rows ran out of memory on wgpu)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((50, 4)).astype(np.float32)
+    idx = rng.integers(0, 50, 30)
+    mode = case.split("_")[0]
+    last = case == "mean_last"
+    offs = np.array([0, 3, 3, 10, 30 if last else 29])
+    psw = rng.standard_normal(30).astype(np.float32) if case == "sum_weights" else None
+    pad = int(idx[6]) if case == "mean_padding" else None
+    out, grads = [], []
+    for lib, dev in ((torch, "cpu"), (vt, device)):
+        wt = lib.tensor(w, device=dev).requires_grad_(True)
+        pw = None if psw is None else lib.tensor(psw, device=dev).requires_grad_(True)
+        y = lib.nn.functional.embedding_bag(
+            lib.tensor(idx, device=dev), wt, lib.tensor(offs, device=dev), mode=mode,
+            per_sample_weights=pw, include_last_offset=last, padding_idx=pad)
+        y.backward(lib.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32).reshape(
+            tuple(y.shape)), device=dev))
+        out.append(y.detach().cpu().numpy())
+        grads.append([t.grad.cpu().numpy() for t in (wt, pw) if t is not None])
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-5, atol=1e-6)
+    for a, b in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    big = rng.integers(0, 1000, 200_000)
+    table = rng.standard_normal((1000, 8)).astype(np.float32)
+    y = vt.nn.functional.embedding_bag(vt.tensor(big, device=device),
+                                       vt.tensor(table, device=device),
+                                       vt.tensor(np.arange(0, 200_000, 1000), device=device),
+                                       mode="sum")
+    want = table[big].reshape(200, 1000, 8).sum(1)
+    np.testing.assert_allclose(y.cpu().numpy(), want, rtol=1e-4, atol=1e-3)

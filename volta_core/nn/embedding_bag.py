@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..creation import arange, empty
+from ..creation import arange, empty, zeros
 from ..errors import DeviceError, DTypeError, ShapeError
+from ..ops.bucketing import searchsorted
 from ..ops.elementwise import where
 from ..ops.joining import cat
 from ..tensor import Tensor
@@ -91,6 +92,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     elif input.ndim == 1:
         if offsets is None:
             raise ValueError(f"{op}: a 1-D input needs offsets marking where bags start")
+        if mode != "max":
+            return _bags_by_index(input, weight, offsets, max_norm, norm_type,
+                                  scale_grad_by_freq, mode, per_sample_weights,
+                                  include_last_offset, padding_idx)
         member = _bag_membership(input, offsets, include_last_offset)  # (B, n)
         input = input.unsqueeze(0)
         rows = embedding(input, weight, None, max_norm, norm_type,
@@ -114,6 +119,41 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     out = (scale.unsqueeze(-1) * rows).sum(1)
     if mode == "mean":
         out = out / count.clamp_min(1.0)
+    return out
+
+
+def _bags_by_index(input: Tensor, weight: Tensor, offsets: Tensor, max_norm: float | None,
+                   norm_type: float, scale_grad_by_freq: bool, mode: str,
+                   per_sample_weights: Tensor | None, include_last_offset: bool,
+                   padding_idx: int | None) -> Tensor:
+    """Sums or means of the bags of a 1-D ``input``: each row added into its bag with
+    ``index_add`` (O(n * D); a (bags, n) membership matrix times the rows was O(bags * n
+    * D)). Indices outside every bag, and ``padding_idx``, go to a spare bag, dropped."""
+    _bag_membership(input[:0], offsets, include_last_offset)  # the offsets' checks
+    n = input.shape[0]
+    offsets = offsets.to("int64")
+    starts = offsets[:-1] if include_last_offset else offsets
+    bags = starts.shape[0]
+    end = offsets[-1:] if include_last_offset else arange(n, n + 1, dtype="int64",
+                                                          device=input.device)
+    pos = arange(n, dtype="int64", device=input.device)
+    # a bag is the last one starting at or before the position (empty bags are skipped)
+    bag = searchsorted(starts, pos, right=True) - 1
+    valid = (bag >= 0).logical_and(pos < end)
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += weight.shape[0]
+        valid = valid.logical_and(input != padding_idx)
+    target = where(valid, bag, bags)
+    rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)  # (n, D)
+    keep = valid.to(weight.dtype)
+    scale = keep if per_sample_weights is None else keep * per_sample_weights
+    out = zeros(bags + 1, weight.shape[1], dtype=weight.dtype, device=weight.device)
+    out = out.index_add(0, target, rows * scale.unsqueeze(-1))[:bags]
+    if mode == "mean":
+        count = zeros(bags + 1, dtype=weight.dtype, device=weight.device)
+        count = count.index_add(0, target, keep)[:bags]
+        out = out / count.clamp_min(1.0).unsqueeze(-1)
     return out
 
 
