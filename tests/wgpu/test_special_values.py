@@ -80,11 +80,14 @@ def test_float_to_int_saturates_as_a_gpu(xp, src, dst):
     """Out of range, as CUDA converts: truncated, saturated to the type's lowest or
     highest value (float32 +inf used to give 2147483520, float16 +-65504), NaN the lowest
     (0 unsigned)."""
-    if not hasattr(xp, src) or not hasattr(xp, dst):
-        pytest.skip(f"{src} -> {dst} not on this adapter")
+    from volta_core.errors import DTypeError
+
     info = np.iinfo(dst)
     x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 7.9, -7.9, 0.0], dtype=src)
-    got = xp.to_numpy(xp.astype(xp.asarray(x), getattr(xp, dst)))
+    try:
+        got = xp.to_numpy(xp.astype(xp.asarray(x), getattr(xp, dst)))
+    except DTypeError as e:  # float16/float64 need adapter features (OpenGL has neither)
+        pytest.skip(str(e))
     lo = info.min if info.min < 0 else 0
     want = [lo, info.max, info.min, info.max, info.min, 7, -7 if info.min < 0 else 0, 0]
     np.testing.assert_array_equal(got, np.array(want, dtype=dst))
