@@ -72,3 +72,33 @@ def test_other_max_pools_nan_as_pytorch(device):
                         for r in (*res, t.grad)])
         for a, b in zip(*out):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", ["k2", "k3_s1_p1", "dilated", "adaptive", "adaptive_1"])
+def test_3d_max_pools_return_pytorchs_indices(device, case):
+    """``max_pool3d``/``adaptive_max_pool3d`` with ``return_indices``: the flat D*H*W
+    index of PyTorch's winner (first maximum, last NaN), composed from the plane pass and
+    the depth pass; values and indices equal, gradients to float rounding."""
+    rng = np.random.default_rng(3)
+    x = np.round(rng.standard_normal((2, 3, 7, 8, 9)) * 2).astype(np.float32)
+    x[rng.random(x.shape) < 0.05] = np.nan
+    fn = {"k2": lambda F, t: F.max_pool3d(t, 2, return_indices=True),
+          "k3_s1_p1": lambda F, t: F.max_pool3d(t, 3, 1, 1, return_indices=True),
+          "dilated": lambda F, t: F.max_pool3d(t, (2, 3, 2), (1, 2, 2), 0, (2, 1, 1),
+                                               return_indices=True),
+          "adaptive": lambda F, t: F.adaptive_max_pool3d(t, (3, 4, 5), return_indices=True),
+          "adaptive_1": lambda F, t: F.adaptive_max_pool3d(t, 1, return_indices=True)}[case]
+    out = []
+    for m, dev in ((vt, device), (torch, "cpu")):
+        F = vt.nn.functional if m is vt else torch.nn.functional
+        t = (vt.tensor(x, device=dev) if m is vt else torch.tensor(x)).requires_grad_(True)
+        y, idx = fn(F, t)
+        g = np.linspace(-1, 1, y.numel(), dtype=np.float32).reshape(tuple(y.shape))
+        y.backward(vt.tensor(g, device=dev) if m is vt else torch.tensor(g))
+        out.append([np.asarray(a.detach().cpu().numpy() if m is vt else a.detach().numpy())
+                    for a in (y, idx, t.grad)])
+    (y, idx, gx), (ty, tidx, tgx) = out
+    np.testing.assert_array_equal(y, ty)
+    np.testing.assert_array_equal(idx, tidx)
+    np.testing.assert_allclose(gx, tgx, rtol=1e-5, atol=1e-5)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..ops.indexing import gather
 from ..tensor import Tensor
 from ._checks import _check_floating, _check_rank, _check_tensor
 from .module import Module
@@ -77,17 +78,21 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
 
 def adaptive_max_pool3d(input: Tensor, output_size: int | Sequence[int | None],
                         return_indices: bool = False) -> Tensor:
-    """3-D max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) to a fixed size
-    (``return_indices`` is not supported yet)."""
+    """3-D max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) to a fixed size;
+    ``return_indices`` also returns the flat ``D * H * W`` index of each maximum."""
     op = "adaptive_max_pool3d"
-    if return_indices:
-        raise NotImplementedError(f"{op}: return_indices=True is not supported in Volta yet")
     x, unbatched = _batched3(op, input)
     od, oh, ow = _sizes(op, x, output_size, 3)
     n, c, d, h, w = x.shape
-    y = adaptive_max_pool2d(x.reshape(n, c * d, h, w), (oh, ow)).reshape(n, c, d, oh, ow)
-    y = _window_max(y, 2, _windows(d, od))  # max is separable
-    return y.squeeze(0) if unbatched else y
+    y, plane_idx = adaptive_max_pool2d(x.reshape(n, c * d, h, w), (oh, ow), True)
+    y = y.reshape(n, c, d, oh, ow)
+    y, at = _window_max(y, 2, _windows(d, od), positions=True)  # max is separable
+    out: Any = y
+    if return_indices:  # the plane's own index at the winning depth, made flat
+        out = (y, at * (h * w) + gather(plane_idx.reshape(n, c, d, oh, ow), 2, at))
+    if unbatched:
+        return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else y.squeeze(0)
+    return out
 
 
 class _Adaptive(Module):

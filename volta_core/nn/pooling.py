@@ -383,16 +383,21 @@ def _winner(v: Tensor, dim: int) -> Tensor:
     return where(nan.any(dim, keepdim=True), last, first)
 
 
-def _window_max(x: Tensor, dim: int, windows: list[tuple[int, int]]) -> Tensor:
+def _window_max(x: Tensor, dim: int, windows: list[tuple[int, int]],
+                positions: bool = False) -> Any:
     """The max of ``x`` over each window of ``dim`` (the windows become that dim), taken
     from each window's :func:`_winner`, so that the gradient goes to it alone (a max
     pool's, where ``amax`` would share it between ties). Separable: a pass over W then
-    one over H pick PyTorch's winner of each 2-D window."""
-    parts = []
+    one over H pick PyTorch's winner of each 2-D window. ``positions``: also return
+    each winner's index along ``dim`` of ``x``."""
+    parts, where_ = [], []
     for a, b in windows:
         part = narrow(x, dim, a, b - a)
-        parts.append(gather(part, dim, _winner(part.detach(), dim)))
-    return cat(parts, dim)
+        win = _winner(part.detach(), dim)
+        parts.append(gather(part, dim, win))
+        where_.append(win + a)
+    values = cat(parts, dim)
+    return (values, cat(where_, dim)) if positions else values
 
 
 def _adaptive_indices(x: Tensor, rows: list, cols: list) -> Tensor:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ops.indexing import gather
 from ..tensor import Tensor
 from ._checks import _check_floating, _check_rank, _check_tensor, _ntuple
 from .module import Module
@@ -25,13 +26,16 @@ def _geometry(op: str, input: Tensor, kernel_size: Any, stride: Any, padding: An
     return k, s, _ntuple(op, padding, 3, "padding"), _ntuple(op, dilation, 3, "dilation")
 
 
-def _over_depth(x: Tensor, pool: Any) -> Tensor:
-    """Apply the 2-D ``pool`` over the depth of ``(N, C, D, H, W)`` (as a (1, D) plane)."""
+def _over_depth(x: Tensor, pool: Any) -> Any:
+    """Apply the 2-D ``pool`` over the depth of ``(N, C, D, H, W)`` (as a (1, D) plane);
+    a pool that returns ``(values, indices)`` gives both back in that layout."""
     n, c, d, h, w = x.shape
     flat = x.permute(0, 1, 3, 4, 2).reshape(n, c * h * w, 1, d)
-    y = pool(flat)
-    d_out = y.shape[-1]
-    return y.reshape(n, c, h, w, d_out).permute(0, 1, 4, 2, 3)
+    res = pool(flat)
+    parts = res if isinstance(res, tuple) else (res,)
+    d_out = parts[0].shape[-1]
+    back = tuple(t.reshape(n, c, h, w, d_out).permute(0, 1, 4, 2, 3) for t in parts)
+    return back if isinstance(res, tuple) else back[0]
 
 
 def _over_planes(x: Tensor, pool: Any) -> Tensor:
@@ -52,21 +56,29 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         padding: implicit ``-inf`` padding on both sides (at most half the window).
         dilation: spacing of the window's taps.
         ceil_mode: use ceil instead of floor for the output size.
-        return_indices: not supported yet (raises).
+        return_indices: also return the flat ``D * H * W`` index of each maximum.
 
     Shape:
         Output ``(N, C, D_out, H_out, W_out)``.
     """
     op = "max_pool3d"
-    if return_indices:
-        raise NotImplementedError(f"{op}: return_indices=True is not supported in Volta yet")
     k, s, p, d = _geometry(op, input, kernel_size, stride, padding, dilation)
     unbatched = input.ndim == 4
     x = input.unsqueeze(0) if unbatched else input
-    y = _over_planes(x, lambda t: max_pool2d(t, k[1:], s[1:], p[1:], d[1:], ceil_mode))
-    y = _over_depth(y, lambda t: max_pool2d(t, (1, k[0]), (1, s[0]), (0, p[0]), (1, d[0]),
-                                            ceil_mode))
-    return y.squeeze(0) if unbatched else y
+    n, c, depth, h, w = x.shape
+    res = max_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode,
+                     return_indices=return_indices)
+    y = res[0] if return_indices else res
+    y = y.reshape(n, c, depth, *y.shape[2:])
+    # over the depth: the winning plane of each box (the first maximum or the last NaN
+    # of the plane winners is the box's, in D, H, W order)
+    res3 = _over_depth(y, lambda t: max_pool2d(t, (1, k[0]), (1, s[0]), (0, p[0]),
+                                               (1, d[0]), ceil_mode, return_indices))
+    if not return_indices:
+        return res3.squeeze(0) if unbatched else res3
+    y, at = res3  # the plane's own index at the winning depth, made flat
+    idx = at * (h * w) + gather(res[1].reshape(n, c, depth, *res[1].shape[2:]), 2, at)
+    return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
 
 
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
