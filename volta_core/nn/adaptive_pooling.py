@@ -77,7 +77,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: int | Sequence[int | None],
-                        return_indices: bool = False) -> Tensor:
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """3-D max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) to a fixed size;
     ``return_indices`` also returns the flat ``D * H * W`` index of each maximum."""
     op = "adaptive_max_pool3d"

@@ -47,7 +47,7 @@ def _over_planes(x: Tensor, pool: Any) -> Tensor:
 
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Tensor:
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """3-D max pooling over ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) inputs.
 
     Args:
