@@ -18,6 +18,7 @@ from .pooling import (
     adaptive_avg_pool2d,
     adaptive_max_pool2d,
 )
+from .pooling3d import _over_planes
 
 
 def _sizes(op: str, x: Tensor, output_size: Any, n: int) -> tuple[int, ...]:
@@ -83,16 +84,15 @@ def adaptive_max_pool3d(input: Tensor, output_size: int | Sequence[int | None],
     op = "adaptive_max_pool3d"
     x, unbatched = _batched3(op, input)
     od, oh, ow = _sizes(op, x, output_size, 3)
-    n, c, d, h, w = x.shape
-    y, plane_idx = adaptive_max_pool2d(x.reshape(n, c * d, h, w), (oh, ow), True)
-    y = y.reshape(n, c, d, oh, ow)
-    y, at = _window_max(y, 2, _windows(d, od), positions=True)  # max is separable
-    out: Any = y
-    if return_indices:  # the plane's own index at the winning depth, made flat
-        out = (y, at * (h * w) + gather(plane_idx.reshape(n, c, d, oh, ow), 2, at))
-    if unbatched:
-        return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else y.squeeze(0)
-    return out
+    d, h, w = x.shape[2:]
+    res = _over_planes(x, lambda t: adaptive_max_pool2d(t, (oh, ow), return_indices))
+    y, plane_idx = res if return_indices else (res, None)
+    res = _window_max(y, 2, _windows(d, od), return_indices)  # max is separable
+    if not return_indices:
+        return res.squeeze(0) if unbatched else res
+    y, at = res  # the plane's own index at the winning depth, made flat
+    idx = at * (h * w) + gather(plane_idx, 2, at)
+    return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
 
 
 class _Adaptive(Module):

@@ -19,8 +19,7 @@ from .parameter import Parameter
 _MODES = ("sum", "mean", "max")
 
 
-def _bag_membership(input: Tensor, offsets: Tensor, include_last_offset: bool) -> Tensor:
-    """``(B, n)`` booleans: index ``j`` of the flat ``input`` belongs to bag ``b``."""
+def _check_offsets(input: Tensor, offsets: Tensor, include_last_offset: bool) -> None:
     if offsets.ndim != 1:
         raise ShapeError(f"embedding_bag: offsets must be 1-D, got shape {offsets.shape}")
     if offsets.dtype.kind not in "iu":
@@ -28,11 +27,16 @@ def _bag_membership(input: Tensor, offsets: Tensor, include_last_offset: bool) -
     if offsets.device is not input.device:
         raise DeviceError(f"embedding_bag: offsets are on {offsets.device} but the indices on "
                           f"{input.device}; move them with .to('{input.device}')")
+    if include_last_offset and offsets.shape[0] < 1:
+        raise ShapeError("embedding_bag: include_last_offset needs at least one offset")
+
+
+def _bag_membership(input: Tensor, offsets: Tensor, include_last_offset: bool) -> Tensor:
+    """``(B, n)`` booleans: index ``j`` of the flat ``input`` belongs to bag ``b``."""
+    _check_offsets(input, offsets, include_last_offset)
     n = input.shape[0]
     offsets = offsets.to("int64")
     if include_last_offset:
-        if offsets.shape[0] < 1:
-            raise ShapeError("embedding_bag: include_last_offset needs at least one offset")
         starts, ends = offsets[:-1], offsets[1:]
     else:
         tail = arange(n, n + 1, dtype="int64", device=input.device)
@@ -83,6 +87,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         if per_sample_weights.shape != input.shape:
             raise ShapeError(f"{op}: per_sample_weights of shape {per_sample_weights.shape} "
                              f"must have the indices' shape {input.shape}")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError(f"{op}: offsets must be None for a 2-D input (B, L)")
@@ -106,8 +112,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         raise ShapeError(f"{op}: expected 1-D (with offsets) or 2-D indices, got shape "
                          f"{input.shape}")
     if padding_idx is not None:
-        if padding_idx < 0:
-            padding_idx += weight.shape[0]
         member = member.logical_and(input != padding_idx)
     keep = member.to(weight.dtype)
     count = keep.sum(1, keepdim=True)
@@ -129,7 +133,7 @@ def _bags_by_index(input: Tensor, weight: Tensor, offsets: Tensor, max_norm: flo
     """Sums or means of the bags of a 1-D ``input``: each row added into its bag with
     ``index_add`` (O(n * D); a (bags, n) membership matrix times the rows was O(bags * n
     * D)). Indices outside every bag, and ``padding_idx``, go to a spare bag, dropped."""
-    _bag_membership(input[:0], offsets, include_last_offset)  # the offsets' checks
+    _check_offsets(input, offsets, include_last_offset)
     n = input.shape[0]
     offsets = offsets.to("int64")
     starts = offsets[:-1] if include_last_offset else offsets
@@ -140,9 +144,7 @@ def _bags_by_index(input: Tensor, weight: Tensor, offsets: Tensor, max_norm: flo
     # a bag is the last one starting at or before the position (empty bags are skipped)
     bag = searchsorted(starts, pos, right=True) - 1
     valid = (bag >= 0).logical_and(pos < end)
-    if padding_idx is not None:
-        if padding_idx < 0:
-            padding_idx += weight.shape[0]
+    if padding_idx is not None:  # (made non-negative by the caller)
         valid = valid.logical_and(input != padding_idx)
     target = where(valid, bag, bags)
     rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)  # (n, D)

@@ -26,23 +26,24 @@ def _geometry(op: str, input: Tensor, kernel_size: Any, stride: Any, padding: An
     return k, s, _ntuple(op, padding, 3, "padding"), _ntuple(op, dilation, 3, "dilation")
 
 
+def _each(res: Any, fn: Any) -> Any:
+    """``fn`` of a pool's result, or of each of its ``(values, indices)``."""
+    return tuple(map(fn, res)) if isinstance(res, tuple) else fn(res)
+
+
 def _over_depth(x: Tensor, pool: Any) -> Any:
     """Apply the 2-D ``pool`` over the depth of ``(N, C, D, H, W)`` (as a (1, D) plane);
     a pool that returns ``(values, indices)`` gives both back in that layout."""
     n, c, d, h, w = x.shape
-    flat = x.permute(0, 1, 3, 4, 2).reshape(n, c * h * w, 1, d)
-    res = pool(flat)
-    parts = res if isinstance(res, tuple) else (res,)
-    d_out = parts[0].shape[-1]
-    back = tuple(t.reshape(n, c, h, w, d_out).permute(0, 1, 4, 2, 3) for t in parts)
-    return back if isinstance(res, tuple) else back[0]
+    res = pool(x.permute(0, 1, 3, 4, 2).reshape(n, c * h * w, 1, d))
+    return _each(res, lambda t: t.reshape(n, c, h, w, t.shape[-1]).permute(0, 1, 4, 2, 3))
 
 
-def _over_planes(x: Tensor, pool: Any) -> Tensor:
-    """Apply the 2-D ``pool`` to every ``(H, W)`` plane of ``(N, C, D, H, W)``."""
+def _over_planes(x: Tensor, pool: Any) -> Any:
+    """Apply the 2-D ``pool`` to every ``(H, W)`` plane of ``(N, C, D, H, W)`` (both of
+    ``(values, indices)`` where it returns them)."""
     n, c, d, h, w = x.shape
-    y = pool(x.reshape(n, c * d, h, w))
-    return y.reshape(n, c, d, *y.shape[2:])
+    return _each(pool(x.reshape(n, c * d, h, w)), lambda t: t.reshape(n, c, d, *t.shape[2:]))
 
 
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -65,19 +66,18 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     k, s, p, d = _geometry(op, input, kernel_size, stride, padding, dilation)
     unbatched = input.ndim == 4
     x = input.unsqueeze(0) if unbatched else input
-    n, c, depth, h, w = x.shape
-    res = max_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode,
-                     return_indices=return_indices)
-    y = res[0] if return_indices else res
-    y = y.reshape(n, c, depth, *y.shape[2:])
+    h, w = x.shape[3:]
+    res = _over_planes(x, lambda t: max_pool2d(t, k[1:], s[1:], p[1:], d[1:], ceil_mode,
+                                               return_indices))
+    y, plane_idx = res if return_indices else (res, None)
     # over the depth: the winning plane of each box (the first maximum or the last NaN
     # of the plane winners is the box's, in D, H, W order)
-    res3 = _over_depth(y, lambda t: max_pool2d(t, (1, k[0]), (1, s[0]), (0, p[0]),
-                                               (1, d[0]), ceil_mode, return_indices))
+    res = _over_depth(y, lambda t: max_pool2d(t, (1, k[0]), (1, s[0]), (0, p[0]),
+                                              (1, d[0]), ceil_mode, return_indices))
     if not return_indices:
-        return res3.squeeze(0) if unbatched else res3
-    y, at = res3  # the plane's own index at the winning depth, made flat
-    idx = at * (h * w) + gather(res[1].reshape(n, c, depth, *res[1].shape[2:]), 2, at)
+        return res.squeeze(0) if unbatched else res
+    y, at = res  # the plane's own index at the winning depth, made flat
+    idx = at * (h * w) + gather(plane_idx, 2, at)
     return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
 
 

@@ -196,19 +196,20 @@ def matmul_nd(a: Array, b: Array) -> Array:
         from .._errors import ShapeError
         raise ShapeError(f"matmul: inner dims differ: {a.shape} @ {b.shape} ({K} != {K2})")
     bshape = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul")
-    out = new_array(bshape + (M, N), t, a.engine)
+    oshape = bshape + (M, N)  # allocated where written: a K split or slices sum their own
     nb = prod(bshape)
     if nb * M * N == 0:
-        return out
+        return new_array(oshape, t, a.engine)
     if K == 0:
         from ..namespace.elementwise import copy_into
-        return copy_into(out, 0)
+        return copy_into(new_array(oshape, t, a.engine), 0)
     sa = broadcast_strides(a.shape[:-2], a.strides[:-2], bshape)
     sb = broadcast_strides(b.shape[:-2], b.strides[:-2], bshape)
     cs, (sa, sb) = collapse(bshape, [sa, sb]) if bshape else ((), [(), ()])
     rb = len(cs)
     eng = a.engine
     if t is D.float32 and coopmat.usable(eng, M, N):  # tensor cores, where they pass
+        out = new_array(oshape, t, eng)
         coopmat.dispatch(out, a, b, M, N, K, nb, cs, sa, sb)
         return out
     splits = _k_splits(t, M, N, K, nb, eng.is_gpu)
@@ -219,7 +220,7 @@ def matmul_nd(a: Array, b: Array) -> Array:
                           lambda: _tiled_src(t, tile, rb, vec))
         gx, gy = gemm.grid(tile, M, N)
         # with K splits, each writes its own partial product, summed after
-        dst = out if splits == 1 else new_array((nb, splits, M, N), t, eng)
+        dst = new_array(oshape if splits == 1 else (nb, splits, M, N), t, eng)
         for z0 in range(0, nb * splits, MAX_Z):
             words = [*gemm.head(M, N, K, splits, z0), a.offset, a.strides[-2],
                      a.strides[-1], b.offset, b.strides[-2], b.strides[-1], *cs, 0, *sa, 0,
@@ -230,10 +231,10 @@ def matmul_nd(a: Array, b: Array) -> Array:
                 bufs += bufs[1:]
             eng.dispatch(kern, meta, bufs, (gx, gy, min(MAX_Z, nb * splits - z0)))
         if splits == 1:
-            return out
+            return dst
         from .reduce import reduce
         total = reduce("sum", dst, (1,), t, t)
-        return Array(total._st, out.shape, t)
+        return Array(total._st, oshape, t)
     if not eng.is_gpu and K > CPU_ADAPTER_MAX_K:
         # the generic kernel on a CPU adapter: K in slices, summed here
         from ..namespace.elementwise import add
@@ -247,6 +248,7 @@ def matmul_nd(a: Array, b: Array) -> Array:
                       b.offset + k0 * b.strides[-2]))
             total = part if total is None else add(total, part)
         return total
+    out = new_array(oshape, t, eng)
     acc = D.float32 if t is D.float16 else t
     kern = a.engine.kernel(("matmul", t, rb), lambda: _src(t, acc, rb))
     gx, gy = -(-N // T), -(-M // T)
