@@ -27,18 +27,18 @@ const long long nc = r / hout;
 const long long base = nc * hin * win;
 A best = NEG;
 int arg = 0;
+bool seen = false;  // the scan starts at the window's first real tap, as PyTorch's
 for (int ki = 0; ki < kh; ++ki) {
     const int h = oh * sh - ph + ki * dh;
+    if (h < 0 || h >= hin) continue;
     for (int kj = 0; kj < kw; ++kj) {
         const int w = ow * sw - pw + kj * dw;
-        const A v = (h >= 0 && h < hin && w >= 0 && w < win)
-            ? (A)x[base + (long long)h * win + w] : NEG;
-        const int k = ki * kw + kj;
-        if (k == 0) {
+        if (w < 0 || w >= win) continue;
+        const A v = (A)x[base + (long long)h * win + w];
+        if (!seen || v > best || isnan(v)) {  // the last NaN wins, as in PyTorch
             best = v;
-        } else if (v > best || isnan(v)) {  // the last NaN wins, as in PyTorch
-            best = v;
-            arg = k;
+            arg = ki * kw + kj;
+            seen = true;
         }
     }
 }

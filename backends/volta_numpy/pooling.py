@@ -6,7 +6,7 @@ fast path over chunks of the batch on the backend's threads (``parallel.py``): a
 as the first one equal to the maximum, and a backward that writes each tap's gradient
 straight into its place. Other windows use one ``argmax`` over a strided window view and
 a scatter. The winning tap follows the generic kernel's rule: a later tap wins only where
-it is strictly greater, so the first of equal values wins (and a NaN only as first tap).
+it is strictly greater, so the first of equal values wins, and the last NaN wins.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
             _masked_scan(taps, y[lo:hi], idx[lo:hi])  # -0.0 or not floating
 
         parallel_for(run, row_blocks(n, c * x.shape[2] * x.shape[3]))
-        return y, idx
+        return y, _real_winner(y, idx, out_hw, pads, kernel, stride, padding, dilation)
     xpad = _pad(x, pads, -np.inf)
     s0, s1, s2, s3 = xpad.strides
     win = as_strided(xpad, (n, c, out_hw[0], out_hw[1], kernel[0], kernel[1]),
@@ -135,7 +135,18 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
             last = taps - 1 - nan[..., ::-1].argmax(axis=-1)
             idx = np.where(nan.any(axis=-1), last, idx)
     y = np.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
-    return y, idx.astype(np.int32)
+    return y, _real_winner(y, idx.astype(np.int32), out_hw, pads, kernel, stride, padding,
+                           dilation)
+
+
+def _real_winner(y: np.ndarray, idx: np.ndarray, out_hw, pads, kernel, stride, padding,
+                 dilation) -> np.ndarray:
+    """A window whose real elements are all -inf indexes its first real tap (PyTorch's),
+    not the padding that tied with them."""
+    if any(pads) and y.dtype.kind == "f":
+        first = generic.first_real_tap(np, out_hw, kernel, stride, padding, dilation)
+        np.copyto(idx, np.broadcast_to(first, idx.shape), where=y == -np.inf)
+    return idx
 
 
 def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape, kernel, stride,

@@ -55,6 +55,44 @@ def test_max_pool2d_nan_as_pytorch(device, geometry, seed):
     np.testing.assert_allclose(got[2], want[2], rtol=1e-6, atol=1e-6)
 
 
+def _neg_inf_input(seed: int) -> np.ndarray:
+    """Whole rows and columns of -inf, so some padded windows hold no other value."""
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.standard_normal((2, 3, 7, 8)) * 2).astype(np.float32)
+    x[:, :, :2] = -np.inf
+    x[:, :, :, -3:] = -np.inf
+    x[0, 1] = -np.inf
+    return x
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("geometry", GEOMETRIES + [((3, 3), (2, 2), (1, 1), (2, 2), True)])
+def test_max_pool2d_all_neg_inf_window_indexes_its_first_real_element(device, geometry):
+    """PyTorch's scan starts at a window's first element inside the input: a padded window
+    of -inf only indexes that element (and its gradient lands there), not the padding."""
+    x = _neg_inf_input(3)
+    got, want = _run(vt, x, geometry, device), _run(torch, x, geometry, "cpu")
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_max_pool_1d_3d_all_neg_inf_windows_as_pytorch(device):
+    x = _neg_inf_input(4)
+    for fn in (lambda F, t: F.max_pool1d(t.flatten(2), 3, 2, 1, return_indices=True),
+               lambda F, t: F.max_pool3d(t.unsqueeze(0), 3, 2, 1, return_indices=True)):
+        out = []
+        for m in (vt, torch):
+            F = vt.nn.functional if m is vt else torch.nn.functional
+            t = (vt.tensor(x, device=device) if m is vt else torch.tensor(x))
+            res = fn(F, t.requires_grad_(True))
+            res[0].sum().backward()
+            out.append([np.asarray(r.detach().cpu().numpy() if m is vt else r.detach().numpy())
+                        for r in (*res, t.grad)])
+        for a, b in zip(*out):
+            np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_other_max_pools_nan_as_pytorch(device):
     x = _input(2)

@@ -203,7 +203,28 @@ def max_pool2d(xp: Any, x: Any, *, kernel: Pair, stride: Pair, padding: Pair = (
             better = xp.logical_or(v > best, xp.isnan(v))
             best = xp.where(better, v, best)
             idx = xp.where(better, xp.asarray(i * kernel[1] + j, dtype=xp.int32), idx)
+    if any(pads):
+        first = first_real_tap(xp, out_hw, kernel, stride, padding, dilation,
+                               device=getattr(best, "device", None))
+        idx = xp.where(best == -float("inf"), first, idx)
     return best, idx
+
+
+def first_real_tap(xp: Any, out_hw: Pair, kernel: Pair, stride: Pair, padding: Pair,
+                   dilation: Pair, device: Any = None) -> Any:
+    """The first tap of each window that lies inside the input, ``(Ho, Wo)`` int32.
+
+    PyTorch's scan starts there, so a window whose real elements are all -inf indexes
+    that element; a scan from tap 0 would pick the padding (index -1, gradient lost).
+    """
+    def first(ax: int) -> list[int]:
+        # the smallest tap t with o * s - p + t * d >= 0
+        return [max(0, -(-(padding[ax] - o * stride[ax]) // dilation[ax]))
+                for o in range(out_hw[ax])]
+
+    rows = xp.reshape(xp.asarray(first(0), dtype=xp.int32, device=device), (-1, 1))
+    cols = xp.reshape(xp.asarray(first(1), dtype=xp.int32, device=device), (1, -1))
+    return rows * kernel[1] + cols
 
 
 @fallback("max_pool2d_backward")

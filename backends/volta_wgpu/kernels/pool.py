@@ -3,7 +3,7 @@
 The forward kernels walk the window of one output; the backward kernels walk, for one
 input pixel, the taps whose window covers it (no atomics, deterministic). Padding is a
 bounds check; the ``ceil_mode`` overhang falls out of the output size. Semantics follow
-the core's fallbacks: the first tap of a window wins ties, a NaN first tap stays, and
+the core's fallbacks: the first real tap of a window wins ties, the last NaN wins, and
 an average's divisor counts the padding only with ``count_include_pad``.
 """
 
@@ -77,17 +77,17 @@ def _src(mode: str, t: DType) -> tuple[str, int, int, int]:
     if mode == "max":
         body = head + _OUT_POS + (
             f"  var best = {cg.const(D.float32, float('-inf'))}; var bi = 0;\n"
+            # the scan starts at the window's first real tap, as PyTorch's
+            "  var seen = false;\n"
             "  for (var i = 0u; i < KH; i = i + 1u) { for (var j = 0u; j < KW; j = j + 1u) {\n"
             "    let hh = i32(ho * SH + i * DH) - i32(PT);\n"
             "    let ww = i32(wo * SW + j * DW) - i32(PL);\n"
-            f"    var v = {cg.const(D.float32, float('-inf'))};\n"
-            "    if (hh >= 0 && ww >= 0 && hh < i32(H) && ww < i32(W)) {\n"
-            f"      v = {ld('x[XOFF + (nc * H + u32(hh)) * W + u32(ww)]')}; }}\n"
+            "    if (hh < 0 || ww < 0 || hh >= i32(H) || ww >= i32(W)) { continue; }\n"
+            f"    let v = {ld('x[XOFF + (nc * H + u32(hh)) * W + u32(ww)]')};\n"
             # a NaN replaces the winner too (the last NaN wins, as in PyTorch), tested
             # from the bits: a driver may assume no NaNs
-            "    if (i == 0u && j == 0u) { best = v; } else if (v > best || "
-            f"{is_nan('f32', 'v')}) {{\n"
-            "      best = v; bi = i32(i * KW + j); }\n"
+            f"    if (!seen || v > best || {is_nan('f32', 'v')}) {{\n"
+            "      best = v; bi = i32(i * KW + j); seen = true; }\n"
             "  } }\n"
             f"  out[gi] = {st('best')}; idx[gi] = bi;")
         src = cg.header([t], words, [("out", t), ("idx", D.int32)], [("x", t)])
