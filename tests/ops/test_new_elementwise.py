@@ -146,8 +146,11 @@ def test_special_unary_shapes_methods_and_integers(name, shape):
 
 
 def test_logit_eps_and_erfc_tails():
-    compare(lambda m, t: m.logit(t, eps=0.1), np.array([-0.5, 0.0, 0.05, 0.3, 0.95, 1.0, 2.0,
-                                                         np.nan]))
+    x = np.array([-0.5, 0.0, 0.05, 0.3, 0.95, 1.0, 2.0, np.nan])
+    compare(lambda m, t: m.logit(t, eps=0.1), x, grad=False)
+    # PyTorch's gradient at a NaN depends on its SIMD width: 0 in a full vector, NaN (the
+    # formula's, Volta's) in the scalar tail; so the gradients are compared without it
+    compare(lambda m, t: m.logit(t, eps=0.1), x[:-1])
     x = np.linspace(-6.0, 27.0, 661)
     compare(lambda m, t: m.erfc(t), x, tol=(1e-13, 1e-300))
     assert abs(vt.erfc(vt.tensor(10.0, dtype=vt.float64)).item() / math.erfc(10.0) - 1) < 1e-13

@@ -73,7 +73,7 @@ class Gelu(Function):
     pytorch_saves = ((0,),)
     saves_as_pytorch = True
 
-    def forward(ctx, x, approximate="none", inf_nan=False):
+    def forward(ctx, x, approximate="none"):
         ctx.approximate = approximate
         ctx.save_for_backward(x)
         xp = ctx.xp
@@ -92,9 +92,6 @@ class Gelu(Function):
             y *= 1.0 + e  # in place: one temporary fewer, the same products
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x, e)  # backward reuses erf: it costs more than the rest
-        if inf_nan:
-            nan = xp.asarray(math.nan, dtype=x.dtype, device=ctx.device.native)
-            y = xp.where(x == math.inf, nan, y)
         return y
 
     def backward(ctx, g):
@@ -154,13 +151,11 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     x = _floating("gelu", input)
-    # PyTorch's vectorised float32/bfloat16 erf form gives NaN at +inf; its scalar loop
-    # (one element, or a strided view) gives inf
-    inf_nan = (approximate == "none" and x.dtype.name in ("float32", "bfloat16")
-               and x.numel() > 1 and (x._owner is None or x.is_contiguous()))
+    # gelu(+inf) is inf, as PyTorch's scalar loop and its AVX2 vector loop give (its AVX-512
+    # float32/bfloat16 vector loop gives NaN)
     if x.dtype.name == "float16":  # in float32, as PyTorch: x^2 overflows, 1 + erf cancels
-        return in_float32(Gelu.apply, x, approximate=approximate, inf_nan=inf_nan)
-    return _run(Gelu, x, approximate=approximate, inf_nan=inf_nan)
+        return in_float32(Gelu.apply, x, approximate=approximate)
+    return _run(Gelu, x, approximate=approximate)
 
 
 class Silu(Function):
