@@ -21,6 +21,7 @@ from volta_core.ops import nn as generic
 from volta_core.ops.softmax import softmax_backward_kernel, softmax_kernel
 from volta_core.optim import kernels as optim_generic
 
+from . import rnn
 from .conv import conv2d, conv2d_backward
 from .namespace import matmul_2d
 from .normalization import layer_norm, layer_norm_backward
@@ -473,4 +474,6 @@ KERNELS = {
     "max_pool2d": max_pool2d,
     "max_pool2d_backward": max_pool2d_backward,
     "embedding_backward": embedding_backward,
+    "lstm_steps": rnn.lstm_steps,
+    "lstm_steps_backward": rnn.lstm_steps_backward,
 }

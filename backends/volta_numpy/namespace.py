@@ -55,23 +55,25 @@ def matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
     return matmul_2d(x1, x2)
 
 
-def matmul_2d(x1: np.ndarray, x2: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+def matmul_2d(x1: np.ndarray, x2: np.ndarray, bias: np.ndarray | None = None,
+              out: np.ndarray | None = None) -> np.ndarray:
     """``x1 @ x2 (+ bias)`` of two 2-d float arrays of one dtype (``bias`` a row of that
     dtype, added in place: in each block while it is in cache when the product runs in
-    blocks)."""
+    blocks), into ``out`` if given."""
     (m, k), n = x1.shape, x2.shape[1]
     blocks = get_num_threads()
     macs = m * n * k
     if blocks < 2 or macs < _SPLIT_MACS or max(m, n) < blocks * _MIN_BLOCK:
         if blocks < 2 or macs < _BLAS_THREADS_MACS:
-            out = np.matmul(x1, x2)
+            out = np.matmul(x1, x2, out=out)
         else:
             with one_blas_thread():
-                out = np.matmul(x1, x2)
+                out = np.matmul(x1, x2, out=out)
         if bias is not None:
             out += bias
         return out
-    out = np.empty((m, n), dtype=x1.dtype)
+    if out is None:
+        out = np.empty((m, n), dtype=x1.dtype)
     # cut the longer side: each block packs the operand it shares again, and that one is
     # then the smaller (row blocks share x2, k * n; column blocks share x1, m * k)
     if m >= n:

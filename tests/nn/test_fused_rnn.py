@@ -133,3 +133,31 @@ def test_inplace_change_of_output_is_caught(mode):
     out.mul_(2.0)
     with pytest.raises(vt.AutogradError, match="modified by an in-place operation"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("threads_n", [1, 2])
+def test_numpy_lstm_loops_give_the_generic_loops_bits(threads_n, threads, monkeypatch):
+    """The CPU backend's in-place ``lstm_steps``/``lstm_steps_backward`` equal the generic
+    loops bit for bit (float32, both directions, a batch big enough to split GEMMs)."""
+    from volta_core.backend import kernels as registry
+    from volta_core.nn import fused_rnn
+
+    threads(threads_n)
+    rng = np.random.default_rng(3)
+    x0 = rng.standard_normal((9, 70, 24)).astype(np.float32)
+
+    def run():
+        vt.manual_seed(0)
+        m = vt.nn.LSTM(24, 160, 1, bidirectional=True)
+        x = vt.tensor(x0, requires_grad=True)
+        out, (h, c) = m(x)
+        (out.sin().sum() + h.sum() + c.cos().sum()).backward()
+        return [a.detach().numpy() for a in (out, h, c, x.grad, *(p.grad for p in
+                                                                   m.parameters()))]
+
+    got = run()
+    for name in ("lstm_steps", "lstm_steps_backward"):
+        monkeypatch.setitem(registry._cache, ("numpy", name), getattr(fused_rnn, name))
+    want = run()
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
+from ..backend.kernels import fallback, get_kernel
 from ..tensor import Tensor
 
 
@@ -30,6 +31,59 @@ def _gates_ifog(xp: Any, w: Any, hid: int) -> Any:
     """The ``(4H, ...)`` gate rows of PyTorch's order ``i, f, g, o`` as ``i, f, o, g`` (the
     three sigmoid gates side by side); the same swap maps back."""
     return xp.concat([w[:2 * hid, ...], w[3 * hid:, ...], w[2 * hid:3 * hid, ...]], axis=0)
+
+
+@fallback("lstm_steps")
+def lstm_steps(xp: Any, xw: Any, h0: Any, c0: Any, w_hh_t: Any, *,
+               reverse: bool = False) -> tuple[Any, Any, Any, Any]:
+    """The time loop of an LSTM layer's forward, gates ordered ``i, f, o, g``.
+
+    ``xw (T, B, 4H)`` is the input projection of every step (bias included), ``w_hh_t``
+    ``(H, 4H)`` the recurrent weights. Returns ``out (T, B, 2H)`` (``h_t`` then ``c_t``)
+    and, for the backward, the sigmoid gates ``(T, B, 3H)``, ``tanh(g)`` and ``tanh(c_t)``
+    ``(T, B, H)``, all in input time order.
+    """
+    steps = xw.shape[0]
+    hid = h0.shape[-1]
+    h, c = h0, c0
+    hs, cs, sigs, ggs, tcs = ([None] * steps for _ in range(5))
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        g = xw[t, ...] + xp.matmul(h, w_hh_t)
+        sig = 1.0 / (1.0 + xp.exp(-g[:, :3 * hid]))  # i, f, o
+        gg = xp.tanh(g[:, 3 * hid:])
+        c = sig[:, hid:2 * hid] * c + sig[:, :hid] * gg
+        tc = xp.tanh(c)
+        h = sig[:, 2 * hid:] * tc
+        hs[t], cs[t], sigs[t], ggs[t], tcs[t] = h, c, sig, gg, tc
+    out = xp.concat([xp.stack(hs, axis=0), xp.stack(cs, axis=0)], axis=-1)
+    return out, *(xp.stack(a, axis=0) for a in (sigs, ggs, tcs))
+
+
+@fallback("lstm_steps_backward")
+def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, *,
+                        reverse: bool = False) -> tuple[Any, Any, Any]:
+    """The time loop of an LSTM layer's backward (backpropagation through time).
+
+    ``g (T, B, 2H)`` is the output's gradient, ``dtc = o * (1 - tanh(c)^2)`` ``(T, B, H)``,
+    ``fac (T, B, 4H)`` the gates' derivatives, ``f`` the forget gates, ``w_hh`` ``(4H, H)``.
+    Returns the gates' gradients ``(T, B, 4H)`` and the gradients of ``h0`` and ``c0``.
+    """
+    steps = g.shape[0]
+    hid = dtc.shape[-1]
+    dgates = [None] * steps
+    dh_next = dc_next = None
+    for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+        dh = g[t, :, :hid]
+        dc = g[t, :, hid:]
+        if dh_next is not None:
+            dh = dh + dh_next
+            dc = dc + dc_next
+        dc = dc + dh * dtc[t, ...]
+        d = xp.concat([dc, dc, dh, dc], axis=-1) * fac[t, ...]
+        dgates[t] = d
+        dc_next = dc * f[t, ...]
+        dh_next = xp.matmul(d, w_hh)
+    return xp.stack(dgates, axis=0), dh_next, dc_next
 
 
 class LSTMLayer(Function):
@@ -59,18 +113,8 @@ class LSTMLayer(Function):
         # runs ~1.7x faster on it than on the transposed view (same values)
         w_hh_t = xp.reshape(xp.matrix_transpose(_gates_ifog(xp, w_hh, hid)),
                             (w_hh.shape[1], w_hh.shape[0]), copy=True)
-        h, c = h0, c0
-        hs, cs, sigs, ggs, tcs = ([None] * steps for _ in range(5))
-        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-            g = xw[t, ...] + xp.matmul(h, w_hh_t)
-            sig = 1.0 / (1.0 + xp.exp(-g[:, :3 * hid]))  # i, f, o
-            gg = xp.tanh(g[:, 3 * hid:])
-            c = sig[:, hid:2 * hid] * c + sig[:, :hid] * gg
-            tc = xp.tanh(c)
-            h = sig[:, 2 * hid:] * tc
-            hs[t], cs[t], sigs[t], ggs[t], tcs[t] = h, c, sig, gg, tc
-        ctx.acts = (sigs, ggs, tcs)
-        out = xp.concat([xp.stack(hs, axis=0), xp.stack(cs, axis=0)], axis=-1)
+        out, *ctx.acts = get_kernel(ctx.device.backend, "lstm_steps")(
+            xp, xw, h0, c0, w_hh_t, reverse=reverse)
         # the output too: an in-place change of it is then caught, as PyTorch does
         ctx.save_for_backward(x, h0, c0, w_ih, w_hh, bias, out)
         return out
@@ -84,8 +128,7 @@ class LSTMLayer(Function):
         g = grad.array
         steps, batch, n_in = x.shape
         hid = h0.shape[-1]
-        order = list(range(steps - 1, -1, -1) if ctx.reverse else range(steps))
-        sigs, ggs, tcs = (xp.stack(a, axis=0) for a in ctx.acts)
+        sigs, ggs, tcs = ctx.acts
         i, f, o = sigs[..., :hid], sigs[..., hid:2 * hid], sigs[..., 2 * hid:]
         # c_{t-1} of every step in time order: c0 then the cell states, shifted by one
         cs = out[..., hid:]
@@ -95,22 +138,9 @@ class LSTMLayer(Function):
         dtc = o * (1.0 - tcs * tcs)
         fac = xp.concat([ggs * i * (1.0 - i), c_prev * f * (1.0 - f), tcs * o * (1.0 - o),
                          i * (1.0 - ggs * ggs)], axis=-1)
-        w_hh_p = _gates_ifog(xp, w_hh, hid)
-        dgates = [None] * steps
-        dh_next = dc_next = None
-        for k in range(steps - 1, -1, -1):  # backward in time: the forward order reversed
-            t = order[k]
-            dh = g[t, :, :hid]
-            dc = g[t, :, hid:]
-            if dh_next is not None:
-                dh = dh + dh_next
-                dc = dc + dc_next
-            dc = dc + dh * dtc[t, ...]
-            d = xp.concat([dc, dc, dh, dc], axis=-1) * fac[t, ...]
-            dgates[t] = d
-            dc_next = dc * f[t, ...]
-            dh_next = xp.matmul(d, w_hh_p)
-        dg = xp.reshape(xp.stack(dgates, axis=0), (steps * batch, 4 * hid))
+        dg, dh_next, dc_next = get_kernel(dev.backend, "lstm_steps_backward")(
+            xp, g, dtc, fac, f, _gates_ifog(xp, w_hh, hid), reverse=ctx.reverse)
+        dg = xp.reshape(dg, (steps * batch, 4 * hid))
         grads: list[Any] = [None] * 6
         if needs[0]:
             grads[0] = xp.reshape(xp.matmul(dg, _gates_ifog(xp, w_ih, hid)),

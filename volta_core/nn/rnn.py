@@ -18,6 +18,7 @@ from ..errors import DTypeError, ShapeError
 from ..ops.movement import cat, narrow, select, stack
 from ..tensor import Tensor
 from .dropout import _dropout
+from .fused_rnn import GRULayer, LSTMLayer
 from .module import Module
 from .parameter import Parameter
 
@@ -256,8 +257,6 @@ class RNNBase(Module):
 
     def _fused_lstm(self, x: Tensor, hx: Any) -> tuple[Tensor, list]:
         """Every layer and direction as one :class:`LSTMLayer` op (time loop on arrays)."""
-        from .fused_rnn import LSTMLayer
-
         steps = x.shape[0]
         hid = self.hidden_size
         directions = self._directions
@@ -281,8 +280,6 @@ class RNNBase(Module):
 
     def _fused_gru(self, x: Tensor, hx: Tensor) -> tuple[Tensor, list]:
         """Every layer and direction as one :class:`GRULayer` op (time loop on arrays)."""
-        from .fused_rnn import GRULayer
-
         steps = x.shape[0]
         directions = self._directions
         finals = []
