@@ -159,19 +159,23 @@ _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
               "float32": 3.4028234663852886e38}
 
 
-def checked_scalar(op: str, dtype: DType, value, floats: bool = False):
+def checked_scalar(op: str, dtype: DType, value, floats: bool = False, fill: bool = False):
     """``value`` converted for an integer ``dtype`` as PyTorch checks it (``full``,
     ``clamp``, ``where``, ``pow``): NaN, inf and numbers out of range raise a
     ``DTypeError``; unsigned types also take the ints ``-max..-1``, which wrap. With
     ``floats`` (the ops whose PyTorch converts the number to a floating ``dtype`` with a
-    check: ``clamp``, ``fill_``, ``masked_fill``, ``hardtanh``, an ``alpha``), a finite
-    number beyond the dtype's largest value raises too. Other dtypes take any value.
+    check: ``clamp``, ``masked_fill``, ``hardtanh``, an ``alpha``, ``fill_`` and ``full``
+    of several elements), a finite number beyond the dtype's largest value raises too.
+    With ``fill`` (a number written by ``__setitem__``, ``fill_`` or ``full`` of one
+    element), only float32 checks its range: PyTorch rounds a float16 or bfloat16 number
+    to inf unchecked there. Other dtypes take any value.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return value
     if dtype.kind == "f":
-        top = _FLOAT_MAX.get(dtype.name)
-        if floats and top is not None and abs(value) > top and abs(value) != float("inf"):
+        top = _FLOAT_MAX.get(dtype.name if floats or dtype.name == "float32" else "")
+        if (floats or fill) and top is not None and abs(value) > top and \
+                abs(value) != float("inf"):
             raise DTypeError(f"{op}: value {value!r} cannot be converted to {dtype.name} "
                              "without overflow")
         return value

@@ -107,28 +107,29 @@ def _batched(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
     return out
 
 
-# reductions whose inf - inf (or overflow) NumPy reports from its own modules, where the
+# calls whose inf - inf (or overflow) NumPy reports from its own modules, where the
 # backend's warning filter (``backend.quiet_numpy_warnings``) does not reach: PyTorch gives
-# the NaN (or inf) silently
-_QUIET_REDUCTIONS = ("sum", "mean", "std", "var", "cumulative_sum")
+# the NaN (or inf) silently (reductions; ``full`` of a float16 number rounding to inf)
+_QUIET_CALLS = ("sum", "mean", "std", "var", "cumulative_sum", "full")
 
 
 def _quiet(fn: Any) -> Any:
-    def reduction(*args: Any, **kwargs: Any) -> Any:
+    def quiet(*args: Any, **kwargs: Any) -> Any:
         with np.errstate(invalid="ignore", over="ignore"):
             return fn(*args, **kwargs)
 
-    reduction.__name__ = reduction.__qualname__ = fn.__name__
-    reduction.__doc__ = fn.__doc__
-    return reduction
+    quiet.__name__ = quiet.__qualname__ = fn.__name__
+    quiet.__doc__ = fn.__doc__
+    return quiet
 
 
 def make() -> types.ModuleType:
     """A module holding every name of array-api-compat's NumPy namespace, with this
-    module's ``matmul`` and reductions that don't warn where PyTorch is silent."""
+    module's ``matmul`` and reductions (and ``full``) that don't warn where PyTorch is
+    silent."""
     ns = types.ModuleType("volta_numpy.xp", __doc__)
     ns.__dict__.update({k: v for k, v in vars(_compat).items() if k not in _MODULE_ATTRS})
     ns.matmul = matmul
-    for name in _QUIET_REDUCTIONS:
+    for name in _QUIET_CALLS:
         setattr(ns, name, _quiet(getattr(_compat, name)))
     return ns

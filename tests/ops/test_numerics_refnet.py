@@ -329,7 +329,10 @@ def test_maximum_masks_the_losers_gradient():
 def test_hardswish_selects_its_gradient_as_pytorch():
     x = np.array([NAN, -3.0, 3.0, -2.5, 0.1, 7.0, -INF, INF, -3.28125, -0.0, 2.9])
     for dtype in ("float32", "float64", "bfloat16"):
-        compare(lambda m, t: m.nn.functional.hardswish(t), x, dtype=dtype)
+        compare(lambda m, t: m.nn.functional.hardswish(t), x, dtype=dtype, grad=False)
+        # PyTorch's gradient at a NaN depends on its SIMD width (1 on its scalar path, as
+        # Volta's; NaN in a full vector): compared without it
+        compare(lambda m, t: m.nn.functional.hardswish(t), x[1:], dtype=dtype)
     compare(lambda m, t: m.nn.functional.hardswish(t).log(), np.array([-3.28125, 1.0]))
 
 

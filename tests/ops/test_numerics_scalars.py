@@ -211,6 +211,11 @@ def test_scalar_operands_like_torch(expr):
     "x.clamp(max=big)", "x.clamp_min(-big)", "m.nn.functional.hardtanh(x, -big, big)",
     "m.nn.functional.threshold(x, 0.0, big)", "x.add(x, alpha=big)", "x.sub(x, alpha=big)",
     "x.clamp(max=float('inf'))", "x + big",
+    # PyTorch's fill of one element (and a number __setitem__ writes) rounds a float16 or
+    # bfloat16 number to inf unchecked; a fill of several elements refuses
+    "x[:1].fill_(big)", "m.full((), big, dtype=x.dtype)", "m.full((3,), big, dtype=x.dtype)",
+    "x.new_full((1, 1), big)", "x.__setitem__(0, big)", "x.__setitem__(slice(0, 2), big)",
+    "x.__setitem__(x > 0, big)",
 ])
 def test_numbers_beyond_a_float_dtype_refuse_like_torch(expr, dtype, big):
     outcomes = []

@@ -203,7 +203,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                              f"{value.shape}")
         return inplace(self, "fill_", lambda s: expand(value.to(self.dtype), s.shape), value,
                        shares=True)
-    v = _as_python(self, checked_scalar("fill_", self.dtype, value, floats=True))
+    one = self.numel() == 1  # PyTorch's one-element fill checks float16 less
+    v = _as_python(self, checked_scalar("fill_", self.dtype, value, floats=not one, fill=one))
     return inplace(self, "fill_", lambda s: _Constant.apply(s, value=v))
 
 
@@ -344,6 +345,7 @@ def _value(op: str, x: Tensor, value: Any, shape: tuple) -> Tensor:
         if isinstance(value, (int, float, bool)):
             if x.dtype.kind in "iu" and not isinstance(value, bool):
                 value = _checked_int_value(op, x, value)
+            value = checked_scalar(op, x.dtype, value, fill=True)
             return x.new_full((), _as_python(x, value))
         kind = type(value)
         if kind.__module__ == "numpy" and kind.__name__ != "ndarray" and not hasattr(
