@@ -72,8 +72,10 @@ def test_max_pool2d_all_neg_inf_window_indexes_its_first_real_element(device, ge
     of -inf only indexes that element (and its gradient lands there), not the padding."""
     x = _neg_inf_input(3)
     got, want = _run(vt, x, geometry, device), _run(torch, x, geometry, "cpu")
-    for a, b in zip(got, want):
-        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    # overlapping windows sum their gradients in another order on a GPU
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1049,6 +1049,8 @@ def test_float16_gelu_computes_in_float32_as_pytorch(approximate):
                      dtype=m.float16, requires_grad=True)
         y = nn_functional(m).gelu(x, approximate=approximate)
         y.backward(m.ones_like(y))
+        if m is torch:  # +inf: inf (its AVX-512 vector loop's NaN aside; see _gelu)
+            y = torch.where(x == INF, x, y)
         return y, x.grad
 
     for g, w in zip(run(vt), run(torch)):

@@ -96,8 +96,8 @@ def _scalar_loads(tile: Tile, which: str, acc: str, phase: str = "both") -> str:
 
 
 def _vec_loads(tile: Tile, which: str, along: str, phase: str = "both") -> str:
-    """:func:`_scalar_loads` of float32 operands read four at a time (``load_a4(zo, m,
-    k)`` / ``load_b4(zo, k, n)`` return the vec4 starting there) along ``along``: "k" or
+    """:func:`_scalar_loads` of operands read four at a time (``load_a4(zo, m, k)`` /
+    ``load_b4(zo, k, n)`` return the vec4 starting there, as float32) along ``along``: "k" or
     "m" for A, "n" or "k" for B (the caller checks those runs are contiguous and
     aligned)."""
     nthreads = tile.threads[0] * tile.threads[1]
@@ -149,7 +149,7 @@ def gemm_source(t: DType, tile: Tile, words: int, writes: list, reads: list,
         a_along_k, b_along_n: WGSL booleans: whether consecutive threads stage A along k
             (else along m) and B along n (else along k); reading memory in order (a
             transposed operand the other way round) keeps the loads coalesced.
-        vec: for float32, the dims along which A and B are read four at a time ("k" or
+        vec: the dims along which A and B are read four at a time ("k" or
             "m" for A, "n" or "k" for B; None: one at a time), through ``load_a4`` and
             ``load_b4`` in ``funcs``.
     """

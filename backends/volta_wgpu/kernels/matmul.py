@@ -1,9 +1,9 @@
 """Tiled, batched, broadcasting matrix multiply over strided operands.
 
 float32/float16 products of at least 64x64 outputs use the register-blocked template of
-:mod:`.gemm` (128x128 or 64x64 tiles, 8x8 or 4x4 outputs per thread; float32 operands
-whose rows or columns are aligned contiguous runs are read as vec4s through a second,
-vec4-typed binding of the same buffer: 4096^3 on an H100 31.3 -> 35.4 TFLOP/s); the rest (small
+:mod:`.gemm` (128x128 or 64x64 tiles, 8x8 or 4x4 outputs per thread; operands whose rows
+or columns are aligned contiguous runs are read as vec4s through a second, vec4-typed
+binding of the same buffer: float32 4096^3 on an H100 31.3 -> 35.4 TFLOP/s); the rest (small
 matrices, integer and float64 dtypes) use a simple kernel where each 16x16 workgroup
 computes a 32x32 tile (2x2 per thread). Operands are read with their own strides, so
 transposed or broadcast views need no copy. float16 accumulates in float32. Where the
@@ -116,32 +116,35 @@ def _tiled_src(t: DType, tile: gemm.Tile, rb: int,
              f"{cg.cast('v', D.float32, t)}; }}\n")
     reads = [("a", t), ("b", t)]
     if vec != (None, None):  # the operands again, read as vec4s (bound twice, read-only)
-        funcs += (f"fn load_a4(zo: vec4<i32>, r: u32, k: u32) -> vec4<f32> {{ return a4[u32("
-                  f"zo.x + i32(r) * {iw(h + 1)} + i32(k) * {iw(h + 2)}) / 4u]; }}\n"
-                  f"fn load_b4(zo: vec4<i32>, k: u32, c: u32) -> vec4<f32> {{ return b4[u32("
-                  f"zo.y + i32(k) * {iw(h + 4)} + i32(c) * {iw(h + 5)}) / 4u]; }}\n")
-        reads += [("a4", D.float32), ("b4", D.float32)]
+        funcs += (f"fn load_a4(zo: vec4<i32>, r: u32, k: u32) -> vec4<f32> {{ return "
+                  f"vec4<f32>(a4[u32(zo.x + i32(r) * {iw(h + 1)} + i32(k) * {iw(h + 2)}) / 4u]);"
+                  " }\n"
+                  f"fn load_b4(zo: vec4<i32>, k: u32, c: u32) -> vec4<f32> {{ return "
+                  f"vec4<f32>(b4[u32(zo.y + i32(k) * {iw(h + 4)} + i32(c) * {iw(h + 5)}) / 4u]);"
+                  " }\n")
+        reads += [("a4", t), ("b4", t)]
     src = gemm.gemm_source(t, tile, words, [("out", t)], reads, funcs,
                            a_along_k=f"{iw(h + 2)} == 1", b_along_n=f"{iw(h + 5)} == 1",
                            vec=vec)
     if vec != (None, None):
         for name in ("a4", "b4"):
-            src = src.replace(f"var<storage, read> {name}: array<f32>",
-                              f"var<storage, read> {name}: array<vec4<f32>>")
+            src = src.replace(f"var<storage, read> {name}: array<{t.storage}>",
+                              f"var<storage, read> {name}: array<vec4<{t.storage}>>")
     return src, words, 1, len(reads)
 
 
 def _vec_dims(t: DType, a: Array, b: Array, sa: tuple, sb: tuple, tile: gemm.Tile,
               M: int, N: int, K: int) -> tuple:
-    """Along which dims A and B can be read as aligned vec4s (float32 only): A along k
-    (its rows contiguous) or m (its columns), B along n or k; None: one at a time."""
-    if t is not D.float32 or tile.bk % 4 or tile.tm % 4 or tile.tn % 4:
+    """Along which dims A and B can be read as aligned vec4s (float32 and float16): A
+    along k (its rows contiguous) or m (its columns), B along n or k; None: one at a
+    time."""
+    if t not in (D.float32, D.float16) or tile.bk % 4 or tile.tm % 4 or tile.tn % 4:
         return (None, None)
 
     def along(x: Array, batch: tuple, inner: int, outer: int, n_in: int, n_out: int,
               names: tuple) -> str | None:
         # inner/outer: the matrix strides (columns, rows); n_in/n_out: their sizes
-        if x.offset % 4 or x._st.buffer.size % 16 or any(s % 4 for s in batch):
+        if x.offset % 4 or x._st.buffer.size % (4 * t.itemsize) or any(s % 4 for s in batch):
             return None
         if inner == 1 and (outer % 4 == 0 or n_out == 1) and n_in % 4 == 0:
             return names[0]
