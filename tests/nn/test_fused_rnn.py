@@ -161,3 +161,19 @@ def test_numpy_lstm_loops_give_the_generic_loops_bits(threads_n, threads, monkey
     want = run()
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("mode", ["RNN", "GRU", "LSTM"])
+def test_an_empty_sequence_is_refused_an_empty_batch_is_not(mode):
+    """PyTorch refuses a sequence of length 0 (batched, unbatched, batch_first) and runs
+    a batch of 0."""
+    for shape, batch_first in [((0, 2, 3), False), ((0, 3), False), ((2, 0, 3), True),
+                               ((2, 0, 3), False)]:
+        outcomes = []
+        for lib in (torch, vt):
+            m = getattr(lib.nn, mode)(3, 4, batch_first=batch_first)
+            try:
+                outcomes.append(tuple(m(lib.zeros(*shape))[0].shape))
+            except (RuntimeError, vt.VoltaError):
+                outcomes.append("refused")
+        assert outcomes[0] == outcomes[1], (shape, batch_first, outcomes)

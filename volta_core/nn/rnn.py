@@ -182,6 +182,9 @@ class RNNBase(Module):
         if input.shape[-1] != self.input_size:
             raise ShapeError(f"{name}: expected input with {self.input_size} features in its "
                              f"last dim (input_size), got shape {input.shape}")
+        if input.shape[1 if input.ndim == 3 and self.batch_first else 0] == 0:
+            raise ShapeError(f"{name}: expected a sequence length larger than 0, got input "
+                             f"of shape {input.shape} (as PyTorch refuses it)")
         return input.ndim == 3
 
     def _check_state(self, what: str, h: Tensor, expected: tuple, batched: bool) -> Tensor:
@@ -316,7 +319,7 @@ class RNNBase(Module):
         lstm = self.mode == "LSTM"
         hx = self._initial_state(x, hx, batched, batch)
         # the fused layers take no autocast casts and no mixed dtypes: those step by step
-        fused = steps and not _autocast_state.active and all(
+        fused = not _autocast_state.active and all(
             p.dtype is x.dtype for p in (*self._parameters.values(),
                                          *(hx if lstm else (hx,))) if p is not None)
         if fused and lstm and not self.proj_size:
@@ -326,10 +329,7 @@ class RNNBase(Module):
         else:
             seq, finals = self._layers([select(x, 0, t) for t in range(steps)],
                                        [batch] * steps, hx)
-            output = stack(seq, 0) if steps else None
-        if output is None:
-            real_hidden = self.proj_size or self.hidden_size
-            output = x.new_zeros(0, batch, real_hidden * self._directions)
+            output = stack(seq, 0)
         h_n = self._final(finals)
         if not batched:
             output = output.squeeze(1)
