@@ -310,7 +310,9 @@ def conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
             parts[lo // base.chunk()] = part.sum(axis=0)
 
     parallel_for(run, pieces)
-    if needs[1]:
+    if needs[1] and not parts:  # an empty batch
+        gw = np.zeros(w_shape, dtype=np.result_type(grad, w))
+    elif needs[1]:
         total = parts[0].copy()
         for p in parts[1:]:
             total += p

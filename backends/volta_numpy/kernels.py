@@ -321,6 +321,8 @@ def softmax(xp: Any, x: Any, dim: int) -> np.ndarray:
     last dimension with fast row sums, in row blocks over the backend's threads."""
     if x.dtype.kind != "f":
         return softmax_kernel(xp, x, dim)
+    if x.size == 0:  # no row to reduce (a zero-length row has no maximum)
+        return np.empty_like(x)
     if x.ndim == 0 or dim not in (-1, x.ndim - 1) or x.size == 0 or not _f32_or_f64(x):
         e = np.subtract(x, np.max(x, axis=dim, keepdims=True))
         np.exp(e, out=e)
@@ -380,8 +382,9 @@ def zero_masked_rows(xp: Any, scores: Any, p: Any) -> np.ndarray:
     is NaN throughout (``exp(-inf - -inf)``), so a row whose first probability is a
     number is not one. Checking that column skips the row max and the select (~0.4 ms
     per attention call of ``benchmarks/train_step.py``'s small GPT)."""
-    if (type(p) is not np.ndarray or p.ndim == 0 or p.shape[-1] == 0
-            or np.isnan(p[..., 0]).any()):
+    if p.size == 0:
+        return p
+    if (type(p) is not np.ndarray or p.ndim == 0 or np.isnan(p[..., 0]).any()):
         return generic_attention.zero_masked_rows(xp, scores, p)
     return p
 

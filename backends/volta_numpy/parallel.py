@@ -148,6 +148,8 @@ MIN_CHUNK_ELEMENTS = 1 << 16
 def batch_chunk(n: int, per_sample: int) -> int:
     """Samples per chunk for a batch of ``n`` whose samples each touch ``per_sample``
     elements; it depends on the shapes only (not on the thread count)."""
+    if n == 0:  # an empty batch: one (empty) chunk
+        return 1
     total = n * max(1, per_sample)
     count = max(MIN_CHUNKS, -(-total // CHUNK_ELEMENTS))
     count = min(n, count, max(1, total // MIN_CHUNK_ELEMENTS))

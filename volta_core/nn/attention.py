@@ -54,6 +54,8 @@ def _causal_mask(l: int, s: int, like: Tensor) -> Tensor:
 def zero_masked_rows(xp: Any, scores: Any, p: Any) -> Any:
     """``p`` (the softmax of ``scores`` along the last dim) with 0 in every row whose
     scores are all -inf (a fully masked row attends to nothing, as in PyTorch)."""
+    if math.prod(p.shape) == 0:  # nothing to zero (no keys: no row maximum either)
+        return p
     blocked = xp.max(scores, axis=-1, keepdims=True) == -math.inf
     return xp.where(blocked, xp.zeros_like(p), p)
 

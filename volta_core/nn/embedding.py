@@ -11,6 +11,7 @@ from ..creation import empty
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..ops.elementwise import where
+from ..ops.indexing import one_hot as _one_hot
 from ..ops.reduce import vector_norm
 from ..ops.unique import unique
 from ..tensor import Tensor
@@ -122,15 +123,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         Input ``(*)``; output ``(*, num_classes)``.
     """
     _check_tensor("one_hot", tensor)
-    if tensor.dtype.kind not in "iu":
-        raise DTypeError(f"one_hot: expected an integer tensor, got {tensor.dtype.name}")
-    if num_classes < 0:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
-    _check_indices("one_hot", tensor, num_classes)
-    xp, dev = tensor.device.xp, tensor.device
-    classes = xp.arange(num_classes, dtype=tensor.array.dtype, device=dev.native)
-    hot = xp.expand_dims(tensor.array, axis=-1) == classes
-    return Tensor._make(xp.astype(hot, xp.int64), dev)
+    return _one_hot(tensor, num_classes)
 
 
 class Embedding(Module):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..amp.dispatch import autocast_op
@@ -33,10 +34,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     dims = tuple(range(2, input.ndim))
     shape = (1, c) + (1,) * (input.ndim - 2)
     if use_input_stats:
-        n = input.numel() // max(input.shape[0] * c, 1)
-        if n <= 1:
+        n = math.prod(input.shape[2:])
+        if n == 1:
             raise ValueError(f"{op}: expected more than 1 spatial element when training, "
                              f"got input of shape {input.shape}")
+        if input.numel() == 0:  # as PyTorch: an empty output, the running statistics stay
+            return _scale_shift(input.clone(), weight, bias, shape)
         mean = input.mean(dims, keepdim=True)
         xc = input - mean
         var = (xc * xc).mean(dims, keepdim=True)

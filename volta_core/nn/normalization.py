@@ -58,9 +58,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         weight, bias = (None if t is None else t.float() for t in (weight, bias))
     if training:
         n = input.numel() // max(c, 1)
-        if n <= 1:
+        if n == 1:
             raise ValueError(f"{op}: expected more than 1 value per channel when training, "
                              f"got input of shape {input.shape}; use a larger batch or eval()")
+        if n == 0:  # an empty batch, as PyTorch: the running statistics stay
+            out = _scale_shift(input.clone(), weight, bias, shape)
+            return out.to(input.dtype) if half else out
         if _grad_state.enabled and any(t is not None and t.requires_grad
                                        for t in (input, weight, bias)):
             out = _BatchNormTrain.apply(input, weight, bias, eps=eps)
@@ -269,7 +272,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
             raise ShapeError(f"group_norm: expected {name} of shape ({c},) for an input with "
                              f"{c} channels, got {t.shape}; check num_channels")
     _check_same("group_norm", input, weight, bias)
-    x = input.reshape(n, num_groups, -1)
+    x = input.reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
     mean = x.mean(-1, keepdim=True)
     xc = x - mean
     y = (xc * rsqrt((xc * xc).mean(-1, keepdim=True) + eps)).reshape(input.shape)

@@ -339,10 +339,10 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise DTypeError(f"one_hot: expected an integer tensor of class indices, got "
                          f"{tensor.dtype.name}")
     xp, a = tensor.device.xp, tensor.array
+    if tensor.numel() == 0 and num_classes <= 0:  # PyTorch refuses 0 classes here too
+        raise ShapeError("one_hot: cannot infer the number of classes from an empty "
+                         "tensor; pass num_classes > 0")
     if num_classes == -1:
-        if tensor.numel() == 0:
-            raise ShapeError("one_hot: cannot infer the number of classes from an empty "
-                             "tensor; pass num_classes")
         num_classes = int(xp.max(a)) + 1
     _check_range("one_hot", a, num_classes, -1, xp)
     classes = xp.arange(num_classes, dtype=a.dtype, device=tensor.device.native)
