@@ -121,15 +121,17 @@ def test_round_trip_outputs_and_gradients(name: str) -> None:
                 [f"input{i}" for i, t in enumerate(inputs) if t.requires_grad]
                 + [n for n, _ in m.named_parameters()], grads))))
         (o1, g1), (o2, g2) = results
+        # 4e-6: an exported GELU is Erf arithmetic, and the CPU backend's fused GELU rounds
+        # its erf differently (exp - 1 for expm1): an ulp of erf, a few ulps downstream
         for a, b in zip(o1, o2):
-            _close(b.detach().numpy(), a.detach().numpy(), 1e-6)
+            _close(b.detach().numpy(), a.detach().numpy(), 4e-6)
         assert set(g1) == set(g2), "the imported module's parameters are named as the model's"
         for key, a in g1.items():
             b = g2[key]
             if a is None:
                 assert b is None or float(b.abs().max()) == 0.0
                 continue
-            _close(b.numpy(), a.numpy(), 1e-6)
+            _close(b.numpy(), a.numpy(), 4e-6)
 
 
 def test_vae_with_its_sampling_step() -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,9 +76,23 @@ _MODES = {"nearest": None, "nearest-exact": None, "area": None, "linear": 1, "bi
           "trilinear": 3, "bicubic": 2}
 
 
-def _nearest_indices(n_in: int, n_out: int, scale: float, exact: bool) -> list[int]:
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (PyTorch computes source indices in float32)."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _nearest_indices(n_in: int, n_out: int, f: float | None, exact: bool,
+                     shortcuts: bool) -> list[int]:
+    """Source index of every output: PyTorch's ``floorf((i [+ 0.5]) * scale)`` in float32,
+    ``scale`` being ``1 / scale_factor`` (if given) or ``n_in / n_out``. ``shortcuts``
+    (PyTorch's 2-D nearest kernel): an unchanged size copies, a doubled one halves."""
+    if shortcuts and n_out == n_in:
+        return list(range(n_out))
+    if shortcuts and n_out == 2 * n_in:
+        return [i >> 1 for i in range(n_out)]
+    scale = _f32(1.0 / f) if f is not None else _f32(_f32(n_in) / n_out)
     off = 0.5 if exact else 0.0
-    return [min(int(math.floor((i + off) * scale)), n_in - 1) for i in range(n_out)]
+    return [min(int(math.floor(_f32((i + off) * scale))), n_in - 1) for i in range(n_out)]
 
 
 def _area_matrix(n_in: int, n_out: int) -> list[list[float]]:
@@ -107,6 +122,38 @@ def _cubic_weights(t: float) -> list[float]:
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _antialias_matrix(n_in: int, n_out: int, scale: float, cubic: bool) -> list[list[float]]:
+    """PyTorch's (and PIL's) antialiased resampling: each output averages the inputs under
+    a triangle (bilinear) or Keys cubic (a = -0.5) filter stretched by the downscale
+    factor, the weights normalised to sum to 1."""
+    def tent(x: float) -> float:
+        return max(0.0, 1.0 - abs(x))
+
+    def keys(x: float) -> float:
+        a, x = -0.5, abs(x)
+        if x < 1.0:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        if x < 2.0:
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return 0.0
+
+    kernel, half = (keys, 2.0) if cubic else (tent, 1.0)
+    support = half * scale if scale >= 1.0 else half
+    inv = 1.0 / scale if scale >= 1.0 else 1.0
+    rows = []
+    for i in range(n_out):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), n_in)
+        w = [kernel((j - center + 0.5) * inv) for j in range(lo, hi)]
+        total = sum(w)
+        row = [0.0] * n_in
+        for j, wj in zip(range(lo, hi), w):
+            row[j] = wj / total if total else wj
+        rows.append(row)
+    return rows
 
 
 def _interp_matrix(n_in: int, n_out: int, scale: float, align_corners: bool,
@@ -164,15 +211,14 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
             each other (True) or their edges (False, the default).
         recompute_scale_factor: compute the coordinate scale from the output size instead
             of using ``scale_factor`` directly.
-        antialias: not supported; must be False.
+        antialias: for ``'bilinear'`` and ``'bicubic'``, low-pass filter as PIL does when
+            downsampling (each output averages every input its stretched filter covers).
 
     Shape:
         - Input: ``(N, C, *spatial_in)``.
         - Output: ``(N, C, *spatial_out)``.
     """
     op = "interpolate"
-    if antialias:
-        raise NotImplementedError(f"{op}: antialias=True is not supported yet")
     if mode not in _MODES:
         raise ValueError(f"{op}: unknown mode {mode!r}; expected one of {sorted(_MODES)}")
     if input.ndim not in (3, 4, 5):
@@ -185,23 +231,37 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     if dims is None and align_corners is not None:
         raise ValueError(f"{op}: align_corners only applies to the linear and cubic modes, "
                          f"not {mode!r}; leave it as None")
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError(f"{op}: antialias only applies to the 'bilinear' and 'bicubic' "
+                         f"modes, not {mode!r}")
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating point input, got {input.dtype.name}")
     spatial = input.shape[2:]
     sizes, factors = _out_sizes(op, spatial, size, scale_factor, recompute_scale_factor)
-    if any(s <= 0 for s in sizes):
+    if any(s < 0 or s == 0 and mode != "area" for s in sizes):  # area gives empty outputs
         raise ShapeError(f"{op}: output size {tuple(sizes)} must be positive (input {spatial})")
+    # PyTorch's CPU kernels copy a dim whose size is unchanged, whatever the scale factor,
+    # in the linear modes, with antialias and in the 2-D nearest mode (not bicubic's)
+    copies = mode in ("linear", "bilinear", "trilinear") or antialias or (
+        mode == "nearest" and len(spatial) == 2)
     out = input
     for d, (n_in, n_out, f) in enumerate(zip(spatial, sizes, factors)):
-        if n_in == n_out and (f is None or f == 1.0):
+        if n_in == n_out and (f is None or f == 1.0 or copies):
+            continue
+        if mode == "area":
+            matrix = out.new_tensor(_area_matrix(n_in, n_out)).reshape(n_out, n_in)
+            out = _along(out, d + 2, matrix)
             continue
         scale = 1.0 / f if f is not None else n_in / n_out
-        if mode == "area":
-            out = _along(out, d + 2, out.new_tensor(_area_matrix(n_in, n_out)))
-        elif dims is None:
-            idx = _nearest_indices(n_in, n_out, scale, mode == "nearest-exact")
+        if dims is None:
+            idx = _nearest_indices(n_in, n_out, f, mode == "nearest-exact", copies)
             index = out.new_tensor(idx, dtype="int64")
             out = index_select(out, d + 2, index)
+        elif antialias:
+            if align_corners:
+                scale = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+            rows = _antialias_matrix(n_in, n_out, scale, mode == "bicubic")
+            out = _along(out, d + 2, out.new_tensor(rows))
         else:
             rows = _interp_matrix(n_in, n_out, scale, bool(align_corners), mode == "bicubic")
             out = _along(out, d + 2, out.new_tensor(rows))
