@@ -144,6 +144,23 @@ def test_pad_matches_numpy(mode, pads):
     check_grad(lambda x: vt.pad(x, pads, mode=mode), rand(2, 3, 3))
 
 
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_with_negative_amounts_as_pytorch(mode):
+    """Negative amounts crop; circular then wraps what is left (PyTorch crops first),
+    while reflect reflects about the original edges. Circular wrapped the whole dim."""
+    torch = pytest.importorskip("torch")
+    x = np.arange(5.0).reshape(1, 1, 5)
+    for pads in [(-1, 2), (2, -1), (-2, 3), (-1, 4), (4, -1), (-3, 3), (-2, -1), (1, 1)]:
+        try:
+            want = torch.nn.functional.pad(torch.tensor(x), pads, mode=mode).numpy()
+        except RuntimeError:
+            with pytest.raises(vt.ShapeError):
+                vt.pad(t64(x), pads, mode=mode)
+            continue
+        np.testing.assert_array_equal(vt.pad(t64(x), pads, mode=mode).numpy(), want)
+    check_grad(lambda t: vt.pad(t, (2, -1), mode=mode), rand(1, 1, 5))
+
+
 def test_pad_constant_value_negative_and_int():
     a = rand(3, 4)
     assert_close(vt.pad(t64(a), (1, 1), value=2.5), np.pad(a, ((0, 0), (1, 1)),

@@ -556,15 +556,25 @@ class ConstantPad(Function):
         return ConstantPad.apply(g, pads=tuple((-lo, -hi) for lo, hi in ctx.pads), value=0)
 
 
+def _circular_span(n: int, lo: int, hi: int) -> tuple[int, int]:
+    """Start and size of what a circular pad wraps: the dimension after negative amounts
+    crop it (PyTorch crops first)."""
+    start = max(-lo, 0)
+    return start, n - start - max(-hi, 0)
+
+
 def _pad_index(xp, dev, mode: str, n: int, lo: int, hi: int):
     """Source positions of a ``reflect``/``replicate``/``circular`` padded dimension."""
-    j = xp.arange(-lo, n + hi, dtype=dev.native_dtype("int64"), device=dev.native)
+    i64 = dev.native_dtype("int64")
+    if mode == "circular":
+        start, m = _circular_span(n, lo, hi)
+        j = xp.arange(-max(lo, 0), m + max(hi, 0), dtype=i64, device=dev.native)
+        return Tensor._make(j % max(m, 1) + start, dev)
+    j = xp.arange(-lo, n + hi, dtype=i64, device=dev.native)
     if mode == "reflect":
         j = (n - 1) - xp.abs((n - 1) - xp.abs(j))
-    elif mode == "replicate":
-        j = xp.clip(j, 0, n - 1)
     else:
-        j = j % n
+        j = xp.clip(j, 0, n - 1)
     return Tensor._make(j, dev)
 
 
@@ -607,6 +617,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         if not lo and not hi:
             continue
         limit = n - 1 if mode == "reflect" else n
+        if mode == "circular":
+            limit = _circular_span(n, lo, hi)[1]
         if n == 0 or (mode != "replicate" and max(lo, hi) > limit):
             raise ShapeError(f"pad: {mode} padding {(lo, hi)} of dimension {d} must be at "
                              f"most {limit} for its size {n} (shape {input.shape})")
