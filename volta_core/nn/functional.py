@@ -60,6 +60,7 @@ from .dropout import (
 from .embedding import embedding, one_hot
 from .embedding_bag import embedding_bag
 from .fold import fold, unfold
+from .grid_sample import affine_grid, grid_sample
 from .instancenorm import instance_norm
 from .linear import bilinear, linear
 from .loss import (
@@ -158,6 +159,7 @@ __all__ = [
     "lp_pool2d", "lp_pool3d", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
     "channel_shuffle", "max_pool2d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "upsample", "upsample_nearest", "upsample_bilinear",
+    "affine_grid", "grid_sample",
     "pdist", "rrelu", "feature_alpha_dropout", "max_unpool1d", "max_unpool2d", "max_unpool3d",
     "relu_", "elu_", "leaky_relu_", "hardtanh_", "rrelu_", "selu_", "celu_", "gumbel_softmax",
 ]
