@@ -48,6 +48,7 @@ from .adaptive_pooling import (
 from .attention import scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from .conv3d import conv3d, conv_transpose3d
+from .ctc import ctc_loss
 from .distance import cosine_similarity, normalize, pairwise_distance, pdist
 from .dropout import (
     alpha_dropout,
@@ -159,7 +160,7 @@ __all__ = [
     "lp_pool2d", "lp_pool3d", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
     "channel_shuffle", "max_pool2d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "upsample", "upsample_nearest", "upsample_bilinear",
-    "affine_grid", "grid_sample",
+    "affine_grid", "grid_sample", "ctc_loss",
     "pdist", "rrelu", "feature_alpha_dropout", "max_unpool1d", "max_unpool2d", "max_unpool3d",
     "relu_", "elu_", "leaky_relu_", "hardtanh_", "rrelu_", "selu_", "celu_", "gumbel_softmax",
 ]
