@@ -78,11 +78,10 @@ def test_max_pool2d_all_neg_inf_window_indexes_its_first_real_element(device, ge
     np.testing.assert_allclose(got[2], want[2], rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_max_pool_1d_3d_all_neg_inf_windows_as_pytorch(device):
-    x = _neg_inf_input(4)
-    for fn in (lambda F, t: F.max_pool1d(t.flatten(2), 3, 2, 1, return_indices=True),
-               lambda F, t: F.max_pool3d(t.unsqueeze(0), 3, 2, 1, return_indices=True)):
+def _same_pools(x, fns, device):
+    """Each ``fn(F, t)`` (a tuple of outputs) and the input's gradient of its first output's
+    sum, equal in both libraries."""
+    for fn in fns:
         out = []
         for m in (vt, torch):
             F = vt.nn.functional if m is vt else torch.nn.functional
@@ -93,25 +92,22 @@ def test_max_pool_1d_3d_all_neg_inf_windows_as_pytorch(device):
                         for r in (*res, t.grad)])
         for a, b in zip(*out):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_max_pool_1d_3d_all_neg_inf_windows_as_pytorch(device):
+    _same_pools(_neg_inf_input(4), (
+        lambda F, t: F.max_pool1d(t.flatten(2), 3, 2, 1, return_indices=True),
+        lambda F, t: F.max_pool3d(t.unsqueeze(0), 3, 2, 1, return_indices=True)), device)
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_other_max_pools_nan_as_pytorch(device):
-    x = _input(2)
-    for fn in (lambda F, t: F.adaptive_max_pool2d(t, (3, 5), return_indices=True),
-               lambda F, t: F.adaptive_max_pool2d(t, (1, 1), return_indices=True),
-               lambda F, t: F.max_pool1d(t.flatten(2), 4, 3, return_indices=True),
-               lambda F, t: (F.max_pool3d(t.unsqueeze(0), 2),)):
-        out = []
-        for m in (vt, torch):
-            F = vt.nn.functional if m is vt else torch.nn.functional
-            t = (vt.tensor(x, device=device) if m is vt else torch.tensor(x))
-            res = fn(F, t.requires_grad_(True))
-            res[0].sum().backward()
-            out.append([np.asarray(r.detach().cpu().numpy() if m is vt else r.detach().numpy())
-                        for r in (*res, t.grad)])
-        for a, b in zip(*out):
-            np.testing.assert_array_equal(a, b)
+    _same_pools(_input(2), (
+        lambda F, t: F.adaptive_max_pool2d(t, (3, 5), return_indices=True),
+        lambda F, t: F.adaptive_max_pool2d(t, (1, 1), return_indices=True),
+        lambda F, t: F.max_pool1d(t.flatten(2), 4, 3, return_indices=True),
+        lambda F, t: (F.max_pool3d(t.unsqueeze(0), 2),)), device)
 
 
 @pytest.mark.parametrize("device", DEVICES)
