@@ -51,8 +51,13 @@ class GraphCaptureError(VoltaError, RuntimeError):
     """Work that a CUDA graph capture cannot record (a host sync), or a misused graph."""
 
 
+class LinAlgError(VoltaError, RuntimeError):
+    """A factorisation that cannot be completed: a singular matrix, or one that is not
+    positive-definite (``vt.linalg.LinAlgError``, as ``torch.linalg.LinAlgError``)."""
+
+
 __all__ = [
     "VoltaError", "ShapeError", "DTypeError", "DeviceError", "BackendUnavailableError",
     "AutogradError", "IndexOutOfRangeError", "CheckpointError", "OutOfMemoryError",
-    "DivisionByZeroError", "GraphCaptureError",
+    "DivisionByZeroError", "GraphCaptureError", "LinAlgError",
 ]

@@ -71,6 +71,8 @@ from .reduce import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
 from .scans import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .spectral import *  # noqa: F401,F403
+from .spectral import legacy_svd as svd  # noqa: F401 - torch.svd's (U, S, V)
 from .splitting import *  # noqa: F401,F403
 from .stacking import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403

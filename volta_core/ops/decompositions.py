@@ -7,8 +7,10 @@ passes are composed of these same ops, so they are differentiable again.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..autograd.function import Function
-from ..errors import ShapeError
+from ..errors import LinAlgError, ShapeError
 from ..tensor import Tensor
 from .sorting import tril, triu
 
@@ -22,12 +24,24 @@ def _mT(x: Tensor) -> Tensor:
     return x.transpose(-2, -1)
 
 
+def factorised(op: str, what: str, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` (a backend's LAPACK-like call), its ``LinAlgError`` (NumPy's, raised
+    by every backend) as Volta's, naming ``op`` and ``what`` went wrong."""
+    try:
+        return fn(*args)
+    except Exception as e:
+        if type(e).__name__ == "LinAlgError":
+            raise LinAlgError(f"{op}: the factorisation could not be completed because the "
+                              f"input is {what}") from e
+        raise
+
+
 class Cholesky(Function):
     def forward(ctx, a):
         xp = ctx.xp
-        out = xp.linalg.cholesky(a)
+        out = factorised("linalg.cholesky", "not positive-definite", xp.linalg.cholesky, a)
         if bool(xp.any(xp.isnan(out))):
-            raise ValueError("linalg.cholesky: the input is not positive-definite")
+            raise LinAlgError("linalg.cholesky: the input is not positive-definite")
         ctx.save_for_backward(out)
         return out
 
@@ -48,7 +62,7 @@ def _eye_like(x: Tensor) -> Tensor:
 
 class Solve(Function):
     def forward(ctx, a, b):
-        x = ctx.xp.linalg.solve(a, b)
+        x = factorised("linalg.solve", "singular", ctx.xp.linalg.solve, a, b)
         ctx.save_for_backward(a, x)
         return x
 
@@ -62,7 +76,7 @@ class Solve(Function):
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor ``L`` (lower) of symmetric positive-definite ``A = L L^T``.
 
-    Raises ``ValueError`` when ``A`` is not positive-definite.
+    Raises ``LinAlgError`` when ``A`` is not positive-definite.
     """
     _square("linalg.cholesky", A)
     low = Cholesky.apply(A)
@@ -109,7 +123,7 @@ class Det(Function):
 
 class Inv(Function):
     def forward(ctx, a):
-        out = ctx.xp.linalg.inv(a)
+        out = factorised("linalg.inv", "singular", ctx.xp.linalg.inv, a)
         ctx.save_for_backward(out)
         return out
 

@@ -10,7 +10,7 @@ from typing import Any
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import Function
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, LinAlgError, ShapeError  # noqa: F401 - vt.linalg's too
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, normalize_dim
 from .movement import sum_to
@@ -251,6 +251,26 @@ from .decompositions import (  # noqa: E402, F401
 )
 from .einsum import einsum  # noqa: E402 - einsum is built on matmul above
 from .reduce import vector_norm  # noqa: E402
+from .spectral import (  # noqa: E402, F401 - built on matmul and the decompositions
+    cholesky_ex,
+    cond,
+    cross,
+    diagonal,
+    eigh,
+    eigvalsh,
+    inv_ex,
+    lstsq,
+    matrix_exp,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    multi_dot,
+    pinv,
+    qr,
+    svd,
+    svdvals,
+    vecdot,
+)
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm",
            "tensordot", "einsum", "det", "inverse", "logdet", "slogdet"]

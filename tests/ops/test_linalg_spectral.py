@@ -1,0 +1,133 @@
+"""``vt.linalg``'s decompositions and what is built on them against PyTorch CPU on every
+device: eigh, svd (reduced and full), qr (tall and wide), pinv, lstsq, matrix_rank, cond,
+matrix_norm (every ord), matrix_power, matrix_exp, multi_dot, vecdot, cross, the ``_ex``
+forms and LinAlgError; values and gradients, with hypothesis drawing batch and matrix
+shapes. Factors defined up to sign are compared through sign-free quantities."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import volta_core as vt
+
+torch = pytest.importorskip("torch")
+
+_rows = {b.name: b for b in vt.backends()}
+DEVICES = ["cpu"] + [d for d, b in (("wgpu", "wgpu"), ("cuda", "cupy"))
+                     if b in _rows and _rows[b].available]
+
+
+def _gauge(u, a):
+    """``u`` with each column's sign fixed by ``a`` ``(..., k)`` (a sign-free form)."""
+    return u * a.sign().unsqueeze(-2)
+
+
+CASES = {  # name: (fn(L, *tensors), input kinds)
+    "eigh": (lambda L, a: L.linalg.eigh(a).eigenvalues, "spd"),
+    "eigh_vectors": (lambda L, a: L.linalg.eigh(a).eigenvectors.abs(), "spd"),
+    "eigh_upper": (lambda L, a: L.linalg.eigvalsh(a, UPLO="U"), "square"),
+    "svd_S": (lambda L, a: L.linalg.svd(a).S, "rect"),
+    "svd_factors": (lambda L, a: (lambda u, s, vh: _gauge(u, u[..., 0, :]) * s.unsqueeze(-2)
+                                  )(*L.linalg.svd(a, full_matrices=False)), "rect"),
+    "svd_reconstruct": (lambda L, a: (lambda u, s, vh: (u * s.unsqueeze(-2)) @ vh)(
+        *L.linalg.svd(a, full_matrices=False)), "rect"),
+    "qr": (lambda L, a: (lambda q, r: _gauge(q, r.diagonal(0, -2, -1)))(*L.linalg.qr(a)),
+           "rect"),
+    "qr_R": (lambda L, a: (lambda q, r: r * r.diagonal(0, -2, -1).sign().unsqueeze(-1))(
+        *L.linalg.qr(a)), "rect"),
+    "pinv": (lambda L, a: L.linalg.pinv(a), "rect"),
+    "lstsq": (lambda L, a, b: L.linalg.lstsq(a, b).solution, "tall_rhs"),
+    "matrix_rank": (lambda L, a: L.linalg.matrix_rank(a).to(a.dtype) + 0 * a.sum(), "rect"),
+    "cond": (lambda L, a: L.linalg.cond(a), "square"),
+    "cond_fro": (lambda L, a: L.linalg.cond(a, "fro"), "square"),
+    "norm_fro": (lambda L, a: L.linalg.matrix_norm(a), "rect"),
+    "norm_nuc": (lambda L, a: L.linalg.matrix_norm(a, "nuc"), "rect"),
+    "norm_2": (lambda L, a: L.linalg.matrix_norm(a, 2), "rect"),
+    "norm_-2": (lambda L, a: L.linalg.matrix_norm(a, -2, keepdim=True), "rect"),
+    "norm_1": (lambda L, a: L.linalg.matrix_norm(a, 1), "rect"),
+    "norm_-inf": (lambda L, a: L.linalg.matrix_norm(a, -float("inf")), "rect"),
+    "power_3": (lambda L, a: L.linalg.matrix_power(a, 3), "square"),
+    "power_-2": (lambda L, a: L.linalg.matrix_power(a, -2), "spd"),
+    "power_0": (lambda L, a: L.linalg.matrix_power(a, 0) + 0 * a, "square"),
+    "matrix_exp": (lambda L, a: L.linalg.matrix_exp(a), "square"),
+    "multi_dot": (lambda L, a: (lambda b: L.linalg.multi_dot([b[0], b.mT, b]))(
+        a.flatten(0, -2)), "rect"),
+    "vecdot": (lambda L, a: L.linalg.vecdot(a, a.flip(-1)), "rect"),
+    "inv_ex": (lambda L, a: L.linalg.inv_ex(a).inverse, "spd"),
+    "cholesky_ex": (lambda L, a: L.linalg.cholesky_ex(a).L, "spd"),
+}
+
+
+def _inputs(kind, batch, m, n, rng, dt):
+    a = rng.standard_normal((*batch, m, n))
+    if kind == "square":
+        a = rng.standard_normal((*batch, n, n))
+    elif kind == "spd":
+        b = rng.standard_normal((*batch, n, n))
+        a = b @ np.swapaxes(b, -1, -2) + n * np.eye(n)
+    elif kind == "tall_rhs":
+        a = rng.standard_normal((*batch, max(m, n), n))
+        return [a.astype(dt), rng.standard_normal((*batch, max(m, n), 2)).astype(dt)]
+    return [a.astype(dt)]
+
+
+def _run(lib, fn, arrays, device, grad=True):
+    ts = [(vt.tensor(a, device=device) if lib is vt else torch.tensor(a)).requires_grad_(grad)
+          for a in arrays]
+    y = fn(lib, *ts)
+    host = (lambda t: t.detach().cpu().numpy()) if lib is vt else (lambda t: t.detach().numpy())
+    if not grad:
+        return [host(y)]
+    up = np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(arrays[0].dtype)
+    y.backward(vt.tensor(up, device=device) if lib is vt else torch.tensor(up))
+    return [host(y)] + [host(t.grad) for t in ts]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(CASES))
+@settings(max_examples=8, deadline=None)
+@given(batch=st.lists(st.integers(1, 2), max_size=1), m=st.integers(1, 4),
+       n=st.integers(1, 4), seed=st.integers(0, 999))
+def test_linalg_as_pytorch(device, name, batch, m, n, seed):
+    fn, kind = CASES[name]
+    dt = np.float64 if device == "cpu" else np.float32
+    arrays = _inputs(kind, tuple(batch), m, n, np.random.default_rng(seed), dt)
+    if name == "cond_fro" or name == "cond":  # a condition number needs an invertible A
+        arrays[0] = arrays[0] + 4 * np.eye(arrays[0].shape[-1], dtype=dt)
+    grad = name != "cond_fro"  # PyTorch's backward of cond(A, 'fro') fails (in place)
+    want = _run(torch, fn, [a.astype(np.float64) for a in arrays], "cpu", grad)
+    got = _run(vt, fn, arrays, device, grad)
+    tol = 1e-7 if dt == np.float64 else 2e-3
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def test_full_svd_factors_and_mode_r():
+    a = np.random.default_rng(0).standard_normal((4, 2))
+    u, s, vh = vt.linalg.svd(vt.tensor(a))
+    assert u.shape == (4, 4) and vh.shape == (2, 2)
+    np.testing.assert_allclose((u[:, :2] * s) @ vh, a, atol=1e-12)
+    np.testing.assert_allclose(u.mT @ u, np.eye(4), atol=1e-12)
+    assert vt.linalg.qr(vt.tensor(a), mode="r").Q.shape == (0,)
+    with pytest.raises(ValueError, match="mode='r'"):
+        vt.linalg.qr(vt.tensor(a, requires_grad=True), mode="r")
+
+
+def test_singular_and_indefinite_matrices_raise_linalg_error():
+    """A backend's LAPACK error is Volta's LinAlgError (a RuntimeError, as PyTorch's);
+    the ``_ex`` forms report the first failing minor or pivot instead."""
+    indefinite = vt.tensor([[[1.0, 2.0], [2.0, 1.0]], [[2.0, 0.0], [0.0, 3.0]]])
+    with pytest.raises(vt.linalg.LinAlgError, match="positive-definite"):
+        vt.linalg.cholesky(indefinite)
+    with pytest.raises(RuntimeError, match="singular"):
+        vt.linalg.inv(vt.zeros(2, 2))
+    with pytest.raises(vt.LinAlgError, match="singular"):
+        vt.linalg.solve(vt.zeros(2, 2), vt.ones(2))
+    for m in (torch, vt):
+        assert m.linalg.cholesky_ex(m.tensor(indefinite.numpy())).info.tolist() == [2, 0]
+        for a, info in [([[1.0, 0.0], [0.0, 0.0]], 2), ([[0.0, 0.0], [0.0, 0.0]], 1),
+                        ([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], 3)]:
+            assert int(m.linalg.inv_ex(m.tensor(a)).info) == info
