@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...autograd.grad_mode import no_grad
 from ...creation import eye, randn
 from ...ops.joining import cat
+from ...ops.spectral import matrix_exp
 from ...tensor import Tensor
 from ..distance import normalize
 from ..module import Module
@@ -118,25 +119,6 @@ def _gram_schmidt_q(a: Tensor) -> Tensor:
     return cat(cols, -1)
 
 
-def _matrix_exp(a: Tensor) -> Tensor:
-    """``exp(a)`` of square matrices by scaling and squaring a Taylor series (all ops
-    differentiable, so autograd gives the gradient)."""
-    norm = float(a.detach().abs().sum(-2).amax().item()) if a.numel() else 0.0
-    squarings = 0
-    while norm > 0.5:
-        norm /= 2
-        squarings += 1
-    x = a / (2.0 ** squarings)
-    ident = eye(a.shape[-1], dtype=a.dtype, device=a.device)
-    out, term = ident + x, x
-    for k in range(2, 19):
-        term = (term @ x) / k
-        out = out + term
-    for _ in range(squarings):
-        out = out @ out
-    return out
-
-
 class _Orthogonal(Module):
     def __init__(self, weight: Tensor, orthogonal_map: str, use_trivialization: bool) -> None:
         super().__init__()
@@ -161,7 +143,7 @@ class _Orthogonal(Module):
             x = cat([x, x.new_zeros(*x.shape[:-2], n, n - k)], -1)
         a = x - x.mT
         if self.orthogonal_map == "matrix_exp":
-            q = _matrix_exp(a)
+            q = matrix_exp(a)
         else:  # cayley: (I - A/2)^-1 (I + A/2) = 2 (I - A/2)^-1 - I
             ident = eye(n, dtype=a.dtype, device=a.device)
             q = _solve(ident - a * 0.5, ident + a * 0.5)
