@@ -184,6 +184,8 @@ def batched_matmul(a: Any, b: Any) -> Any:
     if pb is None:
         b = cupy.ascontiguousarray(b)
         pb = _batched_operand(b)
+    if pa is None or pb is None:  # a layout it cannot describe even contiguous: CuPy's
+        return None
     (op_a, lda, sa), (op_b, ldb, sb) = pa, pb
     m, k = a.shape[-2:]
     n = b.shape[-1]

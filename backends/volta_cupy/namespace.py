@@ -225,8 +225,8 @@ def _matmul_of(compat_matmul: Any) -> Any:
             # broadcast batch dims: in float32, rounded once
             out = compat_matmul(x1.astype(np.float32), x2.astype(np.float32))
             return out.astype(BFLOAT16)
-        if x1.ndim > 2 and x2.ndim == 2 and (x1.flags.c_contiguous
-                                              or graphs.is_capturing()):
+        if x1.ndim > 2 and x2.ndim == 2 and x1.size and (x1.flags.c_contiguous
+                                                          or graphs.is_capturing()):
             # (..., k) @ (k, n): one 2-d product (CuPy's call can't be captured either)
             out = blas.matmul(x1.reshape(-1, x1.shape[-1]), x2)
             return out.reshape(x1.shape[:-1] + (x2.shape[-1],))

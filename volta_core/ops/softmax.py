@@ -23,14 +23,18 @@ from ._util import normalize_dim, normalize_dims
 
 @fallback("softmax")
 def softmax_kernel(xp: Any, x: Any, dim: int) -> Any:
-    """Generic softmax of ``x`` along axis ``dim`` (which must be non-empty)."""
+    """Generic softmax of ``x`` along axis ``dim``."""
+    if x.shape[dim] == 0:  # empty rows have no maximum (and nothing to normalise)
+        return xp.zeros_like(x)
     e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
     return e / xp.sum(e, axis=dim, keepdims=True)
 
 
 @fallback("log_softmax")
 def log_softmax_kernel(xp: Any, x: Any, dim: int) -> Any:
-    """Generic log-softmax of ``x`` along axis ``dim`` (which must be non-empty)."""
+    """Generic log-softmax of ``x`` along axis ``dim``."""
+    if x.shape[dim] == 0:
+        return xp.zeros_like(x)
     z = x - xp.max(x, axis=dim, keepdims=True)
     return z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
 
