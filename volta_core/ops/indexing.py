@@ -333,6 +333,32 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 Tensor.masked_select = masked_select
 
 
+@tensor_method()
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``input`` with the entries where ``mask`` (broadcast) is True taken, in row-major
+    order, from the consecutive elements of ``source`` (of ``input``'s dtype)."""
+    from .elementwise import where
+    from .sorting import cumsum
+
+    if type(mask) is not Tensor or mask.dtype.kind != "b":
+        raise DTypeError(f"masked_scatter: mask must be a bool tensor, got "
+                         f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if type(source) is not Tensor or source.dtype is not input.dtype:
+        raise DTypeError(f"masked_scatter: source must be a tensor of the input's dtype "
+                         f"{input.dtype.name}, got {getattr(source, 'dtype', type(source))}")
+    shape = broadcast_shapes("masked_scatter", input.shape, mask.shape)
+    flat = reshape(expand(mask, shape), (-1,))
+    taken = cumsum(flat, 0) - 1  # the source element of every True position
+    count = int(taken[-1].item()) + 1 if flat.shape[0] else 0
+    if count > source.numel():
+        raise ShapeError(f"masked_scatter: mask {mask.shape} selects {count} entries but "
+                         f"source {source.shape} has {source.numel()}")
+    if source.numel() == 0:
+        return expand(input, shape).clone()
+    picked = IndexSelect.apply(reshape(source, (-1,)), taken.clamp(min=0), dim=0)
+    return reshape(where(flat, picked, reshape(expand(input, shape), (-1,))), shape)
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """An int64 tensor with one more dim of size ``num_classes``: 1 at each class index."""
     if tensor.dtype.kind not in "iu":
@@ -531,6 +557,7 @@ Tensor.__getitem__ = getitem
 from .sorting import SortResult, TopKResult, argsort, cumprod, cumsum, sort, topk, tril, triu  # noqa: E402
 
 __all__ = ["SortResult", "TopKResult", "index_select", "index_add", "gather", "scatter",
-           "scatter_add", "take_along_dim", "masked_fill", "masked_select", "one_hot",
+           "scatter_add", "take_along_dim", "masked_fill", "masked_select", "masked_scatter",
+           "one_hot",
            "nonzero", "argsort", "sort", "topk", "cumsum", "cumprod", "tril", "triu",
            "getitem"]

@@ -264,6 +264,11 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     return inplace(self, "masked_fill_", lambda s: s.masked_fill(mask, value), value)
 
 
+def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.masked_scatter` (``mask`` broadcasts to ``self``)."""
+    return inplace(self, "masked_scatter_", lambda s: s.masked_scatter(mask, source), source)
+
+
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
                alpha: float = 1) -> Tensor:
     """In-place :meth:`Tensor.index_add`."""
@@ -300,8 +305,8 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
         *s.shape, dtype=s.dtype, device=s.device, generator=generator) * std + mean)
 
 
-for _f in (fill_, zero_, copy_, clamp_, masked_fill_, index_add_, scatter_, scatter_add_,
-           uniform_, normal_):
+for _f in (fill_, zero_, copy_, clamp_, masked_fill_, masked_scatter_, index_add_, scatter_,
+           scatter_add_, uniform_, normal_):
     _method(_f.__name__, _f)
 Tensor.clip_ = clamp_
 

@@ -182,5 +182,55 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     return AminmaxResult(lo, hi)
 
 
-__all__ = ["MedianResult", "KthvalueResult", "AminmaxResult", "median", "nanmedian",
-           "kthvalue", "msort", "aminmax"]
+ModeResult = namedtuple("ModeResult", ["values", "indices"])
+
+
+@tensor_method()
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ModeResult:
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and
+    the index of its last occurrence, as PyTorch; NaNs count as one value."""
+    require_int_dim("mode", dim)
+    x = input if input.ndim else input.reshape(1)
+    d = normalize_dim("mode", dim, x.ndim)
+    if x.shape[d] == 0:
+        raise IndexOutOfRangeError(f"mode: dimension {dim} of shape {input.shape} is empty")
+    xp, dev = x.device.xp, x.device
+    a = xp.moveaxis(x.array, d, -1)
+    s = xp.sort(a, axis=-1)  # ascending, NaN last
+    same = s[..., 1:] == s[..., :-1]
+    if x.dtype.is_floating_point:
+        same = same | (xp.isnan(s[..., 1:]) & xp.isnan(s[..., :-1]))
+    n = a.shape[-1]
+    i64 = dev.native_dtype("int64")
+    pos = xp.broadcast_to(xp.arange(n, dtype=i64, device=dev.native), s.shape)
+    zero = xp.zeros(s.shape[:-1] + (1,), dtype=i64, device=dev.native)
+    # a run's start position, carried along it; the run's length counted at its end
+    first = xp.ones(s.shape[:-1] + (1,), dtype=xp.bool, device=dev.native)
+    start = xp.where(xp.concat([first, ~same], axis=-1), pos, zero)
+    start = xp.cumulative_max(start, axis=-1) if hasattr(xp, "cumulative_max") else \
+        _running_max(xp, start)
+    length = pos - start + 1
+    best = xp.argmax(length, axis=-1, keepdims=True)  # the first longest run: smallest value
+    value = xp.take_along_axis(s, best, axis=-1)
+    hit = a == value
+    if x.dtype.is_floating_point:
+        hit = hit | (xp.isnan(a) & xp.isnan(value))
+    last = xp.max(xp.where(hit, pos, -1), axis=-1, keepdims=True)
+    index = Tensor._make(xp.moveaxis(last, -1, d), dev)
+    values = Pick.apply(x, index, dim=d)
+    if not keepdim or input.ndim == 0:
+        shape = x.shape[:d] + x.shape[d + 1:] if input.ndim else ()
+        values, index = reshape(values, shape), reshape(index, shape)
+    return ModeResult(values, index)
+
+
+def _running_max(xp: Any, a: Any) -> Any:
+    """Running maximum along the last axis (for namespaces without ``cumulative_max``)."""
+    out = [a[..., :1]]
+    for j in range(1, a.shape[-1]):
+        out.append(xp.maximum(out[-1], a[..., j:j + 1]))
+    return xp.concat(out, axis=-1)
+
+
+__all__ = ["MedianResult", "KthvalueResult", "AminmaxResult", "ModeResult", "median",
+           "nanmedian", "kthvalue", "msort", "aminmax", "mode"]
