@@ -78,3 +78,4 @@ from .stacking import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .threshold import *  # noqa: F401,F403
 from .unique import *  # noqa: F401,F403
+from .view_scatter import *  # noqa: F401,F403
