@@ -88,3 +88,30 @@ CASES += [
                make=lambda nn: nn.TripletMarginLoss(),
                args=(Arg((4, 3)), Arg((4, 3)), Arg((4, 3)))),
 ]
+
+
+def _ctc(log_probs, targets):
+    import volta_core as vt
+
+    lp = log_probs.log_softmax(-1)
+    return vt.nn.functional.ctc_loss(lp, targets, [6, 5], [3, 2])
+
+
+def _ctc_module(nn):
+    class CTC(nn.Module):  # the loss of raw scores: log_softmax first
+        def __init__(self) -> None:
+            super().__init__()
+            self.loss = nn.CTCLoss(blank=0)
+
+        def forward(self, scores, targets):
+            return self.loss(scores.log_softmax(-1), targets, [6, 5], [3, 2])
+
+    return CTC()
+
+
+CASES += [  # CTC: log-probabilities (T, N, C), padded targets of labels 1..4
+    OpCase("nn.functional.ctc_loss/basic", "nn.functional.ctc_loss", FLOAT,
+           args=(Arg((6, 2, 5)), Arg((2, 3), 1, 5, kind="index")), fn=_ctc),
+    ModuleCase("nn.CTCLoss/mean", "nn.CTCLoss", FLOAT, make=_ctc_module,
+               args=(Arg((6, 2, 5)), Arg((2, 3), 1, 5, kind="index"))),
+]

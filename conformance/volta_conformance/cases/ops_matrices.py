@@ -1,6 +1,7 @@
 """Cases of matrix builders, decompositions, distances and covariance: diag family,
 block_diag, kron, inner, det/inverse/slogdet/logdet, linalg.cholesky/solve/
-solve_triangular, cdist, dist, cov, corrcoef."""
+solve_triangular, matrix_power/matrix_exp, pinverse, svd, linalg.eigh/qr/matrix_norm,
+cdist, dist, cov, corrcoef."""
 
 from __future__ import annotations
 
@@ -38,7 +39,17 @@ CASES: list = [
          fn=lambda m, b: vt.linalg.solve(_spd(m), b)),
     case("basic", "linalg.solve_triangular", SQ, Arg((2, 3, 2)),
          fn=lambda m, b: vt.linalg.solve_triangular(_spd(m), b, upper=True)),
-    case("p2", "cdist", Arg((2, 5, 3)), Arg((2, 4, 3))),
+    case("basic", "matrix_power", SQ, Scalar(3), covers=("Tensor.matrix_power",
+                                                          "linalg.matrix_power")),
+    case("basic", "matrix_exp", SQ, fn=lambda m: vt.matrix_exp(m * 0.5),
+         covers=("Tensor.matrix_exp", "linalg.matrix_exp")),
+    case("basic", "pinverse", A34, covers=("Tensor.pinverse", "linalg.pinv")),
+    case("values", "svd", A34, fn=lambda m: vt.svd(m).S,
+         covers=("Tensor.svd", "linalg.svd", "linalg.svdvals")),
+    case("basic", "linalg.eigh", SQ, fn=lambda m: vt.linalg.eigh(_spd(m)).eigenvalues,
+         covers=("linalg.eigvalsh",)),
+    case("r", "linalg.qr", A34, fn=lambda m: vt.linalg.qr(m.mT).R.abs()),
+    case("nuc", "linalg.matrix_norm", A34, fn=lambda m: vt.linalg.matrix_norm(m, "nuc")),
     case("p1", "cdist", Arg((5, 3)), Arg((4, 3)), p=1.0),
     case("basic", "pdist", Arg((5, 3))),
     case("basic", "trapezoid", A34, covers=("trapz",)),

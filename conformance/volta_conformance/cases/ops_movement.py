@@ -115,6 +115,15 @@ CASES: list = [
          fn=lambda x, i, s: vt.index_add(x, 0, i, s)),
     case("basic", "masked_fill", _a(3, 4), Arg((3, 4), kind="bool"),
          fn=lambda x, m: vt.masked_fill(x, m, 0.5), dtypes=FLOAT),
+    case("basic", "masked_scatter", _a(3, 4), Arg((3, 4), kind="bool"), _a(12),
+         fn=lambda x, m, s: x.masked_scatter(m, s), dtypes=FLOAT,
+         covers=("Tensor.masked_scatter", "Tensor.masked_scatter_")),
+    case("basic", "select_scatter", _a(3, 4), _a(3), fn=lambda x, s: vt.select_scatter(
+        x, s, 1, 2), dtypes=FLOAT, covers=("Tensor.select_scatter",)),
+    case("basic", "slice_scatter", _a(4, 3), _a(2, 3), fn=lambda x, s: vt.slice_scatter(
+        x, s, 0, 1, None, 2), dtypes=FLOAT, covers=("Tensor.slice_scatter",)),
+    case("basic", "diagonal_scatter", _a(3, 4), _a(3), fn=lambda x, s: vt.diagonal_scatter(
+        x, s, 1), dtypes=FLOAT, covers=("Tensor.diagonal_scatter",)),
     case("basic", "masked_select", _a(3, 4), Arg((3, 4), kind="bool"),
          fn=lambda x, m: vt.masked_select(x, m)),
     case("broadcast", "masked_select", _a(3, 4), Arg((4,), kind="bool"),

@@ -26,6 +26,8 @@ CASES += [
     case("nan", "nanmean", Arg((3, 4)), fn=lambda x: vt.nanmean(_nan(x), 0)),
     case("all", "count_nonzero", Arg((3, 4)), dtypes=FLOAT + INT, grad=False),
     case("dims", "count_nonzero", Arg((2, 3, 4)), dim=(0, 2), dtypes=FLOAT + INT, grad=False),
+    case("dim", "mode", Arg((3, 6), 0, 3, kind="index"), dim=1, dtypes=INT,
+         covers=("Tensor.mode",)),
     case("all", "median", Arg((3, 5))),
     case("dim", "median", Arg((3, 5)), dim=1, dtypes=FLOAT + INT),
     case("keepdim", "median", Arg((4, 3), view="T"), dim=0, keepdim=True),
