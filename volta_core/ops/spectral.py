@@ -407,16 +407,22 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
     except LinAlgError:
         if check_errors:
             raise
+    return InvExResult(*_each_matrix(A, inv, lambda m: next(
+        (k for k in range(1, m.shape[-1] + 1) if int(matrix_rank(m[:, :k]).item()) < k), 0)))
+
+
+def _each_matrix(A: Tensor, factor: Any, first_bad: Any) -> tuple[Tensor, Tensor]:
+    """``factor`` of each matrix of ``A`` alone, NaN where ``first_bad(matrix)`` (the
+    LAPACK-style ``info``) is not 0; returns the results and the int32 infos."""
     n = A.shape[-1]
     flat = A.detach().reshape(-1, n, n)
     outs, infos = [], []
     for i in range(flat.shape[0]):
-        info = next((k for k in range(1, n + 1)
-                     if int(matrix_rank(flat[i, :, :k]).item()) < k), 0)
-        outs.append(inv(flat[i]) if not info else flat[i] * math.nan)
+        info = first_bad(flat[i])
+        outs.append(factor(flat[i]) if not info else flat[i] * math.nan)
         infos.append(info)
-    return InvExResult(stack_rows(outs).reshape(A.shape),
-                       A.new_tensor(infos, dtype="int32").reshape(A.shape[:-2]))
+    return (stack_rows(outs).reshape(A.shape),
+            A.new_tensor(infos, dtype="int32").reshape(A.shape[:-2]))
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False,
@@ -432,16 +438,9 @@ def cholesky_ex(A: Tensor, *, upper: bool = False,
         if check_errors:
             raise
     # some matrix is not positive-definite: factor each one alone, finding its minor
-    n = A.shape[-1]
-    flat = A.detach().reshape(-1, n, n)
-    lows, infos = [], []
-    for i in range(flat.shape[0]):
-        info = next((k for k in range(1, n + 1) if _not_pd(flat[i, :k, :k])), 0)
-        lows.append(cholesky(flat[i]) if not info else flat[i] * math.nan)
-        infos.append(info)
-    low = stack_rows(lows).reshape(A.shape)
-    return CholeskyExResult(_mT(low) if upper else low,
-                            A.new_tensor(infos, dtype="int32").reshape(A.shape[:-2]))
+    low, info = _each_matrix(A, cholesky, lambda m: next(
+        (k for k in range(1, m.shape[-1] + 1) if _not_pd(m[:k, :k])), 0))
+    return CholeskyExResult(_mT(low) if upper else low, info)
 
 
 def _not_pd(m: Tensor) -> bool:
