@@ -35,6 +35,17 @@ INF = "f64(bitcast<f32>(0x7f800000u))"
 NAN = "f64(bitcast<f32>(0x7fc00000u))"
 
 F64_SRC = f"""
+fn round_f64p(x: f64) -> f64 {{
+  // half to even, a zero keeping x's sign (lavapipe's f64 round() rounds 3.5 to 3, -0 to 0)
+  let f = floor(x);
+  let d = x - f;
+  var r = f;
+  if (d > f64(0.5) || (d == f64(0.5) && f - f64(2) * floor(f * f64(0.5)) == f64(1))) {{
+    r = f + f64(1);
+  }}
+  if (r == f64(0) && x <= f64(0)) {{ r = ceil(x); }}  // -0: ceil of [-0.5, 0] keeps the sign
+  return r;
+}}
 fn pow2_f64p(k: i32) -> f64 {{
   // 2**k, exactly, without ldexp (which some drivers fail to compile for f64)
   var r = f64(1);
@@ -224,4 +235,4 @@ F64_SRC += F64_RED_SRC  # large-argument reduction of sin/cos/tan
 
 F64_NAMES = {n: f"{n}_f64p" for n in (
     "exp", "log", "pow", "exp2", "log2", "log10", "sin", "cos", "tan", "sinh", "cosh",
-    "tanh", "atan", "atan2", "asin", "acos", "asinh", "acosh", "atanh")}
+    "tanh", "atan", "atan2", "asin", "acos", "asinh", "acosh", "atanh", "round")}

@@ -124,7 +124,7 @@ def _rounding(name: str):
         x = _check(x, name)
         if x.dtype.kind != "f":
             return x
-        return launch_map(f"{name}({{0}})", [x], [x.dtype], x.dtype, op=name)
+        return launch_map(f"{_fn(name, x.dtype)}({{0}})", [x], [x.dtype], x.dtype, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged)."
     return fn
