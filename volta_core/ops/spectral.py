@@ -20,13 +20,13 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled as grad_enabled
-from ..creation import eye
 from ..errors import DTypeError, LinAlgError, ShapeError
 from ..limits import finfo
 from ..tensor import Tensor, tensor_method
 from .cross_product import cross as _cross
 from .decompositions import _eye_like, _mT, _square, inv, solve_triangular
 from .elementwise import where
+from .matrix_builders import diag_embed
 from .movement import cat
 from .movement import stack as stack_rows
 from .sorting import tril
@@ -46,10 +46,6 @@ def _floating(op: str, a: Tensor) -> None:
 
 def _skew(a: Tensor) -> Tensor:
     return a - _mT(a)
-
-
-def _diag_embed(v: Tensor) -> Tensor:
-    return v.unsqueeze(-1) * eye(v.shape[-1], dtype=v.dtype, device=v.device)
 
 
 def _off_diagonal_ones(e: Tensor) -> Tensor:
@@ -83,7 +79,7 @@ class _Eigh(Function):
         # gA = V (diag(gL) + skew(V^T gV) / 2 / (L_j - L_i)) V^T
         inner = _skew(_mT(vecs) @ g_vecs) * 0.5
         gaps = _off_diagonal_ones(vals.unsqueeze(-2) - vals.unsqueeze(-1))
-        inner = inner / gaps * (1 - _eye_like(inner)) + _diag_embed(g_vals)
+        inner = inner / gaps * (1 - _eye_like(inner)) + diag_embed(g_vals)
         return vecs @ inner @ _mT(vecs)
 
 
@@ -131,7 +127,7 @@ class _SVD(Function):
         s2 = s * s
         gaps = _off_diagonal_ones(s2.unsqueeze(-2) - s2.unsqueeze(-1))
         inner = (_skew(_mT(u) @ gu) * s.unsqueeze(-2) + s.unsqueeze(-1) * _skew(vh @ gv))
-        inner = inner / gaps * (1 - _eye_like(inner)) + _diag_embed(gs)
+        inner = inner / gaps * (1 - _eye_like(inner)) + diag_embed(gs)
         if m > k:  # the part of gU outside U's span
             gu_s = gu / s.unsqueeze(-2)
             ga = (u @ inner + gu_s - u @ (_mT(u) @ gu_s)) @ vh
@@ -211,7 +207,7 @@ def _qr_square_backward(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:
     """``gA = (gQ + Q copyltu(M)) R^-T``, ``M = R gR^T - gQ^T Q`` (``m >= n``)."""
     mm = r @ _mT(gr) - _mT(gq) @ q
     low = tril(mm, -1)
-    sym = low + _mT(low) + _diag_embed((mm * _eye_like(mm)).sum(-1))
+    sym = low + _mT(low) + diag_embed(mm.diagonal(0, -2, -1))
     rhs = gq + q @ sym
     return _mT(solve_triangular(r, _mT(rhs), upper=True))
 
