@@ -28,6 +28,7 @@ GEOMETRIES = [
     ((6, 8, 5, 5), (4, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1: x is the columns
     ((3, 4, 5, 6), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4),  # depthwise
     ((1, 2, 4, 9), (3, 2, 2, 4), (1, 2), (0, 1, 3, 0), (1, 2), 1),  # 1 sample, odd pads, sw 2
+    ((4, 32, 4, 4), (8, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # merged kept columns
 ]
 
 
@@ -104,6 +105,18 @@ def test_non_finite_values_take_the_exact_columns(bad, chunking):
     got = conv.conv2d_backward(xp, g, x, w, x_shape=x.shape, cols=keep[0], **kw)
     for a, c in zip(got, want):
         np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_kept_columns_are_merged_where_a_sample_has_more_taps_than_positions():
+    """The main job's 32->64 3x3 conv on 8x8 keeps ``(C*kh*kw, N*L)`` columns (one weight
+    gradient GEMM per chunk); LeNet's first conv (25 taps, 784 positions) per-sample ones."""
+    for geom, merged in ((GEOMETRIES[-1], True), (GEOMETRIES[0], False)):
+        x, w, b, kw = _inputs(geom)
+        keep: list = []
+        conv.conv2d(xp, x, w, b, keep=keep, **kw)
+        n, c = x.shape[:2]
+        taps = c * w.shape[2] * w.shape[3]
+        assert keep[0].shape == ((taps, n * 16) if merged else (n, taps, 12 * 12))
 
 
 def test_float32_stays_float32():
