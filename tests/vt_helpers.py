@@ -11,6 +11,14 @@ import pytest
 import volta_core as vt
 
 
+def available_devices() -> list[str]:
+    """``cpu`` and every GPU device whose backend is available here (``wgpu``, ``cuda``):
+    the devices a test compares with PyTorch on."""
+    rows = {b.name: b for b in vt.backends()}
+    return ["cpu"] + [d for d, b in (("wgpu", "wgpu"), ("cuda", "cupy"))
+                      if b in rows and rows[b].available]
+
+
 def to_np(t: vt.Tensor) -> np.ndarray:
     """A NumPy copy of a tensor's values (from any device)."""
     return np.asarray(t.detach().cpu().numpy())

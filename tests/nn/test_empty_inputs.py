@@ -7,14 +7,13 @@ it, attention took the maximum of no keys, one_hot inferred 0 classes)."""
 from __future__ import annotations
 
 import pytest
+from vt_helpers import available_devices
 
 import volta_core as vt
 
 torch = pytest.importorskip("torch")
 
-_rows = {b.name: b for b in vt.backends()}
-DEVICES = ["cpu"] + [d for d, b in (("wgpu", "wgpu"), ("cuda", "cupy"))
-                     if b in _rows and _rows[b].available]
+DEVICES = available_devices()
 
 
 def _cases(m):

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from vt_helpers import available_devices
 
 import volta_core as vt
 
 torch = pytest.importorskip("torch")
 
-_rows = {b.name: b for b in vt.backends()}
-DEVICES = ["cpu"] + [d for d, b in (("wgpu", "wgpu"), ("cuda", "cupy"))
-                     if b in _rows and _rows[b].available]
+DEVICES = available_devices()
 
 GEOMETRIES = [  # kernel, stride, padding, dilation, ceil_mode
     ((2, 2), (2, 2), (0, 0), (1, 1), False),  # disjoint windows

@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from vt_helpers import available_devices
 
 import volta_core as vt
 
 torch = pytest.importorskip("torch")
 
-_rows = {b.name: b for b in vt.backends()}
-DEVICES = ["cpu"] + [d for d, b in (("wgpu", "wgpu"), ("cuda", "cupy"))
-                     if b in _rows and _rows[b].available]
+DEVICES = available_devices()
 
 
 def _gauge(u, a):

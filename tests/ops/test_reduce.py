@@ -268,15 +268,23 @@ def test_norm_gradient_at_zero_is_zero():
 
 
 def test_norm_errors():
-    with pytest.raises(ValueError, match="nuc"):
-        vt.norm(T(rand(2, 2)), "nuc")
+    with pytest.raises(ValueError, match="'spectral'"):
+        vt.norm(T(rand(2, 2)), "spectral")
+    with pytest.raises(vt.ShapeError, match="two dims"):
+        vt.norm(T(rand(2, 2, 2)), "nuc")
     with pytest.raises(vt.DTypeError, match="vector_norm.*int64"):
         vt.linalg.vector_norm(T([1, 2]))
     with pytest.raises(vt.ShapeError, match="empty"):
         vt.linalg.vector_norm(T(np.zeros((0,))), math.inf)
-    with pytest.raises(ValueError, match="matrix norms"):
-        vt.linalg.norm(T(rand(2, 2)), 2)
     assert_close(vt.norm(T(np.zeros((0,)))), 0.0)
+
+
+def test_nuclear_norm_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    a, b = rand(3, 4), rand(2, 3, 3, seed=1)
+    assert_close(vt.norm(T(a), "nuc"), torch.norm(torch.tensor(a), "nuc").numpy())
+    assert_close(vt.norm(T(b), "nuc", dim=(2, 0), keepdim=True),
+                 torch.norm(torch.tensor(b), "nuc", dim=(2, 0), keepdim=True).numpy())
 
 
 # -- properties -----------------------------------------------------------------------------

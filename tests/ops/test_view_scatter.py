@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from vt_helpers import available_devices
 
 import volta_core as vt
 
 torch = pytest.importorskip("torch")
 
-_rows = {b.name: b for b in vt.backends()}
-DEVICES = ["cpu"] + [d for d, b in (("wgpu", "wgpu"), ("cuda", "cupy"))
-                     if b in _rows and _rows[b].available]
+DEVICES = available_devices()
 
 CASES = [  # fn(m, a, src), src shape; a is (3, 4, 5)
     (lambda m, a, s: m.select_scatter(a, s, 1, -1), (3, 5)),

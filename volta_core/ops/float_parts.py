@@ -1,4 +1,6 @@
-"""Parts of a number: sign bits, copysign, fractional part, infinities, NaN-ignoring max/min.
+"""Parts of a number: sign bits, copysign, fractional part, infinities, NaN-ignoring max/min,
+mantissa and exponent (``frexp``, ``ldexp``), neighbouring floats (``nextafter``), the step
+function (``heaviside``).
 
 ``signbit`` and ``copysign`` see the sign of -0.0 and of NaN, as IEEE 754 (and PyTorch)
 do. ``fmax``/``fmin`` return the other operand where one is NaN; ``maximum``/``minimum``
@@ -206,5 +208,165 @@ def _fextremum(cls: type, name: str):
 fmax = _fextremum(FMax, "fmax")
 fmin = _fextremum(FMin, "fmin")
 
+
+
+# -- mantissa and exponent ----------------------------------------------------------------
+
+def _pow2(xp: Any, k: Any, dtype: Any) -> Any:
+    """``2.0 ** k`` for integer-valued ``k`` (``|k| < 2048``) in ``dtype``, exact where it
+    is a normal number: the namespace's ``ldexp``, else a product of squarings of 2 picked
+    by the bits of ``|k|`` (products and reciprocals of powers of two are exact; a
+    backend's ``pow`` need not be)."""
+    one = xp.ones_like(k, dtype=dtype)
+    if hasattr(xp, "ldexp"):
+        return xp.ldexp(one, xp.astype(k, xp.int32))
+    n, out, sq = xp.abs(xp.astype(k, dtype)), one, one + one
+    for _ in range(11):
+        out = xp.where(xp.remainder(n, 2.0) == 1, out * sq, out)
+        n, sq = xp.floor(n / 2), sq * sq
+    return xp.where(k < 0, one / out, out)
+
+
+class FrexpExponent(Function):
+    """The exponent ``e`` (int32) of ``x = m * 2**e`` with ``0.5 <= |m| < 1``; 0 for zero,
+    infinities and NaN."""
+
+    differentiable = False
+
+    def forward(ctx, x):
+        xp = ctx.xp
+        if hasattr(xp, "frexp"):
+            return xp.astype(xp.frexp(x)[1], xp.int32)
+        a = xp.abs(x)
+        real = xp.isfinite(x) & (a > 0)
+        safe = xp.where(real, a, xp.ones_like(a))
+        e = xp.floor(xp.log2(safe)) + 1  # log2 may round across a power of two: fixed below
+        m = _scaled(xp, safe, -e)
+        e = xp.where(m >= 1, e + 1, xp.where(m < 0.5, e - 1, e))
+        return xp.astype(xp.where(real, e, xp.zeros_like(e)), xp.int32)
+
+
+def _scaled(xp: Any, x: Any, k: Any) -> Any:
+    """``x * 2**k`` in two exact steps (a float's exponent range is too small for one power
+    of two to scale a subnormal up or the largest numbers down)."""
+    half = xp.trunc(k / 2)
+    return x * _pow2(xp, half, x.dtype) * _pow2(xp, k - half, x.dtype)
+
+
+class Mantissa(Function):
+    """``x * 2**-e`` for the exponent ``e`` of ``frexp``; the gradient is ``g * 2**-e``."""
+
+    def forward(ctx, x, e):
+        xp = ctx.xp
+        k = -xp.astype(e, x.dtype)
+        ctx.save_for_backward(k)
+        return _scaled(xp, x, k)
+
+    def backward(ctx, g):
+        (k,) = ctx.saved_tensors
+        return MantissaScale.apply(g, k), None
+
+
+class MantissaScale(Function):
+    def forward(ctx, g, k):
+        ctx.save_for_backward(k)
+        return _scaled(ctx.xp, g, k)
+
+    def backward(ctx, gg):
+        (k,) = ctx.saved_tensors
+        return MantissaScale.apply(gg, k), None
+
+
+@tensor_method()
+def frexp(input: Tensor) -> tuple[Tensor, Tensor]:
+    """Split a float into mantissa and exponent: ``input = mantissa * 2**exponent`` with
+    ``0.5 <= |mantissa| < 1`` (zero, infinities and NaN keep their value with exponent 0).
+
+    Returns:
+        ``(mantissa, exponent)``: the mantissa in ``input``'s dtype (differentiable, as in
+        PyTorch: gradient ``g / 2**exponent``), the exponent as int32.
+    """
+    x = _tensor("frexp", input)
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"frexp() only supports floating-point dtypes, got {x.dtype.name}")
+    work = "float32" if x.dtype.name in ("bfloat16", "float16") else x.dtype
+    e = FrexpExponent.apply(cast(x, work))
+    return cast(Mantissa.apply(cast(x, work), e), x.dtype), e
+
+
+@tensor_method()
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """``input * 2**other``, as PyTorch computes it (differentiable through both).
+
+    Args:
+        input: the mantissas; integers compute in the default float dtype.
+        other: the exponents (a tensor, usually integer).
+    """
+    x = _tensor("ldexp", input)
+    dt = x.dtype if x.dtype.is_floating_point else _default_float()
+    y = _tensor("ldexp", other)
+    if y.dtype.is_floating_point:  # a float exponent takes part in the promotion
+        from ..dtypes import promote_types
+
+        dt = promote_types(dt, y.dtype)
+    from .elementwise import pow as power
+
+    return cast(x, dt) * cast(power(2.0, y), dt)
+
+
+class NextAfter(Function):
+    differentiable = False
+
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        if not hasattr(xp, "nextafter"):
+            raise DTypeError(f"nextafter: the {ctx.device.backend.name} backend has no "
+                             "nextafter; move the tensors to the cpu")
+        return xp.nextafter(a, b)
+
+
+@tensor_method()
+def nextafter(input: Tensor, other: Any) -> Tensor:
+    """The next float after ``input`` towards ``other`` (elementwise; not differentiable).
+
+    Args:
+        input: a floating tensor.
+        other: a floating tensor (or number) giving the direction.
+    """
+    a, b = _pair("nextafter", _tensor("nextafter", input), other, scalars=True)
+    if not a.dtype.is_floating_point:
+        raise DTypeError(f"nextafter is only defined for floating tensors, got "
+                         f"{a.dtype.name}")
+    return NextAfter.apply(a, b)
+
+
+class Heaviside(Function):
+    differentiable = False
+
+    def forward(ctx, x, values):
+        xp = ctx.xp
+        step = xp.astype(x > 0, x.dtype)  # NaN gives 0, as PyTorch's (x > 0)
+        return xp.where(x == 0, values, step)
+
+
+@tensor_method()
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The step function: 0 where ``input < 0``, ``values`` where ``input == 0``, 1 where
+    ``input > 0`` (and 0 for NaN, as PyTorch); not differentiable.
+
+    Args:
+        input: a tensor.
+        values: a tensor of ``input``'s dtype, broadcast against it.
+    """
+    x, v = _tensor("heaviside", input), _tensor("heaviside", values)
+    if x.dtype is not v.dtype:
+        raise DTypeError(f"heaviside is not yet implemented for tensors with different "
+                         f"dtypes ({x.dtype.name} and {v.dtype.name}), as in PyTorch; "
+                         "convert one of them")
+    shape = broadcast_shapes("heaviside", x.shape, v.shape)
+    return Heaviside.apply(x.expand(shape) if x.shape != shape else x,
+                           v.expand(shape) if v.shape != shape else v)
+
+
 __all__ = ["signbit", "isposinf", "isneginf", "sgn", "positive", "frac", "copysign", "fmax",
-           "fmin"]
+           "fmin", "frexp", "ldexp", "nextafter", "heaviside"]

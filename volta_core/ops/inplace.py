@@ -155,7 +155,23 @@ def fmod_(self: Tensor, other: Any) -> Tensor:
     return inplace(self, "fmod_", lambda s: s.fmod(other), other)
 
 
-for _f in (add_, sub_, mul_, div_, pow_, remainder_, fmod_):
+def _bitwise_(name: str, symbol: str) -> Callable:
+    def op(self: Tensor, other: Any) -> Tensor:
+        return inplace(self, f"{name}_", lambda s: getattr(s, name)(other), other)
+
+    op.__name__ = f"{name}_"
+    op.__doc__ = f"``self {symbol}= other`` in place."
+    return op
+
+
+bitwise_and_ = _bitwise_("bitwise_and", "&")
+bitwise_or_ = _bitwise_("bitwise_or", "|")
+bitwise_xor_ = _bitwise_("bitwise_xor", "^")
+bitwise_left_shift_ = _bitwise_("bitwise_left_shift", "<<")
+bitwise_right_shift_ = _bitwise_("bitwise_right_shift", ">>")
+
+for _f in (add_, sub_, mul_, div_, pow_, remainder_, fmod_, bitwise_and_, bitwise_or_,
+           bitwise_xor_, bitwise_left_shift_, bitwise_right_shift_):
     _method(_f.__name__, _f)
 Tensor.subtract_, Tensor.multiply_, Tensor.divide_ = sub_, mul_, div_
 Tensor.__iadd__ = lambda self, other: add_(self, other)
@@ -164,6 +180,11 @@ Tensor.__imul__ = lambda self, other: mul_(self, other)
 Tensor.__itruediv__ = lambda self, other: div_(self, other)
 Tensor.__ipow__ = lambda self, other: pow_(self, other)
 Tensor.__imod__ = lambda self, other: remainder_(self, other)
+Tensor.__iand__ = lambda self, other: bitwise_and_(self, other)
+Tensor.__ior__ = lambda self, other: bitwise_or_(self, other)
+Tensor.__ixor__ = lambda self, other: bitwise_xor_(self, other)
+Tensor.__ilshift__ = lambda self, other: bitwise_left_shift_(self, other)
+Tensor.__irshift__ = lambda self, other: bitwise_right_shift_(self, other)
 
 
 def _unary_(name: str) -> Callable:
@@ -176,7 +197,7 @@ def _unary_(name: str) -> Callable:
 
 for _name in ("neg", "exp", "log", "log2", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu",
               "abs", "reciprocal", "exp2", "floor", "ceil", "round", "trunc", "sign",
-              "square", "log1p", "expm1", "rsqrt", "tan", "frac"):
+              "square", "log1p", "expm1", "rsqrt", "tan", "frac", "bitwise_not", "logical_not"):
     _unary_(_name)
 Tensor.negative_ = Tensor.neg_
 Tensor.absolute_ = Tensor.abs_

@@ -173,9 +173,73 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
     return _add_scaled(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
 
 
+@tensor_method()
+@autocast_op("addmv")
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
+          alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``.
+
+    Args:
+        input: the tensor added, broadcast to ``(n,)`` (ignored when ``beta`` is 0).
+        mat: a ``(n, m)`` matrix.
+        vec: a ``(m,)`` vector.
+        beta: scale of ``input``.
+        alpha: scale of the product.
+    """
+    return _add_scaled(input, mv(mat, vec), beta, alpha, "addmv")
+
+
+@tensor_method()
+@autocast_op("addr")
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
+         alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``.
+
+    Args:
+        input: the tensor added, broadcast to ``(n, m)`` (ignored when ``beta`` is 0).
+        vec1: a ``(n,)`` vector.
+        vec2: a ``(m,)`` vector.
+        beta: scale of ``input``.
+        alpha: scale of the outer product.
+    """
+    return _add_scaled(input, outer(vec1, vec2), beta, alpha, "addr")
+
+
+@tensor_method()
+@autocast_op("addbmm")
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
+           alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the batch's products summed.
+
+    Args:
+        input: the tensor added, broadcast to ``(n, m)`` (ignored when ``beta`` is 0).
+        batch1: a ``(b, n, k)`` tensor.
+        batch2: a ``(b, k, m)`` tensor.
+        beta: scale of ``input``.
+        alpha: scale of the summed products.
+    """
+    return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha, "addbmm")
+
+
+@autocast_op("chain_matmul")
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of a chain of 2-D matrices (PyTorch's older spelling of
+    ``linalg.multi_dot``; one matrix is returned as a copy)."""
+    if not matrices:
+        raise ValueError("chain_matmul(): Expected one or more matrices")
+    _check_ranks("chain_matmul", (2,) * len(matrices), *matrices)
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(list(matrices))
+
+
 def _add_scaled(input: Tensor, prod: Tensor, beta: float, alpha: float, op: str) -> Tensor:
     out = prod if alpha == 1 else prod * alpha
     if beta == 0:
+        if input.requires_grad:  # input's NaN ignored, its gradient zeros (as PyTorch's)
+            from .elementwise import where
+
+            return where(out.new_zeros((), dtype="bool"), input, out)
         return out.expand(broadcast_shapes(op, input.shape, out.shape)) if (
             input.shape != out.shape) else out
     return out + (input if beta == 1 else input * beta)
@@ -221,22 +285,56 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
 @autocast_op("norm")
 def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
-    """``torch.linalg.norm`` for vectors: the 2-norm (``ord=None``) or ``ord``-norm.
+    """``torch.linalg.norm``: a vector norm or a matrix norm, as PyTorch chooses.
 
     Args:
         x: the tensor.
-        ord: None (2-norm of all elements in ``dim``, the Frobenius norm for matrices),
-            ``'fro'`` or a number as in :func:`vector_norm`.
-        dim: dims to reduce; None means all.
+        ord: None (the 2-norm of all elements in ``dim``: the Frobenius norm of a matrix),
+            a number (a vector norm, or with two dims a matrix norm as in
+            :func:`matrix_norm`), ``'fro'`` or ``'nuc'`` (matrix norms).
+        dim: an int (vector norm), a pair of ints (matrix norm) or None: all elements
+            when ``ord`` is None, else ``x`` must be 1-D (vector) or 2-D (matrix).
         keepdim: keep reduced dims with size 1.
         dtype: cast ``x`` to this dtype first.
     """
-    if isinstance(ord, str) and ord != "fro":
-        raise ValueError(f"linalg.norm: ord={ord!r} is not supported (no SVD in Volta)")
-    if ord is not None and ord != "fro" and dim is None and x.ndim == 2:
-        raise ValueError("linalg.norm: matrix norms with a numeric ord are not supported; "
-                         "pass dim= to get vector norms, or use vector_norm")
-    return vector_norm(x, 2 if ord in (None, "fro") else ord, dim, keepdim, dtype=dtype)
+    if dim is None and ord is not None:
+        if x.ndim not in (1, 2):
+            raise ShapeError(f"linalg.norm: If dim is not specified but ord is, the input "
+                             f"must be 1D or 2D. Got {x.ndim}D.")
+        dim = (-2, -1) if x.ndim == 2 else None
+    if isinstance(dim, (tuple, list)) and len(dim) == 2 or isinstance(ord, str):
+        if ord is None:
+            ord = "fro"
+        return matrix_norm(x, ord, (-2, -1) if dim is None else tuple(dim), keepdim,
+                           dtype=dtype)
+    return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+@tensor_method()
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to
+    norm ``maxnorm`` (as PyTorch: by ``maxnorm / (norm + 1e-7)``); differentiable.
+
+    Args:
+        input: a floating tensor of at least 2 dims.
+        p: the norm's order (positive).
+        dim: the dim whose slices are rescaled one by one.
+        maxnorm: the largest norm a slice keeps.
+    """
+    if input.ndim < 2:
+        raise ShapeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                         "dimensions")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"renorm: expected a floating tensor, got {input.dtype.name}")
+    if p <= 0:
+        raise ValueError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise ValueError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = normalize_dim("renorm", dim, input.ndim)
+    norms = vector_norm(input, p, tuple(i for i in range(input.ndim) if i != d), True)
+    from .elementwise import where
+
+    return input * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
 
 
 from .decompositions import (  # noqa: E402, F401
@@ -273,4 +371,5 @@ from .spectral import (  # noqa: E402, F401 - built on matmul and the decomposit
 )
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm",
+           "addmv", "addr", "addbmm", "chain_matmul", "renorm",
            "tensordot", "einsum", "det", "inverse", "logdet", "slogdet"]

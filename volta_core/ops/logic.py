@@ -124,6 +124,68 @@ Tensor.__or__ = Tensor.__ror__ = _bitwise_operator(logical_or, "bitwise_or")
 Tensor.__xor__ = Tensor.__rxor__ = _bitwise_operator(logical_xor, "bitwise_xor")
 
 
+class _Shift(Function):
+    """``a << b`` or ``a >> b`` with PyTorch's result for a count outside ``[0, bits)``
+    (negative, or the dtype's width or more): 0 for a left shift, the sign (0 or -1) for a
+    right shift. Backends need not define such counts (C and WGSL don't), so they never
+    see one."""
+
+    differentiable = False
+    fn = "bitwise_left_shift"
+
+    def forward(ctx, a, b, bits=64):
+        xp = ctx.xp
+        ok = (b >= 0) & (b < bits)
+        shifted = getattr(xp, ctx.fn)(a, xp.where(ok, b, xp.zeros_like(b)))
+        fill = xp.zeros_like(shifted)
+        if ctx.fn == "bitwise_right_shift":  # an arithmetic shift fills with the sign
+            fill = xp.where(a < 0, fill - 1, fill)
+        return xp.where(ok, shifted, fill)
+
+
+class LeftShift(_Shift):
+    fn = "bitwise_left_shift"
+
+
+class RightShift(_Shift):
+    fn = "bitwise_right_shift"
+
+
+def _shift_operator(cls: type, symbol: str, reflected: bool = False):
+    def op(self: Tensor, other: Any) -> Tensor:
+        if type(other) is not Tensor:
+            if isinstance(other, bool) or not isinstance(other, numbers.Integral):
+                if isinstance(other, numbers.Number):
+                    raise TypeError(f"{cls.fn}: shifts are defined for integer tensors and "
+                                    f"integers, got {type(other).__name__} {other!r}")
+                return NotImplemented
+            from ._util import wrap_int
+
+            # an int wraps into the tensor's dtype (256 >> int8 tensor is 0 >> ...), as in
+            # PyTorch; a bool tensor with an int shifts in int64
+            dt = "int64" if self.dtype is bool_ else self.dtype
+            other = self.new_full((), wrap_int(self.dtype, int(other)) if dt != "int64"
+                                  else int(other), dtype=dt)
+        a, b = (other, self) if reflected else (self, other)
+        if a.dtype.is_floating_point or b.dtype.is_floating_point or (
+                a.dtype is bool_ and b.dtype is bool_):
+            raise TypeError(f"{cls.fn} ({symbol}) is only defined for integer tensors, got "
+                            f"{a.dtype.name} and {b.dtype.name}")
+        from ._util import promote_pair
+
+        a, b = promote_pair(a, b)
+        broadcast_shapes(cls.fn, a.shape, b.shape)
+        return cls.apply(a, b, bits=8 * a.dtype.itemsize)
+
+    return op
+
+
+Tensor.__lshift__ = _shift_operator(LeftShift, "<<")
+Tensor.__rshift__ = _shift_operator(RightShift, ">>")
+Tensor.__rlshift__ = _shift_operator(LeftShift, "<<", reflected=True)
+Tensor.__rrshift__ = _shift_operator(RightShift, ">>", reflected=True)
+
+
 @tensor_method()
 def logical_not(input: Tensor) -> Tensor:
     """Elementwise logical NOT (zero becomes True); returns a bool tensor."""

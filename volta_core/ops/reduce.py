@@ -631,22 +631,30 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
 @autocast_op("norm")
 def norm(input: Tensor, p: Any = "fro", dim: Dims = None, keepdim: bool = False,
          dtype: Any = None) -> Tensor:
-    """Norm of ``input`` (``torch.norm``): a vector ``p``-norm over ``dim``.
+    """Norm of ``input`` (``torch.norm``): a vector ``p``-norm over ``dim``, or the nuclear
+    norm of the matrices in two dims.
 
     Args:
         input: a floating tensor.
-        p: ``'fro'`` (the 2-norm of all elements in ``dim``), or a number, ``inf``, ``-inf``.
+        p: ``'fro'`` (the 2-norm of all elements in ``dim``), a number, ``inf``, ``-inf``,
+            or ``'nuc'`` (the sum of singular values over two dims: ``dim``, or all of a
+            2-d ``input``).
         dim: dims to reduce; None means all.
         keepdim: keep reduced dims with size 1.
         dtype: cast ``input`` to this dtype first.
     """
-    if p == "fro":
+    if p == "nuc":
+        from .spectral import matrix_norm
+
+        dims = tuple(range(input.ndim)) if dim is None else tuple(dim)
+        if len(dims) != 2:
+            raise ShapeError(f"norm: the nuclear norm needs two dims, got {dims} for shape "
+                             f"{input.shape}")
+        return matrix_norm(input, "nuc", dims, keepdim, dtype=dtype)
+    if p == "fro" or p is None:
         p = 2
     elif isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number (the "
-                         "nuclear norm needs an SVD, which Volta does not provide)")
-    elif p is None:
-        p = 2
+        raise ValueError(f"norm: p={p!r} is not supported; use 'fro', 'nuc' or a number")
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 

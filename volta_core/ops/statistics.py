@@ -25,6 +25,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if weights.shape != input.shape:
         raise ShapeError(f"bincount: weights {weights.shape} must have input's shape "
                          f"{input.shape}")
+    if not input.numel():  # PyTorch's counts, int64, whatever the weights' dtype
+        return input.new_zeros((n,), dtype="int64")
     w = weights if weights.dtype.is_floating_point else weights.to("float64")
     return w.new_zeros((n,)).scatter_add(0, input.to("int64"), w)
 

@@ -44,4 +44,10 @@ CASES: list = [
          covers=("Tensor.bitwise_xor",)),
     case("basic", "bitwise_not", A34, dtypes=INT, grad=False,
          covers=("Tensor.bitwise_not",)),
+    # counts past the widest dtype and negative ones: 0 (left), the sign (right)
+    case("basic", "bitwise_left_shift", A34, Arg((3, 4), ints=(-3, 70)), dtypes=INT,
+         grad=False, covers=("Tensor.bitwise_left_shift", "Tensor.bitwise_left_shift_")),
+    case("basic", "bitwise_right_shift", A34, Arg((4,), ints=(-3, 70)), dtypes=INT,
+         grad=False, covers=("Tensor.bitwise_right_shift", "Tensor.bitwise_right_shift_")),
+    case("scalar", "bitwise_left_shift", A34, Scalar(3), dtypes=INT, grad=False),
 ]

@@ -47,6 +47,17 @@ CASES += binary("copysign", scalar=None, **_SMALL)
 CASES += binary("fmax", scalar=None, **_SMALL)
 CASES += binary("fmin", scalar=None, **_SMALL)
 CASES += [
+    # mantissa and exponent of numbers from 1e-20 to 1e20 (both signs), and back
+    case("mantissa", "frexp", Arg((3, 4), -46.0, 46.0),
+         fn=lambda x: vt.frexp(vt.sinh(x))[0], covers=("Tensor.frexp",)),
+    case("exponent", "frexp", Arg((3, 4), -46.0, 46.0),
+         fn=lambda x: vt.frexp(vt.sinh(x))[1], grad=False),
+    case("basic", "ldexp", A34, Arg((3, 4), -20, 21, kind="index"),
+         covers=("Tensor.ldexp",)),
+    case("basic", "heaviside", A34, Arg((4,)), grad=False, covers=("Tensor.heaviside",)),
+    case("zeros", "heaviside", Arg((3, 4)), Arg((4,)), grad=False,
+         fn=lambda x, v: vt.heaviside(vt.round(x), v)),
+    case("basic", "nextafter", A34, Arg((4,)), grad=False, covers=("Tensor.nextafter",)),
     case("eps", "logit", Arg((3, 4), -0.2, 1.2), eps=0.1),
     case("tail", "erfc", Arg((3, 4), 2.0, 6.0)),
     case("int_input", "erfc", Arg((5,)), dtypes=INT, grad=False),
