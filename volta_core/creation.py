@@ -403,28 +403,50 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *, generator:
                    device=device or input.device)
 
 
+def _new(self: Tensor, make: Any, size: Any, dtype: Any, device: Any,
+         requires_grad: bool, *args: Any) -> Tensor:
+    """``make(size, *args)`` with this tensor's dtype and device unless given."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    t = make(size, *args, dtype=dtype or self.dtype, device=device or self.device)
+    return t.requires_grad_() if requires_grad else t
+
+
 @tensor_method()
-def new_zeros(self: Tensor, *size: int, dtype: Any = None) -> Tensor:
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
     """Zeros on this tensor's device, of its dtype unless given."""
-    return zeros(*size, dtype=dtype or self.dtype, device=self.device)
+    return _new(self, zeros, size, dtype, device, requires_grad)
 
 
 @tensor_method()
-def new_ones(self: Tensor, *size: int, dtype: Any = None) -> Tensor:
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
     """Ones on this tensor's device, of its dtype unless given."""
-    return ones(*size, dtype=dtype or self.dtype, device=self.device)
+    return _new(self, ones, size, dtype, device, requires_grad)
 
 
 @tensor_method()
-def new_full(self: Tensor, size: Sequence[int], fill_value: Any, dtype: Any = None) -> Tensor:
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` on this tensor's device, of its dtype unless given (zeroed:
+    Volta hands out no uninitialised memory)."""
+    return _new(self, zeros, size, dtype, device, requires_grad)
+
+
+@tensor_method()
+def new_full(self: Tensor, size: Sequence[int], fill_value: Any, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
     """A filled tensor on this tensor's device, of its dtype unless given."""
-    return full(size, fill_value, dtype=dtype or self.dtype, device=self.device)
+    return _new(self, full, (size,), dtype, device, requires_grad, fill_value)
 
 
 @tensor_method()
-def new_tensor(self: Tensor, data: Any, dtype: Any = None) -> Tensor:
+def new_tensor(self: Tensor, data: Any, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
     """A copy of ``data`` on this tensor's device, of its dtype unless given."""
-    return tensor(data, dtype=dtype or self.dtype, device=self.device)
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
 
 
 @tensor_method()

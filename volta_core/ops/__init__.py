@@ -39,7 +39,9 @@ from . import (  # noqa: F401
     threshold,
     transfer,
     unique,
+    windows,
 )
+from .aliases import *  # noqa: F401,F403 - other names of the ops (imports what it needs)
 from .bitwise import *  # noqa: F401,F403
 from .bucketing import *  # noqa: F401,F403
 from .closeness import *  # noqa: F401,F403
@@ -79,3 +81,4 @@ from .statistics import *  # noqa: F401,F403
 from .threshold import *  # noqa: F401,F403
 from .unique import *  # noqa: F401,F403
 from .view_scatter import *  # noqa: F401,F403
+from .windows import *  # noqa: F401,F403

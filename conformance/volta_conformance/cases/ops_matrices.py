@@ -35,6 +35,8 @@ CASES: list = [
     case("basic", "slogdet", SQ),
     case("basic", "logdet", SQ, fn=lambda m: vt.logdet(_spd(m))),
     case("basic", "linalg.cholesky", SQ, fn=lambda m: vt.linalg.cholesky(_spd(m))),
+    case("upper", "cholesky", SQ, fn=lambda m: vt.cholesky(_spd(m), upper=True),
+         covers=("Tensor.cholesky",)),
     case("basic", "linalg.solve", SQ, Arg((2, 3, 2)),
          fn=lambda m, b: vt.linalg.solve(_spd(m), b)),
     case("basic", "linalg.solve_triangular", SQ, Arg((2, 3, 2)),

@@ -57,6 +57,8 @@ CASES: list = [
     # -- slicing views ---------------------------------------------------------------------
     case("basic", "narrow", _a(4, 5), fn=lambda x: vt.narrow(x, 1, 1, 3)),
     case("neg_start", "narrow", _a(4, 5), fn=lambda x: vt.narrow(x, 0, -2, 2)),
+    case("basic", "narrow_copy", _a(4, 5), fn=lambda x: vt.narrow_copy(x, 1, 1, 3),
+         covers=("Tensor.narrow_copy",)),
     case("basic", "select", _a(4, 5), fn=lambda x: vt.select(x, 1, 2)),
     case("neg", "select", _a(4, 5, 2), fn=lambda x: vt.select(x, 0, -1)),
     case("basic", "slice_view", _a(4, 5),

@@ -58,6 +58,13 @@ CASES += [
     case("zeros", "heaviside", Arg((3, 4)), Arg((4,)), grad=False,
          fn=lambda x, v: vt.heaviside(vt.round(x), v)),
     case("basic", "nextafter", A34, Arg((4,)), grad=False, covers=("Tensor.nextafter",)),
+    # the complex ops on real tensors: angle is 0 or pi (NaN kept), conj the input itself
+    case("basic", "angle", A34, dtypes=FLOAT + INT, covers=("Tensor.angle",)),
+    case("nan", "angle", A34, fn=lambda x: vt.angle(vt.log(x))),
+    case("basic", "isreal", A34, grad=False, covers=("Tensor.isreal",)),
+    case("basic", "conj", A34, covers=("Tensor.conj", "resolve_conj", "resolve_neg",
+                                        "conj_physical", "Tensor.resolve_conj",
+                                        "Tensor.resolve_neg", "Tensor.conj_physical")),
     case("eps", "logit", Arg((3, 4), -0.2, 1.2), eps=0.1),
     case("tail", "erfc", Arg((3, 4), 2.0, 6.0)),
     case("int_input", "erfc", Arg((5,)), dtypes=INT, grad=False),
