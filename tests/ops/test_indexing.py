@@ -418,3 +418,22 @@ def test_setitem_and_inplace_on_strict_backend(strict):
     assert x.tolist() == [[4.0, 4.0, 12.0], [18.0, 18.0, 14.0]]
     assert vt.one_hot(vt.tensor([1, 0], device=strict), 2).tolist() == [[0, 1], [1, 0]]
     assert vt.nonzero(x > 16).tolist() == [[1, 0], [1, 1]]
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_scatter_with_reduce_matches_pytorch(reduce):
+    """``scatter(..., reduce=)`` (PyTorch's older form of ``scatter_reduce``), out of place
+    and in place, with a tensor or a number as the source."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x, s = rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    idx = rng.integers(0, 3, (2, 4))
+    want = torch.tensor(x).scatter(0, torch.tensor(idx), torch.tensor(s), reduce=reduce)
+    got = vt.tensor(x).scatter(0, vt.tensor(idx), vt.tensor(s), reduce=reduce)
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    t, v = torch.tensor(x), vt.tensor(x)
+    t.scatter_(1, torch.tensor(idx % 4), 1.5, reduce=reduce)
+    v.scatter_(1, vt.tensor(idx % 4), 1.5, reduce=reduce)
+    np.testing.assert_allclose(v.numpy(), t.numpy())
+    with pytest.raises(ValueError, match="add or multiply"):
+        vt.tensor(x).scatter(0, vt.tensor(idx), vt.tensor(s), reduce="mean")

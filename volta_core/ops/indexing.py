@@ -266,11 +266,22 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 @tensor_method()
 def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float = None, *,
-            value: float | None = None) -> Tensor:
-    """``input`` with ``src[i][j]`` (or ``value``) written at ``[index[i][j]][j]`` (dim 0)."""
+            value: float | None = None, reduce: str | None = None) -> Tensor:
+    """``input`` with ``src[i][j]`` (or ``value``) written at ``[index[i][j]][j]`` (dim 0);
+    ``reduce="add"`` or ``"multiply"`` combines them with ``input``'s values instead (as
+    ``scatter_reduce`` with ``"sum"``/``"prod"``, ``include_self=True``)."""
     src = value if src is None else src
     if src is None:
         raise TypeError("scatter: pass src (a tensor) or value (a number)")
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise ValueError(f"scatter: reduce argument must be either add or multiply, got "
+                             f"{reduce!r}")
+        from .index_update import scatter_reduce
+
+        if type(src) is not Tensor:
+            src = input.new_full(tuple(index.shape), src)
+        return scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod")
     if input.ndim == 0:
         s = reshape(src, (1,)) if type(src) is Tensor else src
         return reshape(scatter(reshape(input, (1,)), 0, reshape(index, (1,)), s), ())

@@ -298,9 +298,10 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
 
 
 def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *,
-             value: Any = None) -> Tensor:
+             value: Any = None, reduce: str | None = None) -> Tensor:
     """In-place :meth:`Tensor.scatter`."""
-    return inplace(self, "scatter_", lambda s: s.scatter(dim, index, src, value=value), src)
+    return inplace(self, "scatter_", lambda s: s.scatter(dim, index, src, value=value,
+                                                         reduce=reduce), src)
 
 
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
