@@ -46,6 +46,10 @@ from .typed_tensors import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 
+# ``vt.special`` is PyTorch's ``torch.special`` namespace (``from .ops import *`` brought
+# the ops module of that name, which ``from . import special`` would return)
+special = __import__("importlib").import_module(f"{__name__}.special")
+
 bool = bool_  # noqa: A001 - ``vt.bool`` as in ``torch.bool``
 dtype = DType  # ``isinstance(x, vt.dtype)`` as ``torch.dtype``
 half, double, long, short = float16, float64, int64, int16

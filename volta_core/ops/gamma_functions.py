@@ -1,11 +1,12 @@
-"""The gamma function family: ``lgamma``, ``digamma``, ``polygamma`` (orders 0 and 1),
-``mvlgamma``, as elementwise differentiable ops written with ``xp`` (so every backend
-runs them).
+"""The gamma function family: ``lgamma``, ``digamma``, ``polygamma`` (any order: from 2 on
+through Hurwitz's ``zeta``), ``mvlgamma``, as elementwise differentiable ops written with
+``xp`` (so every backend runs them).
 
 ``lgamma`` uses Lanczos' approximation (g = 7, 9 terms); ``digamma`` and the trigamma
-function shift the argument above 6 with the recurrence and finish with the asymptotic
-series. Arguments below 0.5 use the reflection formulas. Accuracy is a few float32 ulp
-(about 1e-13 relative in float64), not correctly rounded.
+function shift the argument above 10 with the recurrence and finish with the asymptotic
+series. Arguments below 0.5 use the reflection formulas. float32 computes in float64
+where the device has it. Accuracy is about 1e-13 relative in float64 (absolute near the
+zeros of lgamma), not correctly rounded.
 """
 
 from __future__ import annotations
@@ -34,16 +35,21 @@ def _lgamma_array(xp: Any, x: Any) -> Any:
     sin = xp.abs(xp.sin(math.pi * xp.where(reflect, x, 0.5 * xp.ones_like(x))))
     left = math.log(math.pi) - xp.log(sin) - right
     out = xp.where(reflect, left, right)
-    pole = reflect & (x == xp.floor(x))  # 0, -1, -2, ...: +inf, as PyTorch
+    # exact zeros at 1 and 2, +inf at the poles 0, -1, -2, ... and at +-inf, as PyTorch
+    out = xp.where((x == 1.0) | (x == 2.0), xp.zeros_like(x), out)
+    pole = (reflect & (x == xp.floor(x))) | (xp.abs(x) == math.inf)
     return xp.where(pole, xp.full_like(x, math.inf), out)
 
 
+_SHIFT = 10  # the asymptotic series' next term is ~0.02 / y**12: 2e-14 at y = 10
+
+
 def _shifted(xp: Any, x: Any, power: int) -> tuple[Any, Any]:
-    """``sum_{k<6} 1/(x+k)^power`` and ``x + 6``."""
+    """``sum_{k<10} 1/(x+k)^power`` and ``x + 10``."""
     acc = xp.zeros_like(x)
-    for k in range(6):
+    for k in range(_SHIFT):
         acc = acc + 1.0 / (x + k) ** power
-    return acc, x + 6.0
+    return acc, x + float(_SHIFT)
 
 
 def _digamma_array(xp: Any, x: Any) -> Any:
@@ -57,7 +63,8 @@ def _digamma_array(xp: Any, x: Any) -> Any:
     out = xp.where(reflect, psi - math.pi / xp.tan(math.pi * safe), psi)
     pole = reflect & (x == xp.floor(x))
     out = xp.where(pole, xp.full_like(x, math.nan), out)
-    return xp.where(x == 0, xp.full_like(x, -math.inf), out)  # as PyTorch: -inf at 0
+    # as PyTorch: -inf at +0, +inf at -0 (copysign(inf, -x))
+    return xp.where(x == 0, xp.copysign(xp.full_like(x, math.inf), -x), out)
 
 
 def _trigamma_array(xp: Any, x: Any) -> Any:
@@ -72,12 +79,79 @@ def _trigamma_array(xp: Any, x: Any) -> Any:
     return xp.where(reflect, math.pi ** 2 / (sin * sin) - psi1, psi1)
 
 
+def _widened(ctx: Function, fn: Any, x: Any) -> Any:
+    """``fn(xp, x)``, float32 computed in float64 where the device has it: the series'
+    rounding is then far below float32's (near lgamma's zeros at 1 and 2 it is the whole
+    value in float32: 5e-7 at 1.0001, where lgamma is -6e-5)."""
+    xp = ctx.xp
+    if x.dtype == xp.float32 and "float64" in ctx.device.backend.dtype_names(
+            ctx.device.index):
+        return xp.astype(fn(xp, xp.astype(x, xp.float64)), xp.float32)
+    return fn(xp, x)
+
+
+def _bernoulli_factors(count: int) -> tuple[float, ...]:
+    """``B_2j / (2j)!`` for ``j = 1..count`` (Euler-Maclaurin's coefficients), exactly from
+    the Bernoulli numbers' recurrence."""
+    from fractions import Fraction
+
+    b = [Fraction(1)]
+    for m in range(1, 2 * count + 1):
+        b.append(-sum(math.comb(m + 1, k) * b[k] for k in range(m)) / (m + 1))
+    return tuple(float(b[2 * j] / math.factorial(2 * j)) for j in range(1, count + 1))
+
+
+_EM = _bernoulli_factors(12)
+_ZETA_SHIFT = 20  # terms summed before the expansion (exact to ~1e-16 from q + 20 >= 9)
+
+
+def _zeta_array(xp: Any, s: Any, q: Any) -> Any:
+    """Hurwitz's zeta ``sum_k (q + k)**-s`` (s > 1): ``_ZETA_SHIFT`` terms, then the
+    Euler-Maclaurin expansion at ``w = q + _ZETA_SHIFT``. As PyTorch (Cephes): inf for
+    ``s == 1`` and at ``q`` = 0, -1, -2, ...; NaN for ``s < 1`` and for a non-integer ``s``
+    with ``q < 0``; but 0 at ``q = inf`` (the limit; PyTorch's gives NaN there). Accurate
+    to ~1e-15 relative for ``q > -11``."""
+    acc = xp.zeros_like(q + s)
+    for k in range(_ZETA_SHIFT):
+        acc = acc + xp.pow(q + k, -s)
+    w = q + float(_ZETA_SHIFT)
+    tail = xp.pow(w, 1.0 - s) / (s - 1.0) + 0.5 * xp.pow(w, -s)
+    rising, power = xp.ones_like(acc), xp.pow(w, -s - 1.0)  # s (s+1) ... and w**(-s-2j+1)
+    for j, c in enumerate(_EM):
+        rising = rising * (s + 2 * j) if j == 0 else rising * (s + 2 * j - 1) * (s + 2 * j)
+        tail = tail + c * rising * power
+        power = power / (w * w)
+    out = acc + tail
+    pole = (q <= 0) & (q == xp.floor(q))
+    out = xp.where(pole, xp.full_like(out, math.inf), out)
+    out = xp.where(s == 1, xp.full_like(out, math.inf), out)
+    return xp.where(s < 1, xp.full_like(out, math.nan), out)
+
+
+class Zeta(Function):
+    """``zeta(s, q)``; the gradient w.r.t. ``q`` is ``-s zeta(s + 1, q)`` (PyTorch has none
+    w.r.t. ``s``)."""
+
+    def forward(ctx, s, q):
+        ctx.save_for_backward(s, q)
+        return _widened(ctx, lambda xp, a: _zeta_array(xp, xp.astype(s, a.dtype), a), q)
+
+    def backward(ctx, g):
+        s, q = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError("the derivative of zeta with respect to its first "
+                                      "argument is not implemented (as in PyTorch)")
+        from .movement import sum_to
+
+        return None, sum_to(g * -s * Zeta.apply(s + 1, q), tuple(q.shape))
+
+
 class Lgamma(Function):
     pytorch_saves = ((0,),)
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _lgamma_array(ctx.xp, x)
+        return _widened(ctx, _lgamma_array, x)
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
@@ -89,7 +163,7 @@ class Digamma(Function):
 
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _digamma_array(ctx.xp, x)
+        return _widened(ctx, _digamma_array, x)
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
@@ -100,10 +174,12 @@ class Trigamma(Function):
     pytorch_saves = ((0,),)
 
     def forward(ctx, x):
-        return _trigamma_array(ctx.xp, x)
+        ctx.save_for_backward(x)
+        return _widened(ctx, _trigamma_array, x)
 
     def backward(ctx, g):
-        raise NotImplementedError("the derivative of polygamma(1, x) is not implemented")
+        (x,) = ctx.saved_tensors
+        return g * polygamma(2, x)
 
 
 @tensor_method()
@@ -120,12 +196,25 @@ def digamma(input: Tensor) -> Tensor:
 
 @tensor_method()
 def polygamma(n: int, input: Tensor) -> Tensor:
-    """The ``n``-th derivative of ``digamma`` (``n`` = 0 or 1 here)."""
+    """The ``n``-th derivative of ``digamma``: from order 2 on, as PyTorch computes it,
+    ``(-1)**(n+1) n! zeta(n + 1, x)``; differentiable to any order."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"polygamma(n, x) does not support negative or non-integer n, got "
+                         f"{n!r}")
+    x = _floating_input("polygamma", input)
     if n == 0:
-        return digamma(input)
+        return digamma(x)
     if n == 1:
-        return Trigamma.apply(_floating_input("polygamma", input))
-    raise NotImplementedError(f"polygamma: only orders 0 and 1 are implemented, got {n}")
+        return Trigamma.apply(x)
+    return zeta(x.new_full((), float(n + 1)), x) * ((-1) ** (n + 1) * math.factorial(n))
+
+
+def zeta(input: Any, other: Any) -> Tensor:
+    """Hurwitz's zeta function ``sum_k (other + k) ** -input`` (``vt.special.zeta``); either
+    argument may be a number. Differentiable w.r.t. ``other``."""
+    from .special import _run_binary
+
+    return _run_binary(Zeta, "zeta", input, other)
 
 
 @tensor_method()
@@ -140,4 +229,4 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     return total + p * (p - 1) / 4 * math.log(math.pi)
 
 
-__all__ = ["lgamma", "digamma", "polygamma", "mvlgamma"]
+__all__ = ["lgamma", "digamma", "polygamma", "mvlgamma"]  # zeta: vt.special only, as PyTorch

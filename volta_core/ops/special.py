@@ -1,4 +1,5 @@
-"""Special functions: erfc, logit, sinc, log10, inverse hyperbolics, xlogy, logaddexp, hypot.
+"""Special functions: erfc, logit, sinc, log10, inverse hyperbolics, xlogy, logaddexp, hypot;
+and ``vt.special``'s own ``xlog1py``, ``entr``, ``ndtr``, ``spherical_bessel_j0``.
 
 Integer and bool inputs compute in the default float dtype and bfloat16 in float32, as in
 PyTorch. ``float_power`` always computes in float64.
@@ -348,6 +349,77 @@ def xlogy(input: Any, other: Any) -> Tensor:
     """
     number = type(input) is Tensor and type(python_scalar(other)) in (int, float)
     return _run_binary(_XlogyOfNumber if number else Xlogy, "xlogy", input, other)
+
+
+class Xlog1py(Function):
+    """``x * log1p(y)``, 0 where ``x`` is 0 (unless ``y`` is NaN); PyTorch's gradients:
+    ``xlog1py(g, y)`` (0 where ``x`` is 0 and ``y <= -1``) and ``g * x / (1 + y)``."""
+
+    def forward(ctx, x, y):
+        xp = ctx.xp
+        ctx.save_for_backward(x, y)
+        out = x * xp.log1p(y)
+        return xp.where((x == 0) & ~xp.isnan(y), xp.zeros_like(out), out)
+
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad
+        gx = gy = None
+        if nx:
+            d = where((x == 0).logical_and(y <= -1), 0.0, xlog1py(g, y))
+            gx = sum_to(d, shape_of(x))
+        if ny:
+            gy = sum_to(g * x / (1 + y), shape_of(y))
+        return gx, gy
+
+
+def xlog1py(input: Any, other: Any) -> Tensor:
+    """``input * log1p(other)``, taken as 0 where ``input`` is 0 (unless ``other`` is NaN)
+    (``vt.special.xlog1py``).
+
+    Args:
+        input: a tensor or number.
+        other: a tensor or number (broadcast against ``input``).
+    """
+    return _run_binary(Xlog1py, "xlog1py", input, other)
+
+
+class Entr(Function):
+    """``-x log(x)``: 0 at 0, -inf below; gradient ``-(1 + log(x))`` (as PyTorch)."""
+
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        pos = xp.where(x > 0, x, xp.ones_like(x))
+        out = xp.where(x > 0, -x * xp.log(pos), xp.where(x == 0, xp.zeros_like(x),
+                                                        xp.full_like(x, -math.inf)))
+        return xp.where(xp.isnan(x), x, out)
+
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * -(1 + x.log())
+
+
+def entr(input: Tensor) -> Tensor:
+    """The entropy term ``-input * log(input)`` elementwise (``vt.special.entr``): 0 at 0,
+    -inf for negative numbers; integers compute in the default float dtype."""
+    x = input if input.dtype.is_floating_point else cast(input, _default_float())
+    return Entr.apply(x)
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal CDF, ``0.5 * erfc(-x / sqrt(2))`` as PyTorch computes it
+    (``vt.special.ndtr``)."""
+    x = input if input.dtype.is_floating_point else cast(input, _default_float())
+    return 0.5 * erfc(x * -math.sqrt(0.5))
+
+
+def spherical_bessel_j0(input: Tensor) -> Tensor:
+    """``sin(x) / x``, 1 at 0 and 0 at the infinities (``vt.special.spherical_bessel_j0``)."""
+    x = input if input.dtype.is_floating_point else cast(input, _default_float())
+    safe = where(x == 0, 1.0, x)
+    out = where(x == 0, 1.0, safe.sin() / safe)
+    return where(x.abs() == math.inf, 0.0, out)
 
 
 @tensor_method()

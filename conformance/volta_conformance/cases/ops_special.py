@@ -37,6 +37,8 @@ CASES += unary("digamma", low=0.2, high=6.0, **_SMALL)
 CASES += unary("erfinv", low=-0.95, high=0.95, covers=("Tensor.erfinv",), **_SMALL)
 CASES += [
     case("trigamma", "polygamma", Scalar(1), Arg((3, 4), 0.2, 6.0), grad=False),
+    case("order3", "polygamma", Scalar(3), Arg((3, 4), 0.2, 6.0)),
+    case("negative", "polygamma", Scalar(2), Arg((3, 4), -3.9, -0.1)),
     case("basic", "mvlgamma", Arg((3, 4), 1.5, 6.0), Scalar(3)),
 ]
 CASES += binary("xlogy", low=-1.0, high=1.0, low2=0.2, high2=2.0, **_SMALL)

@@ -1,0 +1,132 @@
+"""``vt.special`` against ``torch.special``: every name Volta has, values on every device
+(zeros, NaN, infinities, negative numbers), ``xlog1py``'s and ``entr``'s gradients and
+gradchecks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from vt_helpers import available_devices
+
+import volta_core as vt
+
+torch = pytest.importorskip("torch")
+
+DEVICES = available_devices()
+EDGES = np.array([0.0, -0.0, 1.0, 0.5, 2.0, -1.0, -0.5, 3.0, np.nan, np.inf, -np.inf, 1e-4,
+                  -2.5, 7.0])
+
+
+def _same(want, got, tol=1e-5):
+    w, g = want.detach().numpy(), got.detach().cpu().numpy()
+    assert g.shape == w.shape and str(g.dtype) == str(w.dtype).replace("torch.", "")
+    np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
+
+
+def test_the_namespace_is_torch_special_for_the_names_it_has():
+    assert set(vt.special.__all__) <= set(dir(torch.special))
+    assert vt.special.expit is vt.sigmoid and vt.special.gammaln is vt.lgamma
+    import volta_core.special
+
+    assert volta_core.special is vt.special
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["expit", "erf", "erfc", "exp2", "expm1", "log1p",
+                                  "gammaln", "digamma", "psi", "entr", "ndtr", "sinc",
+                                  "spherical_bessel_j0", "round"])
+def test_unary_functions_match_torch_special(device, name):
+    for dtype in ("float32", "float64"):
+        if dtype == "float64" and device == "wgpu" and not _has_f64():
+            continue
+        x = EDGES.astype(dtype)
+        if name == "ndtr" and dtype == "float32":
+            x = x[np.isnan(x) | (np.abs(x) < 3)]  # PyTorch's float32 erfc is off in the tail
+        tol = 1e-5 if dtype == "float32" else 1e-10
+        _same(getattr(torch.special, name)(torch.tensor(x)),
+              getattr(vt.special, name)(vt.tensor(x, device=device)), tol)
+
+
+def _has_f64() -> bool:
+    try:
+        vt.zeros(1, dtype="float64", device="wgpu")
+    except vt.VoltaError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_binary_and_parameterised_functions_match(device):
+    x = np.array([0.0, 0.0, 1.0, 2.0, np.nan, -1.0, 3.0], np.float32)
+    y = np.array([np.nan, 1.0, -1.0, 0.5, 1.0, np.inf, -0.5], np.float32)
+    for name in ("xlog1py", "xlogy"):
+        _same(getattr(torch.special, name)(torch.tensor(x), torch.tensor(y)),
+              getattr(vt.special, name)(vt.tensor(x, device=device),
+                                        vt.tensor(y, device=device)))
+    p = np.array([0.2, 0.5, 0.9], np.float32)
+    _same(torch.special.logit(torch.tensor(p), eps=0.3),
+          vt.special.logit(vt.tensor(p, device=device), eps=0.3))
+    _same(torch.special.erfinv(torch.tensor(p)), vt.special.erfinv(vt.tensor(p, device=device)))
+    a = np.array([2.5, 4.0], np.float32)
+    _same(torch.special.multigammaln(torch.tensor(a), 3),
+          vt.special.multigammaln(vt.tensor(a, device=device), 3))
+    _same(torch.special.polygamma(2, torch.tensor(a)),
+          vt.special.polygamma(2, vt.tensor(a, device=device)))
+    m = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    for name in ("softmax", "log_softmax", "logsumexp"):
+        _same(getattr(torch.special, name)(torch.tensor(m), 1),
+              getattr(vt.special, name)(vt.tensor(m, device=device), 1))
+    _same(torch.special.ndtr(torch.tensor([1, 2])),
+          vt.special.ndtr(vt.tensor([1, 2], device=device)))
+
+
+def test_gradients_match_pytorch_and_gradcheck():
+    b, c = np.array([0.0, 1.0, 0.0, 2.0]), np.array([0.5, -0.5, -1.0, 3.0])
+    tb, tc = torch.tensor(b, requires_grad=True), torch.tensor(c, requires_grad=True)
+    vb, vc = vt.tensor(b, requires_grad=True), vt.tensor(c, requires_grad=True)
+    torch.special.xlog1py(tb, tc).sum().backward()
+    vt.special.xlog1py(vb, vc).sum().backward()
+    _same(tb.grad, vb.grad)
+    _same(tc.grad, vc.grad)
+    e = np.array([0.0, 0.5, 2.0, -1.0])
+    te, ve = torch.tensor(e, requires_grad=True), vt.tensor(e, requires_grad=True)
+    torch.special.entr(te).sum().backward()
+    vt.special.entr(ve).sum().backward()
+    _same(te.grad, ve.grad)
+    pos = vt.tensor([0.3, 1.5, 2.0], dtype=vt.float64, requires_grad=True)
+    other = vt.tensor([0.2, -0.5, 4.0], dtype=vt.float64, requires_grad=True)
+    assert vt.autograd.gradcheck(vt.special.xlog1py, (pos, other))
+    assert vt.autograd.gradcheck(vt.special.entr, (pos,))
+    assert vt.autograd.gradcheck(vt.special.ndtr, (other,))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_polygamma_of_any_order_and_zeta_match_pytorch(device):
+    x = np.array([0.3, 1.0, 2.5, 10.0, 100.0, -0.5, -3.7, 1e-3, 0.0, np.nan])  # no poles below 0
+    s = np.array([1.0, 1.5, 2.0, 3.0, 0.5, 4.2, 2, 3, 2, 7, 2, 2])
+    q = np.array([1.0, 2.0, 0.5, -2.5, 1.0, 3.0, 0.0, -1.0, 1e-3, 10.0, 1e9, -0.5])
+    for dtype, tol in (("float32", 1e-5), ("float64", 1e-8)):  # PyTorch's trigamma: ~1e-9
+        if dtype == "float64" and device == "wgpu" and not _has_f64():
+            continue
+        for n in (0, 1, 2, 3, 5):
+            _same(torch.polygamma(n, torch.tensor(x.astype(dtype))),
+                  vt.polygamma(n, vt.tensor(x.astype(dtype), device=device)), tol)
+        _same(torch.special.zeta(torch.tensor(s.astype(dtype)), torch.tensor(q.astype(dtype))),
+              vt.special.zeta(vt.tensor(s.astype(dtype), device=device),
+                              vt.tensor(q.astype(dtype), device=device)), tol)
+    _same(torch.special.zeta(torch.tensor([2.0, 3.0]), 2.0),
+          vt.special.zeta(vt.tensor([2.0, 3.0], device=device), 2.0))
+    with pytest.raises(ValueError, match="negative"):
+        vt.polygamma(-1, vt.tensor([1.0], device=device))
+
+
+def test_polygamma_and_zeta_gradients():
+    for n in (1, 2, 3):
+        t = torch.tensor([0.7, 2.0, -1.5], dtype=torch.float64, requires_grad=True)
+        v = vt.tensor([0.7, 2.0, -1.5], dtype=vt.float64, requires_grad=True)
+        torch.polygamma(n, t).sum().backward()
+        vt.polygamma(n, v).sum().backward()
+        _same(t.grad, v.grad, 1e-9)
+    q = vt.tensor([0.7, 2.5], dtype=vt.float64, requires_grad=True)
+    assert vt.autograd.gradcheck(lambda a: vt.special.zeta(3.0, a), (q,))
+    assert vt.autograd.gradcheck(lambda a: vt.polygamma(2, a), (q,))

@@ -1,0 +1,32 @@
+"""``vt.special``: PyTorch's ``torch.special`` names, for the functions Volta has.
+
+Most are the ops under their ``torch.special`` names (``expit`` is ``sigmoid``, ``gammaln``
+is ``lgamma``, ``psi`` is ``digamma``, ...); ``xlog1py``, ``entr``, ``ndtr`` and
+``spherical_bessel_j0`` exist only here, as in PyTorch. Not here yet: the Bessel and
+orthogonal-polynomial families, ``i0``/``i1`` and their scaled forms, ``erfcx``,
+``log_ndtr``, ``ndtri``, ``gammainc``/``gammaincc``, ``airy_ai``.
+"""
+
+from __future__ import annotations
+
+from .ops.elementwise import exp2, sigmoid
+from .ops.erfinv import erfinv
+from .ops.gamma_functions import digamma, lgamma, mvlgamma, polygamma, zeta
+from .ops.math import erf, expm1, log1p, round  # noqa: A004
+from .ops.reduce import log_softmax, logsumexp, softmax
+from .ops.special import entr, erfc, logit, ndtr, sinc, spherical_bessel_j0, xlog1py, xlogy
+from .tensor import Tensor
+
+expit = sigmoid
+gammaln = lgamma
+psi = digamma
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:
+    """The multivariate log-gamma function of dimension ``p`` (``mvlgamma``)."""
+    return mvlgamma(input, p)
+
+
+__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln",
+           "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma",
+           "psi", "round", "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
