@@ -76,6 +76,8 @@ def test_angle_of_reals_and_its_zero_gradient():
     x = np.array([-1.0, 0.0, -0.0, 2.0, np.nan, np.inf, -np.inf], np.float32)
     _same(torch.angle(torch.tensor(x)), vt.angle(vt.tensor(x)))
     _same(torch.angle(torch.tensor([-3, 2])), vt.angle(vt.tensor([-3, 2])))
+    d = x.astype(np.float64)
+    _same(torch.angle(torch.tensor(d)), vt.angle(vt.tensor(d)), tol=0)
     t, v = torch.tensor(x[:4], requires_grad=True), vt.tensor(x[:4], requires_grad=True)
     torch.angle(t).sum().backward()
     vt.angle(v).sum().backward()

@@ -130,3 +130,10 @@ def test_polygamma_and_zeta_gradients():
     q = vt.tensor([0.7, 2.5], dtype=vt.float64, requires_grad=True)
     assert vt.autograd.gradcheck(lambda a: vt.special.zeta(3.0, a), (q,))
     assert vt.autograd.gradcheck(lambda a: vt.polygamma(2, a), (q,))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_erfinv_keeps_the_sign_of_zero(device):
+    got = vt.special.erfinv(vt.tensor([-0.0, 0.0], device=device)).cpu().numpy()
+    want = torch.special.erfinv(torch.tensor([-0.0, 0.0])).numpy()
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

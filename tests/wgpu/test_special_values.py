@@ -161,3 +161,31 @@ def test_maximum_minimum_of_bools(xp):
     np.testing.assert_array_equal(xp.to_numpy(xp.maximum(a, b)), [True, True, True, False])
     np.testing.assert_array_equal(xp.to_numpy(xp.minimum(a, b)), [True, False, False, False])
     assert xp.maximum(a, b).dtype == xp.bool
+
+
+def test_small_and_large_arguments_and_logs_near_one(xp):
+    """Where the drivers' built-ins lose every digit (lavapipe: tanh(1e-8) gave 3e-8,
+    asinh(1e-8) 0, asinh(1e30) inf, log(1 - 2^-23) 13% off), the results are NumPy's to
+    a few float32 ulp; float64's trunc keeps the sign of a zero."""
+    import volta_wgpu
+
+    x = np.float32([1e-30, -1e-8, 3e-3, -0.05, 0.2, 0.7])
+    for name, ref in (("tanh", np.tanh), ("sinh", np.sinh), ("asinh", np.arcsinh),
+                      ("atanh", np.arctanh)):
+        np.testing.assert_allclose(volta_wgpu.to_numpy(getattr(xp, name)(_f(xp, x))),
+                                   ref(x.astype(np.float64)), rtol=4e-7)
+    big = np.float32([1e20, 3e38, 5.0])
+    np.testing.assert_allclose(volta_wgpu.to_numpy(xp.asinh(_f(xp, -big))),
+                               np.arcsinh(-big.astype(np.float64)), rtol=4e-7)
+    np.testing.assert_allclose(volta_wgpu.to_numpy(xp.acosh(_f(xp, big))),
+                               np.arccosh(big.astype(np.float64)), rtol=4e-7)
+    near = np.float32([1 - 2.0 ** -23, 1 + 2.0 ** -23, 0.9, 1.2, 3.0])
+    for name, ref in (("log", np.log), ("log2", np.log2), ("log10", np.log10)):
+        np.testing.assert_allclose(volta_wgpu.to_numpy(getattr(xp, name)(_f(xp, near))),
+                                   ref(near.astype(np.float64)), rtol=4e-7)
+    if "float64" in xp.__array_namespace_info__().dtypes():
+        d = xp.asarray(np.array([-0.5, -0.0, 0.0, -1e-30, -2.5]))
+        _bits_equal(xp.trunc(d), np.trunc(np.array([-0.5, -0.0, 0.0, -1e-30, -2.5])))
+        tiny = xp.asarray(np.array([1e-8, -1e-9]))
+        np.testing.assert_allclose(volta_wgpu.to_numpy(xp.asinh(tiny)),
+                                   np.arcsinh([1e-8, -1e-9]), rtol=1e-14)

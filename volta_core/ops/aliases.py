@@ -183,7 +183,7 @@ def angle(input: Tensor) -> Tensor:
     (integers give float32); its gradient is zero, as PyTorch's for real inputs."""
     x = input if input.dtype.is_floating_point else input.float()
     where = elementwise.where
-    out = where(logic.isnan(x), x.detach(), where(x < 0, math.pi, 0.0).to(x.dtype))
+    out = where(logic.isnan(x), x.detach(), where(x < 0, x.new_full((), math.pi), 0.0))
     # input joins the graph with a zero gradient (the value is out's)
     return where(out.new_zeros((), dtype="bool"), x, out) if x.requires_grad else out
 

@@ -39,6 +39,7 @@ class Erfinv(Function):
         series = z * (1 + z2 * (1 / 3 + z2 * (7 / 30 + z2 * (127 / 630 + z2 * 4369 / 22680))))
         x = xp.where(ay < 0.1, series, x)
         x = xp.where(y < 0, -x, x)
+        x = xp.where(y == 0, y, x)  # a zero keeps its sign, as PyTorch's (erfinv(-0.0) is -0.0)
         edge = xp.where(y == 1, xp.full_like(y, math.inf),
                         xp.where(y == -1, xp.full_like(y, -math.inf),
                                  xp.full_like(y, math.nan)))

@@ -45,6 +45,15 @@ _FLOAT_UNARY = ("exp", "log", "exp2", "log2", "sqrt", "sin", "cos", "tan", "tanh
 # odd functions with f(0) = 0: the built-ins may lose the sign of a zero, so a zero
 # input is returned as it is (-0 stays -0, as IEEE 754 and the standard require)
 _KEEP_ZERO = ("sin", "tan", "tanh", "sinh", "asin", "atan", "asinh", "atanh")
+# near 0 the built-ins (lavapipe's at least) lose every digit (tanh(1e-8) gave 3e-8,
+# asinh(1e-8) 0): there the odd Taylor series x (1 + c1 x^2 + c2 x^4), exact to the
+# dtype's precision below 2^-4 (float32) or 2^-9 (float64)
+_SERIES = {"tanh": (-1 / 3, 2 / 15), "sinh": (1 / 6, 1 / 120), "asinh": (-1 / 6, 3 / 40),
+           "atanh": (1 / 3, 1 / 5)}
+# where x^2 overflows in the built-ins: asinh(x) = sign(x) (log|x| + log 2), acosh alike
+_LARGE = ("asinh", "acosh")
+# logarithms near 1, as log1p(x - 1) times the base's factor
+_NEAR_ONE = {"log": 1.0, "log2": 1.4426950408889634, "log10": 0.4342944819032518}
 # where the result is NaN (tested on the argument {0})
 _DOMAIN = {"acosh": "{{0}} < {T}(1)", "atanh": "abs({{0}}) > {T}(1)", "log": "{{0}} < {T}(0)",
            "log2": "{{0}} < {T}(0)", "log10": "{{0}} < {T}(0)", "sqrt": "{{0}} < {T}(0)"}
@@ -68,6 +77,27 @@ def _float_unary(name: str):
             if name == "sinh":
                 big = f"sign({{0}}) * {big}"
             expr = f"select({expr}, {big}, abs({{0}}) > {t.wgsl}(80))"
+        w = t.wgsl
+        if name in _SERIES:
+            c1, c2 = _SERIES[name]
+            small = "0.0625" if t is not D.float64 else "0.001953125"
+            x2 = "{0} * {0}"
+            series = f"({{0}} * ({w}(1) + {x2} * ({w}({c1!r}) + {x2} * {w}({c2!r}))))"
+            expr = f"select({expr}, {series}, abs({{0}}) < {w}({small}))"
+        if name in _LARGE:
+            big = f"(log(abs({{0}})) + {w}(0.6931471805599453))"
+            if t is D.float64:
+                big = big.replace("log(", f"{F64_NAMES['log']}(")
+            if name == "asinh":
+                big = f"sign({{0}}) * {big}"
+            test = "abs({0})" if name == "asinh" else "{0}"  # acosh: NaN below 1 stays
+            expr = f"select({expr}, {big}, {test} > {w}(1e15))"
+        if name in _NEAR_ONE and t is not D.float64:
+            # lavapipe's log lost 13% of log(1 - 2^-23): near 1, log1p(x - 1) (x - 1 exact)
+            scale = _NEAR_ONE[name]
+            near = f"(log1p_{w}({{0}} - {w}(1)) * {w}({scale!r}))"
+            expr = f"select({expr}, {near}, abs({{0}} - {w}(1)) < {w}(0.25))"
+            helpers += ("log1p",)
         if name in _KEEP_ZERO:
             expr = f"select({expr}, {{0}}, {{0}} == {t.wgsl}(0))"
         if t is not D.float64:  # OpenGL's built-ins may turn NaN (or a bad domain) to a number
@@ -124,7 +154,13 @@ def _rounding(name: str):
         x = _check(x, name)
         if x.dtype.kind != "f":
             return x
-        return launch_map(f"{_fn(name, x.dtype)}({{0}})", [x], [x.dtype], x.dtype, op=name)
+        expr = f"{_fn(name, x.dtype)}({{0}})"
+        if name == "trunc" and x.dtype is D.float64:
+            # lavapipe's f64 trunc returns +0 for -0.5 and -0: a zero takes the input's sign
+            # (1 / -0.0 is -inf)
+            expr = (f"select({expr}, -abs({expr}), {expr} == f64(0) && "
+                    f"({{0}} < f64(0) || f64(1) / {{0}} < f64(0)))")
+        return launch_map(expr, [x], [x.dtype], x.dtype, op=name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged)."
     return fn
