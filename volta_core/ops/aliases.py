@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from ..tensor import Tensor, tensor_method
-from . import elementwise, float_parts, gamma_functions, linalg, logic, special
+from . import elementwise, float_parts, gamma_functions, linalg, logic, pairwise, special
 from .inplace import inplace
 
 # -- methods that are the function of the same name ---------------------------------------
@@ -24,7 +24,7 @@ for _name, _fn in {
     "less_equal": elementwise.le, "not_equal": elementwise.ne,
     "multiply": elementwise.multiply, "negative": elementwise.negative, "vdot": linalg.vdot,
     "det": linalg.det, "logdet": linalg.logdet, "slogdet": linalg.slogdet,
-    "inverse": linalg.inverse,
+    "inverse": linalg.inverse, "dist": pairwise.dist,
 }.items():
     setattr(Tensor, _name, _fn)
 
@@ -67,12 +67,6 @@ def sum_to_size(self: Tensor, *size: Any) -> Tensor:
         raise ShapeError(f"sum_to_size: size {shape} is not expandable to the tensor's "
                          f"shape {self.shape}")
     return sum_to(self, shape)
-
-
-@tensor_method()
-def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    """The ``p``-norm of ``input - other`` (broadcast)."""
-    return linalg.vector_norm(input - other, p)
 
 
 @tensor_method()
