@@ -109,6 +109,20 @@ DELIBERATE: dict[str, str] = {
         "exponent tensor in its own dtype: exponent - 1 wraps in int8 (-128 - 1 is 127), so "
         "the base's gradient is wrong (inf for 3 ** -128); Volta gives the true gradient. "
         "Reported only for a gradient mismatch blamed on a pow that reads an integer tensor"),
+    "grad value: logical_not_[m] *": (
+        "PyTorch's logical_not_ on a tensor that requires grad leaves its gradient flowing "
+        "through the op before, as if the tensor were unchanged; the result is a constant "
+        "(0/1), so Volta's gradient through it is zero"),
+    "grad value: asin[m] bfloat16": (
+        "seen only after sinc near 0 in bfloat16 (asin of its 1.0): PyTorch's bfloat16 sinc "
+        "derivative (pi x cos(pi x) - sin(pi x)) / (pi x^2) cancels to exactly 0 at "
+        "x = 0.0047, and 0 times asin's infinite derivative at 1 is NaN; Volta's derivative "
+        "there is the true -0.015, giving -inf"),
+    "volta raised AutogradError: logical_not_[m] *": (
+        "PyTorch's logical_not_ skips autograd's check on a leaf (or a view of one) that "
+        "requires grad, not being differentiable, and overwrites the leaf; Volta refuses it "
+        "as PyTorch itself refuses every other in-place op there (sign_, gt_, "
+        "bitwise_not_)"),
 }
 
 # Open bugs found by the net; the value names the issue that tracks the fix. Taken from

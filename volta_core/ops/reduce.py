@@ -548,7 +548,11 @@ class VectorNorm(Function):
     def forward(ctx, x, ord=2.0, dims=(), keepdim=False, rounded=None):
         xp = ctx.xp
         ctx.in_shape, ctx.dims, ctx.keepdim, ctx.ord = x.shape, dims, keepdim, ord
-        if ord == 2:
+        if ord == 2 and math.prod(x.shape[d] for d in dims) == 1:
+            # vectors of one element: |x|, as PyTorch (x * x would overflow past 1.8e19)
+            y = xp.abs(x) if keepdim else xp.reshape(
+                xp.abs(x), tuple(n for d, n in enumerate(x.shape) if d not in dims))
+        elif ord == 2:
             y = xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim))
         elif ord == 1:
             y = xp.sum(xp.abs(x), axis=dims, keepdims=keepdim)
