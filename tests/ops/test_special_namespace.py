@@ -137,3 +137,9 @@ def test_erfinv_keeps_the_sign_of_zero(device):
     got = vt.special.erfinv(vt.tensor([-0.0, 0.0], device=device)).cpu().numpy()
     want = torch.special.erfinv(torch.tensor([-0.0, 0.0])).numpy()
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_polygamma_method_takes_the_order_after_the_tensor():
+    x = np.array([0.7, 2.5], np.float32)
+    _same(torch.tensor(x).polygamma(2), vt.tensor(x).polygamma(2))
+    _same(torch.tensor(x).polygamma(0), vt.tensor(x).polygamma(0))

@@ -194,7 +194,6 @@ def digamma(input: Tensor) -> Tensor:
     return Digamma.apply(_floating_input("digamma", input))
 
 
-@tensor_method()
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The ``n``-th derivative of ``digamma``: from order 2 on, as PyTorch computes it,
     ``(-1)**(n+1) n! zeta(n + 1, x)``; differentiable to any order."""
@@ -207,6 +206,10 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     if n == 1:
         return Trigamma.apply(x)
     return zeta(x.new_full((), float(n + 1)), x) * ((-1) ** (n + 1) * math.factorial(n))
+
+
+# the method takes the order after the tensor: ``x.polygamma(n)`` (as PyTorch's)
+Tensor.polygamma = lambda self, n: polygamma(n, self)
 
 
 def zeta(input: Any, other: Any) -> Tensor:
