@@ -14,8 +14,8 @@ import math
 from typing import Any
 
 from ..tensor import Tensor, tensor_method
-from . import elementwise, float_parts, gamma_functions, linalg, logic, pairwise, special
-from .inplace import inplace
+from . import elementwise, linalg, logic, pairwise, special
+from .inplace import inplace, method_form
 
 # -- methods that are the function of the same name ---------------------------------------
 
@@ -93,41 +93,12 @@ Tensor.qr = _qr
 
 # -- in-place forms -----------------------------------------------------------------------
 
-def _inplace_form(name: str, fn: Any) -> None:
-    def op(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        others = tuple(a for a in args if type(a) is Tensor)
-        return inplace(self, f"{name}_", lambda s: fn(s, *args, **kwargs), *others)
-
-    op.__name__ = f"{name}_"
-    op.__doc__ = f"In-place ``{name}``."
-    setattr(Tensor, f"{name}_", op)
-
-
-for _name, _fn in {
-    "gt": lambda s, o: s > o, "lt": lambda s, o: s < o, "ge": lambda s, o: s >= o,
-    "le": lambda s, o: s <= o, "eq": lambda s, o: s == o, "ne": lambda s, o: s != o,
-    "greater": lambda s, o: s > o, "less": lambda s, o: s < o,
-    "greater_equal": lambda s, o: s >= o, "less_equal": lambda s, o: s <= o,
-    "not_equal": lambda s, o: s != o,
-    "tril": lambda s, diagonal=0: s.tril(diagonal),
-    "triu": lambda s, diagonal=0: s.triu(diagonal),
-    "cumsum": lambda s, dim: s.cumsum(dim), "cumprod": lambda s, dim: s.cumprod(dim),
-    "nan_to_num": lambda s, *a, **k: s.nan_to_num(*a, **k),
-    "copysign": float_parts.copysign, "ldexp": float_parts.ldexp,
-    "true_divide": lambda s, o: s / o, "logit": lambda s, eps=None: s.logit(eps),
-    "digamma": lambda s: s.digamma(), "erfinv": lambda s: s.erfinv(),
-    "lgamma": lambda s: s.lgamma(), "mvlgamma": lambda s, p: s.mvlgamma(p),
-    "atan2": lambda s, o: s.atan2(o), "arctan2": lambda s, o: s.atan2(o),
-    "hypot": lambda s, o: s.hypot(o), "xlogy": special.xlogy, "sinc": lambda s: s.sinc(),
-    "sgn": float_parts.sgn, "logical_and": logic.logical_and,
-    "logical_or": logic.logical_or, "logical_xor": logic.logical_xor,
-}.items():
-    _inplace_form(_name, _fn)
-
-
-def polygamma_(self: Tensor, n: int) -> Tensor:
-    """In-place ``polygamma(n, self)``."""
-    return inplace(self, "polygamma_", lambda s: gamma_functions.polygamma(n, s))
+for _name in ("gt", "lt", "ge", "le", "eq", "ne", "greater", "less", "greater_equal",
+              "less_equal", "not_equal", "tril", "triu", "cumsum", "cumprod", "nan_to_num",
+              "copysign", "ldexp", "true_divide", "logit", "digamma", "erfinv", "lgamma",
+              "polygamma", "mvlgamma", "atan2", "arctan2", "hypot", "xlogy", "sinc", "sgn",
+              "logical_and", "logical_or", "logical_xor"):
+    method_form(_name)
 
 
 def float_power_(self: Tensor, exponent: Any) -> Tensor:
@@ -143,7 +114,6 @@ def float_power_(self: Tensor, exponent: Any) -> Tensor:
                    lambda s: special.float_power(s, exponent), *others)
 
 
-Tensor.polygamma_ = polygamma_
 Tensor.float_power_ = float_power_
 
 

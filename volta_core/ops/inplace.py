@@ -155,24 +155,21 @@ def fmod_(self: Tensor, other: Any) -> Tensor:
     return inplace(self, "fmod_", lambda s: s.fmod(other), other)
 
 
-def _bitwise_(name: str, symbol: str) -> Callable:
-    def op(self: Tensor, other: Any) -> Tensor:
-        return inplace(self, f"{name}_", lambda s: getattr(s, name)(other), other)
+def method_form(name: str) -> Callable:
+    """Attach ``Tensor.{name}_``: the method ``name`` (same arguments) written in place."""
+    def op(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        others = tuple(a for a in args if type(a) is Tensor)
+        return inplace(self, f"{name}_", lambda s: getattr(s, name)(*args, **kwargs),
+                       *others)
 
-    op.__name__ = f"{name}_"
-    op.__doc__ = f"``self {symbol}= other`` in place."
-    return op
+    op.__doc__ = f"In-place :meth:`Tensor.{name}`."
+    return _method(f"{name}_", op)
 
 
-bitwise_and_ = _bitwise_("bitwise_and", "&")
-bitwise_or_ = _bitwise_("bitwise_or", "|")
-bitwise_xor_ = _bitwise_("bitwise_xor", "^")
-bitwise_left_shift_ = _bitwise_("bitwise_left_shift", "<<")
-bitwise_right_shift_ = _bitwise_("bitwise_right_shift", ">>")
-
-for _f in (add_, sub_, mul_, div_, pow_, remainder_, fmod_, bitwise_and_, bitwise_or_,
-           bitwise_xor_, bitwise_left_shift_, bitwise_right_shift_):
+for _f in (add_, sub_, mul_, div_, pow_, remainder_, fmod_):
     _method(_f.__name__, _f)
+bitwise_and_, bitwise_or_, bitwise_xor_, bitwise_left_shift_, bitwise_right_shift_ = (
+    method_form(f"bitwise_{n}") for n in ("and", "or", "xor", "left_shift", "right_shift"))
 Tensor.subtract_, Tensor.multiply_, Tensor.divide_ = sub_, mul_, div_
 Tensor.__iadd__ = lambda self, other: add_(self, other)
 Tensor.__isub__ = lambda self, other: sub_(self, other)
@@ -187,18 +184,10 @@ Tensor.__ilshift__ = lambda self, other: bitwise_left_shift_(self, other)
 Tensor.__irshift__ = lambda self, other: bitwise_right_shift_(self, other)
 
 
-def _unary_(name: str) -> Callable:
-    def op(self: Tensor) -> Tensor:
-        return inplace(self, f"{name}_", lambda s: getattr(s, name)())
-
-    op.__doc__ = f"In-place :meth:`Tensor.{name}`."
-    return _method(f"{name}_", op)
-
-
 for _name in ("neg", "exp", "log", "log2", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu",
               "abs", "reciprocal", "exp2", "floor", "ceil", "round", "trunc", "sign",
               "square", "log1p", "expm1", "rsqrt", "tan", "frac", "bitwise_not", "logical_not"):
-    _unary_(_name)
+    method_form(_name)
 Tensor.negative_ = Tensor.neg_
 Tensor.absolute_ = Tensor.abs_
 
