@@ -253,28 +253,17 @@ def _scaled(xp: Any, x: Any, k: Any) -> Any:
     return x * _pow2(xp, half, x.dtype) * _pow2(xp, k - half, x.dtype)
 
 
-class Mantissa(Function):
-    """``x * 2**-e`` for the exponent ``e`` of ``frexp``; the gradient is ``g * 2**-e``."""
+class ScaleByPow2(Function):
+    """``x * 2**k`` for integer-valued ``k``, exactly; the gradient is ``g * 2**k`` (for
+    frexp's mantissa ``k = -exponent``: PyTorch's ``g / 2**exponent``)."""
 
-    def forward(ctx, x, e):
-        xp = ctx.xp
-        k = -xp.astype(e, x.dtype)
+    def forward(ctx, x, k):
         ctx.save_for_backward(k)
-        return _scaled(xp, x, k)
+        return _scaled(ctx.xp, x, k)
 
     def backward(ctx, g):
         (k,) = ctx.saved_tensors
-        return MantissaScale.apply(g, k), None
-
-
-class MantissaScale(Function):
-    def forward(ctx, g, k):
-        ctx.save_for_backward(k)
-        return _scaled(ctx.xp, g, k)
-
-    def backward(ctx, gg):
-        (k,) = ctx.saved_tensors
-        return MantissaScale.apply(gg, k), None
+        return ScaleByPow2.apply(g, k), None
 
 
 @tensor_method()
@@ -290,8 +279,9 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:
     if not x.dtype.is_floating_point:
         raise DTypeError(f"frexp() only supports floating-point dtypes, got {x.dtype.name}")
     work = "float32" if x.dtype.name in ("bfloat16", "float16") else x.dtype
-    e = FrexpExponent.apply(cast(x, work))
-    return cast(Mantissa.apply(cast(x, work), e), x.dtype), e
+    xw = cast(x, work)
+    e = FrexpExponent.apply(xw)
+    return cast(ScaleByPow2.apply(xw, cast(-e, work)), x.dtype), e
 
 
 @tensor_method()
