@@ -15,16 +15,11 @@ from .ops.gamma_functions import digamma, lgamma, mvlgamma, polygamma, zeta
 from .ops.math import erf, expm1, log1p, round  # noqa: A004
 from .ops.reduce import log_softmax, logsumexp, softmax
 from .ops.special import entr, erfc, logit, ndtr, sinc, spherical_bessel_j0, xlog1py, xlogy
-from .tensor import Tensor
 
 expit = sigmoid
 gammaln = lgamma
 psi = digamma
-
-
-def multigammaln(input: Tensor, p: int) -> Tensor:
-    """The multivariate log-gamma function of dimension ``p`` (``mvlgamma``)."""
-    return mvlgamma(input, p)
+multigammaln = mvlgamma
 
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln",

@@ -392,20 +392,18 @@ class Entr(Function):
 def entr(input: Tensor) -> Tensor:
     """The entropy term ``-input * log(input)`` elementwise (``vt.special.entr``): 0 at 0,
     -inf for negative numbers; integers compute in the default float dtype."""
-    x = input if input.dtype.is_floating_point else cast(input, _default_float())
-    return Entr.apply(x)
+    return Entr.apply(_floating_input("entr", input))
 
 
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal CDF, ``0.5 * erfc(-x / sqrt(2))`` as PyTorch computes it
     (``vt.special.ndtr``)."""
-    x = input if input.dtype.is_floating_point else cast(input, _default_float())
-    return 0.5 * erfc(x * -math.sqrt(0.5))
+    return 0.5 * erfc(_floating_input("ndtr", input) * -math.sqrt(0.5))
 
 
 def spherical_bessel_j0(input: Tensor) -> Tensor:
     """``sin(x) / x``, 1 at 0 and 0 at the infinities (``vt.special.spherical_bessel_j0``)."""
-    x = input if input.dtype.is_floating_point else cast(input, _default_float())
+    x = _floating_input("spherical_bessel_j0", input)
     safe = where(x == 0, 1.0, x)
     out = where(x == 0, 1.0, safe.sin() / safe)
     return where(x.abs() == math.inf, 0.0, out)
