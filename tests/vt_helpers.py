@@ -19,6 +19,29 @@ def available_devices() -> list[str]:
                       if b in rows and rows[b].available]
 
 
+def device_has(device: str, dtype: str) -> bool:
+    """Whether ``device`` has ``dtype`` (wgpu has no 8/16-bit integers, and an OpenGL
+    adapter no float16/float64)."""
+    try:
+        vt.zeros(1, dtype=dtype, device=device)
+    except vt.VoltaError:
+        return False
+    return True
+
+
+def assert_matches_torch(want, got: vt.Tensor, rtol: float = 0.0, atol: float = 0.0) -> None:
+    """``got`` has the PyTorch tensor ``want``'s shape, dtype and values: bit for bit (NaN
+    matching NaN) when both tolerances are 0, else within them."""
+    w, g = want.detach().numpy(), got.detach().cpu().numpy()
+    assert g.shape == w.shape, (g.shape, w.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], (got.dtype,
+                                                                            want.dtype)
+    if rtol or atol:
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(g, w)
+
+
 def to_np(t: vt.Tensor) -> np.ndarray:
     """A NumPy copy of a tensor's values (from any device)."""
     return np.asarray(t.detach().cpu().numpy())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vt_helpers import available_devices
+from vt_helpers import assert_matches_torch, available_devices
 
 import volta_core as vt
 
@@ -16,10 +16,7 @@ X = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], dtype=np.float32)
 
 
 def _same(want, got, tol=1e-5):
-    w = want.detach().numpy() if hasattr(want, "detach") else np.asarray(want)
-    g = got.detach().cpu().numpy() if hasattr(got, "detach") else np.asarray(got)
-    assert g.shape == w.shape and str(g.dtype) == str(w.dtype).replace("torch.", "")
-    np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
+    assert_matches_torch(want, got, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vt_helpers import available_devices
+from vt_helpers import assert_matches_torch as _same
+from vt_helpers import available_devices, device_has
 
 import volta_core as vt
 
@@ -31,26 +32,8 @@ def _values(dtype, device: str, seed: int) -> np.ndarray:
     return np.concatenate([np.array(vals), rand]).astype(dtype)
 
 
-def _same(want, got, exact=True):
-    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-    w, g = want.detach().numpy(), got.detach().cpu().numpy()
-    if exact:
-        np.testing.assert_array_equal(g, w)
-    else:
-        np.testing.assert_allclose(g, w, rtol=1e-6, equal_nan=True)
-
-
 def _float_dtypes(device: str) -> list:
-    return [np.float32] + ([np.float64] if _has(device, "float64") else [])
-
-
-def _has(device: str, dtype: str) -> bool:
-    """Whether the device has ``dtype`` (an OpenGL wgpu adapter has no float16/float64)."""
-    try:
-        vt.zeros(1, dtype=dtype, device=device)
-    except vt.VoltaError:
-        return False
-    return True
+    return [np.float32] + ([np.float64] if device_has(device, "float64") else [])
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -83,7 +66,7 @@ def test_frexp_gradient_and_float16(device):
     torch.frexp(x)[0].sum().backward()
     vt.frexp(vx)[0].sum().backward()
     np.testing.assert_array_equal(vx.grad.cpu().numpy(), x.grad.numpy())
-    if _has(device, "float16"):
+    if device_has(device, "float16"):
         h = np.array([0.1, 6e4, -3.0, 6e-5], dtype=np.float16)
         m, e = torch.frexp(torch.tensor(h))
         vm, ve = vt.frexp(vt.tensor(h, device=device))
@@ -106,11 +89,11 @@ def test_frexp_and_ldexp_gradchecks():
                                  ("int64", "float32")])
 def test_ldexp_dtypes_match_pytorch(device, a, b):
     for dtype in {a, b} & {"float16", "float64"}:
-        if not _has(device, dtype):
+        if not device_has(device, dtype):
             pytest.skip(f"no {dtype} on this {device} adapter")
     x, k = np.array([1, 2, -3]).astype(a), np.array([3, -1, 2]).astype(b)
     _same(torch.ldexp(torch.tensor(x), torch.tensor(k)),
-          vt.ldexp(vt.tensor(x, device=device), vt.tensor(k, device=device)), exact=False)
+          vt.ldexp(vt.tensor(x, device=device), vt.tensor(k, device=device)), rtol=1e-6)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -122,7 +105,7 @@ def test_nextafter_matches_pytorch(device):
             y[x == 0] = x[x == 0]  # subnormals: nextafter(0, 1) is its smallest normal
         _same(torch.nextafter(torch.tensor(x), torch.tensor(y)),
               vt.nextafter(vt.tensor(x, device=device), vt.tensor(y, device=device)))
-    if _has(device, "float64"):
+    if device_has(device, "float64"):
         _same(torch.nextafter(torch.tensor([1.0]), torch.tensor([2.0], dtype=torch.float64)),
               vt.nextafter(vt.tensor([1.0], device=device),
                            vt.tensor([2.0], dtype=vt.float64, device=device)))

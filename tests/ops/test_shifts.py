@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vt_helpers import available_devices
+from vt_helpers import assert_matches_torch as _same
+from vt_helpers import available_devices, device_has
 
 import volta_core as vt
 
@@ -18,19 +19,6 @@ torch = pytest.importorskip("torch")
 
 DEVICES = available_devices()
 INTS = ["int8", "uint8", "int16", "int32", "int64"]
-
-
-def _supports(device: str, dtype: str) -> bool:
-    try:
-        vt.zeros(1, dtype=dtype, device=device)
-    except vt.VoltaError:  # wgpu has no 8- and 16-bit integers
-        return False
-    return True
-
-
-def _same(want, got):
-    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
 
 
 def _ints(rng, dtype, n, lo, hi):
@@ -41,7 +29,7 @@ def _ints(rng, dtype, n, lo, hi):
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), seed=st.integers(0, 99))
 def test_shifts_of_two_tensors_match_pytorch(device, data, seed):
-    ints = [d for d in INTS if _supports(device, d)]
+    ints = [d for d in INTS if device_has(device, d)]
     da = data.draw(st.sampled_from(ints + ["bool"]), label="da")
     db = data.draw(st.sampled_from(ints), label="db")
     rng = np.random.default_rng(seed)
@@ -58,7 +46,7 @@ def test_shifts_of_two_tensors_match_pytorch(device, data, seed):
 @pytest.mark.parametrize("dtype", INTS)
 @pytest.mark.parametrize("count", [0, 1, 7, 8, 15, 31, 63, 64, 70, -1, 300, -300])
 def test_shifts_by_a_number_on_either_side_match_pytorch(device, dtype, count):
-    if not _supports(device, dtype):
+    if not device_has(device, dtype):
         pytest.skip(f"no {dtype} on {device}")
     a = np.array([1, -8, 5, 127, 0, 100], dtype=np.int64).astype(dtype)
     t, v = torch.tensor(a), vt.tensor(a, device=device)
