@@ -88,3 +88,14 @@ def contiguous(a):
 
 NEG_INF = "((A)__int_as_float(0xff800000))"
 """-inf in the accumulator type, for kernel bodies."""
+
+
+def loaded_path(stem: str) -> str | None:
+    """The path of the library ``stem`` (``"libcublas.so"``) that this process has loaded
+    (CuPy's own copy), from the process's memory map; None when it is not loaded."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            name = line.rsplit(None, 1)[-1]
+            if name.rsplit("/", 1)[-1].startswith(stem):
+                return name
+    return None

@@ -17,8 +17,8 @@ from typing import Any
 import cupy
 import numpy as np
 
-from . import graphs
-from ._util import BFLOAT16
+from . import cublaslt, graphs
+from ._util import BFLOAT16, loaded_path
 
 #: use cuBLAS directly outside captures too (``[False]``: only while capturing)
 DIRECT = [False]
@@ -38,14 +38,7 @@ def _library() -> Any:
     if not _lib:
         import cupy_backends.cuda.libs.cublas  # noqa: F401 - loads libcublas
 
-        path = None
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                name = line.rsplit(None, 1)[-1]
-                if "libcublas.so" in name and "libcublasLt" not in name:
-                    path = name
-                    break
-        lib = ctypes.CDLL(path or "libcublas.so")
+        lib = ctypes.CDLL(loaded_path("libcublas.so") or "libcublas.so")
         lib.cublasGemmEx.argtypes = [
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
             ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
@@ -201,8 +194,13 @@ def batched_matmul(a: Any, b: Any) -> Any:
 
 
 def matmul(a: Any, b: Any, out: Any = None) -> Any:
-    """``cupy.matmul``, with 2-d products through cuBLAS directly during a capture and for
-    float16/bfloat16 (CuPy's own call costs about 13 us more host time there)."""
+    """``cupy.matmul``, with 2-d products through cuBLASLt (:mod:`.cublaslt`) or else cuBLAS
+    directly during a capture and for float16/bfloat16 (CuPy's own call costs about 13 us
+    more host time there)."""
+    if a.ndim == 2 and b.ndim == 2:
+        c = cublaslt.matmul(a, b, out=out)
+        if c is not None:
+            return c
     if DIRECT[0] or a.dtype.itemsize == 2 or graphs.is_capturing():
         c = _direct(a, b, out)
         if c is not None:

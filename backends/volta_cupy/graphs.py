@@ -77,9 +77,11 @@ def _refuse_pinned(size: int) -> Any:
 
 def begin(stream: Any) -> None:
     """Start capturing ``stream`` (relaxed mode: the pool may grow with cudaMalloc)."""
-    from . import blas
+    from . import blas, cublaslt
 
-    blas.prepare(cupy.cuda.runtime.getDevice())  # its handle and workspace: not captured
+    device = cupy.cuda.runtime.getDevice()
+    blas.prepare(device)  # the handles and workspaces: not captured
+    cublaslt.prepare(device)
     cupy.cuda.set_pinned_memory_allocator(_refuse_pinned)
     try:
         stream.begin_capture()

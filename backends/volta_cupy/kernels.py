@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from . import batch_norm, conv, cudnn_ops, fused, multi_tensor, norms, pool, rows, scatter
+from . import batch_norm, conv, cublaslt, cudnn_ops, fused, multi_tensor, norms, pool, rows, scatter
 
 KERNELS: dict = {
+    "linear": cublaslt.linear,
+    "linear_weight_bias_grad": cublaslt.linear_weight_bias_grad,
     "conv2d": conv.conv2d,
     "conv2d_backward": conv.conv2d_backward,
     "max_pool2d": pool.max_pool2d,

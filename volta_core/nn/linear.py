@@ -72,12 +72,26 @@ def _linear_backward(ctx: Function, g: Any, x: Any, w: Any) -> tuple:
     gx = gw = gb = None
     if nx:
         gx = Tensor._make(_like(xp, xp.reshape(xp.matmul(g2, w), x.shape), x), dev)
+    both = None
     if nw:
         x2 = xp.reshape(x, (-1, w.shape[1]))
-        gw = Tensor._make(_like(xp, xp.matmul(xp.matrix_transpose(g2), x2), w), dev)
-    if nb:
+        if nb:
+            both = get_kernel(dev.backend, "linear_weight_bias_grad")(xp, g2, x2)
+        if both is None:
+            gw = Tensor._make(_like(xp, xp.matmul(xp.matrix_transpose(g2), x2), w), dev)
+        else:
+            gw, gb = (Tensor._make(a, dev) for a in both)
+    if nb and both is None:
         gb = Tensor._make(get_kernel(dev.backend, "sum_leading")(xp, g2), dev)
     return gx, gw, gb
+
+
+@fallback("linear_weight_bias_grad")
+def linear_weight_bias_grad(xp: Any, g: Any, x: Any) -> tuple | None:
+    """A linear layer's weight and bias gradients ``(g.T @ x, g.sum(0))`` of 2-d ``g``
+    ``(M, N)`` and ``x`` ``(M, K)`` in one pass, where a backend has it (cuBLASLt's bias
+    gradient epilogue); None here: the caller runs the product and ``sum_leading``."""
+    return None
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
