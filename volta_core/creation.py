@@ -8,7 +8,7 @@ from typing import Any
 
 from .backend.device import Device
 from .backend.device import device as _device
-from .dtypes import DType, bool_, checked_scalar, get_default_dtype, get_dtype, int64
+from .dtypes import DType, bool_, checked_scalar, float16, get_default_dtype, get_dtype, int64
 from .errors import DTypeError
 from .tensor import Tensor, tensor_method
 
@@ -47,11 +47,23 @@ def _array_from(data: Any, dtype: Any, dev: Device) -> Any:
     if isinstance(data, (list, tuple, int, float, bool)):
         data = _flatten_tensors(data)
         dt = get_dtype(dtype) if dtype is not None else _infer_dtype(data)
+        if dt is float16:  # Python floats are doubles: through float32, as PyTorch
+            data = _host_float32(data)
         return dev.backend.from_host(data, dev.index, dev.native_dtype(dt))
     if hasattr(data, "dtype") and hasattr(data, "shape"):  # NumPy or another library's array
         dt = get_dtype(dtype) if dtype is not None else get_dtype(str(data.dtype))
+        if dt is float16 and str(data.dtype) == "float64":
+            data = _host_float32(data)
         return dev.backend.from_host(data, dev.index, dev.native_dtype(dt), copy=True)
     raise TypeError(f"tensor(): cannot make a tensor from {type(data).__name__}")
+
+
+def _host_float32(data: Any) -> Any:
+    """Host float64 data (or Python numbers) as float32, the step PyTorch's conversion from
+    double to half takes (its rounding differs from a direct one at float32 ties)."""
+    import numpy as np
+
+    return np.asarray(data, dtype=np.float32)
 
 
 def _flatten_tensors(data: Any) -> Any:

