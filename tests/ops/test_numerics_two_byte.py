@@ -107,3 +107,13 @@ def test_rounded_division_gradient_is_zero(dtype):
     a = vt.tensor([3.5, -7.25], dtype=getattr(vt, dtype), requires_grad=True)
     vt.div(a, 2.0, rounding_mode="floor").sum().backward()
     assert a.grad.dtype == a.dtype and a.grad.float().tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+def test_quantile_refuses_two_byte_floats_like_torch(dtype, fn):
+    x = torch.tensor([1.0, 2.0, 3.0]).to(getattr(torch, dtype))
+    with pytest.raises(RuntimeError, match="float or double"):
+        getattr(torch, fn)(x, 0.5)
+    with pytest.raises(vt.DTypeError, match="float or double"):
+        getattr(vt, fn)(vt.tensor([1.0, 2.0, 3.0]).to(getattr(vt, dtype)), 0.5)

@@ -18,9 +18,9 @@ def _quantile(op: str, x: Tensor, q: Any, dim: int | None, keepdim: bool,
     from ..creation import tensor
     from .elementwise import where
 
-    if not x.dtype.is_floating_point:
+    if x.dtype.name not in ("float32", "float64"):  # PyTorch's check: no 2-byte floats
         raise DTypeError(f"{op}() input tensor must be either float or double dtype, got "
-                         f"{x.dtype.name}")
+                         f"{x.dtype.name}; convert it with .float()")
     if interpolation not in _MODES:
         raise ValueError(f"{op}() interpolation must be one of {', '.join(_MODES)}. Got "
                          f"'{interpolation}'")
