@@ -31,13 +31,14 @@ class RoundedDiv(Function):
         xp = ctx.xp
         ctx.shapes = operand_shapes(a, b)
         a, b = _arrays(xp, a, b)
-        integer = not ctx.device.volta_dtype(a.dtype).is_floating_point
+        vdt = ctx.device.volta_dtype(a.dtype)
+        integer = not vdt.is_floating_point
         # nothing to divide (an empty operand): no error, as in PyTorch
         if integer and 0 not in a.shape and 0 not in b.shape and bool(xp.any(b == 0)):
             raise DivisionByZeroError(f"{'floor_divide' if mode == 'floor' else 'div'}: "
                                       "integer division by zero")
         if not integer:
-            if a.dtype.itemsize == 2:
+            if vdt.itemsize == 2:
                 return _two_byte(xp, a, b, mode, ctx.device.type == "cpu")
             return xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
         q = xp.floor_divide(a, b)

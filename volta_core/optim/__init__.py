@@ -9,6 +9,7 @@ from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lion import Lion
 from .muon import Muon
@@ -16,7 +17,8 @@ from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon", "lr_scheduler"]
-__all__ += ["Adadelta", "Adamax", "NAdam", "RAdam", "Lion", "LBFGS"]
+__all__ += ["Adadelta", "Adamax", "NAdam", "RAdam", "Lion", "LBFGS", "ASGD", "Rprop"]

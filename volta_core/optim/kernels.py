@@ -179,6 +179,35 @@ def _decay(param: Array, grad: Array, lr: float, weight_decay: float, maximize: 
     return param, g
 
 
+@fallback("asgd_step")
+def asgd_step(xp: Any, param: Array, grad: Array, ax: Array, *, eta: float, lambd: float,
+              mu: float, weight_decay: float, maximize: bool) -> tuple[Array, Array]:
+    """One ASGD update; returns ``(param, ax)``, ``ax`` the running average of the
+    parameter (a copy of it while ``mu`` is 1)."""
+    _, g = _decay(param, grad, eta, weight_decay, maximize)
+    param = param * (1.0 - lambd * eta) - eta * g
+    ax = xp.asarray(param, copy=True) if mu == 1 else ax + (param - ax) * mu
+    return param, ax
+
+
+@fallback("rprop_step")
+def rprop_step(xp: Any, param: Array, grad: Array, prev: Array, step_size: Array, *,
+               etaminus: float, etaplus: float, step_size_min: float, step_size_max: float,
+               maximize: bool) -> tuple[Array, Array, Array]:
+    """One Rprop update; returns ``(param, prev, step_size)``: each step size grows by
+    ``etaplus`` where the gradient kept its sign and shrinks by ``etaminus`` where it
+    flipped (that gradient then counts as 0), and the parameter moves by its step size
+    against the gradient's sign."""
+    g = -grad if maximize else grad
+    sign = xp.sign(g * prev)
+    factor = xp.where(sign > 0, etaplus, xp.where(sign < 0, etaminus,
+                                                   xp.where(sign == 0, 1.0, sign)))
+    factor = xp.astype(factor, param.dtype)
+    step_size = xp.minimum(xp.maximum(step_size * factor, step_size_min), step_size_max)
+    g = xp.where(factor == etaminus, xp.zeros_like(g), g)
+    return param - xp.sign(g) * step_size, g, step_size
+
+
 @fallback("adadelta_step")
 def adadelta_step(xp: Any, param: Array, grad: Array, square_avg: Array, acc_delta: Array, *,
                   lr: float, rho: float, eps: float, weight_decay: float, maximize: bool
@@ -263,5 +292,5 @@ def lion_step(xp: Any, param: Array, grad: Array, exp_avg: Array, *, lr: float, 
 
 
 __all__ = ["sgd_step", "adam_step", "rmsprop_step", "adagrad_step", "muon_step",
-           "newton_schulz", "adadelta_step", "adamax_step", "nadam_step", "radam_step",
-           "lion_step"]
+           "newton_schulz", "asgd_step", "rprop_step", "adadelta_step", "adamax_step",
+           "nadam_step", "radam_step", "lion_step"]

@@ -31,6 +31,8 @@ CASES: list = [
     opt("RAdam", "default", lr=0.01),
     opt("Adadelta", "default", lr=1.0),
     opt("Lion", "default", lr=0.01),
+    opt("ASGD", "averaging", lr=0.05, t0=1, lambd=0.01, weight_decay=0.1),
+    opt("Rprop", "default", lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.08)),
     OptimCase("optim.LBFGS/default", "optim.LBFGS", FLOAT, closure=True, steps=2,
               make=lambda optim, params: optim.LBFGS(params, max_iter=4)),
     OptimCase("optim.LBFGS/strong_wolfe", "optim.LBFGS", FLOAT, closure=True, steps=2,
