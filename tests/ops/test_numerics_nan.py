@@ -247,3 +247,36 @@ def test_more_inputs_torch_refuses(expr):
         eval(expr, {"m": torch, "t": torch.tensor})
     with pytest.raises(vt.VoltaError):
         eval(expr, {"m": vt, "t": vt.tensor})
+
+
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "midpoint", "nearest", "lower", "higher"])
+def test_quantiles_next_to_infinities_match_torch(fn, interpolation):
+    """PyTorch interpolates with its two-sided lerp (-inf between -inf and 1 at weight 0.9,
+    not NaN) and returns order statistics as they are for the other modes."""
+    import torch
+
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        x = rng.standard_normal((3, int(rng.integers(1, 7))))
+        for _ in range(int(rng.integers(0, 4))):
+            x.flat[rng.integers(0, x.size)] = rng.choice([np.inf, -np.inf, np.nan])
+        for q in (0.0, 0.3, 0.5, 0.9, 1.0):
+            want = getattr(torch, fn)(torch.tensor(x), q, dim=-1, interpolation=interpolation)
+            got = getattr(vt, fn)(vt.tensor(x), q, dim=-1, interpolation=interpolation)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("dim", [None, 0, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_quantile_of_a_0d_tensor(dim, keepdim):
+    import torch
+
+    for q in (0.3, [0.3, 0.5]):
+        tq = torch.tensor(q, dtype=torch.float64) if isinstance(q, list) else q
+        vq = vt.tensor(q, dtype=vt.float64) if isinstance(q, list) else q
+        want = torch.quantile(torch.tensor(2.0, dtype=torch.float64), tq, dim=dim,
+                              keepdim=keepdim)
+        got = vt.quantile(vt.tensor(2.0, dtype=vt.float64), vq, dim=dim, keepdim=keepdim)
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -30,6 +30,9 @@ def _quantile(op: str, x: Tensor, q: Any, dim: int | None, keepdim: bool,
         raise ShapeError(f"{op}() q must be a scalar or 1D tensor, got shape {qt.shape}")
     if bool(((qt < 0) | (qt > 1)).any()):
         raise ValueError(f"{op}() q values must be in the range [0, 1]")
+    if x.ndim == 0 and dim is not None:  # dim 0 or -1 of a 0-d tensor: all of it
+        normalize_dim(op, dim, 1)
+        dim = None
     if dim is None:
         work, d = x.reshape(-1), 0
     else:
@@ -55,7 +58,10 @@ def _quantile(op: str, x: Tensor, q: Any, dim: int | None, keepdim: bool,
     frac = (pos - lo).reshape(below.shape)
     if interpolation == "midpoint":
         frac = where(hi.reshape(below.shape) > lo.reshape(below.shape), 0.5, 0.0)
-    out = below + (above - below) * frac
+    if interpolation in ("linear", "midpoint"):  # PyTorch's two-sided lerp: next to -inf
+        out = below.lerp(above, frac.to(below.dtype))  # it gives -inf, not NaN
+    else:  # an order statistic itself (inf stays inf)
+        out = below
     has_nan = (nans > 0) if not ignore_nan else (count == 0)
     out = where(has_nan.expand(*out.shape[:-1], 1), math.nan, out)
     out = out.movedim(-1, 0)  # (Q, ...)
