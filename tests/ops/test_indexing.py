@@ -437,3 +437,32 @@ def test_scatter_with_reduce_matches_pytorch(reduce):
     np.testing.assert_allclose(v.numpy(), t.numpy())
     with pytest.raises(ValueError, match="add or multiply"):
         vt.tensor(x).scatter(0, vt.tensor(idx), vt.tensor(s), reduce="mean")
+
+
+def test_0d_integer_tensor_index_writes_like_an_int():
+    """PyTorch takes a 0-d integer tensor in a key as an int: ``x[i] += 2`` writes through
+    the view it read and copies that view onto itself (allowed), and a value of another
+    dtype is cast (no index_put dtype check)."""
+    import torch
+
+    for m in (torch, vt):
+        x = m.zeros(3, 4)
+        i = m.tensor(1)
+        x[i] += 2
+        x[m.tensor(2), m.tensor(-1)] = 5
+        y = m.zeros(3, 4, dtype=m.float64)
+        y[m.tensor(0)] = m.ones(4, dtype=m.float32)
+        if m is torch:
+            want = (x.numpy(), y.numpy())
+        else:
+            np.testing.assert_array_equal(x.numpy(), want[0])
+            np.testing.assert_array_equal(y.numpy(), want[1])
+
+
+def test_indices_broadcast_to_nothing_are_not_range_checked():
+    import torch
+
+    for shape, mask in (((0, 1), [False]), ((2, 3), [False, False, False])):
+        want = torch.zeros(shape)[[5], torch.tensor(mask)]
+        got = vt.zeros(shape)[[5], vt.tensor(mask)]
+        assert tuple(got.shape) == tuple(want.shape) == (0,)

@@ -492,12 +492,25 @@ def parse_key(x: Tensor, key: Any) -> tuple[tuple, list, list]:
             d, r = d + 1, r + 1
     basic += [_full(n) for n in shape[d:]]
     # PyTorch checks tensor indices element by element: none is read when another dim of
-    # the result is empty (x[..., tensor([3]), 1:1] of any x is empty, not an error)
-    if not any(type(s) is slice and len(range(s.start, s.stop, s.step)) == 0 for s in basic):
+    # the result is empty (x[..., tensor([3]), 1:1] of any x is empty, not an error), nor
+    # when the indices broadcast to nothing (x[[0], empty_mask])
+    if not any(type(s) is slice and len(range(s.start, s.stop, s.step)) == 0 for s in basic) \
+            and not _broadcasts_to_nothing([a for _, a, _ in adv]):
         for a, n, dim in ranges:
             _check_range("__getitem__", a, n, dim, xp, negative=True)
     basic = [_full(shape[k]) if s is None else s for k, s in enumerate(basic)]
     return tuple(basic), new_axes, adv
+
+
+def _broadcasts_to_nothing(arrays: list) -> bool:
+    """Whether index arrays of several shapes broadcast to an empty shape."""
+    if len(arrays) < 2:
+        return False
+    try:
+        b = broadcast_shapes("__getitem__", *(tuple(a.shape) for a in arrays))
+    except ShapeError:  # shapes that do not broadcast: _advanced raises the clear error
+        return False
+    return math.prod(b) == 0
 
 
 def _advanced(y: Tensor, adv: list) -> Tensor:

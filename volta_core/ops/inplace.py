@@ -409,11 +409,17 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     An in-place op like the others: views of ``self`` see the new values, and autograd
     records it (differentiable w.r.t. ``self`` and ``value``).
     """
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(type(k) is Tensor and k.ndim == 0 and k.dtype.kind in "iu" for k in parts):
+        # a 0-d integer tensor indexes as an int, as in PyTorch (x[i] += 1 writes x[i]
+        # through the view it read, then copies that view onto itself: allowed)
+        parts = tuple(int(k.item()) if type(k) is Tensor and k.ndim == 0
+                      and k.dtype.kind in "iu" else k for k in parts)
+        key = parts if isinstance(key, tuple) else parts[0]
     if type(value) is Tensor:
         overlap = memory_overlap(self, value)
         if value.dtype is not self.dtype or overlap is not None:
             _check_index_put_dtype(self, key, value, overlap)
-    parts = key if isinstance(key, tuple) else (key,)
     if type(value) is Tensor and not any(type(k) is Tensor or isinstance(k, list)
                                          for k in parts):
         _check_copy_overlap(getitem(self, key), value)
