@@ -8,7 +8,16 @@ from typing import Any
 
 from .backend.device import Device
 from .backend.device import device as _device
-from .dtypes import DType, bool_, checked_scalar, float16, get_default_dtype, get_dtype, int64
+from .dtypes import (
+    DType,
+    bool_,
+    checked_scalar,
+    float16,
+    float64,
+    get_default_dtype,
+    get_dtype,
+    int64,
+)
 from .errors import DTypeError
 from .tensor import Tensor, tensor_method
 
@@ -48,22 +57,22 @@ def _array_from(data: Any, dtype: Any, dev: Device) -> Any:
         data = _flatten_tensors(data)
         dt = get_dtype(dtype) if dtype is not None else _infer_dtype(data)
         if dt is float16:  # Python floats are doubles: through float32, as PyTorch
-            data = _host_float32(data)
+            return _half_through_float32(data, dev)
         return dev.backend.from_host(data, dev.index, dev.native_dtype(dt))
     if hasattr(data, "dtype") and hasattr(data, "shape"):  # NumPy or another library's array
         dt = get_dtype(dtype) if dtype is not None else get_dtype(str(data.dtype))
         if dt is float16 and str(data.dtype) == "float64":
-            data = _host_float32(data)
+            return _half_through_float32(data, dev)
         return dev.backend.from_host(data, dev.index, dev.native_dtype(dt), copy=True)
     raise TypeError(f"tensor(): cannot make a tensor from {type(data).__name__}")
 
 
-def _host_float32(data: Any) -> Any:
-    """Host float64 data (or Python numbers) as float32, the step PyTorch's conversion from
-    double to half takes (its rounding differs from a direct one at float32 ties)."""
-    import numpy as np
-
-    return np.asarray(data, dtype=np.float32)
+def _half_through_float32(data: Any, dev: Device) -> Any:
+    """Host doubles (Python floats, a float64 array) as float16 on ``dev`` through float32,
+    the step PyTorch's conversion takes (its rounding differs from a direct one at float32
+    ties: 2.51660163 becomes 2.515625, not the nearer 2.5175781)."""
+    f32 = dev.backend.from_host(data, dev.index, dev.native_dtype(get_dtype("float32")))
+    return dev.xp.astype(f32, dev.native_dtype(float16))
 
 
 def _flatten_tensors(data: Any) -> Any:
@@ -184,6 +193,15 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     """Values from ``start`` to ``end`` (exclusive) by ``step``; ``arange(n)`` is 0..n-1."""
     if end is None:
         start, end = 0, start
+    if dtype is not None and not get_dtype(dtype).is_floating_point and any(
+            isinstance(v, float) for v in (start, end, step)):
+        if get_dtype(dtype) is int64:
+            # PyTorch converts the bounds and the step to int64 first (toward zero):
+            # arange(0, 10, 1.5, dtype=int64) is 0..9
+            start, end, step = (int(v) for v in (start, end, step))
+        else:  # the other integer dtypes count the elements with the float values and
+            # then step by the step toward zero (arange(0, 10, 1.5, dtype=int32) is 0..6)
+            return _integer_arange(start, end, step, get_dtype(dtype), device, requires_grad)
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     if (end - start) * step < 0:
@@ -196,14 +214,116 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
                  lambda xp, dt, d: xp.arange(start, end, step, dtype=dt, device=d))
 
 
+def _integer_arange(start: float, end: float, step: float, dt: DType, device: DeviceLike,
+                    requires_grad: bool) -> Tensor:
+    """``arange`` of an int32/int16/int8/uint8 dtype from float arguments, as PyTorch's:
+    ``ceil((end - start) / step)`` elements, ``int(start) + i * int(step)`` (a step below
+    1 repeats the start), wrapped to the dtype."""
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: the bounds [{start}, {end}) are inconsistent with the sign "
+                         f"of step {step}; swap them or negate the step")
+    cpu = _device("cpu")
+    xp = cpu.xp
+    n = math.ceil((end - start) / step)
+    values = int(start) + xp.arange(n, dtype=xp.int64) * int(step)
+    out = Tensor._make(xp.astype(values, cpu.native_dtype(dt)), cpu).to(_device(device))
+    return out.requires_grad_(True) if requires_grad else out
+
+
 def linspace(start: float, end: float, steps: int, dtype: Any = None,
              device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"linspace: the number of steps must be a non-negative int, got "
                          f"{steps!r}")
-    return _make(dtype, device, requires_grad,
-                 lambda xp, dt, d: xp.linspace(start, end, steps, dtype=dt, device=d))
+    dt = get_dtype(dtype) if dtype is not None else get_default_dtype()
+    dev = _device(device)
+    work = dev if _has(dev, float64) and _has(dev, dt) else _device("cpu")
+    values = work.xp.astype(_linspace_values(work, start, end, steps, dt),
+                            work.native_dtype(dt))
+    out = Tensor._make(values, work).to(dev)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _has(dev: Device, dt: DType) -> bool:
+    """Whether ``dev`` holds ``dt`` (the range helpers compute in float64 where it can)."""
+    try:
+        dev.native_dtype(dt)
+    except DTypeError:
+        return False
+    return True
+
+
+def _linspace_values(dev: Device, start: float, end: float, steps: int, dt: DType) -> Any:
+    """PyTorch's linspace as ``dev``'s arrays: the first half counted up from ``start``, the
+    rest down from ``end`` (so both ends are exact), in the dtype's own arithmetic; integer
+    dtypes take the bounds toward zero and step in float64, each value toward zero."""
+    xp = dev.xp
+    f32, f64 = dev.native_dtype(get_dtype("float32")), dev.native_dtype(float64)
+    if steps == 1:  # the start alone, as its dtype takes it
+        return xp.asarray([float(start) if dt.is_floating_point else float(int(start))],
+                          dtype=f64)
+    i = xp.arange(steps, dtype=f64)
+    back = (steps - 1) - i
+    low = i < steps // 2
+    # PyTorch's compiled kernel fuses each multiply-add (linspace(-5, 5, 7)[3] is
+    # 5 - 1.6666666 * 3 = 1.2e-7 in float32, not 0; an int64 linspace truncates
+    # 0.9999999999999997, not 1.0): one rounding of the exact value, as _fma gives
+    if not dt.is_floating_point:
+        a, b = float(int(start)), float(int(end))
+        step = (b - a) / max(steps - 1, 1)
+        return xp.trunc(xp.where(low, _fma(xp, step, i, a), _fma(xp, -step, back, b)))
+    if dt.name == "float64":
+        a, b = float(start), float(end)
+        step = (b - a) / max(steps - 1, 1)
+        return xp.where(low, _fma(xp, step, i, a), _fma(xp, -step, back, b))
+    if dt.itemsize == 2:  # float16/bfloat16: every operation rounded to the dtype
+        native = dev.native_dtype(dt)
+
+        def r(v: Any) -> Any:
+            return xp.astype(xp.astype(xp.asarray(v, dtype=f32), native), f32)
+
+        a, b = r(float(start)), r(float(end))
+        step = r(r(b - a) / float(max(steps - 1, 1)))
+        i, back = xp.astype(i, f32), xp.astype(back, f32)
+        return xp.where(low, r(a + r(step * r(i))), r(b - r(step * r(back))))
+    # float32: a float32 product is exact in float64, so one rounding of the float64 sum
+    # is the fused result
+    a, b = xp.asarray(float(start), dtype=f32), xp.asarray(float(end), dtype=f32)
+    step = float(xp.astype((b - a) / xp.asarray(float(max(steps - 1, 1)), dtype=f32), f64))
+    a, b = float(xp.astype(a, f64)), float(xp.astype(b, f64))
+    return xp.astype(xp.where(low, a + step * i, b - step * back), f32)
+
+
+def _fma(xp: Any, x: float, y: Any, z: float) -> Any:
+    """``x * y + z`` in float64 rounded once (as a fused multiply-add) for an array ``y``
+    of integers: the product's rounding error by Veltkamp/Dekker splitting, the sum's by
+    TwoSum."""
+    p = x * y
+
+    def split(v: Any) -> tuple:
+        c = 134217729.0 * v  # 2**27 + 1
+        hi = c - (c - v)
+        return hi, v - hi
+
+    xh, xl = split(xp.full_like(y, x))
+    yh, yl = split(y)
+    e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl  # p + e == x * y exactly
+    s = p + z
+    bb = s - p
+    err = (p - (s - bb)) + (z - bb)  # s + err == p + z exactly
+    return s + (err + e)
+
+
+def scalar_tensor(s: Any, dtype: Any = None, device: DeviceLike = None,
+                  requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype``
+    is given (``scalar_tensor(3)`` is ``tensor(3.)``)."""
+    dt = get_dtype(dtype) if dtype is not None else get_default_dtype()
+    out = tensor(s, dtype=dt, device=device)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def eye(n: int, m: int | None = None, dtype: Any = None, device: DeviceLike = None,
@@ -471,7 +591,7 @@ def clone(self: Tensor, memory_format: Any = None) -> Tensor:
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full",
-    "arange", "linspace", "eye", "rand", "randn", "randint", "randperm",
+    "arange", "linspace", "scalar_tensor", "eye", "rand", "randn", "randint", "randperm",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "multinomial", "generator_states", "set_generator_states",
 ]

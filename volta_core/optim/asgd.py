@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
-
-import numpy as np
 
 from ..tensor import Tensor
 from . import kernels  # noqa: F401 - registers the kernel's fallback
@@ -14,7 +13,7 @@ from .optimizer import Optimizer
 def _as_float32(value: float) -> float:
     # PyTorch keeps eta and mu as tensors of the default dtype (float32) and reads them
     # back for each step: the step uses the float32 value
-    return float(np.float32(value))
+    return struct.unpack("f", struct.pack("f", value))[0]
 
 
 class ASGD(Optimizer):
