@@ -2,13 +2,15 @@
 
 Most are the ops under their ``torch.special`` names (``expit`` is ``sigmoid``, ``gammaln``
 is ``lgamma``, ``psi`` is ``digamma``, ...); ``xlog1py``, ``entr``, ``ndtr`` and
-``spherical_bessel_j0`` exist only here, as in PyTorch. Not here yet: the Bessel and
-orthogonal-polynomial families, ``i0``/``i1`` and their scaled forms, ``erfcx``,
-``log_ndtr``, ``ndtri``, ``gammainc``/``gammaincc``, ``airy_ai``.
+``spherical_bessel_j0`` exist only here, as in PyTorch, and so do ``i0e``, ``i1`` and
+``i1e`` (``i0`` is also ``vt.i0``). Not here yet: the Bessel J/Y/K and
+orthogonal-polynomial families, ``erfcx``, ``log_ndtr``, ``ndtri``,
+``gammainc``/``gammaincc``, ``airy_ai``.
 """
 
 from __future__ import annotations
 
+from .ops.bessel import i0, i0e, i1, i1e
 from .ops.elementwise import exp2, sigmoid
 from .ops.erfinv import erfinv
 from .ops.gamma_functions import digamma, lgamma, mvlgamma, polygamma, zeta
@@ -23,5 +25,6 @@ multigammaln = mvlgamma
 
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln",
-           "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma",
-           "psi", "round", "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
+           "i0", "i0e", "i1", "i1e", "log1p", "log_softmax", "logit", "logsumexp",
+           "multigammaln", "ndtr", "polygamma", "psi", "round", "sinc", "softmax",
+           "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]

@@ -1,6 +1,7 @@
 """Differentiable ops, grouped by kind. Importing this package attaches Tensor methods."""
 
 from . import (  # noqa: F401
+    bessel,
     bitwise,
     bucketing,
     closeness,
@@ -42,6 +43,7 @@ from . import (  # noqa: F401
     windows,
 )
 from .aliases import *  # noqa: F401,F403 - other names of the ops (imports what it needs)
+from .bessel import *  # noqa: F401,F403
 from .bitwise import *  # noqa: F401,F403
 from .bucketing import *  # noqa: F401,F403
 from .closeness import *  # noqa: F401,F403

@@ -35,7 +35,12 @@ CASES += unary("sgn", dtypes=FLOAT + INT, **_SMALL)
 CASES += unary("lgamma", low=0.2, high=6.0, **_SMALL)
 CASES += unary("digamma", low=0.2, high=6.0, **_SMALL)
 CASES += unary("erfinv", low=-0.95, high=0.95, covers=("Tensor.erfinv",), **_SMALL)
+CASES += unary("i0", low=-30.0, high=30.0, covers=("Tensor.i0",), **_SMALL)
 CASES += [
+    # the series below 25 and the asymptotic expansion above, both signs
+    case("special.i0e", "i0", Arg((3, 4), -40.0, 40.0), fn=lambda x: vt.special.i0e(x)),
+    case("special.i1", "i0", Arg((3, 4), -30.0, 30.0), fn=lambda x: vt.special.i1(x)),
+    case("special.i1e", "i0", Arg((3, 4), -40.0, 40.0), fn=lambda x: vt.special.i1e(x)),
     case("trigamma", "polygamma", Scalar(1), Arg((3, 4), 0.2, 6.0), grad=False),
     case("order3", "polygamma", Scalar(3), Arg((3, 4), 0.2, 6.0)),
     case("negative", "polygamma", Scalar(2), Arg((3, 4), -3.9, -0.1)),
