@@ -180,7 +180,7 @@ def test_conv_errors_name_the_layer():
     with pytest.raises(ValueError, match="strided"):
         nn.Conv2d(3, 4, 3, stride=2, padding="same")
     with pytest.raises(ValueError, match="padding_mode"):
-        nn.Conv2d(3, 4, 3, padding_mode="reflect")
+        nn.Conv2d(3, 4, 3, padding_mode="mirror")
 
 
 @pytest.mark.parametrize("k,s,p,d,ceil", [(2, 2, 0, 1, False), (3, 2, 1, 1, False),

@@ -282,6 +282,20 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     if min(out_hw) < 1:
         raise ShapeError(f"{op}: input of shape {x.shape} gives an empty output {out_hw}; "
                          "reduce padding")
+    if any(op_[ax] >= s[ax] for ax in range(2)):
+        # an output padding of a stride or more (allowed below the dilation) reaches
+        # past the positions the input gradient of a forward conv covers: the whole
+        # unpadded result, then cropped by the padding (zeros past its end)
+        full = conv_transpose2d(x, weight, None, s, 0, 0, groups, d)
+        grow = [max(0, p[ax] + out_hw[ax] - full.shape[2 + ax]) for ax in range(2)]
+        if any(grow):
+            from .functional import pad
+
+            full = pad(full, (0, grow[1], 0, grow[0]))
+        y = full[:, :, p[0]:p[0] + out_hw[0], p[1]:p[1] + out_hw[1]]
+        if bias is not None:
+            y = y + bias.reshape(1, -1, 1, 1)
+        return y.squeeze(0) if unbatched else y
     x_shape = (x.shape[0], weight.shape[1] * groups, out_hw[0], out_hw[1])
     params = ConvParams(s, (p[0], p[0], p[1], p[1]), d, groups)
     if x.dtype is bfloat16:  # computed in float32, rounded back (as conv2d)
@@ -323,6 +337,9 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     return y.squeeze(-2)
 
 
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
 class _ConvNd(Module):
     """Shared construction of the conv modules."""
 
@@ -335,9 +352,11 @@ class _ConvNd(Module):
         if groups < 1 or in_channels % groups or out_channels % groups:
             raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
                              f"({out_channels}) must be divisible by groups ({groups})")
-        if padding_mode != "zeros":
-            raise ValueError(f"{name}: padding_mode {padding_mode!r} is not supported; use "
-                             "'zeros', or pad the input with F.pad first")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"{name}: padding_mode must be one of {sorted(_PADDING_MODES)}, "
+                             f"but got padding_mode='{padding_mode}'")
+        if transposed and padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {name}')
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError(f"{name}: padding must be 'same', 'valid' or ints, got "
                              f"{padding!r}")
@@ -359,6 +378,27 @@ class _ConvNd(Module):
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+
+    def _padded(self, input: Tensor) -> tuple[Tensor, Any]:
+        """``(input, padding)`` for the convolution: with a ``padding_mode`` other than
+        ``'zeros'`` the input padded by ``F.pad`` in that mode (``'same'``: the total
+        ``dilation * (k - 1)`` split with the extra element after), and padding 0."""
+        if self.padding_mode == "zeros":
+            return input, self.padding
+        from .functional import pad
+
+        nd = len(self.kernel_size)
+        if self.padding == "same":
+            pairs = []
+            for k, d in zip(self.kernel_size, self.dilation):
+                total = d * (k - 1)
+                pairs.append((total // 2, total - total // 2))
+        elif self.padding == "valid":
+            pairs = [(0, 0)] * nd
+        else:
+            pairs = [(p, p) for p in self.padding]
+        flat = [v for pair in reversed(pairs) for v in pair]  # last dim first, as F.pad
+        return pad(input, flat, mode=self.padding_mode), (0,) * nd
 
     def reset_parameters(self) -> None:
         """PyTorch's default: kaiming-uniform weight (a=sqrt(5)), bias U(+-1/sqrt(fan_in))."""
@@ -394,6 +434,7 @@ class Conv1d(_ConvNd):
         kernel_size, stride, padding, dilation: ints (padding also ``'same'``/``'valid'``).
         groups: independent channel groups.
         bias: add a learnable bias.
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
 
     Shape:
         Input ``(N, C_in, L)``, output ``(N, C_out, L_out)``.
@@ -406,7 +447,8 @@ class Conv1d(_ConvNd):
                          groups, bias, padding_mode, False, device=device, dtype=dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        pad = self.padding if isinstance(self.padding, str) else self.padding[0]
+        input, padding = self._padded(input)
+        pad = padding if isinstance(padding, str) else padding[0]
         return conv1d(input, self.weight, self.bias, self.stride[0], pad, self.dilation[0],
                       self.groups)
 
@@ -419,7 +461,7 @@ class Conv2d(_ConvNd):
         kernel_size, stride, padding, dilation: ints or pairs (padding also ``'same'``).
         groups: independent channel groups.
         bias: add a learnable bias.
-        padding_mode: ``'zeros'``.
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
         algo: conv algorithm, ``'auto'``, ``'im2col'`` or ``'direct'``.
 
     Shape:
@@ -435,7 +477,8 @@ class Conv2d(_ConvNd):
         self.algo = algo
 
     def forward(self, input: Tensor) -> Tensor:
-        return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        input, padding = self._padded(input)
+        return conv2d(input, self.weight, self.bias, self.stride, padding, self.dilation,
                       self.groups, self.algo)
 
 

@@ -156,7 +156,7 @@ class Conv3d(_ConvNd):
             ``'same'``/``'valid'``).
         groups: independent channel groups.
         bias: add a learnable bias.
-        padding_mode: ``'zeros'``.
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
 
     Shape:
         Input ``(N, C_in, D, H, W)``, output ``(N, C_out, D_out, H_out, W_out)``.
@@ -169,7 +169,8 @@ class Conv3d(_ConvNd):
                          groups, bias, padding_mode, False, device=device, dtype=dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        return conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        input, padding = self._padded(input)
+        return conv3d(input, self.weight, self.bias, self.stride, padding, self.dilation,
                       self.groups)
 
 
