@@ -254,3 +254,20 @@ def test_embedding_bag_weights_padding_and_errors():
         F.embedding_bag(vt.tensor(idx[0]), vt.tensor(w))
     with pytest.raises(vt.IndexOutOfRangeError):
         m(vt.tensor(np.array([[7]])))
+
+
+@pytest.mark.parametrize("momentum", [None, 0.1, 0.5])
+def test_instance_norm_running_stats_follow_torch(momentum):
+    """PyTorch's InstanceNorm has no cumulative average: momentum=None keeps the running
+    statistics at their initial values (its module passes momentum 0.0)."""
+    import torch
+
+    x = np.random.default_rng(0).standard_normal((3, 4, 5, 6))
+    tm = torch.nn.InstanceNorm2d(4, momentum=momentum, track_running_stats=True).double()
+    vm = vt.nn.InstanceNorm2d(4, momentum=momentum, track_running_stats=True).double()
+    for _ in range(3):
+        tm(torch.tensor(x))
+        vm(vt.tensor(x))
+    for name in ("running_mean", "running_var"):
+        np.testing.assert_allclose(getattr(vm, name).numpy(), getattr(tm, name).numpy(),
+                                   rtol=1e-12, atol=1e-15)

@@ -67,7 +67,8 @@ class _InstanceNorm(_BatchNorm):
     Args:
         num_features: ``C``.
         eps: added to the variance.
-        momentum: running-statistics factor.
+        momentum: running-statistics factor (None: the running statistics stay as they
+            are, as PyTorch's InstanceNorm keeps them).
         affine: learnable per-channel scale and shift (default: False).
         track_running_stats: keep running statistics and use them in evaluation
             (default: False).
@@ -99,7 +100,9 @@ class _InstanceNorm(_BatchNorm):
                              f"shape {input.shape}; check num_features")
         use_input = self.training or not self.track_running_stats
         track = self.track_running_stats
-        momentum = 0.1 if self.momentum is None else self.momentum
+        # PyTorch's InstanceNorm has no cumulative average: momentum=None leaves the
+        # running statistics as they are (its module passes 0.0)
+        momentum = 0.0 if self.momentum is None else self.momentum
         y = instance_norm(x, self.running_mean if track else None,
                           self.running_var if track else None, self.weight, self.bias,
                           use_input, momentum, self.eps)
@@ -120,7 +123,8 @@ class InstanceNorm2d(_InstanceNorm):
     Args:
         num_features: ``C``.
         eps: added to the variance.
-        momentum: running-statistics factor.
+        momentum: running-statistics factor (None: the running statistics stay as they
+            are, as PyTorch's InstanceNorm keeps them).
         affine: learnable per-channel scale and shift (default: False).
         track_running_stats: keep running statistics and use them in evaluation
             (default: False).
