@@ -1,5 +1,6 @@
 """Autograd: ``Function``, the backward engine, grad modes and gradient checks."""
 
+from . import functional
 from .engine import backward, grad
 from .function import Function
 from .grad_mode import (
@@ -15,4 +16,4 @@ from .graphviz import render_dot, to_dot
 
 __all__ = ["Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "gradcheck",
-           "gradgradcheck", "to_dot", "render_dot"]
+           "gradgradcheck", "to_dot", "render_dot", "functional"]

@@ -279,7 +279,8 @@ def backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None = None,
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
          grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple[Tensor | None, ...]:
     """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` change).
 
     Args:
@@ -289,8 +290,14 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         retain_graph: keep the graph; defaults to ``create_graph``.
         create_graph: record the backward pass, so the result can be differentiated.
         allow_unused: return None for an input the outputs do not depend on, instead of
-            raising.
+            raising (default: False, or True with ``materialize_grads``).
+        materialize_grads: return zeros instead of None for such inputs.
     """
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if isinstance(grad_outputs, Tensor):
@@ -309,5 +316,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         if g is None and not allow_unused:
             raise AutogradError(f"autograd.grad: input {i} was not used to compute the "
                                 "outputs; pass allow_unused=True if this is expected")
+        if g is None and materialize_grads:
+            g = inputs[i].detach().new_zeros(inputs[i].shape)
         result.append(g)  # as PyTorch: grad_outputs[i] itself when it passed unchanged
     return tuple(result)

@@ -119,6 +119,10 @@ class Function:
         """Run the op on Tensors (and Python values), recording it when needed."""
         if TRACES and tracing.hook is not None:  # an exporter traces this thread: it records
             return tracing.hook(cls, args, kwargs)
+        if cls.__dict__.get("_pytorch_style") is not False and _custom_style(cls):
+            from . import custom_function  # a user's Function written as for PyTorch
+
+            return custom_function.apply(cls, args, kwargs)
         dev = None
         requires = False
         arrays = []
@@ -177,6 +181,29 @@ class Function:
     def name(self) -> str:
         """The op's name, for error messages and graph drawings."""
         return type(self).__name__
+
+
+def _custom_style(cls: type) -> bool:
+    """Whether ``cls`` is written as PyTorch's custom Functions (static ``forward`` on
+    Tensors; see :mod:`.custom_function`); remembered on the class."""
+    from .custom_function import is_pytorch_style
+
+    return is_pytorch_style(cls)
+
+
+def once_differentiable(backward: Any) -> Any:
+    """Decorate a custom Function's ``backward`` that is not itself differentiable: it runs
+    with gradients off (PyTorch's ``torch.autograd.function.once_differentiable``)."""
+    import functools
+
+    from .grad_mode import no_grad
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        with no_grad():
+            return backward(ctx, *grads)
+
+    return wrapper
 
 
 def _pack(ctx: Function, args: tuple, out: Any, result: Tensor) -> list:
