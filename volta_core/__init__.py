@@ -18,6 +18,7 @@ from .backend import Device, device, get_default_device, set_default_device
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .compiler import compile  # noqa: A004 - ``vt.compile`` as ``torch.compile``
 from .creation import *  # noqa: F401,F403
+from .determinism import *  # noqa: F401,F403
 from .dtypes import (
     DType,
     bfloat16,

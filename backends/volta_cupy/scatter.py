@@ -4,7 +4,9 @@
 float32 and float64 accumulate in place; float16 accumulates in a float32 copy and is
 cast back. Destinations outside the target are skipped (no bounds error: that would
 need a host sync). Atomic adds make the summation order, and so the last bits of
-float results, vary between runs.
+float results, vary between runs: under ``vt.use_deterministic_algorithms(True)`` the
+generic sort-based kernels serve instead (the same bits every run, as PyTorch's
+deterministic variants).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import cupy
 import numpy as np
 
+from volta_core.determinism import are_deterministic_algorithms_enabled
 from volta_core.ops import _scatter as generic_scatter
 from volta_core.ops import nn as generic
 
@@ -74,7 +77,7 @@ def scatter_add(xp: Any, target: Any, dim: int, index: Any, src: Any) -> Any:
     """Same contract as the ``scatter_add`` fallback (``torch.scatter_add``)."""
     ok = (is_float(target, src) and isinstance(index, cupy.ndarray)
           and index.dtype.kind in "iu" and index.ndim == target.ndim == src.ndim
-          and target.ndim > 0)
+          and target.ndim > 0 and not are_deterministic_algorithms_enabled())
     if not ok:
         return generic_scatter._scatter_add_kernel(xp, target, dim, index, src)
     dim = dim % target.ndim
@@ -99,7 +102,7 @@ def index_add(xp: Any, target: Any, dim: int, index: Any, src: Any) -> Any:
           and src.ndim == target.ndim
           and all(s == t or d == dim % target.ndim
                   for d, (s, t) in enumerate(zip(src.shape, target.shape)))
-          and src.shape[dim] == index.shape[0])
+          and src.shape[dim] == index.shape[0] and not are_deterministic_algorithms_enabled())
     if not ok:
         return generic_scatter._index_add_kernel(xp, target, dim, index, src)
     dim = dim % target.ndim
@@ -116,7 +119,8 @@ def embedding_backward(xp: Any, grad: Any, indices: Any, *, num_weights: int,
                        padding_idx: int | None = None) -> Any:
     """Same contract as ``volta_core.ops.nn.embedding_backward``."""
     ok = (is_float(grad) and grad.ndim == 2 and isinstance(indices, cupy.ndarray)
-          and indices.dtype.kind in "iu" and indices.shape == grad.shape[:1])
+          and indices.dtype.kind in "iu" and indices.shape == grad.shape[:1]
+          and not are_deterministic_algorithms_enabled())
     if not ok:
         return generic.embedding_backward(xp, grad, indices, num_weights=num_weights,
                                           padding_idx=padding_idx)

@@ -17,6 +17,8 @@ NON_OPS = frozenset({
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full",
     "arange", "linspace", "eye", "rand", "randn", "randint", "randperm", "manual_seed", "seed",
     "get_num_threads", "set_num_threads",  # thread settings
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "generator_states", "set_generator_states", "bernoulli", "multinomial",
     "normal", "uniform",

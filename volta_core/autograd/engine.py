@@ -11,6 +11,8 @@ from typing import Any
 from ..amp.state import suspended as _autocast_suspended
 from ..errors import AutogradError, DeviceError, ShapeError
 from ..tensor import Tensor
+from . import anomaly_mode
+from .anomaly_mode import state as _anomaly
 from .function import _FREED, Function, check_saved_versions
 from .grad_mode import set_grad_enabled
 from .grad_mode import state as _grad_state
@@ -155,6 +157,8 @@ def run_backward(outputs: Sequence[Tensor], grads: Sequence[Any] | None, retain_
                 in_grads = node.backward(g)
                 if type(in_grads) is not tuple:
                     in_grads = (in_grads,)
+                if _anomaly[0]:
+                    anomaly_mode.check(node, in_grads)
                 if not retain_graph:
                     if node._saved is not None:
                         node._saved = _FREED

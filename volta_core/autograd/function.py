@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import AutogradError, DeviceError
 from ..tensor import Tensor
+from .anomaly_mode import state as _anomaly
 from .grad_mode import state as _grad_state
 
 _FREED = ()  # the saved-values marker of a node whose graph was freed
@@ -167,6 +168,10 @@ class Function:
         ctx._to_save = ()
         out = ctx.forward(*arrays, **kwargs)
         ctx.out_meta = (out.shape, out.dtype)  # for error messages and graph drawings
+        if _anomaly[0]:
+            from .anomaly_mode import record_stack
+
+            record_stack(ctx)
         result = Tensor._make(out, dev, True, ctx)
         if cls.pytorch_saves and not ctx.saves_as_pytorch:  # ctx: forward may override
             ctx._watched = _watch(ctx.pytorch_saves, ctx.needs_input_grad, args, result)

@@ -28,10 +28,11 @@ def flags() -> dict[str, Any]:
     """The current flags: ``matmul_tf32``, ``cudnn_tf32``, ``cudnn_enabled``,
     ``cudnn_benchmark``, ``cudnn_deterministic``, ``matmul_bf16_reduced``,
     ``matmul_fp16_reduced``."""
+    from ..determinism import are_deterministic_algorithms_enabled
     from . import cuda, cudnn
 
     return {"matmul_tf32": cuda.matmul.allow_tf32, "cudnn_tf32": cudnn.allow_tf32,
             "cudnn_enabled": cudnn.enabled, "cudnn_benchmark": cudnn.benchmark,
-            "cudnn_deterministic": cudnn.deterministic,
+            "cudnn_deterministic": cudnn.deterministic or are_deterministic_algorithms_enabled(),
             "matmul_bf16_reduced": cuda.matmul.allow_bf16_reduced_precision_reduction,
             "matmul_fp16_reduced": cuda.matmul.allow_fp16_reduced_precision_reduction}
