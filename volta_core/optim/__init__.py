@@ -4,7 +4,7 @@ Every optimizer's update is one extension kernel per parameter (``sgd_step``,
 ``adam_step``, ...; see :mod:`volta_core.optim.kernels`) so a backend can fuse it.
 """
 
-from . import kernels, lr_scheduler  # noqa: F401
+from . import kernels, lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -20,5 +20,6 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon", "lr_scheduler",
+           "swa_utils"]
 __all__ += ["Adadelta", "Adamax", "NAdam", "RAdam", "Lion", "LBFGS", "ASGD", "Rprop"]
