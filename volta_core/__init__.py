@@ -4,7 +4,7 @@
 ``vt.data`` and ``vt.io`` hold the rest. Backends are plugins loaded on first device use.
 """
 
-from . import autograd, backends, ops
+from . import autograd, backends, func, ops
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import (
     enable_grad,
