@@ -271,3 +271,26 @@ def test_instance_norm_running_stats_follow_torch(momentum):
     for name in ("running_mean", "running_var"):
         np.testing.assert_allclose(getattr(vm, name).numpy(), getattr(tm, name).numpy(),
                                    rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("shape,groups", [((4, 2, 3), 1), ((6, 3, 3, 3), 2),
+                                          ((2, 4, 3, 3, 3), 1), ((6, 2, 5, 5), 3)])
+def test_init_dirac_matches_torch(shape, groups):
+    import torch
+
+    t = torch.empty(shape)
+    torch.nn.init.dirac_(t, groups)
+    v = vt.empty(*shape)
+    nn.init.dirac_(v, groups)
+    np.testing.assert_array_equal(v.numpy(), t.numpy())
+    with pytest.raises(ValueError):
+        nn.init.dirac_(vt.empty(3, 3))
+
+
+def test_init_sparse_zeros_per_column():
+    w = vt.empty(10, 6)
+    nn.init.sparse_(w, 0.3, std=0.02)
+    assert ((w.numpy() == 0).sum(0) == 3).all()  # ceil(0.3 * 10) per column
+    assert 0.005 < w.numpy()[w.numpy() != 0].std() < 0.05
+    with pytest.raises(ValueError):
+        nn.init.sparse_(vt.empty(2, 2, 2), 0.1)

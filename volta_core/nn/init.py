@@ -208,8 +208,50 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
         return _write(tensor, qt.reshape(tensor.shape) * gain)
 
 
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D conv weight with the Dirac delta: each of the first
+    ``min(out/groups, in)`` output channels of a group passes its input channel through
+    (the kernel's centre is 1, all else 0), so the conv is an identity."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_channels = tensor.shape[0]
+    if out_channels % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = out_channels // groups
+    keep = min(per_group, tensor.shape[1])
+    from ..creation import zeros
+
+    values = zeros(*tensor.shape, dtype=tensor.dtype, device=tensor.device)
+    centre = tuple(s // 2 for s in tensor.shape[2:])
+    with no_grad():
+        for g in range(groups):
+            for d in range(keep):
+                values[(g * per_group + d, d) + centre] = 1
+        return _write(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None
+            ) -> Tensor:
+    """Fill a 2-D tensor from N(0, std^2) with ``ceil(sparsity * rows)`` zeros in each
+    column, at random rows (Martens, 2010)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from ..creation import randperm
+
+    rows, cols = tensor.shape
+    zeros_per_col = int(math.ceil(sparsity * rows))
+    with no_grad():
+        values = randn(rows, cols, dtype=tensor.dtype, device=tensor.device,
+                       generator=generator) * std
+        for c in range(cols):
+            rows_out = randperm(rows, device=tensor.device, generator=generator)[
+                :zeros_per_col]
+            values[rows_out, c] = 0
+        return _write(tensor, values)
+
+
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_", "ones_",
     "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-    "orthogonal_",
+    "orthogonal_", "dirac_", "sparse_",
 ]
