@@ -58,8 +58,8 @@ def test_integer_arange_takes_its_bounds_toward_zero(args, dtype):
 
 
 def test_integer_arange_of_a_step_below_one_raises():
-    with pytest.raises(ValueError):
-        torch.arange(0, 5, 0.5, dtype=torch.int64)
+    # PyTorch 2.13 raises ValueError("step must be nonzero") here (older releases divide
+    # by the zero step in C++ and crash the process, so it is not called)
     with pytest.raises(ValueError, match="nonzero"):
         vt.arange(0, 5, 0.5, dtype=vt.int64)
 
