@@ -99,3 +99,9 @@ def loaded_path(stem: str) -> str | None:
             if name.rsplit("/", 1)[-1].startswith(stem):
                 return name
     return None
+
+
+def check_cublas(status: int, what: str) -> None:
+    """Raise when a cuBLAS(Lt) call called through ctypes returned an error status."""
+    if status != 0:
+        raise RuntimeError(f"{what} failed with cuBLAS status {status}")

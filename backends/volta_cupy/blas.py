@@ -19,6 +19,7 @@ import numpy as np
 
 from . import cublaslt, graphs
 from ._util import BFLOAT16, loaded_path
+from ._util import check_cublas as _check
 
 #: use cuBLAS directly outside captures too (``[False]``: only while capturing)
 DIRECT = [False]
@@ -74,11 +75,6 @@ def _handle(device: int) -> tuple:
 def prepare(device: int) -> None:
     """Create the handle of ``device`` now (before a capture begins)."""
     _handle(device)
-
-
-def _check(status: int, what: str) -> None:
-    if status != 0:
-        raise RuntimeError(f"{what} failed with cuBLAS status {status}")
 
 
 def _operand(x: Any) -> tuple[Any, int, int] | None:

@@ -31,6 +31,7 @@ import numpy as np
 from cupy._core import _routines_linalg as cupy_linalg
 
 from ._util import BFLOAT16, loaded_path
+from ._util import check_cublas as _check
 
 _F32 = np.dtype("float32")
 _TYPES = {_F32: 0, np.dtype("float16"): 2}
@@ -83,11 +84,6 @@ def _library() -> Any:
                                        ctypes.c_size_t, p]
         _lib.append(lib)
     return _lib[0]
-
-
-def _check(status: int, what: str) -> None:
-    if status != 0:
-        raise RuntimeError(f"{what} failed with cuBLAS status {status}")
 
 
 def _handle(device: int) -> tuple:

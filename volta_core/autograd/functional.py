@@ -28,6 +28,16 @@ def _as_tuple(x: Any, what: str, fn: str) -> tuple[bool, tuple]:
                     f"Tensors but the given {what} has type {type(x).__name__}")
 
 
+def _tangents(v: Any, xs: tuple, fn: str) -> tuple:
+    """``v`` as a tuple shaped as the inputs; omitted only for one-element inputs (ones)."""
+    if v is not None:
+        return _as_tuple(v, "v", fn)[1]
+    if any(x.numel() != 1 for x in xs):
+        raise RuntimeError("The vector v can only be None if the input to the "
+                           "user-provided function is a single Tensor with a single element.")
+    return tuple(x.detach().new_ones(x.shape) for x in xs)
+
+
 def _grad_inputs(inputs: tuple, create_graph: bool) -> tuple:
     """Inputs that require grad, detached from any outer graph unless ``create_graph``."""
     return tuple(t if create_graph and t.requires_grad else t.detach().requires_grad_()
@@ -84,14 +94,7 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """``(func(inputs), J v)``: the Jacobian-vector product at ``inputs`` (by the
     double-vjp trick; ``v`` shaped as the inputs, omitted for one-element inputs)."""
     tuple_in, xs = _as_tuple(inputs, "inputs", "jvp")
-    if v is None:
-        if any(x.numel() != 1 for x in xs):
-            raise RuntimeError("The vector v can only be None if the input to the "
-                               "user-provided function is a single Tensor with a single "
-                               "element.")
-        vs = tuple(x.detach().new_ones(x.shape) for x in xs)
-    else:
-        _, vs = _as_tuple(v, "v", "jvp")
+    vs = _tangents(v, xs, "jvp")
     with enable_grad():
         xs = _grad_inputs(xs, create_graph)
         out = func(*xs)
@@ -175,10 +178,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(inputs), v^T H)`` of a scalar ``func``."""
     tuple_in, xs = _as_tuple(inputs, "inputs", "vhp")
-    if v is None:
-        vs = tuple(x.detach().new_ones(x.shape) for x in xs)
-    else:
-        _, vs = _as_tuple(v, "v", "vhp")
+    vs = _tangents(v, xs, "vhp")
     with enable_grad():
         xs = _grad_inputs(xs, create_graph)
         out = func(*xs)
