@@ -8,6 +8,7 @@ reads a value back to the host.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import cupy
 import numpy as np
@@ -105,3 +106,15 @@ def check_cublas(status: int, what: str) -> None:
     """Raise when a cuBLAS(Lt) call called through ctypes returned an error status."""
     if status != 0:
         raise RuntimeError(f"{what} failed with cuBLAS status {status}")
+
+
+def handle_with_workspace(create: Any, what: str, device: int, nbytes: int) -> tuple:
+    """``(handle, workspace)``: a cuBLAS(Lt) handle made by ``create`` (through ctypes) and
+    ``nbytes`` of workspace on ``device``, allocated outside every graph pool."""
+    import ctypes
+
+    h = ctypes.c_void_p()
+    check_cublas(create(ctypes.byref(h)), what)
+    with cupy.cuda.Device(device):
+        ws = cupy.cuda.memory.alloc(nbytes)
+    return h, ws

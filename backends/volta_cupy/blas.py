@@ -18,7 +18,7 @@ import cupy
 import numpy as np
 
 from . import cublaslt, graphs
-from ._util import BFLOAT16, loaded_path
+from ._util import BFLOAT16, handle_with_workspace, loaded_path
 from ._util import check_cublas as _check
 
 #: use cuBLAS directly outside captures too (``[False]``: only while capturing)
@@ -62,10 +62,8 @@ def _handle(device: int) -> tuple:
     entry = _handles.get(device)
     if entry is None:
         lib = _library()
-        h = ctypes.c_void_p()
-        _check(lib.cublasCreate_v2(ctypes.byref(h)), "cublasCreate")
-        with cupy.cuda.Device(device):
-            ws = cupy.cuda.memory.alloc(_WORKSPACE_BYTES)  # outside every graph pool
+        h, ws = handle_with_workspace(lib.cublasCreate_v2, "cublasCreate", device,
+                                      _WORKSPACE_BYTES)
         _check(lib.cublasSetWorkspace_v2(h, ctypes.c_void_p(ws.ptr), _WORKSPACE_BYTES),
                "cublasSetWorkspace")
         entry = _handles[device] = (h, ws)

@@ -30,7 +30,7 @@ import cupy
 import numpy as np
 from cupy._core import _routines_linalg as cupy_linalg
 
-from ._util import BFLOAT16, loaded_path
+from ._util import BFLOAT16, handle_with_workspace, loaded_path
 from ._util import check_cublas as _check
 
 _F32 = np.dtype("float32")
@@ -89,12 +89,9 @@ def _library() -> Any:
 def _handle(device: int) -> tuple:
     entry = _handles.get(device)
     if entry is None:
-        lib = _library()
-        h = ctypes.c_void_p()
-        _check(lib.cublasLtCreate(ctypes.byref(h)), "cublasLtCreate")
-        with cupy.cuda.Device(device):
-            ws = cupy.cuda.memory.alloc(_WORKSPACE_BYTES)  # outside every graph pool
-        entry = _handles[device] = (h, ws)
+        entry = _handles[device] = handle_with_workspace(_library().cublasLtCreate,
+                                                         "cublasLtCreate", device,
+                                                         _WORKSPACE_BYTES)
     return entry
 
 
