@@ -317,6 +317,24 @@ def _fma(xp: Any, x: float, y: Any, z: float) -> Any:
     return s + (err + e)
 
 
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None,
+                  device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` with the element strides ``stride`` (a view
+    of a buffer just large enough for its farthest element), as PyTorch's."""
+    from .ops.movement import as_strided
+
+    size, stride = tuple(int(v) for v in size), tuple(int(v) for v in stride)
+    if len(size) != len(stride):
+        raise ValueError(f"empty_strided: mismatch in length of strides and shape: "
+                         f"{len(stride)} strides for {len(size)} dims")
+    if any(v < 0 for v in size + stride):
+        raise ValueError(f"empty_strided: sizes and strides must be non-negative, got "
+                         f"size {size} and stride {stride}")
+    extent = 0 if 0 in size else 1 + sum((n - 1) * st for n, st in zip(size, stride))
+    out = as_strided(empty(extent, dtype=dtype, device=device), size, stride)
+    return out.requires_grad_(True) if requires_grad else out
+
+
 def scalar_tensor(s: Any, dtype: Any = None, device: DeviceLike = None,
                   requires_grad: bool = False) -> Tensor:
     """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype``
@@ -591,7 +609,8 @@ def clone(self: Tensor, memory_format: Any = None) -> Tensor:
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full",
-    "arange", "linspace", "scalar_tensor", "eye", "rand", "randn", "randint", "randperm",
+    "arange", "linspace", "scalar_tensor", "empty_strided", "eye", "rand", "randn", "randint",
+    "randperm",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "multinomial", "generator_states", "set_generator_states",
 ]
