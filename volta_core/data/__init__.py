@@ -11,6 +11,7 @@ from .dataset import (
     ConcatDataset,
     Dataset,
     IterableDataset,
+    StackDataset,
     Subset,
     TensorDataset,
     random_split,
@@ -28,7 +29,8 @@ from .worker import WorkerInfo, get_worker_info
 
 __all__ = [
     "DataLoader", "Dataset", "IterableDataset", "ChainDataset", "TensorDataset", "Subset",
-    "ConcatDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
+    "ConcatDataset", "StackDataset", "random_split", "Sampler", "SequentialSampler",
+    "RandomSampler",
     "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "default_collate",
     "default_convert", "get_worker_info", "WorkerInfo", "DistributedSampler", "transforms",
     "datasets",

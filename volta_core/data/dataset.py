@@ -176,6 +176,32 @@ class ConcatDataset(Dataset[T_co]):
         return self.datasets[which][idx - start]
 
 
+class StackDataset(Dataset):
+    """Datasets of one length side by side: sample ``i`` is the tuple of their samples
+    ``i`` (positional datasets) or the dict of them (keyword datasets), as PyTorch's."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or"
+                             "``dict``- (via ``kwargs``) like input/output, but both "
+                             "types are given.")
+        datasets = args or tuple(kwargs.values())
+        if not datasets:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(datasets[0])
+        if any(len(d) != self._length for d in datasets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: Any = args if args else dict(kwargs)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+
 def _check_index(index: Any, n: int, name: str) -> Any:
     if not isinstance(index, (int, slice, list, tuple, Tensor)) and hasattr(index, "__index__"):
         index = index.__index__()  # a NumPy integer
@@ -231,4 +257,4 @@ def random_split(dataset: Dataset[T_co], lengths: Sequence[int | float],
 
 
 __all__ = ["Dataset", "IterableDataset", "ChainDataset", "TensorDataset", "Subset",
-           "ConcatDataset", "random_split"]
+           "ConcatDataset", "StackDataset", "random_split"]
