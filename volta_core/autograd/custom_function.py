@@ -44,15 +44,6 @@ from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
 
 
-def is_pytorch_style(cls: type) -> bool:
-    """Whether ``cls.forward`` is a static method (PyTorch's form); cached on the class."""
-    flag = cls.__dict__.get("_pytorch_style")
-    if flag is None:
-        flag = isinstance(inspect.getattr_static(cls, "forward"), staticmethod)
-        cls._pytorch_style = flag
-    return flag
-
-
 class FunctionCtx:
     """The ``ctx`` a PyTorch-style ``forward`` and ``backward`` receive."""
 

@@ -82,6 +82,16 @@ class Function:
     retained: Any = None
     _watched: Any = None  # [(version counter, version at forward)] of pytorch_saves
 
+    # True for a subclass written as PyTorch's custom Functions (a static ``forward`` on
+    # Tensors; see :mod:`.custom_function`), set when the class is made
+    _pytorch_style = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        import inspect
+
+        cls._pytorch_style = isinstance(inspect.getattr_static(cls, "forward"), staticmethod)
+
     def forward(ctx, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
 
@@ -120,7 +130,7 @@ class Function:
         """Run the op on Tensors (and Python values), recording it when needed."""
         if TRACES and tracing.hook is not None:  # an exporter traces this thread: it records
             return tracing.hook(cls, args, kwargs)
-        if cls.__dict__.get("_pytorch_style") is not False and _custom_style(cls):
+        if cls._pytorch_style:
             from . import custom_function  # a user's Function written as for PyTorch
 
             return custom_function.apply(cls, args, kwargs)
@@ -186,14 +196,6 @@ class Function:
     def name(self) -> str:
         """The op's name, for error messages and graph drawings."""
         return type(self).__name__
-
-
-def _custom_style(cls: type) -> bool:
-    """Whether ``cls`` is written as PyTorch's custom Functions (static ``forward`` on
-    Tensors; see :mod:`.custom_function`); remembered on the class."""
-    from .custom_function import is_pytorch_style
-
-    return is_pytorch_style(cls)
 
 
 def once_differentiable(backward: Any) -> Any:

@@ -16,6 +16,7 @@ from ..autograd.function import RESULT, Function, carry_saved, no_derivative
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
 from ..dtypes import DType, bfloat16, checked_scalar, get_dtype
+from ..dtypes import float32 as _FLOAT32
 from ..errors import DivisionByZeroError, DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import Scalar, broadcast_shapes, promote_pair, python_scalar
@@ -276,12 +277,10 @@ class Abs(Function):
 
 
 class Cast(Function):
-    def forward(ctx, x, dtype=None, native=None):
+    def forward(ctx, x, dtype=None, native=None, via=None):
         ctx.src = x.dtype
-        if str(native) == "float16" and str(x.dtype) == "float64":
-            # through float32, as PyTorch converts double to half (2.5166016 is a tie in
-            # float32 and rounds to 2.515625, not to the nearer 2.5175781)
-            x = ctx.xp.astype(x, ctx.xp.float32)
+        if via is not None:  # float64 -> float16 through float32, as PyTorch (see cast)
+            x = ctx.xp.astype(x, via)
         return ctx.xp.astype(x, native)
 
     def backward(ctx, g):
@@ -295,7 +294,12 @@ def cast(x: Tensor, dtype: DType | str) -> Tensor:
         return x
     if x.requires_grad and not dt.is_floating_point:
         x = x.detach()
-    return Cast.apply(x, native=x.device.native_dtype(dt))
+    dev = x.device
+    # PyTorch converts double to half through float (2.5166016 is a float32 tie and
+    # becomes 2.515625, not the nearer 2.5175781)
+    via = dev.native_dtype(_FLOAT32) if dt.name == "float16" and x.dtype.name == "float64" \
+        else None
+    return Cast.apply(x, native=dev.native_dtype(dt), via=via)
 
 
 def _converter(method: str, dtype_name: str):
