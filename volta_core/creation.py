@@ -193,6 +193,7 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     """Values from ``start`` to ``end`` (exclusive) by ``step``; ``arange(n)`` is 0..n-1."""
     if end is None:
         start, end = 0, start
+    narrow_int = None  # an integer dtype other than int64, from float bounds
     if dtype is not None and not get_dtype(dtype).is_floating_point and any(
             isinstance(v, float) for v in (start, end, step)):
         if get_dtype(dtype) is int64:
@@ -201,12 +202,14 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
             start, end, step = (int(v) for v in (start, end, step))
         else:  # the other integer dtypes count the elements with the float values and
             # then step by the step toward zero (arange(0, 10, 1.5, dtype=int32) is 0..6)
-            return _integer_arange(start, end, step, get_dtype(dtype), device, requires_grad)
+            narrow_int = get_dtype(dtype)
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     if (end - start) * step < 0:
         raise ValueError(f"arange: the bounds [{start}, {end}) are inconsistent with the sign "
                          f"of step {step}; swap them or negate the step")
+    if narrow_int is not None:
+        return _integer_arange(start, end, step, narrow_int, device, requires_grad)
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if floats else int64
@@ -218,12 +221,7 @@ def _integer_arange(start: float, end: float, step: float, dt: DType, device: De
                     requires_grad: bool) -> Tensor:
     """``arange`` of an int32/int16/int8/uint8 dtype from float arguments, as PyTorch's:
     ``ceil((end - start) / step)`` elements, ``int(start) + i * int(step)`` (a step below
-    1 repeats the start), wrapped to the dtype."""
-    if step == 0:
-        raise ValueError("arange: step must be nonzero")
-    if (end - start) * step < 0:
-        raise ValueError(f"arange: the bounds [{start}, {end}) are inconsistent with the sign "
-                         f"of step {step}; swap them or negate the step")
+    1 repeats the start), wrapped to the dtype (bounds checked by :func:`arange`)."""
     cpu = _device("cpu")
     xp = cpu.xp
     n = math.ceil((end - start) / step)
@@ -240,20 +238,12 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None,
                          f"{steps!r}")
     dt = get_dtype(dtype) if dtype is not None else get_default_dtype()
     dev = _device(device)
-    work = dev if _has(dev, float64) and _has(dev, dt) else _device("cpu")
+    held = dev.backend.dtype_names(dev.index)  # computed in float64 where the device has it
+    work = dev if "float64" in held and dt.name in held else _device("cpu")
     values = work.xp.astype(_linspace_values(work, start, end, steps, dt),
                             work.native_dtype(dt))
     out = Tensor._make(values, work).to(dev)
     return out.requires_grad_(True) if requires_grad else out
-
-
-def _has(dev: Device, dt: DType) -> bool:
-    """Whether ``dev`` holds ``dt`` (the range helpers compute in float64 where it can)."""
-    try:
-        dev.native_dtype(dt)
-    except DTypeError:
-        return False
-    return True
 
 
 def _linspace_values(dev: Device, start: float, end: float, steps: int, dt: DType) -> Any:

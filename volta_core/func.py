@@ -129,9 +129,7 @@ def grad_and_value(func: Callable, argnums: int | Sequence[int] = 0,
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
                                    "scalar Tensor")
             gs = _autograd_grad(value, [args[i] for i in nums], create_graph=True,
-                                allow_unused=True)
-        gs = tuple(args[i].detach().new_zeros(args[i].shape) if g is None else g
-                   for g, i in zip(gs, nums))
+                                materialize_grads=True)
         g = gs if several else gs[0]
         return (g, (value, aux)) if has_aux else (g, value)
     return wrapper
@@ -157,10 +155,9 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
     def vjp_fn(*cotangents: Any) -> tuple:
         outs = out if isinstance(out, tuple) else (out,)
-        gs = _autograd_grad(list(outs), xs, grad_outputs=list(cotangents),
-                            retain_graph=True, create_graph=True, allow_unused=True)
-        return _finish(tuple(x.detach().new_zeros(x.shape) if g is None else g
-                             for g, x in zip(gs, xs)), primals)
+        return _finish(_autograd_grad(list(outs), xs, grad_outputs=list(cotangents),
+                                      retain_graph=True, create_graph=True,
+                                      materialize_grads=True), primals)
 
     out_ = _finish(out, primals)
     return (out_, vjp_fn, aux) if has_aux else (out_, vjp_fn)

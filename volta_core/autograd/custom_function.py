@@ -100,10 +100,7 @@ class _CustomNode(Function):
         grads = []
         for entry, o in zip(layout, outs):
             if entry is not None and g is not None:  # its part of the packed gradient
-                start, shape = entry
-                size = 1
-                for n in shape:
-                    size *= n
+                start, size, shape = entry
                 grads.append((g if len(layout) == 1 else g[start:start + size]).reshape(shape))
             elif user_ctx.materialize_grads and isinstance(o, Tensor):
                 grads.append(o.detach().new_zeros(o.shape))
@@ -156,14 +153,14 @@ def apply(cls: type, args: tuple, kwargs: dict) -> Any:
         arr = o.array
         if any(o is a for a in args):  # an input returned as is: a copy, as a new output
             arr = o.device.xp.asarray(arr, copy=True)
-        layout[diff[0]] = (0, tuple(o.shape))
+        layout[diff[0]] = (0, o.numel(), tuple(o.shape))
     else:
         xp = first.device.xp
         start = 0
         parts = []
         for i in diff:
             o = outs[i]
-            layout[i] = (start, tuple(o.shape))
+            layout[i] = (start, o.numel(), tuple(o.shape))
             parts.append(xp.reshape(o.array, (-1,)))
             start += o.numel()
         arr = xp.concat(parts)
@@ -171,8 +168,7 @@ def apply(cls: type, args: tuple, kwargs: dict) -> Any:
     packed = _CustomNode.apply(*[args[p] for p in tensor_pos], out=arr, info=info)
     results = list(outs)
     for i in diff:
-        start, shape = layout[i]
-        size = outs[i].numel()
+        start, size, shape = layout[i]
         results[i] = packed if len(diff) == 1 else packed[start:start + size].reshape(shape)
     # saved outputs are the returned ones (connected to the graph, for double backward)
     mapping = {id(outs[i]): results[i] for i in diff}

@@ -61,13 +61,10 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, group: dict) -> None:
-        state = self.state[p]
-        if not state:
-            state["step"] = 0
+        state = self._step_state(p, "ax")
+        if state["step"] == 1:
             state["eta"] = _as_float32(group["lr"])
             state["mu"] = 1.0
-            state["ax"] = self._zeros(p)
-        state["step"] += 1
         new_p, ax = self._kernel(p)(
             p.device.xp, p.array, p.grad.array, state["ax"].array, eta=state["eta"],
             lambd=group["lambd"], mu=state["mu"], weight_decay=group["weight_decay"],

@@ -53,13 +53,10 @@ class Rprop(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, group: dict) -> None:
-        state = self.state[p]
+        state = self._step_state(p, "prev")
         xp = p.device.xp
-        if not state:
-            state["step"] = 0
-            state["prev"] = self._zeros(p)
+        if state["step"] == 1:
             state["step_size"] = Tensor._make(xp.full_like(p.array, group["lr"]), p.device)
-        state["step"] += 1
         etaminus, etaplus = group["etas"]
         lo, hi = group["step_sizes"]
         new_p, prev, step_size = self._kernel(p)(
