@@ -139,11 +139,9 @@ def conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0,
     """
     if x.ndim == 4 and w.ndim == 4 and 0 not in x.shape and 0 not in w.shape:
         out_hw = generic.conv_out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
-        y = cudnn_ops.conv_fprop(contiguous(x), contiguous(w), stride=stride, pads=pads,
-                                 dilation=dilation, groups=groups, out_hw=out_hw)
+        y = cudnn_ops.conv_fprop(contiguous(x), contiguous(w), bias, stride=stride,
+                                 pads=pads, dilation=dilation, groups=groups, out_hw=out_hw)
         if y is not None:
-            if bias is not None:
-                y += bias.reshape(1, -1, 1, 1)
             return y
     with cudnn_ops.conv_math(x.dtype):
         return _conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,

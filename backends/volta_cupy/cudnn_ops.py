@@ -251,15 +251,19 @@ def _geometry(pads: tuple, stride: tuple, dilation: tuple) -> dict:
     return dict(padding=[pads[0], pads[2]], stride=list(stride), dilation=list(dilation))
 
 
-def conv_fprop(x: Any, w: Any, *, stride: tuple, pads: tuple, dilation: tuple,
-               groups: int, out_hw: tuple) -> Any:
-    """``conv2d(x, w)`` (no bias) through cuDNN, or None when cuDNN cannot take it."""
+def conv_fprop(x: Any, w: Any, bias: Any = None, *, stride: tuple, pads: tuple,
+               dilation: tuple, groups: int, out_hw: tuple) -> Any:
+    """``conv2d(x, w, bias)`` through cuDNN, or None when cuDNN cannot take it. The bias
+    is added inside the convolution's graph where cuDNN has a fused engine for it (one
+    launch, one rounding), else by a second kernel."""
     if not _conv_ok(x.dtype, (x, w), pads, groups):
         return None
     y = cupy.empty((x.shape[0], w.shape[0], *out_hw), dtype=x.dtype)
+    fuse = (bias is not None and bias.dtype == x.dtype and bias.shape == (w.shape[0],)
+            and bias.flags.c_contiguous)
     geom = _geometry(pads, stride, dilation)
 
-    def build():
+    def build(with_bias: bool):
         cudnn = _cudnn()
         g = _graph(x.dtype)
         tx = g.tensor(name="X", dim=list(x.shape), stride=_strides(x),
@@ -268,16 +272,31 @@ def conv_fprop(x: Any, w: Any, *, stride: tuple, pads: tuple, dilation: tuple,
                       data_type=_data_type(w.dtype))
         ty = g.conv_fprop(image=tx, weight=tw, compute_data_type=cudnn.data_type.FLOAT,
                           **geom)
+        tensors = {"x": tx, "w": tw}
+        if with_bias:
+            c = w.shape[0]
+            tb = g.tensor(name="B", dim=[1, c, 1, 1], stride=[c, 1, 1, 1],
+                          data_type=_data_type(x.dtype))
+            ty = g.bias(input=ty, bias=tb, compute_data_type=cudnn.data_type.FLOAT)
+            tensors["b"] = tb
         ty.set_output(True).set_dim(list(y.shape)).set_stride(_strides(y)).set_data_type(
             _data_type(y.dtype))
         _finish(g, x.dtype == cupy.float32)
-        return g, {"x": tx, "w": tw, "y": ty}
+        return g, {**tensors, "y": ty}
 
-    entry = _cached(("fprop", x.shape, w.shape, x.dtype.str, tuple(stride), tuple(pads),
-                     tuple(dilation)), build)
+    key = ("fprop", x.shape, w.shape, x.dtype.str, tuple(stride), tuple(pads),
+           tuple(dilation))
+    if fuse:
+        entry = _cached((*key, "bias"), lambda: build(True))
+        if entry is not None:
+            _run(entry, {"x": x, "w": w, "b": bias, "y": y})
+            return y
+    entry = _cached(key, lambda: build(False))
     if entry is None:
         return None
     _run(entry, {"x": x, "w": w, "y": y})
+    if bias is not None:
+        y += bias.reshape(1, -1, 1, 1)
     return y
 
 

@@ -2,6 +2,7 @@
 
 - ``sum_leading``: column sums of a 2-d array in two deterministic passes (coalesced
   reads; CuPy's ``sum(axis=0)`` reads one column per block).
+- ``channel_sum``: sums over every dim but the channels (a convolution's bias gradient).
 - ``softmax_backward`` and ``layer_norm_backward``: one thread block per row, as the
   forward row kernels in ``rows.py``.
 
@@ -90,6 +91,51 @@ def sum_leading(xp: Any, x: Any) -> Any:
             or x.shape[1] >= 2**31):
         return generic.sum_leading(xp, x)
     return _colsum(contiguous(x))
+
+
+_CHANNEL_SUM = r"""
+extern "C" __global__ void volta_channel_sum(const X* x, A* out, int c, long long plane,
+                                             long long n, long long per) {
+    __shared__ A sh[32];
+    const int ch = blockIdx.x;
+    const long long n0 = (long long)blockIdx.y * per;
+    long long n1 = n0 + per;
+    if (n1 > n) n1 = n;
+    const long long count = (n1 - n0) * plane;
+    A s = 0;
+    for (long long i = threadIdx.x; i < count; i += blockDim.x) {
+        const long long k = i / plane;
+        s += load(x[((n0 + k) * c + ch) * plane + (i - k * plane)]);
+    }
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0) out[(long long)blockIdx.y * c + ch] = s;
+}
+"""
+
+
+def channel_sum(xp: Any, x: Any) -> Any:
+    """Same contract as ``volta_core.ops.nn.channel_sum``: a block per channel (and per
+    slice of the batch when there are few channels for many elements, the slices' sums
+    then added by :func:`_colsum`), in a fixed order, so deterministic. One launch where
+    CuPy's ``sum(axis=(0, 2, 3))`` costs ~45 us of host time on an H100's host."""
+    if (not (_ok(x) or getattr(x, "dtype", None) == BFLOAT16) or x.ndim < 2 or 0 in x.shape
+            or x.shape[1] >= 2**31):
+        return generic.channel_sum(xp, x)
+    x = contiguous(x)
+    n, c = x.shape[0], x.shape[1]
+    plane = x.size // (n * c)
+    bf16 = x.dtype == BFLOAT16
+    acc_dtype = np.dtype("float32") if bf16 else x.dtype
+    kern = _raw(_CHANNEL_SUM, "volta_channel_sum", acc_type(acc_dtype), bf16)
+    # about 512 blocks in all for large inputs; one slice when launch-bound
+    parts = 1 if x.size <= 1 << 20 else max(1, min(n, 512 // c))
+    per = (n + parts - 1) // parts
+    parts = (n + per - 1) // per
+    out = cupy.empty((parts, c), dtype=acc_dtype)
+    kern((c, parts), (256,), (x, out, np.int32(c), np.int64(plane), np.int64(n),
+                              np.int64(per)))
+    out = out.reshape(c) if parts == 1 else _colsum(out)
+    return out.astype(BFLOAT16) if bf16 else out
 
 
 # -- softmax / layer norm backward ------------------------------------------------------------

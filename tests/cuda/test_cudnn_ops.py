@@ -113,3 +113,31 @@ def test_benchmark_times_the_plans_and_keeps_the_answer(ops):
     assert len(ops._tuned) == tuned + 2  # both new graphs were timed
     np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(cp.asnumpy(got_gx), cp.asnumpy(gx), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_conv_bias_in_the_graph_matches_a_separate_add(ops, dtype):
+    """The bias inside cuDNN's graph (or, where no engine fuses it, a second kernel) gives
+    the convolution plus the bias added afterwards, within one rounding."""
+    import cupy as cp
+    from volta_cupy._util import BFLOAT16
+
+    if dtype == "bfloat16" and BFLOAT16 is None:
+        pytest.skip("bfloat16 on CUDA needs CuPy >= 14 and ml_dtypes")
+    dt = BFLOAT16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(6)
+    x, w, b = (cp.asarray(rng.standard_normal(s).astype(np.float32)).astype(dt)
+               for s in ((4, 8, 12, 12), (16, 8, 3, 3), (16,)))
+    kw = dict(stride=(1, 1), pads=(1, 1, 1, 1), dilation=(1, 1), groups=1, out_hw=(12, 12))
+    tf32 = vt.backends.cudnn.allow_tf32
+    vt.backends.cudnn.allow_tf32 = False
+    try:
+        plain = ops.conv_fprop(x, w, **kw)
+        fused = ops.conv_fprop(x, w, b, **kw)
+    finally:
+        vt.backends.cudnn.allow_tf32 = tf32
+    want = plain.astype(cp.float32) + b.astype(cp.float32).reshape(1, -1, 1, 1)
+    assert fused.dtype == dt and fused.shape == want.shape
+    tol = {"float32": 1e-5, "float16": 2e-2, "bfloat16": 1e-1}[dtype]
+    np.testing.assert_allclose(cp.asnumpy(fused.astype(cp.float32)), cp.asnumpy(want),
+                               rtol=tol, atol=tol)

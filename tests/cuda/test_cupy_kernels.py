@@ -270,6 +270,41 @@ def test_sum_leading(cp, K, XP, shape, dtype):
     close(got, x.astype("f8").sum(0), dtype, scale=float(np.sqrt(shape[0])))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 7, 64, 5000, 300000])
+def test_weighted_mean(cp, K, XP, n, dtype):
+    v, w = rnd(n, seed=34, dtype=dtype), np.abs(rnd(n, seed=35, dtype=dtype))
+    w[::3] = 0
+    mean, total = K["weighted_mean"](XP, cp.asarray(v), cp.asarray(w))
+    assert mean.shape == total.shape == () and mean.dtype == np.dtype(dtype)
+    close(total, w.astype("f8").sum(), dtype, scale=float(np.sqrt(n)))
+    close(mean, v.astype("f8").sum() / w.astype("f8").sum(), dtype, scale=float(np.sqrt(n)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("shape", [(1, 1, 1, 1), (64, 6, 28, 28), (128, 64, 32, 32), (5, 3),
+                                   (2, 513, 7), (3000, 2, 400)])
+def test_channel_sum(cp, K, XP, shape, dtype):
+    from volta_cupy._util import BFLOAT16
+
+    if dtype == "bfloat16" and BFLOAT16 is None:
+        pytest.skip("bfloat16 on CUDA needs CuPy >= 14 and ml_dtypes")
+    x = rnd(*shape, seed=33, dtype="float32")
+    a = cp.asarray(x).astype(BFLOAT16 if dtype == "bfloat16" else dtype)
+    got = K["channel_sum"](XP, a)
+    axes = (0, *range(2, len(shape)))
+    assert got.dtype == a.dtype and got.shape == shape[1:2]
+    def f64(v):  # (CuPy casts bfloat16 to float32 only)
+        return cp.asnumpy(v.astype(cp.float32) if dtype == "bfloat16" else v).astype("f8")
+
+    ref = f64(a).sum(axis=axes)
+    tol = {"float16": 3e-3, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-9}[dtype]
+    np.testing.assert_allclose(f64(got), ref, rtol=tol,
+                               atol=tol * np.sqrt(x.size / shape[1]))
+    again = K["channel_sum"](XP, a)  # a fixed order: the same bits every time
+    assert bool((again == got).all())
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("name", ["tanh_backward", "sigmoid_backward"])
 def test_activation_backward(cp, K, XP, name, dtype):

@@ -30,8 +30,7 @@ class _Linear(Function):
             y = _like(xp, xp.matmul(w, x), x)
             return y if b is None else xp.add(y, b)
         # one 2-d GEMM over all leading dims (no broadcast batch of w)
-        y = get_kernel(ctx.device.backend, "linear")(xp, xp.reshape(x, (-1, x.shape[-1])),
-                                                     w, b)
+        y = get_kernel(ctx.device.backend, "linear")(xp, _rows2d(xp, x), w, b)
         return xp.reshape(y, (*x.shape[:-1], w.shape[0])) if x.ndim > 2 else y
 
     def backward(ctx, g):
@@ -59,6 +58,12 @@ def linear_kernel(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
     return y if b is None else xp.add(y, b)  # the backend's add (a bias kernel)
 
 
+def _rows2d(xp: Any, a: Any) -> Any:
+    """``a`` as a 2-d ``(rows, last dim)`` array (a namespace reshape costs a few us, so
+    only when needed)."""
+    return a if a.ndim == 2 else xp.reshape(a, (-1, a.shape[-1]))
+
+
 def _like(xp: Any, y: Any, x: Any) -> Any:
     """``y`` in ``x``'s dtype (NumPy's bfloat16 products come out in float32)."""
     return y if y.dtype == x.dtype else xp.astype(y, x.dtype)
@@ -68,13 +73,14 @@ def _linear_backward(ctx: Function, g: Any, x: Any, w: Any) -> tuple:
     """``_Linear``'s gradients with 2-d GEMMs and the ``sum_leading`` kernel."""
     xp, dev = ctx.xp, ctx.device
     nx, nw, nb = ctx.needs_input_grad
-    g2 = xp.reshape(g, (-1, w.shape[0]))
+    g2 = _rows2d(xp, g)
     gx = gw = gb = None
     if nx:
-        gx = Tensor._make(_like(xp, xp.reshape(xp.matmul(g2, w), x.shape), x), dev)
+        gx = xp.matmul(g2, w)
+        gx = Tensor._make(_like(xp, gx if x.ndim == 2 else xp.reshape(gx, x.shape), x), dev)
     both = None
     if nw:
-        x2 = xp.reshape(x, (-1, w.shape[1]))
+        x2 = _rows2d(xp, x)
         if nb:
             both = get_kernel(dev.backend, "linear_weight_bias_grad")(xp, g2, x2)
         if both is None:

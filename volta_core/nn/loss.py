@@ -131,17 +131,20 @@ class _CrossEntropy(Function):
     the tensor to a new one, and the values kept here stay as they were.)
     """
 
-    def forward(ctx, x, target, weight=None, ignore_index=-100, smoothing=0.0, box=None):
+    def forward(ctx, x, target, weight=None, ignore_index=-100, smoothing=0.0,
+                reduction="none"):
         xp = ctx.xp
         kern = get_kernel(ctx.device.backend, "cross_entropy")
         loss, lse, row_w = kern(xp, x, target, weight, ignore_index=ignore_index,
                                 label_smoothing=smoothing)
-        box["row_w"] = row_w
+        # 'sum' and 'mean' inside this node: one node instead of three (sum, divide)
+        ctx.reduction, ctx.rows = reduction, x.shape[0]
+        out = loss if reduction == "none" else _reduce_rows(ctx, loss, row_w, reduction)
         if weight is None and not smoothing:
             # the common case: backward is one fused kernel from (x, lse, target, row_w)
             ctx.fused = True
             ctx.save_for_backward((x,), lse, target, row_w)  # (x,): kept, not watched
-            return loss
+            return out
         ctx.fused = False
         n, c = x.shape
         valid = xp.astype(target != ignore_index, x.dtype)
@@ -154,15 +157,21 @@ class _CrossEntropy(Function):
             wrow = 1.0 if weight is None else xp.expand_dims(weight, axis=0)
             b = b + (smoothing / c) * wrow * xp.expand_dims(valid, axis=1)
         ctx.save_for_backward((x,), xp.expand_dims(a, axis=1), b, target != ignore_index)
-        return loss
+        return out
 
     def backward(ctx, g):
         if ctx.fused:
             (x,), lse, target, row_w = ctx.saved_tensors
             # plain backward: one kernel (2-byte floats take the softmax op's float32 path)
             if not _grad_state.enabled and ctx.device.volta_dtype(x.dtype).itemsize != 2:
+                xp = ctx.xp
+                rows = g.array
+                if ctx.reduction != "none":  # every row's share of the reduced loss
+                    if ctx.reduction == "mean":
+                        rows = xp.divide(rows, ctx.wsum)
+                    rows = xp.broadcast_to(rows, (ctx.rows,))
                 kern = get_kernel(ctx.device.backend, "cross_entropy_backward")
-                return Tensor._make(kern(ctx.xp, g.array, x, lse.array, target.array,
+                return Tensor._make(kern(xp, rows, x, lse.array, target.array,
                                          row_w.array), ctx.device), None, None
             x = _logits(ctx, x)
             valid = row_w != 0
@@ -172,9 +181,28 @@ class _CrossEntropy(Function):
         else:
             (x,), a, b, valid = ctx.saved_tensors
             x = _logits(ctx, x)
+        if ctx.reduction == "mean":
+            g = g / Tensor._make(ctx.wsum, ctx.device)
+        if ctx.reduction != "none":
+            g = g.expand(ctx.rows)
         # ignored rows get 0 even when the mean's 0/0 (every target ignored) makes g inf
         g = where(valid, g, 0.0).unsqueeze(1)
         return g * (a * softmax(x, 1) - b), None, None
+
+
+def _reduce_rows(ctx: Function, loss: Any, row_w: Any, reduction: str) -> Any:
+    """The rows' loss summed, or averaged over the rows' class weights (their sum kept
+    in ``ctx.wsum`` for backward); 2-byte floats summed in float32, as Volta's ``sum``."""
+    xp = ctx.xp
+    dtype = loss.dtype
+    if ctx.device.volta_dtype(dtype).itemsize == 2:
+        loss, row_w = xp.astype(loss, xp.float32), xp.astype(row_w, xp.float32)
+    if reduction == "sum":
+        out = xp.sum(loss)
+    else:
+        out, ctx.wsum = get_kernel(ctx.device.backend, "weighted_mean")(xp, loss, row_w)
+        ctx.wsum = xp.astype(ctx.wsum, dtype)
+    return out if out.dtype == dtype else xp.astype(out, dtype)
 
 
 def _logits(ctx: Function, x: Any) -> Tensor:
@@ -288,16 +316,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         return _reduce(op, loss, reduction)
     _class_target(op, input, target, ignore_index)
     _no_grad_for("nll_loss", weight=weight)  # PyTorch's error names its nll_loss
-    box: dict = {}
-    rows = _CrossEntropy.apply(_rows(input), target.reshape(-1),
-                               weight, ignore_index=ignore_index,
-                               smoothing=float(label_smoothing), box=box)
+    out = _CrossEntropy.apply(_rows(input), target.reshape(-1), weight,
+                              ignore_index=ignore_index, smoothing=float(label_smoothing),
+                              reduction=reduction)
     if reduction == "none":
-        out = rows.reshape(target.shape)
-    elif reduction == "sum":
-        out = rows.sum()
-    else:
-        out = rows.sum() / Tensor._make(input.device.xp.sum(box["row_w"]), input.device)
+        out = out.reshape(target.shape)
     saved_by_pytorch(out, target, weight, op="cross_entropy")  # as its nll_loss
     return out
 

@@ -80,8 +80,11 @@ def reshape(x: Tensor, *shape: int) -> Tensor:
     shape = _target_shape("reshape", x, shape)
     if shape == tuple(x.array.shape):
         return x
-    strides, offset = layout(x)
-    new = view_strides(x.shape, strides, shape)
+    if x._owner is None:  # no view: laid out row-major from 0, so always a view
+        new, offset = contiguous_strides(shape), 0
+    else:
+        strides, offset = layout(x)
+        new = view_strides(x.shape, strides, shape)
     out = Reshape.apply(x, shape=shape)
     return out if new is None else make_view(out, x, new, offset)
 

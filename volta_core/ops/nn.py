@@ -408,6 +408,14 @@ def dropout_backward(xp: Any, grad: Any, keep: Any, *, p: float) -> Any:
     return out if dt == grad.dtype else xp.astype(out, grad.dtype)
 
 
+@fallback("weighted_mean")
+def weighted_mean(xp: Any, values: Any, weights: Any) -> tuple[Any, Any]:
+    """``(sum(values) / sum(weights), sum(weights))`` of two 1-d float arrays of one dtype,
+    as 0-d arrays: the mean of a loss whose rows carry weights (``cross_entropy``)."""
+    total = xp.sum(weights)
+    return xp.divide(xp.sum(values), total), total
+
+
 @fallback("sum_leading")
 def sum_leading(xp: Any, x: Any) -> Any:
     """Sum a 2-d ``x`` ``(M, N)`` over its rows: ``(N,)`` (bias gradients).
