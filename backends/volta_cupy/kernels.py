@@ -29,7 +29,7 @@ KERNELS: dict = {
     "log_softmax": rows.log_softmax,
     "cross_entropy": rows.cross_entropy,
     "cross_entropy_backward": rows.cross_entropy_backward,
-    "weighted_mean": rows.weighted_mean,
+    "weighted_mean": norms.weighted_mean,
     "layer_norm": rows.layer_norm,
     "layer_norm_backward": norms.layer_norm_backward,
     "softmax_backward": norms.softmax_backward,

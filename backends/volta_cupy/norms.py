@@ -3,6 +3,7 @@
 - ``sum_leading``: column sums of a 2-d array in two deterministic passes (coalesced
   reads; CuPy's ``sum(axis=0)`` reads one column per block).
 - ``channel_sum``: sums over every dim but the channels (a convolution's bias gradient).
+- ``weighted_mean``: ``sum(values) / sum(weights)`` in one launch (cross entropy's mean).
 - ``softmax_backward`` and ``layer_norm_backward``: one thread block per row, as the
   forward row kernels in ``rows.py``.
 
@@ -136,6 +137,31 @@ def channel_sum(xp: Any, x: Any) -> Any:
                               np.int64(per)))
     out = out.reshape(c) if parts == 1 else _colsum(out)
     return out.astype(BFLOAT16) if bf16 else out
+
+
+_WEIGHTED_MEAN = r"""
+extern "C" __global__ void volta_weighted_mean(const A* v, const A* w, long long n, A* out) {
+    __shared__ A sh[32];
+    A s = 0, t = 0;
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) { s += v[i]; t += w[i]; }
+    s = block_sum(s, sh);
+    t = block_sum(t, sh);
+    if (threadIdx.x == 0) { out[0] = s / t; out[1] = t; }
+}
+"""
+
+
+def weighted_mean(xp: Any, values: Any, weights: Any) -> tuple:
+    """Same contract as ``volta_core.ops.nn.weighted_mean``: both sums and the quotient in
+    one launch (one block: the rows of a loss), where CuPy takes three."""
+    if not (_ok(values, weights) and values.ndim == 1 and values.shape == weights.shape
+            and 0 < values.size <= 1 << 22):
+        return generic.weighted_mean(xp, values, weights)
+    out = cupy.empty((2,), dtype=values.dtype)
+    kern = _raw(_WEIGHTED_MEAN, "volta_weighted_mean", acc_type(values.dtype))
+    kern((1,), (_threads(values.size),), (contiguous(values), contiguous(weights),
+                                         np.int64(values.size), out))
+    return out[0], out[1]
 
 
 # -- softmax / layer norm backward ------------------------------------------------------------

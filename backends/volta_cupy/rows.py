@@ -1,5 +1,4 @@
-"""Fused row kernels on CUDA: softmax, log-softmax, cross entropy (and its weighted mean)
-and layer norm.
+"""Fused row kernels on CUDA: softmax, log-softmax, cross entropy and layer norm.
 
 One thread block per row (warp shuffles, then shared memory across warps); the input is
 read from global memory two or three times but written once, in a single launch. Rows
@@ -294,36 +293,6 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
     if cdt != logits.dtype:
         loss, lse, row_w = (a.astype(logits.dtype) for a in (loss, lse, row_w))
     return loss, lse, row_w
-
-
-_WEIGHTED_MEAN = r"""
-extern "C" __global__ void volta_weighted_mean(const A* v, const A* w, long long n, A* out) {
-    __shared__ A sh[32];
-    A s = 0, t = 0;
-    for (long long i = threadIdx.x; i < n; i += blockDim.x) { s += v[i]; t += w[i]; }
-    s = block_sum(s, sh);
-    t = block_sum(t, sh);
-    if (threadIdx.x == 0) { out[0] = s / t; out[1] = t; }
-}
-"""
-
-
-def weighted_mean(xp: Any, values: Any, weights: Any) -> tuple:
-    """Same contract as ``volta_core.ops.nn.weighted_mean``: both sums and the quotient in
-    one launch (one block: the rows of a loss), where CuPy takes three."""
-    if not (_ok_pair(values, weights) and values.ndim == 1 and values.shape == weights.shape
-            and 0 < values.size <= 1 << 22):
-        return generic.weighted_mean(xp, values, weights)
-    out = cupy.empty((2,), dtype=values.dtype)
-    kern = _raw(_WEIGHTED_MEAN, "volta_weighted_mean", acc_type(values.dtype))
-    kern((1,), (_threads(values.size),), (contiguous(values), contiguous(weights),
-                                         np.int64(values.size), out))
-    return out[0], out[1]
-
-
-def _ok_pair(a: Any, b: Any) -> bool:
-    return (isinstance(a, cupy.ndarray) and isinstance(b, cupy.ndarray)
-            and a.dtype == b.dtype and a.dtype in (np.float32, np.float64))
 
 
 def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: int = 1,
