@@ -92,8 +92,7 @@ def test_meshgrid_cartesian_prod(indexing):
 def test_cdist(p):
     x1, x2 = R.normal(size=(2, 5, 3)), R.normal(size=(2, 4, 3))
     x2[0, 0] = x1[0, 0]  # a zero distance: PyTorch's gradient there is zero
-    compare(lambda m, a, b: m.cdist(a, b, p=p), x1, x2, dtype="float64",
-            grad=p != 0.0)
+    compare(lambda m, a, b: m.cdist(a, b, p=p), x1, x2, dtype="float64")  # p=0: zeros
     compare(lambda m, a, b: m.cdist(a, b, p=p), x1[0], x2[0], dtype="float32",
             grad=False)
     raises_like_torch(lambda m, a, b: m.cdist(a, b), x1, x2[..., :2])
@@ -159,6 +158,22 @@ def test_histc(device):
         assert got.dtype is vt.float32
     with pytest.raises(ValueError):
         vt.histc(vt.tensor(x), bins=0)
+    for bad in (np.nan, np.inf):  # the data's range is not finite: refused, as PyTorch
+        raises_like_torch(lambda m, a: m.histc(a, bins=3), np.array([1.0, bad]))
+
+
+def test_edge_shapes_and_values_as_pytorch():
+    """Cases a random sweep against PyTorch found: one variable's covariance is a scalar,
+    combinations longer than the input are ``(0, r)``, and an even-spacing trapezoid of
+    one infinite or NaN sample is NaN (PyTorch's sum-less-the-ends formula)."""
+    compare(lambda m, a: m.cov(a), R.normal(size=(1, 5)))
+    compare(lambda m, a: m.corrcoef(a), R.normal(size=(1, 4)))
+    compare(lambda m, a: m.combinations(a, 3), R.normal(size=2))
+    compare(lambda m, a: m.combinations(a, 2), R.normal(size=0))
+    compare(lambda m, a: m.combinations(a, 0), R.normal(size=3))
+    for y in ([np.nan], [np.inf], [[np.inf, 1.0], [2.0, 3.0]], [1.0, 2.0, 4.0, 7.0]):
+        compare(lambda m, a: m.trapezoid(a, dx=0.5), np.array(y), dtype="float64")
+        compare(lambda m, a: m.trapezoid(a, dim=0), np.array(y), dtype="float64")
 
 
 def test_gamma_functions():

@@ -134,14 +134,30 @@ def test_narrow_select_shrink_stride():
 @pytest.mark.parametrize("pads", [(1, 2), (0, 1, 2, 0), (2, 1, 1, 1, 1, 0)])
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
 def test_pad_matches_numpy(mode, pads):
-    a = rand(2, 3, 4)
+    # non-constant modes pad the last 3 dims of a 4-D or 5-D input only, as in PyTorch
+    shape = (2, 3, 4) if len(pads) < 6 else (1, 2, 3, 4)
+    a = rand(*shape)
     np_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
                "circular": "wrap"}[mode]
-    width = [(0, 0)] * 3
+    width = [(0, 0)] * len(shape)
     for i in range(len(pads) // 2):
-        width[2 - i] = (pads[2 * i], pads[2 * i + 1])
+        width[len(shape) - 1 - i] = (pads[2 * i], pads[2 * i + 1])
     assert_close(vt.pad(t64(a), pads, mode=mode), np.pad(a, width, mode=np_mode))
-    check_grad(lambda x: vt.pad(x, pads, mode=mode), rand(2, 3, 3))
+    check_grad(lambda x: vt.pad(x, pads, mode=mode), rand(*shape[:-1], 3))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_refuses_layouts_pytorch_refuses(mode):
+    """Non-constant padding takes 2 amounts for 2-D/3-D inputs, 4 for 3-D/4-D, 6 for
+    4-D/5-D (PyTorch's rule); other layouts are refused, naming the rule."""
+    for shape, pads in [((5,), (1, 1)), ((2, 3, 4, 5), (1, 1)), ((2, 3), (1, 1, 1, 1)),
+                        ((2, 3, 4), (1, 1, 1, 1, 1, 1))]:
+        with pytest.raises(vt.ShapeError, match="non-constant padding takes 2 amounts"):
+            vt.pad(t64(rand(*shape)), pads, mode=mode)
+    assert vt.pad(t64(rand(2, 3)), (1, 1), mode=mode).shape == (2, 5)
+    if mode != "circular":  # an empty W is refused for 1-d reflect/replicate padding
+        with pytest.raises(vt.ShapeError, match="too small"):
+            vt.pad(t64(rand(1, 2, 2)), (-1, -1), mode=mode)
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ..autograd.zero_gradient import zero_grad_to
 from ..creation import arange
 from ..errors import DTypeError, ShapeError
 from ..ops.elementwise import where
@@ -182,7 +183,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         return out
     coords = [_pad_coord(c, n, padding_mode, align) for c, n in zip(coords, spatial)]
     if mode == "nearest":
-        return _read(flat, spatial, [c.round() for c in coords])
+        out = _read(flat, spatial, [c.round() for c in coords])
+        # the grid's gradient is zeros (PyTorch's), not None
+        return zero_grad_to(out, grid)
     floors = [c.floor() for c in coords]
     fracs = [c - f for c, f in zip(coords, floors)]
     out = None

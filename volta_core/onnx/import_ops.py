@@ -609,8 +609,9 @@ def _pad(m: Any, n: Node, x: list) -> Tensor:
         flat = flat[:-2]
     if mode == "constant":
         return F.pad(x[0], flat, "constant", value)
-    return F.pad(x[0], flat, {"edge": "replicate", "reflect": "reflect",
-                              "wrap": "circular"}[mode])
+    # ONNX pads any dims in any mode (F.pad keeps PyTorch's limits)
+    return ops.movement.pad_any_layout(x[0], tuple(flat), {
+        "edge": "replicate", "reflect": "reflect", "wrap": "circular"}[mode])
 
 
 @runs("ConstantOfShape")

@@ -5,6 +5,7 @@ Composed of comparisons and sums, so they run on every backend.
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 from typing import Any
 
@@ -111,6 +112,9 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
         lo, hi = float(min), float(max)
         if lo == hi and x.numel():
             lo, hi = float(x.min()), float(x.max())
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(f"histc: range of [{lo}, {hi}] is not finite; pass finite min "
+                             "and max, or filter the input's NaN and infinite values")
         if lo == hi:
             lo, hi = lo - 1, hi + 1
         keep = (x >= lo) & (x <= hi)

@@ -22,10 +22,11 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     rows = list(pick(range(input.shape[0]), r))
-    if not rows or r == 0:
-        return input.new_zeros((0,) if r == 0 or not rows else (0, r))
-    idx = tensor(rows, dtype="int64", device=input.device)
-    return input[idx.reshape(-1)].reshape(len(rows), r)
+    if r == 0:
+        rows = []
+    idx = tensor(rows, dtype="int64", device=input.device).reshape(-1)
+    out = input[idx]  # empty too: in the graph, for a zero gradient as PyTorch's
+    return out if r == 0 else out.reshape(len(rows), r)
 
 
 def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, ...]:

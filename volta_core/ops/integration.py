@@ -30,6 +30,12 @@ def _parts(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[Tensor, Any]:
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
               dim: int = -1) -> Tensor:
     """The trapezoid rule along ``dim``: sample spacing ``x`` (a tensor), or ``dx``."""
+    d = normalize_dim("trapezoid", dim, y.ndim)
+    if x is None and y.shape[d] and y.dtype.is_floating_point:
+        # PyTorch's formula for even spacing: the sum less half the two ends (so one
+        # infinite or NaN sample gives NaN, as there)
+        ends = y.select(d, 0) + y.select(d, -1)
+        return (y.sum(d) - ends * 0.5) * (1 if dx is None else dx)
     mids, widths = _parts("trapezoid", y, x, dx, dim)
     return (mids * widths).sum(normalize_dim("trapezoid", dim, y.ndim))
 

@@ -594,6 +594,26 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     """
     pads = tuple(int(p) for p in pad)
     nd = input.ndim
+    if mode in ("reflect", "replicate", "circular") and not (
+            len(pads) in (2, 4, 6) and len(pads) // 2 + 1 <= nd <= len(pads) // 2 + 2):
+        raise ShapeError(
+            f"pad: {len(pads)} padding amounts are not supported for a {nd}-D input in mode "
+            f"'{mode}' (shape {input.shape}); as in PyTorch, non-constant padding takes 2 "
+            "amounts for a 2-D or 3-D input, 4 for 3-D or 4-D, 6 for 4-D or 5-D (reshape the "
+            "input, or use mode='constant')")
+    if mode in ("reflect", "replicate") and len(pads) == 2 and nd and (
+            input.shape[-1] + pads[0] + pads[1] < 1):
+        raise ShapeError(f"pad: input (W: {input.shape[-1]}) is too small for {mode} "
+                         f"padding {pads}: the output W would be "
+                         f"{input.shape[-1] + pads[0] + pads[1]}")
+    return pad_any_layout(input, pads, mode, value)
+
+
+def pad_any_layout(input: Tensor, pads: tuple, mode: str = "constant",
+                   value: float | None = None) -> Tensor:
+    """:func:`pad` without PyTorch's limits on the dims non-constant modes may pad (ONNX's
+    ``Pad`` pads any dims in any mode)."""
+    nd = input.ndim
     if len(pads) % 2 or len(pads) // 2 > nd:
         raise ShapeError(f"pad: expected an even number of amounts, at most 2 per dim of "
                          f"shape {input.shape}, got {pads}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..autograd.zero_gradient import zero_grad_to
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 
@@ -36,8 +37,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     from .elementwise import where
 
     diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
-    if p == 0:
-        return (diff != 0).to(diff.dtype).sum(-1)
+    if p == 0:  # a count: its gradient is zeros (PyTorch's), not None
+        return zero_grad_to(zero_grad_to((diff != 0).to(diff.dtype).sum(-1), x1), x2)
     if math.isinf(p):
         return diff.amax(-1)
     if p == 1:

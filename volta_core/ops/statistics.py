@@ -78,7 +78,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     xc = x - avg
     xw = xc if w is None else xc * w
     out = xw.matmul(xc.t()) / norm
-    return out.reshape(()) if input.ndim < 2 else out
+    return out.reshape(()) if x.shape[0] == 1 else out  # one variable: a scalar, as PyTorch
 
 
 @tensor_method()
