@@ -111,8 +111,16 @@ def test_full_svd_factors_and_mode_r():
     np.testing.assert_allclose((u[:, :2] * s) @ vh, a, atol=1e-12)
     np.testing.assert_allclose(u.mT @ u, np.eye(4), atol=1e-12)
     assert vt.linalg.qr(vt.tensor(a), mode="r").Q.shape == (0,)
-    with pytest.raises(ValueError, match="mode='r'"):
-        vt.linalg.qr(vt.tensor(a, requires_grad=True), mode="r")
+    # as in PyTorch: the forward runs, a backward through R (or a tall complete Q) raises
+    for mode in ("r", "complete"):
+        x = vt.tensor(a, requires_grad=True)
+        q, r = vt.linalg.qr(x, mode=mode)
+        assert r.requires_grad
+        np.testing.assert_allclose(r.detach().numpy(),
+                                   torch.linalg.qr(torch.tensor(a), mode=mode).R.numpy(),
+                                   atol=1e-12)
+        with pytest.raises(vt.AutogradError, match=f"mode='{mode}'"):
+            r.sum().backward()
 
 
 def test_singular_and_indefinite_matrices_raise_linalg_error():
@@ -130,3 +138,52 @@ def test_singular_and_indefinite_matrices_raise_linalg_error():
         for a, info in [([[1.0, 0.0], [0.0, 0.0]], 2), ([[0.0, 0.0], [0.0, 0.0]], 1),
                         ([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], 3)]:
             assert int(m.linalg.inv_ex(m.tensor(a)).info) == info
+
+
+def test_sweep_findings_against_pytorch():
+    """Cases a random sweep against PyTorch found: slogdet/logdet of large matrices (det
+    overflows; PyTorch sums the LU factors' logarithms), matrix norms and condition
+    numbers of empty matrices, identity powers in the graph, and the older solve
+    functions (cholesky_solve/cholesky_inverse/triangular_solve, tensorinv/tensorsolve)
+    with PyTorch's gradients."""
+    from torch_ref import compare
+
+    rng = np.random.default_rng(4)
+    big = rng.standard_normal((300, 300)) * 10
+    got, want = vt.linalg.slogdet(vt.tensor(big)), torch.linalg.slogdet(torch.tensor(big))
+    assert float(got.sign) == float(want.sign)
+    np.testing.assert_allclose(float(got.logabsdet), float(want.logabsdet), rtol=1e-10)
+    spd = big @ big.T
+    np.testing.assert_allclose(float(vt.logdet(vt.tensor(spd))),
+                               float(torch.logdet(torch.tensor(spd))), rtol=1e-10)
+    sq = rng.standard_normal((2, 3, 3))
+    compare(lambda m, a: tuple(m.linalg.slogdet(a)), sq)
+    compare(lambda m, a: m.linalg.matrix_power(a, 0), sq)
+    for o in ("fro", "nuc", 2, 1, float("inf")):
+        compare(lambda m, a, o=o: m.linalg.matrix_norm(a, o), np.zeros((2, 0, 3)), grad=False)
+    compare(lambda m, a: m.linalg.cond(a), np.zeros((2, 0, 0)), grad=False)
+    low = np.linalg.cholesky(sq @ sq.transpose(0, 2, 1) + 3 * np.eye(3))
+    b = rng.standard_normal((2, 3, 2))
+    for upper in (False, True):
+        f = low.transpose(0, 2, 1) if upper else low
+        compare(lambda m, x, c, u=upper: m.cholesky_solve(x, c, upper=u), b, f)
+        compare(lambda m, c, u=upper: m.cholesky_inverse(c, upper=u), f[0])
+        for tr in (False, True):
+            compare(lambda m, x, c, u=upper, t=tr: tuple(m.triangular_solve(
+                x, c, upper=u, transpose=t)), b, f)
+    compare(lambda m, a: m.linalg.tensorinv(a, ind=2), rng.standard_normal((2, 3, 6)))
+    compare(lambda m, a, c: m.linalg.tensorsolve(a, c), rng.standard_normal((2, 3, 6)),
+            rng.standard_normal((2, 3)))
+
+
+def test_det_gradient_of_a_singular_matrix_is_its_cofactor_matrix():
+    """Where the determinant is 0 the gradient is the cofactor matrix (from the SVD),
+    not an error: for [[1, 2], [2, 4]] it is [[4, -2], [-2, 1]]."""
+    x = vt.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=vt.float64, requires_grad=True)
+    vt.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+    check = vt.tensor(np.random.default_rng(5).standard_normal((3, 3)), dtype=vt.float64)
+    check[2] = check[0]  # rank 2: the cofactors of the dependent rows are not all 0
+    x = check.detach().requires_grad_()
+    vt.linalg.det(x).backward()
+    assert float(x.grad.abs().sum()) > 0

@@ -1,5 +1,6 @@
-"""Cholesky factorisation and triangular solves: ``vt.linalg.cholesky``,
-``vt.linalg.solve_triangular``, ``vt.linalg.solve``, differentiable (batched).
+"""Cholesky factorisation, determinants and solves: ``vt.linalg.cholesky``,
+``solve_triangular``, ``solve``, ``det``/``slogdet``, ``tensorinv``/``tensorsolve``, and
+``vt.cholesky_solve``/``cholesky_inverse``/``triangular_solve``; differentiable (batched).
 
 Forward uses the standard's ``xp.linalg.cholesky`` / ``xp.linalg.solve``; the backward
 passes are composed of these same ops, so they are differentiable again.
@@ -7,9 +8,12 @@ passes are composed of these same ops, so they are differentiable again.
 
 from __future__ import annotations
 
+import math
+from collections import namedtuple
 from typing import Any
 
 from ..autograd.function import Function
+from ..autograd.zero_gradient import zero_grad_to
 from ..errors import LinAlgError, ShapeError
 from ..tensor import Tensor
 from .sorting import tril, triu
@@ -109,6 +113,81 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     return solve(t, B, left=left)
 
 
+class _CholeskySolve(Function):
+    def forward(ctx, b, factor, upper=False):
+        xp = ctx.xp
+        low = xp.matrix_transpose(factor) if upper else factor
+        a = xp.matmul(low, xp.matrix_transpose(low))
+        x = factorised("cholesky_solve", "singular", xp.linalg.solve, a, b)
+        ctx.upper = upper
+        ctx.save_for_backward(factor, x)
+        return x
+
+    def backward(ctx, g):
+        factor, x = ctx.saved_tensors
+        gb = cholesky_solve(g, factor, ctx.upper)
+        # PyTorch's: the factor's gradient as a full matrix (not only its triangle)
+        common = gb @ _mT(x)
+        common = common + _mT(common)
+        gf = -(factor @ common) if ctx.upper else -(common @ factor)
+        return gb, gf
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """The solution ``X`` of ``A X = B`` from the Cholesky factor of ``A`` (``L`` lower,
+    ``A = L L^T``; or upper, ``A = U^T U``, with ``upper=True``); gradients as PyTorch's,
+    the factor's a full matrix."""
+    _square("cholesky_solve", L)
+    return _CholeskySolve.apply(B, L, upper=upper)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of ``A`` from its Cholesky factor (see :func:`cholesky_solve`)."""
+    _square("cholesky_inverse", L)
+    return cholesky_solve(_eye_like(L).expand(*L.shape), L, upper)
+
+
+TriangularSolveResult = namedtuple("TriangularSolveResult", ["solution", "cloned_coefficient"])
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> TriangularSolveResult:
+    """``(X, A.clone())`` with ``X`` solving ``A X = b`` (``A^T X = b`` with ``transpose``)
+    for triangular ``A`` (PyTorch's older ``torch.triangular_solve``; its arguments come in
+    the opposite order to :func:`solve_triangular`'s)."""
+    a = _mT(A) if transpose else A
+    x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(x, A.clone())
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of ``A`` as a linear map from its last dims to its first ``ind`` dims:
+    the result has shape ``A.shape[ind:] + A.shape[:ind]``."""
+    if ind <= 0:
+        raise ValueError(f"linalg.tensorinv: expected a strictly positive integer for 'ind', "
+                         f"but got {ind}")
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise ShapeError(f"linalg.tensorinv: expected prod(shape[:ind]) == prod(shape[ind:]), "
+                         f"got {rows} and {cols} for shape {A.shape} and ind={ind}")
+    return inv(A.reshape(rows, cols)).reshape(*A.shape[ind:], *A.shape[:ind])
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: tuple | None = None) -> Tensor:
+    """The ``X`` with ``tensordot(A, X, X.ndim) == B`` (``dims`` of ``A`` moved to its
+    end first): ``X`` has shape ``A.shape[B.ndim:]``."""
+    if dims is not None:
+        dims = [d % A.ndim for d in dims]
+        A = A.permute(*[d for d in range(A.ndim) if d not in dims], *dims)
+    rows, cols = math.prod(B.shape), math.prod(A.shape[B.ndim:])
+    if tuple(A.shape[:B.ndim]) != tuple(B.shape) or rows != cols:
+        raise ShapeError(f"linalg.tensorsolve: A of shape {A.shape} does not map onto B of "
+                         f"shape {B.shape} as a square system (A's first dims must be B's "
+                         "shape, and its other dims hold as many elements)")
+    x = solve(A.reshape(rows, cols), B.reshape(rows))
+    return x.reshape(*A.shape[B.ndim:])
+
+
 class Det(Function):
     def forward(ctx, a):
         out = ctx.xp.linalg.det(a)
@@ -117,8 +196,26 @@ class Det(Function):
 
     def backward(ctx, g):
         a, d = ctx.saved_tensors
-        # d det(A) / dA = det(A) A^-T (singular matrices get a NaN-free zero only via inv)
+        # d det(A) / dA is the cofactor matrix: det(A) A^-T, or from the SVD where some
+        # determinant is 0 (the cofactors of a singular matrix need not vanish)
+        if a.numel() and not bool((d != 0).all()):
+            return g.unsqueeze(-1).unsqueeze(-1) * _cofactors(a)
         return (g * d).unsqueeze(-1).unsqueeze(-1) * _mT(inv(a))
+
+
+def _cofactors(a: Tensor) -> Tensor:
+    """The cofactor matrices of ``a``, singular ones too: with ``A = U diag(s) V^T``, they
+    are ``det(U) det(V) U diag(prod of the other s_j) V^T`` (differentiable again)."""
+    from ..creation import ones
+    from .movement import cat
+    from .spectral import svd
+
+    u, s, vh = svd(a)
+    one = ones((*s.shape[:-1], 1), dtype=s.dtype, device=s.device)
+    before = cat([one, s[..., :-1]], -1).cumprod(-1)  # prod of s_j, j < i
+    after = cat([s[..., 1:], one], -1).flip(-1).cumprod(-1).flip(-1)  # j > i
+    sign = (det(u) * det(vh)).unsqueeze(-1).unsqueeze(-1)
+    return sign * ((u * (before * after).unsqueeze(-2)) @ vh)
 
 
 class Inv(Function):
@@ -144,17 +241,38 @@ def inv(A: Tensor) -> Tensor:
     return Inv.apply(A)
 
 
+class _LogAbsDet(Function):
+    """``log|det A|`` (computed with its sign by the backend's ``slogdet``)."""
+
+    def forward(ctx, a, logabs=None):
+        ctx.save_for_backward(a)
+        return logabs
+
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g.unsqueeze(-1).unsqueeze(-1) * _mT(inv(a))
+
+
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
 def slogdet(A: Tensor) -> tuple[Tensor, Tensor]:
-    """``(sign, log|det A|)``, differentiable in the log-magnitude."""
-    d = det(A)
-    return d.sign(), d.abs().log()
+    """``(sign, log|det A|)``, differentiable in the log-magnitude. From the LU factors'
+    logarithms, as PyTorch's: no overflow where ``det`` itself would be infinite."""
+    _square("linalg.slogdet", A)
+    sign, logabs = A.device.xp.linalg.slogdet(A.array)
+    sign = zero_grad_to(Tensor._make(sign, A.device), A)  # PyTorch's: zeros, not None
+    return SlogdetResult(sign, _LogAbsDet.apply(A, logabs=logabs))
 
 
 def logdet(A: Tensor) -> Tensor:
-    """``log det A`` (NaN for a negative determinant, as PyTorch)."""
-    return det(A).log()
+    """``log det A`` (NaN for a negative determinant, -inf for a singular one, as
+    PyTorch)."""
+    sign, logabs = slogdet(A)
+    return logabs + sign.log()
 
 
 inverse = inv  # ``vt.inverse`` as ``torch.inverse``
 
-__all__ = ["det", "inverse", "logdet", "slogdet"]
+__all__ = ["det", "inverse", "logdet", "slogdet", "cholesky_solve", "cholesky_inverse",
+           "triangular_solve"]

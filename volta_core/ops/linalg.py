@@ -339,6 +339,8 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 
 from .decompositions import (  # noqa: E402, F401
     cholesky,
+    cholesky_inverse,
+    cholesky_solve,
     det,
     inv,
     inverse,
@@ -346,6 +348,9 @@ from .decompositions import (  # noqa: E402, F401
     slogdet,
     solve,
     solve_triangular,
+    tensorinv,
+    tensorsolve,
+    triangular_solve,
 )
 from .einsum import einsum  # noqa: E402 - einsum is built on matmul above
 from .reduce import vector_norm  # noqa: E402
@@ -372,4 +377,5 @@ from .spectral import (  # noqa: E402, F401 - built on matmul and the decomposit
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm",
            "addmv", "addr", "addbmm", "chain_matmul", "renorm",
-           "tensordot", "einsum", "det", "inverse", "logdet", "slogdet"]
+           "tensordot", "einsum", "det", "inverse", "logdet", "slogdet", "cholesky_solve",
+           "cholesky_inverse", "triangular_solve"]

@@ -19,8 +19,8 @@ from collections import namedtuple
 from typing import Any
 
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled as grad_enabled
-from ..errors import DTypeError, LinAlgError, ShapeError
+from ..autograd.zero_gradient import zero_grad_to
+from ..errors import AutogradError, DTypeError, LinAlgError, ShapeError
 from ..limits import finfo
 from ..tensor import Tensor, tensor_method
 from .cross_product import cross as _cross
@@ -212,6 +212,17 @@ def _qr_square_backward(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:
     return _mT(solve_triangular(r, _mT(rhs), upper=True))
 
 
+class _RefusesBackward(Function):
+    """``x`` as it is, in the graph of ``a``; a backward through it raises ``why``."""
+
+    def forward(ctx, x, a, why=""):
+        ctx.why = why
+        return x
+
+    def backward(ctx, g):
+        raise AutogradError(ctx.why)
+
+
 def qr(A: Tensor, mode: str = "reduced") -> QRResult:
     """QR decomposition ``A = Q R`` (``Q`` orthonormal columns, ``R`` upper triangular).
 
@@ -227,14 +238,17 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
         raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     m, n = A.shape[-2:]
     if mode == "r" or (mode == "complete" and m > n):
-        if A.requires_grad and grad_enabled():
-            raise ValueError(f"linalg.qr: mode={mode!r} is not differentiable for a "
-                             f"{m}x{n} input (as in PyTorch); use mode='reduced'")
         q, r = A.device.xp.linalg.qr(A.array, mode="complete" if mode == "complete"
                                      else "reduced")
+        # as in PyTorch: the values come, and a backward through them is refused
+        why = ("linalg.qr: the derivative depends on Q, which mode='r' does not compute; "
+               "use mode='reduced' to differentiate through linalg.qr") if mode == "r" else (
+            f"linalg.qr: mode='complete' is not differentiable for a {m}x{n} input (more "
+            "rows than columns), as in PyTorch; use mode='reduced'")
+        r = _RefusesBackward.apply(Tensor._make(r, A.device), A, why=why)
         if mode == "r":
-            return QRResult(A.new_zeros(0), Tensor._make(r, A.device))
-        return QRResult(Tensor._make(q, A.device), Tensor._make(r, A.device))
+            return QRResult(A.new_zeros(0), r)
+        return QRResult(_RefusesBackward.apply(Tensor._make(q, A.device), A, why=why), r)
     packed = _QR.apply(A)
     k = min(m, n)
     return QRResult(packed[..., :m, :k], packed[..., m:, :])
@@ -325,10 +339,10 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
         out = (x * x).sum((-2, -1)).sqrt()
     elif ord in ("nuc", 2, -2):
         s = svdvals(x)
-        out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        out = s.sum(-1) if ord == "nuc" else (_max0(s) if ord == 2 else s.amin(-1))
     elif ord in (1, -1, inf, -inf):
         sums = x.abs().sum(-2 if ord in (1, -1) else -1)
-        out = sums.amax(-1) if ord in (1, inf) else sums.amin(-1)
+        out = _max0(sums) if ord in (1, inf) else sums.amin(-1)
     else:
         raise ValueError(f"linalg.matrix_norm: unknown ord {ord!r}; expected 'fro', 'nuc', "
                          "1, -1, 2, -2, inf or -inf")
@@ -338,9 +352,17 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
     return out
 
 
+def _max0(x: Tensor) -> Tensor:
+    """The largest entry along the last dim, 0 where it is empty (PyTorch's matrix norms
+    of empty matrices; the smallest stays refused, as there)."""
+    return x.amax(-1) if x.shape[-1] else x.sum(-1)
+
+
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number ``norm(A) * norm(A^-1)`` (``p=None`` or 2: the ratio of the
-    extreme singular values)."""
+    extreme singular values); 0 for empty matrices, as PyTorch."""
+    if A.ndim >= 2 and 0 in A.shape[-2:]:
+        return A.new_zeros(A.shape[:-2])
     if p in (None, 2, -2):
         s = svdvals(A)
         top, low = s.amax(-1), s.amin(-1)
@@ -354,8 +376,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     _square("linalg.matrix_power", A)
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
-    if n == 0:
-        return _eye_like(A).expand(*A.shape).clone()
+    if n == 0:  # the identity, its gradient zeros (PyTorch's), not None
+        return zero_grad_to(_eye_like(A).expand(*A.shape).clone(), A)
     base = inv(A) if n < 0 else A
     out = None
     n = abs(n)
