@@ -115,10 +115,12 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
 
 class _CholeskySolve(Function):
     def forward(ctx, b, factor, upper=False):
-        xp = ctx.xp
-        low = xp.matrix_transpose(factor) if upper else factor
-        a = xp.matmul(low, xp.matrix_transpose(low))
-        x = factorised("cholesky_solve", "singular", xp.linalg.solve, a, b)
+        # two triangular solves (on the factor's triangle), not one with L L^T: the
+        # factor's condition number is the square root of A's
+        f = Tensor._make(factor, ctx.device)
+        low = _mT(f) if upper else f
+        x = solve_triangular(_mT(low), solve_triangular(low, Tensor._make(b, ctx.device),
+                                                        upper=False), upper=True).array
         ctx.upper = upper
         ctx.save_for_backward(factor, x)
         return x
