@@ -86,3 +86,12 @@ def synchronize(on=None) -> None:
         return
     for dev in {get_default_device(), *Device._interned.values()}:
         dev.synchronize()
+
+
+def _install_out() -> None:
+    from .out_arg import install
+
+    install(globals(), ("volta_core.ops", "volta_core.creation"))
+
+
+_install_out()

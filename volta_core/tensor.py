@@ -141,8 +141,8 @@ class Tensor:
         """True for tensors not produced by a recorded operation."""
         return self.grad_fn is None
 
-    @property
     def is_floating_point(self) -> bool:
+        """True if the dtype is a floating one (a method, as PyTorch's)."""
         return self.dtype.is_floating_point
 
     @property

@@ -218,6 +218,15 @@ def test_queries_and_dims():
         assert m.is_nonzero(m.tensor([2]))
         with pytest.raises(RuntimeError):
             m.is_nonzero(m.tensor([1, 2]))
+        # the Tensor's own queries, as methods or attributes as PyTorch has them
+        assert t.is_floating_point() and t.is_signed() and not m.ones(2, dtype=m.uint8
+                                                                        ).is_signed()
+        assert not (t.is_pinned() or t.is_shared() or t.is_inference())
+        assert (t.nbytes, t.itemsize, t.layout) == (24 * 8, 8, m.strided)
+        assert not (t.is_sparse or t.is_quantized or t.is_meta)
+        assert t[0].H.shape == (4, 3) and t.mH.shape == (2, 4, 3)
+        assert t.data_ptr() == t[0].data_ptr() and t[1].data_ptr() - t.data_ptr() == 12 * 8
+        assert t.clone(memory_format=m.contiguous_format).shape == t.shape
     compare(lambda m, a: m.swapaxes(a, 0, 2), x)
     compare(lambda m, a: m.swapdims(a, 1, 2), x)
     compare(lambda m, a: a.swapaxes(0, 1), x)
