@@ -160,8 +160,9 @@ def ones(*size: int, dtype: Any = None, device: DeviceLike = None,
 
 
 def empty(*size: int, dtype: Any = None, device: DeviceLike = None,
-          requires_grad: bool = False) -> Tensor:
-    """An uninitialised tensor of shape ``size``."""
+          requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor of shape ``size`` (``memory_format`` accepted, as every
+    tensor is row-major)."""
     s = _size("empty", size)
     return _make(dtype, device, requires_grad, lambda xp, dt, d: xp.empty(s, dtype=dt, device=d))
 
@@ -499,7 +500,7 @@ def set_generator_states(states: dict[str, dict]) -> None:
 
 def _like(fn, name: str):
     def like(input: Tensor, dtype: Any = None, device: DeviceLike = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, memory_format: Any = None) -> Tensor:
         return fn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
                   requires_grad=requires_grad)
 

@@ -212,9 +212,14 @@ class Tensor:
         """Return a copy on another device and/or of another dtype (self if unchanged).
 
         Accepts ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``
-        and the keywords ``device=`` and ``dtype=``. Differentiable.
+        and the keywords ``device=``, ``dtype=``, ``non_blocking=`` (copies are ordered on
+        the device's stream either way), ``copy=`` (a new tensor even when nothing
+        changes) and ``memory_format=`` (every tensor is row-major). Differentiable.
         """
         dev, dt = kwargs.pop("device", None), kwargs.pop("dtype", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected arguments {sorted(kwargs)}")
         for a in args:
@@ -238,15 +243,19 @@ class Tensor:
             from .ops.elementwise import cast
 
             out = cast(out, get_dtype(dt))
-        return out
+        return out.clone() if copy and out is self else out
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format: Any = None) -> Tensor:
         """Return a copy on the CPU (self if already there)."""
         return self.to("cpu")
 
-    def cuda(self, index: int = 0) -> Tensor:
-        """Return a copy on ``cuda:index``."""
-        return self.to(f"cuda:{index}")
+    def cuda(self, device: Any = None, non_blocking: bool = False,
+             memory_format: Any = None) -> Tensor:
+        """Return a copy on ``cuda:device`` (an index, ``"cuda:1"`` or a device; the
+        current one when None)."""
+        if device is None:
+            return self.to("cuda")
+        return self.to(f"cuda:{device}" if isinstance(device, int) else device)
 
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)

@@ -59,3 +59,22 @@ def test_out_tuple_resize_and_refusals():
             m.mul(m.ones(3, requires_grad=True), 2, out=m.empty(3))
     with vt.no_grad():  # without recording it is fine, as in PyTorch
         assert vt.mul(vt.ones(3, requires_grad=True), 2, out=vt.empty(3)).tolist() == [2.0] * 3
+
+
+def test_transfer_keywords_and_memory_formats_as_pytorch():
+    """``x.to(device, non_blocking=True)`` (every data loop writes it), ``copy=True``,
+    ``memory_format=`` on ``to``/``Module.to``/``*_like``/``empty``, and
+    ``is_contiguous(memory_format=channels_last)`` answering as PyTorch does for a
+    row-major tensor."""
+    for m in (vt, torch):
+        x = m.ones(2, 3)
+        assert x.to("cpu", non_blocking=True) is x
+        y = x.to("cpu", copy=True)
+        assert y is not x and y.tolist() == x.tolist()
+        assert x.to(m.float64, non_blocking=True).dtype == m.float64
+        m.nn.Conv2d(2, 2, 1).to("cpu", memory_format=m.channels_last)
+        assert m.empty_like(x, memory_format=m.preserve_format).shape == (2, 3)
+        assert m.zeros(2, 3).clone(memory_format=m.contiguous_format).shape == (2, 3)
+        for shape, want in (((1, 2, 3, 3), False), ((1, 1, 3, 3), True), ((2, 3, 1, 1), True)):
+            assert m.ones(*shape).is_contiguous(memory_format=m.channels_last) is want
+        assert m.ones(2, 3).is_contiguous(memory_format=m.contiguous_format)

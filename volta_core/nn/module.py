@@ -382,6 +382,7 @@ class Module:
 
         dev, dt = kwargs.pop("device", None), kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)  # every tensor is row-major (vt.channels_last too)
         if kwargs:
             raise TypeError(f"Module.to() got unexpected arguments {sorted(kwargs)}")
         for a in args:
@@ -411,9 +412,12 @@ class Module:
         """Move every parameter and buffer to the CPU."""
         return self.to("cpu")
 
-    def cuda(self, index: int = 0) -> Module:
-        """Move every parameter and buffer to ``cuda:index``."""
-        return self.to(f"cuda:{index}")
+    def cuda(self, device: Any = None) -> Module:
+        """Move every parameter and buffer to ``cuda:device`` (an index, a name or a
+        device; the current one when None)."""
+        if device is None:
+            return self.to("cuda")
+        return self.to(f"cuda:{device}" if isinstance(device, int) else device)
 
     def float(self) -> Module:  # noqa: A003
         """Cast floating parameters and buffers to float32."""

@@ -8,6 +8,7 @@ its input's, so ``is_contiguous()``, ``contiguous()`` and ``view()`` behave as P
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -346,10 +347,20 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 @tensor_method()
 def is_contiguous(x: Tensor, memory_format: Any = None) -> bool:
-    """Whether ``x``'s elements sit in row-major order in its memory (views may not)."""
-    if x._owner is None:
-        return True
-    return _contiguous_layout(x.shape, x._view.strides)
+    """Whether ``x``'s elements sit in row-major order in its memory (views may not).
+
+    With ``memory_format=vt.channels_last`` (``_3d``), whether they also sit channels
+    last, as PyTorch answers for a row-major tensor: only where one channel or one pixel
+    makes the two orders the same (Volta keeps every tensor row-major)."""
+    plain = x._owner is None or _contiguous_layout(x.shape, x._view.strides)
+    if memory_format is None or getattr(memory_format, "name", "").startswith(
+            ("contiguous", "preserve")):
+        return plain
+    rank = 5 if memory_format.name.endswith("3d") else 4
+    if x.ndim != rank:
+        raise ShapeError(f"is_contiguous: {memory_format} needs a rank {rank} tensor, got "
+                         f"shape {x.shape}")
+    return plain and (x.shape[1] == 1 or math.prod(x.shape[2:]) == 1)
 
 
 @tensor_method()
