@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -245,3 +246,43 @@ def test_attribute_set_to_none_then_to_a_module_registers_it():
     m.head = nn.Linear(2, 3)
     assert isinstance(m.head, nn.Linear)
     assert sorted(dict(m.named_parameters())) == ["head.bias", "head.weight"]
+
+
+def test_backward_and_kwargs_hooks_as_pytorch():
+    """Full backward hooks (and pre-hooks) see the gradients PyTorch's see, may replace
+    grad_input, and fire at the outputs when no input requires grad; forward hooks take
+    ``with_kwargs`` and ``prepend``."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        lin = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(np.arange(6.0).reshape(2, 3) / 10, dtype=lib.float32))
+            lin.bias.zero_()
+        seen = []
+        lin.register_full_backward_pre_hook(
+            lambda m, go: seen.append(("pre", [g.tolist() for g in go])))
+
+        def full(m, gi, go):
+            seen.append(("full", [None if g is None else g.tolist() for g in gi],
+                         [g.tolist() for g in go]))
+            return tuple(None if g is None else g * 2 for g in gi)
+
+        handle = lin.register_full_backward_hook(full)
+        x = lib.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        (lin(x) * lib.tensor([[1.0, -1.0]])).sum().backward()
+        seen.append(("x.grad", x.grad.tolist()))  # doubled by the hook
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch warns that it fires at the outputs
+            lin(lib.tensor([[1.0, 2.0, 3.0]])).sum().backward()
+        handle.remove()
+        lin(x).sum().backward()
+        order = []
+        lin.register_forward_hook(lambda m, a, kw, out: order.append(("kw", sorted(kw))),
+                                  with_kwargs=True)
+        lin.register_forward_hook(lambda m, a, out: order.append("first"), prepend=True)
+        lin.register_forward_pre_hook(lambda m, a, kw: (a, kw), with_kwargs=True)
+        lin(x)
+        return seen, order
+
+    assert run(vt) == run(torch)

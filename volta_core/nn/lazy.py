@@ -57,7 +57,8 @@ class _LazyMixin:
                     old.array = t.to(old.device).array
                     old._version[0] += 1
         keep = {"_parameters", "_buffers", "_modules", "_forward_pre_hooks",
-                "_forward_hooks", "training", "_non_persistent_buffers_set"}
+                "_forward_hooks", "_forward_hooks_with_kwargs", "_backward_pre_hooks",
+                "_backward_hooks", "training", "_non_persistent_buffers_set"}
         for k, v in fresh.__dict__.items():
             if k not in keep:
                 object.__setattr__(self, k, v)

@@ -69,6 +69,9 @@ class Module:
         sa(self, "_modules", {})
         sa(self, "_forward_pre_hooks", {})
         sa(self, "_forward_hooks", {})
+        sa(self, "_forward_hooks_with_kwargs", set())  # keys of hooks that take kwargs
+        sa(self, "_backward_pre_hooks", {})
+        sa(self, "_backward_hooks", {})
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Compute the module's output; every subclass overrides this."""
@@ -76,31 +79,73 @@ class Module:
                                   "'forward' method")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
+        with_kwargs = self._forward_hooks_with_kwargs
+        for key, hook in list(self._forward_pre_hooks.items()):
+            if key in with_kwargs:
+                new = hook(self, args, kwargs)
+                if new is not None:
+                    args, kwargs = new
+                continue
             new = hook(self, args)
             if new is not None:
                 args = new if isinstance(new, tuple) else (new,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            new = hook(self, args, out)
+        if self._backward_hooks or self._backward_pre_hooks:
+            from .backward_hooks import call_with_backward_hooks
+
+            out = call_with_backward_hooks(self, self.forward, args, kwargs)
+        else:
+            out = self.forward(*args, **kwargs)
+        for key, hook in list(self._forward_hooks.items()):
+            new = hook(self, args, kwargs, out) if key in with_kwargs else hook(self, args, out)
             if new is not None:
                 out = new
         return out
 
     # -- hooks ---------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Call ``hook(module, args)`` before ``forward``; it may return replacement args."""
+    def _add_hook(self, hooks: dict, hook: Callable, prepend: bool = False,
+                  with_kwargs: bool = False) -> RemovableHandle:
         key = next(_hook_ids)
-        self._forward_pre_hooks[key] = hook
-        return RemovableHandle(self._forward_pre_hooks, key)
+        hooks[key] = hook
+        if prepend:  # first in the calling order (the dict object itself stays)
+            rest = [(k, hooks.pop(k)) for k in list(hooks) if k != key]
+            hooks.update(rest)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(key)
+        return RemovableHandle(hooks, key)
 
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """Call ``hook(module, args, output)`` after ``forward``; it may replace the output."""
-        key = next(_hook_ids)
-        self._forward_hooks[key] = hook
-        return RemovableHandle(self._forward_hooks, key)
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before ``forward``; it may return replacement args.
+        With ``with_kwargs``: ``hook(module, args, kwargs)``, returning ``(args, kwargs)``
+        or None; ``prepend`` runs it before the hooks registered earlier."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after ``forward``; it may replace the output.
+        With ``with_kwargs``: ``hook(module, args, kwargs, output)``."""
+        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+
+    def register_full_backward_pre_hook(self, hook: Callable, *,
+                                        prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs
+        are known; it may return replacement ``grad_output`` (see
+        :mod:`volta_core.nn.backward_hooks`)."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable, *,
+                                    prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the
+        module's tensor inputs are known; it may return replacement ``grad_input``."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """PyTorch's deprecated spelling; registered as a full backward hook."""
+        return self.register_full_backward_hook(hook)
 
     # -- registration --------------------------------------------------------------------
     def _check_name(self, kind: str, name: Any) -> None:
