@@ -40,6 +40,7 @@ from .errors import *  # noqa: F401,F403
 from .io import load, save
 from .limits import finfo, iinfo
 from .ops import *  # noqa: F401,F403
+from .printing import set_printoptions
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Tensor
 from .threads import get_num_threads, set_num_threads
@@ -58,7 +59,7 @@ float, int = float32, int32  # noqa: A001
 
 # names resolved on first use, so ``import volta_core`` stays cheap
 _LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu", "utils", "distributions",
-         "accelerator", "compiler", "onnx", "amp", "cpu"}
+         "accelerator", "compiler", "onnx", "amp", "cpu", "testing"}
 
 
 def __getattr__(name: str):

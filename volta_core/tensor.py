@@ -415,14 +415,22 @@ class Tensor:
         return self.array.__dlpack_device__()
 
     def __repr__(self) -> str:
+        from .printing import numpy_options
+
         host = self.device.backend.to_host(self.array)
-        body = repr(host)
-        body = body[body.index("(") + 1:]
-        cut = body.rfind("dtype=")
-        if cut >= 0:  # NumPy's ", dtype=..." (on a line of its own when the values wrap)
-            body = body[:cut].rstrip().rstrip(",")
+        options = numpy_options()
+        if options:
+            import numpy as np
+
+            with np.printoptions(**options):
+                body = repr(host)
         else:
-            body = body[:-1]
+            body = repr(host)
+        body = body[body.index("(") + 1:-1]
+        for key in ("dtype=", "shape="):  # NumPy's ", dtype=..." and a summary's ", shape="
+            cut = body.rfind(key)
+            if cut > body.rfind("]"):  # (on a line of its own when the values wrap)
+                body = body[:cut].rstrip().rstrip(",")
         body = body.replace("\n", "\n ")
         extras = []
         if self.device.type != "cpu":
