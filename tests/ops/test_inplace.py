@@ -219,3 +219,37 @@ def test_augmented_assignment_through_indexing():
         return y
 
     check_grad(f, rand(4))
+
+
+def test_unsqueeze_and_squeeze_in_place_as_pytorch():
+    """In-place view ops: a leaf that requires grad is refused, a non-leaf keeps its
+    history, a view changes its layout in its base (writes reach the base), and views
+    made before stay right."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        out = []
+        x = lib.ones(2, 3, requires_grad=True)
+        with pytest.raises(RuntimeError):
+            x.unsqueeze_(0)
+        leaf = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        y = leaf * 2
+        y.unsqueeze_(0)
+        (y * lib.arange(6.0).reshape(1, 2, 3)).sum().backward()
+        out += [tuple(y.shape), leaf.grad.tolist()]
+        z = lib.arange(6.0).reshape(2, 3)
+        v = z[0]
+        v.unsqueeze_(0)
+        v.mul_(10)
+        out += [tuple(v.shape), z.tolist()]
+        w = lib.ones(1, 3, 1)
+        before = w[0]
+        w.squeeze_()
+        w.add_(1)
+        out += [tuple(w.shape), before.tolist()]
+        s = lib.ones(1, 3, 1)
+        s.squeeze_(0)
+        out.append(tuple(s.shape))
+        return out
+
+    assert run(vt) == run(torch)

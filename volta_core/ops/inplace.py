@@ -21,8 +21,8 @@ from typing import Any
 from ..autograd.function import Function, rebind_output
 from ..autograd.grad_mode import state as _grad_state
 from ..dtypes import checked_scalar
-from ..errors import DeviceError, DTypeError, ShapeError
-from ..tensor import Tensor
+from ..errors import AutogradError, DeviceError, DTypeError, ShapeError
+from ..tensor import Tensor, tensor_method
 from ..views import (
     _overlaps,
     assign,
@@ -37,7 +37,7 @@ from ..views import (
 from ._util import broadcast_shapes
 from .elementwise import add, sub
 from .indexing import _as_python, getitem
-from .movement import clone, expand, expand_strides, reshape, sum_to
+from .movement import clone, expand, expand_strides, reshape, squeeze, sum_to, unsqueeze
 
 _ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
 
@@ -534,5 +534,33 @@ def _check_index_put_dtype(x: Tensor, key: Any, value: Tensor, overlap: str | No
 
 
 Tensor.__setitem__ = setitem
+
+def _reshape_in_place(self: Tensor, op: str, new: Tensor) -> Tensor:
+    """Make ``self`` the tensor ``new`` (``self`` reshaped, its elements in the same order):
+    PyTorch's in-place view ops. A view takes ``new``'s layout in its base; a tensor that
+    is no view takes its values, so views made of it earlier stay right (the order of
+    the elements is unchanged)."""
+    if self.requires_grad and self.grad_fn is None and _grad_state.enabled:
+        raise AutogradError(f"{op}: a leaf Variable that requires grad is being used in an "
+                            "in-place operation")
+    if self._owner is not None:
+        self._owner, self._view, self._seen = new._owner, new._view, new._seen
+    self._data = new.array
+    self.grad_fn, self.requires_grad = new.grad_fn, new.requires_grad
+    return self
+
+
+@tensor_method()
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """In-place :func:`unsqueeze`: ``self`` gets a dim of size 1 at ``dim``."""
+    return _reshape_in_place(self, "unsqueeze_", unsqueeze(self, dim))
+
+
+@tensor_method()
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    """In-place :func:`squeeze`: ``self`` loses its dims of size 1 (or those of ``dim``)."""
+    new = squeeze(self) if dim is None else squeeze(self, dim)
+    return self if new is self else _reshape_in_place(self, "squeeze_", new)
+
 
 __all__ = ["setitem"]
