@@ -115,3 +115,21 @@ def test_embedding_bag_1d_against_pytorch(device, case):
                                        mode="sum")
     want = table[big].reshape(200, 1000, 8).sum(1)
     np.testing.assert_allclose(y.cpu().numpy(), want, rtol=1e-4, atol=1e-3)
+
+
+def test_embedding_bag_offsets_edge_cases_as_pytorch():
+    """With include_last_offset the last bag runs to the end of the indices whatever the
+    last offset says (PyTorch's kernels), and a first offset other than 0 is refused."""
+    torch = pytest.importorskip("torch")
+    w = np.arange(24.0).reshape(8, 3)
+    idx = np.arange(1, 8)
+    for offs in ([0, 2, 2, 5], [0, 2, 2, 7], [0, 3]):
+        for last in (True, False):
+            for mode in ("sum", "mean", "max"):
+                got, want = (lib.nn.functional.embedding_bag(
+                    lib.tensor(idx), lib.tensor(w), lib.tensor(offs), mode=mode,
+                    include_last_offset=last).numpy() for lib in (vt, torch))
+                np.testing.assert_array_equal(got, want)
+    for lib in (vt, torch):
+        with pytest.raises((ValueError, RuntimeError), match="offsets\\[0\\] has to be 0"):
+            lib.nn.functional.embedding_bag(lib.tensor(idx), lib.tensor(w), lib.tensor([1, 3]))

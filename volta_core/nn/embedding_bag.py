@@ -29,6 +29,10 @@ def _check_offsets(input: Tensor, offsets: Tensor, include_last_offset: bool) ->
                           f"{input.device}; move them with .to('{input.device}')")
     if include_last_offset and offsets.shape[0] < 1:
         raise ShapeError("embedding_bag: include_last_offset needs at least one offset")
+    # PyTorch's check (on the host only: reading a GPU's offsets would sync it)
+    if offsets.numel() and offsets.device.type == "cpu" and int(offsets[0]) != 0:
+        raise ValueError(f"embedding_bag: offsets[0] has to be 0, i.e. the first bag starts "
+                         f"at position 0; got {int(offsets[0])}")
 
 
 def _bag_membership(input: Tensor, offsets: Tensor, include_last_offset: bool) -> Tensor:
@@ -36,11 +40,11 @@ def _bag_membership(input: Tensor, offsets: Tensor, include_last_offset: bool) -
     _check_offsets(input, offsets, include_last_offset)
     n = input.shape[0]
     offsets = offsets.to("int64")
-    if include_last_offset:
-        starts, ends = offsets[:-1], offsets[1:]
-    else:
-        tail = arange(n, n + 1, dtype="int64", device=input.device)
-        starts, ends = offsets, cat([offsets[1:], tail])
+    # the last bag runs to the end of the indices, also with include_last_offset (where
+    # PyTorch's kernels read the last offset as the indices' count, whatever it says)
+    starts = offsets[:-1] if include_last_offset else offsets
+    tail = arange(n, n + 1, dtype="int64", device=input.device)
+    ends = cat([starts[1:], tail])
     pos = arange(n, dtype="int64", device=input.device)
     return (pos >= starts.unsqueeze(1)).logical_and(pos < ends.unsqueeze(1))
 
@@ -138,12 +142,11 @@ def _bags_by_index(input: Tensor, weight: Tensor, offsets: Tensor, max_norm: flo
     offsets = offsets.to("int64")
     starts = offsets[:-1] if include_last_offset else offsets
     bags = starts.shape[0]
-    end = offsets[-1:] if include_last_offset else arange(n, n + 1, dtype="int64",
-                                                          device=input.device)
     pos = arange(n, dtype="int64", device=input.device)
-    # a bag is the last one starting at or before the position (empty bags are skipped)
+    # a bag is the last one starting at or before the position (empty bags are skipped);
+    # the last runs to the end (see _bag_membership)
     bag = searchsorted(starts, pos, right=True) - 1
-    valid = (bag >= 0).logical_and(pos < end)
+    valid = bag >= 0
     if padding_idx is not None:  # (made non-negative by the caller)
         valid = valid.logical_and(input != padding_idx)
     target = where(valid, bag, bags)
