@@ -2,8 +2,9 @@
 
 ``save_state_dict`` / ``load_state_dict`` read and write flat ``{name: Tensor}`` dicts
 as safetensors files; ``save`` / ``load`` (also ``vt.save`` / ``vt.load``) handle
-whole training checkpoints without pickle; ``StateDictMapper`` renames and reshapes
-weights coming from other frameworks. Every write is atomic and checksummed.
+whole training checkpoints without pickle (and ``load`` reads ``torch.save``'s files by
+PyTorch's weights-only rules, :mod:`.torch_format`); ``StateDictMapper`` renames and
+reshapes weights coming from other frameworks. Every write is atomic and checksummed.
 
 Importing this package stays cheap: NumPy and safetensors load on first use, so
 ``volta_core`` can re-export :func:`save` and :func:`load` at top level.
@@ -35,11 +36,12 @@ def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
 
 def load(f: str | os.PathLike | IO[bytes], map_location: Any = None, *,
          weights_only: bool | None = None) -> Any:
-    """Load a checkpoint written by :func:`save` (or a safetensors file, as a dict).
+    """Load a checkpoint written by :func:`save` (or a safetensors file, as a dict, or a
+    file ``torch.save`` wrote, by PyTorch's weights-only rules).
 
     See :func:`volta_core.io.checkpoint.load`; ``map_location`` moves tensors (a device,
     a dict, or a function as in PyTorch); ``weights_only`` is accepted and always
-    safe (nothing is unpickled).
+    safe (no code in a file can run).
     """
     from .checkpoint import load as _load
 

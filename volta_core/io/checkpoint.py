@@ -244,7 +244,8 @@ def _empty_cpu() -> Tensor:
 
 def load(f: FileLike, map_location: MapLocation = None, *,
          weights_only: bool | None = None) -> Any:
-    """Load an object saved by :func:`save` (or any safetensors file, as a dict).
+    """Load an object saved by :func:`save` (or any safetensors file, as a dict, or a
+    file ``torch.save`` wrote: see :mod:`volta_core.io.torch_format`).
 
     Args:
         f: a path, or a binary file object open for reading.
@@ -254,7 +255,8 @@ def load(f: FileLike, map_location: MapLocation = None, *,
             ``saved_device_str -> device``, or PyTorch's ``fn(storage, location)``
             (return a tensor, a device, or None for the saved location).
         weights_only: accepted for PyTorch compatibility. Loading is always safe: a
-            checkpoint is JSON and tensor bytes, never unpickled, so no code can run.
+            checkpoint is JSON and tensor bytes, never unpickled, and a ``torch.save``
+            file is unpickled by PyTorch's weights-only rules, so no code can run.
 
     Raises:
         CheckpointError: naming the file (and the entry) if it is missing, truncated,
@@ -264,8 +266,17 @@ def load(f: FileLike, map_location: MapLocation = None, *,
     if weights_only not in (None, True, False):
         raise TypeError(f"vt.load: weights_only must be a bool, got {weights_only!r}")
     path = file_name(f)
-    arrays, meta = read_file(f)
     place = _Placer(map_location, path)
+    from . import torch_format
+
+    found = torch_format.kind(f)
+    if found == "zip":  # torch.save's file: read with weights-only rules
+        return torch_format.load(f, place, path)
+    if found == "legacy":
+        raise CheckpointError(f"{path}: a PyTorch checkpoint in the format before PyTorch "
+                              "1.6; re-save it with a current PyTorch (torch.save) and load "
+                              "that")
+    arrays, meta = read_file(f)
     if OBJECT_KEY not in meta:  # a plain safetensors file: a flat state dict
         return {k: place.tensor(a, "cpu", k, k) for k, a in arrays.items()}
     if meta.get(FORMAT_KEY) != FORMAT:
