@@ -92,7 +92,9 @@ def synchronize(on=None) -> None:
 def _install_out() -> None:
     from .out_arg import install
 
-    install(globals(), ("volta_core.ops", "volta_core.creation"))
+    prefixes = ("volta_core.ops", "volta_core.creation", "volta_core.special")
+    install(globals(), prefixes)
+    install(vars(special), prefixes)  # torch.special's functions take out= too
 
 
 _install_out()

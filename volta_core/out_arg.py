@@ -6,8 +6,9 @@ rules allow it, ``out`` is resized (with PyTorch's warning when it held elements
 shape differs, and gradients are refused (an op with ``out=`` is not recorded). Functions
 that return several tensors take a tuple (``vt.max(x, 1, out=(values, indices))``).
 
-The wrapping is done once, on the functions ``import volta_core`` exports; Tensor methods
-and operators never take ``out=`` and keep their direct call.
+The wrapping is done once, on the functions ``import volta_core`` exports (and
+``vt.special``'s); Tensor methods and operators never take ``out=`` and keep their direct
+call. Code that compares functions by identity unwraps them (``inspect.unwrap``).
 """
 
 from __future__ import annotations
@@ -61,8 +62,14 @@ def write(op: str, result: Any, out: Any) -> Any:
     return out
 
 
+_wrappers: dict[int, Callable] = {}  # id(function) -> its wrapper: aliases stay aliases
+
+
 def with_out(fn: Callable) -> Callable:
-    """``fn`` taking an ``out=`` keyword as well."""
+    """``fn`` taking an ``out=`` keyword as well (one wrapper per function, so names that
+    are one function, ``vt.gt`` and ``vt.greater``, stay one object)."""
+    if id(fn) in _wrappers:
+        return _wrappers[id(fn)]
 
     @functools.wraps(fn)
     def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
@@ -70,6 +77,7 @@ def with_out(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         return write(fn.__name__, fn(*args, **kwargs), out)
 
+    _wrappers[id(fn)] = call
     return call
 
 
@@ -78,7 +86,7 @@ def install(namespace: dict, modules: tuple[str, ...]) -> None:
     has no ``out`` parameter of its own the ``out=`` keyword."""
     for name, fn in list(namespace.items()):
         if (name.startswith("_") or not inspect.isfunction(fn)
-                or not fn.__module__.startswith(modules)):
+                or not fn.__module__.startswith(modules) or fn in _wrappers.values()):
             continue
         try:
             params = inspect.signature(fn).parameters

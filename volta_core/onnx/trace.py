@@ -9,6 +9,7 @@ and stands in for the creation functions whose sizes may depend on a dynamic axi
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -154,7 +155,7 @@ class Tracer:
             fn = getattr(creation, name)
             wrapped = self._creator(fn, name)
             self._patch(creation, name, wrapped)
-            if getattr(volta_core, name, None) is fn:
+            if inspect.unwrap(getattr(volta_core, name, len)) is fn:  # (vt's take out=)
                 self._patch(volta_core, name, wrapped)
         for name in _FUNCTIONAL:
             self._patch(functional, name, self._creator(getattr(functional, name), name))

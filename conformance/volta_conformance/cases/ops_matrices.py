@@ -1,6 +1,7 @@
 """Cases of matrix builders, decompositions, distances and covariance: diag family,
 block_diag, kron, inner, det/inverse/slogdet/logdet, linalg.cholesky/solve/
-solve_triangular, matrix_power/matrix_exp, pinverse, svd, linalg.eigh/qr/matrix_norm,
+solve_triangular, cholesky_solve/cholesky_inverse/triangular_solve, linalg.tensorinv,
+matrix_power/matrix_exp, pinverse, svd, linalg.eigh/qr/matrix_norm,
 cdist, dist, cov, corrcoef."""
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ def _spd(m):
     return m @ m.transpose(-2, -1) + 3 * vt.eye(m.shape[-1], dtype=m.dtype, device=m.device)
 
 
+def _eye6(m):
+    """A well-conditioned (2, 3, 6) map for tensorinv/tensorsolve."""
+    return m + 3 * vt.eye(6, dtype=m.dtype, device=m.device).reshape(2, 3, 6)
+
+
 CASES: list = [
     case("vector", "diag", Arg((4,)), Scalar(1), covers=("Tensor.diag",)),
     case("matrix", "diag", A34, Scalar(-1)),
@@ -41,6 +47,15 @@ CASES: list = [
          fn=lambda m, b: vt.linalg.solve(_spd(m), b)),
     case("basic", "linalg.solve_triangular", SQ, Arg((2, 3, 2)),
          fn=lambda m, b: vt.linalg.solve_triangular(_spd(m), b, upper=True)),
+    case("basic", "cholesky_solve", Arg((2, 3, 2)), SQ,
+         fn=lambda b, m: vt.cholesky_solve(b, vt.linalg.cholesky(_spd(m)))),
+    case("upper", "cholesky_inverse", SQ,
+         fn=lambda m: vt.cholesky_inverse(vt.linalg.cholesky(_spd(m)).mT, upper=True)),
+    case("transpose", "triangular_solve", Arg((2, 3, 2)), SQ,
+         fn=lambda b, m: vt.triangular_solve(b, _spd(m), upper=False, transpose=True)[0]),
+    case("basic", "linalg.tensorinv", Arg((2, 3, 6)), fn=lambda m: vt.linalg.tensorinv(_eye6(m))),
+    case("basic", "linalg.tensorsolve", Arg((2, 3, 6)), Arg((2, 3)),
+         fn=lambda m, b: vt.linalg.tensorsolve(_eye6(m), b)),
     case("basic", "matrix_power", SQ, Scalar(3), covers=("Tensor.matrix_power",
                                                           "linalg.matrix_power")),
     case("basic", "matrix_exp", SQ, fn=lambda m: vt.matrix_exp(m * 0.5),
