@@ -35,7 +35,9 @@ def write(op: str, result: Any, out: Any) -> Any:
     if not isinstance(out, Tensor) or not isinstance(result, Tensor):
         raise TypeError(f"{op}(): out= must be a Tensor (a tuple of them for several "
                         f"results), got {type(out).__name__}")
-    if result.requires_grad or out.requires_grad:
+    from .autograd.grad_mode import is_grad_enabled
+
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
         raise AutogradError(f"{op}(): functions with out=... arguments don't support "
                             "automatic differentiation, but one of the arguments requires "
                             "grad; call it without out= (or under vt.no_grad())")

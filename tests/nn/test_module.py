@@ -286,3 +286,18 @@ def test_backward_and_kwargs_hooks_as_pytorch():
         return seen, order
 
     assert run(vt) == run(torch)
+
+    def two_inputs(lib):  # grad_input per tensor argument: zeros where none is needed
+        class Mul(lib.nn.Module):
+            def forward(self, a, b):
+                return a * b, a + b
+
+        m, seen = Mul(), []
+        m.register_full_backward_hook(
+            lambda mod, gi, go: seen.append(([g.tolist() for g in gi], [g.tolist() for g in go])))
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        x, y = m(lib.tensor([1.0, 2.0]), b)
+        (x.sum() + 2 * y.sum()).backward()
+        return seen, b.grad.tolist()
+
+    assert two_inputs(vt) == two_inputs(torch)

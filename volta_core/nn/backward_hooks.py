@@ -34,8 +34,8 @@ class _Identity(Function):
 class _State:
     """One call's hooks and the gradients they have seen so far."""
 
-    def __init__(self, module: Any, n_inputs: int, inputs_tracked: bool) -> None:
-        self.module, self.n_inputs, self.inputs_tracked = module, n_inputs, inputs_tracked
+    def __init__(self, module: Any, tensor_inputs: list[Tensor]) -> None:
+        self.module, self.tensor_inputs = module, tensor_inputs
         self.grad_output: tuple = ()
 
     def on_output(self, grads: tuple) -> tuple:
@@ -44,12 +44,17 @@ class _State:
             if new is not None:
                 grads = tuple(new) if isinstance(new, (tuple, list)) else (new,)
         self.grad_output = grads
-        if not self.inputs_tracked:  # no input node will run: the hooks run here
-            self._run_full((None,) * self.n_inputs)
+        if not any(t.requires_grad for t in self.tensor_inputs):  # no input node runs
+            self._run_full((None,) * len(self.tensor_inputs))
         return grads
 
     def on_input(self, grads: tuple) -> tuple:
-        return self._run_full(grads)
+        # an entry per tensor argument: zeros for one that needs no gradient (PyTorch's)
+        it = iter(grads)
+        full = tuple(next(it) if t.requires_grad else t.new_zeros(t.shape)
+                     for t in self.tensor_inputs)
+        full = self._run_full(full)
+        return tuple(g for g, t in zip(full, self.tensor_inputs) if t.requires_grad)
 
     def _run_full(self, grad_input: tuple) -> tuple:
         for hook in list(self.module._backward_hooks.values()):
@@ -72,8 +77,7 @@ def call_with_backward_hooks(module: Any, forward: Any, args: tuple, kwargs: dic
         return forward(*args, **kwargs)
     args = list(args)
     tracked = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
-    n_inputs = sum(isinstance(a, Tensor) for a in args)
-    state = _State(module, n_inputs, bool(tracked))
+    state = _State(module, [a for a in args if isinstance(a, Tensor)])
     if tracked:
         _swap(args, tracked, _Identity.apply(state, "input", *[args[i] for i in tracked]))
     out = forward(*args, **kwargs)
@@ -85,4 +89,6 @@ def call_with_backward_hooks(module: Any, forward: Any, args: tuple, kwargs: dic
     if not grads:
         return out
     _swap(outs, grads, _Identity.apply(state, "output", *[outs[i] for i in grads]))
-    return outs[0] if single else type(out)(outs)
+    if single:
+        return outs[0]
+    return type(out)(*outs) if hasattr(out, "_fields") else type(out)(outs)
