@@ -19,7 +19,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .autograd.grad_mode import is_grad_enabled
 from .errors import AutogradError, DeviceError, DTypeError, ShapeError
+from .ops.queries import can_cast
 from .tensor import Tensor
 
 
@@ -35,8 +37,6 @@ def write(op: str, result: Any, out: Any) -> Any:
     if not isinstance(out, Tensor) or not isinstance(result, Tensor):
         raise TypeError(f"{op}(): out= must be a Tensor (a tuple of them for several "
                         f"results), got {type(out).__name__}")
-    from .autograd.grad_mode import is_grad_enabled
-
     if is_grad_enabled() and (result.requires_grad or out.requires_grad):
         raise AutogradError(f"{op}(): functions with out=... arguments don't support "
                             "automatic differentiation, but one of the arguments requires "
@@ -44,8 +44,6 @@ def write(op: str, result: Any, out: Any) -> Any:
     if out.device is not result.device:
         raise DeviceError(f"{op}(): out= is on {out.device} but the result is on "
                           f"{result.device}; pass an out tensor on {result.device}")
-    from .ops.queries import can_cast
-
     if not can_cast(result.dtype, out.dtype):
         raise DTypeError(f"{op}(): result type {result.dtype.name} can't be cast to the "
                          f"desired output type {out.dtype.name}")
