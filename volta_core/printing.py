@@ -52,4 +52,16 @@ def numpy_options() -> dict[str, Any]:
     return _options
 
 
+def format_host(host: Any) -> str:
+    """``repr`` of a host array (``Backend.to_host``'s NumPy array) under the options."""
+    if not _options:
+        return repr(host)
+    import sys
+
+    # the host array's own library (NumPy, by to_host's contract): the core imports none
+    lib = sys.modules[type(host).__module__.partition(".")[0]]
+    with lib.printoptions(**_options):
+        return repr(host)
+
+
 __all__ = ["set_printoptions"]

@@ -415,17 +415,9 @@ class Tensor:
         return self.array.__dlpack_device__()
 
     def __repr__(self) -> str:
-        from .printing import numpy_options
+        from .printing import format_host
 
-        host = self.device.backend.to_host(self.array)
-        options = numpy_options()
-        if options:
-            import numpy as np
-
-            with np.printoptions(**options):
-                body = repr(host)
-        else:
-            body = repr(host)
+        body = format_host(self.device.backend.to_host(self.array))
         body = body[body.index("(") + 1:-1]
         for key in ("dtype=", "shape="):  # NumPy's ", dtype=..." and a summary's ", shape="
             cut = body.rfind(key)

@@ -2,15 +2,14 @@
 
 Values are compared with ``|actual - expected| <= atol + rtol * |expected|`` and PyTorch's
 default tolerances for the dtype; shapes, dtypes and devices must agree unless told not
-to; numbers, sequences and mappings are compared element by element.
+to; numbers, sequences and mappings are compared element by element. The comparison runs
+with Volta's own ops on the CPU, in float64.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import numpy as np
 
 from .tensor import Tensor
 
@@ -43,8 +42,8 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
 def _compare(a: Any, e: Any, where: tuple, rtol, atol, equal_nan, device, dtype, msg) -> None:
     if isinstance(e, Mapping):
         if not isinstance(a, Mapping) or set(a) != set(e):
-            _fail(msg, f"The keys of the mappings differ{_at(where)}: {sorted(map(str, a))} "
-                       f"!= {sorted(map(str, e))}")
+            _fail(msg, f"The keys of the mappings differ: {sorted(map(str, a))} != "
+                       f"{sorted(map(str, e))}{_at(where)}")
         for k in e:
             _compare(a[k], e[k], (*where, k), rtol, atol, equal_nan, device, dtype, msg)
         return
@@ -55,65 +54,67 @@ def _compare(a: Any, e: Any, where: tuple, rtol, atol, equal_nan, device, dtype,
             _compare(x, y, (*where, i), rtol, atol, equal_nan, device, dtype, msg)
         return
     if isinstance(a, Tensor) != isinstance(e, Tensor):
-        _fail(msg, f"Expected both inputs to be tensors or both numbers{_at(where)}, got "
-                   f"{type(a).__name__} and {type(e).__name__}")
+        _fail(msg, f"Expected both inputs to be tensors or both numbers, got "
+                   f"{type(a).__name__} and {type(e).__name__}{_at(where)}")
     if isinstance(e, Tensor):
-        if a.shape != e.shape:
-            _fail(msg, f"The values for attribute 'shape' do not match{_at(where)}: "
-                       f"{a.shape} != {e.shape}.")
-        if device and a.device is not e.device:
-            _fail(msg, f"The values for attribute 'device' do not match{_at(where)}: "
-                       f"{a.device} != {e.device}.")
-        if dtype and a.dtype is not e.dtype:
-            _fail(msg, f"The values for attribute 'dtype' do not match{_at(where)}: "
-                       f"{a.dtype!r} != {e.dtype!r}.")
-        name = e.dtype.name
-        x = _host(a.detach())
-        y = _host(e.detach())
-    else:
-        name = "float64" if isinstance(e, float) else "int64"
-        x, y = np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64)
+        for attr, ok in (("shape", a.shape == e.shape),
+                         ("device", not device or a.device is e.device),
+                         ("dtype", not dtype or a.dtype is e.dtype)):
+            if not ok:
+                _fail(msg, f"The values for attribute '{attr}' do not match: "
+                           f"{getattr(a, attr)!r} != {getattr(e, attr)!r}.{_at(where)}")
+    _values(a, e, where, rtol, atol, equal_nan, msg)
+
+
+def _values(a: Any, e: Any, where: tuple, rtol, atol, equal_nan, msg) -> None:
+    from .creation import tensor
+    from .ops.elementwise import where as choose
+
+    tensors = isinstance(e, Tensor)
+    name = e.dtype.name if tensors else ("float64" if isinstance(e, float) else "int64")
     r, t = (rtol, atol) if rtol is not None else _TOLERANCES.get(name, (0.0, 0.0))
-    x, y = x.astype(np.float64), y.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(x - y)
-        ok = (diff <= t + r * np.abs(y)) | (x == y)
+    x, y = ((v.detach().to("cpu", "float64") if tensors else tensor(float(v), dtype="float64"))
+            for v in (a, e))
+    diff = (x - y).abs()
+    ok = (diff <= t + r * y.abs()).logical_or(x == y)
     if equal_nan:
-        ok |= np.isnan(x) & np.isnan(y)
-    if bool(np.all(ok)):
+        ok = ok.logical_or(x.isnan().logical_and(y.isnan()))
+    if bool(ok.all()):
         return
+    inf = float("inf")
+    rel = choose(ok, -1.0, (diff / y.abs()).nan_to_num(nan=inf, posinf=inf))
     exact = r == 0 and t == 0
     verdict = "equal" if exact else "close"
-    allowed = (lambda v: "") if exact else (lambda v: f" (up to {v} allowed)")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(ok, -1.0, np.nan_to_num(diff / np.abs(y), nan=np.inf))
-    if not isinstance(e, Tensor):
+
+    def allowed(v: float) -> str:
+        return "" if exact else f" (up to {v} allowed)"
+
+    if not tensors:
         text = (f"Scalars are not {verdict}!\n\nExpected {e} but got {a}.\n"
                 f"Absolute difference: {float(diff)}{allowed(t)}\n"
                 f"Relative difference: {float(rel)}{allowed(r)}")
     else:
-        bad = int(np.size(ok) - np.count_nonzero(ok))
-        worst_abs = _index(np.where(ok, -1.0, np.nan_to_num(diff, nan=np.inf)))
-        worst_rel = _index(rel)
-        big = diff[worst_abs]
-        text = (f"Tensor-likes are not {verdict}!\n\nMismatched elements: {bad} / "
-                f"{np.size(ok)} ({100 * bad / np.size(ok):.1f}%)\n"
+        bad, size = int(ok.logical_not().sum()), ok.numel()
+        score = choose(ok, -1.0, diff.nan_to_num(nan=inf, posinf=inf))
+        at_abs, at_rel = _index(score), _index(rel)
+        big = float(diff[at_abs]) if at_abs else float(diff)
+        big_rel = float(rel[at_rel]) if at_rel else float(rel)
+        text = (f"Tensor-likes are not {verdict}!\n\nMismatched elements: {bad} / {size} "
+                f"({100 * bad / size:.1f}%)\n"
                 f"Greatest absolute difference: {int(big) if exact else big} at index "
-                f"{worst_abs}{allowed(t)}\n"
-                f"Greatest relative difference: {rel[worst_rel]} at index {worst_rel}"
-                f"{allowed(r)}")
+                f"{at_abs}{allowed(t)}\n"
+                f"Greatest relative difference: {big_rel} at index {at_rel}{allowed(r)}")
     _fail(msg, text + _at(where))
 
 
-def _index(score: np.ndarray) -> tuple:
+def _index(score: Tensor) -> tuple:
     """The position of the largest score, as a tuple of ints."""
-    return tuple(int(i) for i in np.unravel_index(int(np.argmax(score)), np.shape(score)))
-
-
-def _host(t: Tensor) -> np.ndarray:
-    """The values on the host, bfloat16 read as float32 (NumPy has no arithmetic for it)."""
-    a = np.asarray(t.device.backend.to_host(t.array))
-    return a.astype(np.float32) if str(a.dtype) == "bfloat16" else a
+    flat = int(score.reshape(-1).argmax())
+    out = []
+    for n in reversed(score.shape):
+        out.append(flat % n)
+        flat //= n
+    return tuple(reversed(out))
 
 
 def _at(where: tuple) -> str:
