@@ -253,9 +253,7 @@ class Tensor:
              memory_format: Any = None) -> Tensor:
         """Return a copy on ``cuda:device`` (an index, ``"cuda:1"`` or a device; the
         current one when None)."""
-        if device is None:
-            return self.to("cuda")
-        return self.to(f"cuda:{device}" if isinstance(device, int) else device)
+        return self.to(cuda_device(device))
 
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)
@@ -463,6 +461,14 @@ class HookHandle:
             self._hooks.remove(self._hook)
 
     __call__ = remove
+
+
+def cuda_device(device: Any = None) -> Any:
+    """The device ``Tensor.cuda(device)`` / ``Module.cuda(device)`` move to: ``"cuda"``
+    for None, ``cuda:i`` for an index, else ``device`` itself."""
+    if device is None:
+        return "cuda"
+    return f"cuda:{device}" if isinstance(device, int) else device
 
 
 def tensor_method(*names: str) -> Callable[[Callable], Callable]:

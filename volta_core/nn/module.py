@@ -9,7 +9,7 @@ from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..errors import VoltaError
-from ..tensor import Tensor
+from ..tensor import Tensor, cuda_device
 from .parameter import _mark, buffer_persistence, is_parameter
 
 
@@ -460,9 +460,7 @@ class Module:
     def cuda(self, device: Any = None) -> Module:
         """Move every parameter and buffer to ``cuda:device`` (an index, a name or a
         device; the current one when None)."""
-        if device is None:
-            return self.to("cuda")
-        return self.to(f"cuda:{device}" if isinstance(device, int) else device)
+        return self.to(cuda_device(device))
 
     def float(self) -> Module:  # noqa: A003
         """Cast floating parameters and buffers to float32."""

@@ -352,11 +352,12 @@ def is_contiguous(x: Tensor, memory_format: Any = None) -> bool:
     With ``memory_format=vt.channels_last`` (``_3d``), whether they also sit channels
     last, as PyTorch answers for a row-major tensor: only where one channel or one pixel
     makes the two orders the same (Volta keeps every tensor row-major)."""
+    from .queries import channels_last, channels_last_3d
+
     plain = x._owner is None or _contiguous_layout(x.shape, x._view.strides)
-    if memory_format is None or getattr(memory_format, "name", "").startswith(
-            ("contiguous", "preserve")):
+    if memory_format is not channels_last and memory_format is not channels_last_3d:
         return plain
-    rank = 5 if memory_format.name.endswith("3d") else 4
+    rank = 4 if memory_format is channels_last else 5
     if x.ndim != rank:
         raise ShapeError(f"is_contiguous: {memory_format} needs a rank {rank} tensor, got "
                          f"shape {x.shape}")
