@@ -172,12 +172,15 @@ def _graphed(lib: Any, model: Any, x: Any, y: Any, opt: Any, device_type: str,
                                      cache_enabled=False))
 
 
-def volta_step(cfg: dict, device: str, precision: str,
-               graphed: bool = False) -> Callable[[], Any]:
+def volta_step(cfg: dict, device: str, precision: str, graphed: bool = False,
+               compiled: bool = False) -> Callable[[], Any]:
     """One Volta training step of ``cfg``'s model (returns the loss tensor); ``graphed``:
-    as a CUDA graph replay."""
+    as a CUDA graph replay; ``compiled``: the model through
+    ``vt.compile(mode="reduce-overhead")``."""
     vt.manual_seed(0)
     model = build(vt.nn, cfg).to(device)
+    if compiled:
+        model = vt.compile(model, mode="reduce-overhead")
     xs, ys = data(cfg)
     x, y = vt.tensor(xs, device=device), vt.tensor(ys, device=device)
     opt = optimizer(vt.optim, model.parameters(), cfg, capturable=graphed)
@@ -226,7 +229,11 @@ def compare(names: list[str], precisions: list[str], device: str, n: int, warmup
             steps: dict[str, Callable[[], Any]] = {"volta": volta_step(cfg, device, precision)}
             if graphs:
                 steps["volta_graph"] = volta_step(cfg, device, precision, graphed=True)
-            if compiled:  # the whole step recorded and replayed (it returns the loss detached)
+            if compiled and vt.device(device).type == "cuda":
+                # as PyTorch programs compile: the model (its forward and backward replay
+                # as CUDA graphs from its second call), the loss and optimizer eager
+                steps["volta"] = volta_step(cfg, device, precision, compiled=True)
+            elif compiled:  # the whole step recorded and replayed (returns the loss detached)
                 step = steps["volta"]
                 steps["volta"] = vt.compile(lambda step=step: step().detach(),
                                             mode="reduce-overhead")

@@ -178,8 +178,9 @@ def volta_step(cfg: dict[str, Any], device: str, compiled: bool = False,
                graphed: bool = False) -> Callable[[], float]:
     """Return a function running one Volta training step (returns the loss); with
     ``compiled`` the whole step goes through ``vt.compile(mode="reduce-overhead")`` (and
-    returns the loss detached, which a replay can return); ``graphed``: the step is a
-    CUDA graph replay."""
+    returns the loss detached, which a replay can return), on CUDA the model does (its
+    forward and backward replay as CUDA graphs); ``graphed``: the step is a CUDA graph
+    replay."""
     vt.manual_seed(0)
     model = build(nn, cfg).to(device)
     xs, ys = data(cfg)
@@ -187,6 +188,11 @@ def volta_step(cfg: dict[str, Any], device: str, compiled: bool = False,
     opt = optimizer(vt.optim, model.parameters(), cfg, capturable=graphed)
     if graphed:
         return graphed_step(vt, model, x, y, opt, nn.CrossEntropyLoss())
+    if compiled and vt.device(device).type == "cuda":
+        # as PyTorch programs compile: the model (its forward and backward become CUDA
+        # graph replays), the loss and optimizer eager
+        model = vt.compile(model, mode="reduce-overhead")
+        compiled = False
     step = training_step(model, x, y, opt, nn.CrossEntropyLoss())
     if compiled:
         return vt.compile(lambda: step().detach(), mode="reduce-overhead")
@@ -268,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="wgpu: lazy fusion on or off (default: the backend's default)")
     parser.add_argument("--compile", action="store_true",
                         help="run Volta's whole step through vt.compile(mode='reduce-overhead') "
-                             "(wgpu: time eager, lazy and compiled steps side by side)")
+                             "(cuda: the model; wgpu: time eager, lazy and compiled steps "
+                             "side by side)")
     parser.add_argument("--smoke", action="store_true",
                         help="wgpu --compile: the cnn and encoder models at tiny sizes")
     parser.add_argument("--cuda-graphs", action="store_true",

@@ -1,6 +1,8 @@
 """``vt.compile`` and ``vt.compiler``: PyTorch's compiler entry points.
 
-On the wgpu backend, ``vt.compile(model_or_fn)`` runs each call with the backend's lazy
+On CUDA, ``mode="reduce-overhead"`` replays a compiled Module's forward and backward as
+CUDA graphs (:mod:`volta_core.cuda_compile`), as PyTorch's mode of that name does. On the
+wgpu backend, ``vt.compile(model_or_fn)`` runs each call with the backend's lazy
 engine on (elementwise chains and their reductions are recorded and run as fused kernels,
 see ``volta_wgpu.lazy``); elsewhere it changes nothing. A Module is returned itself, its
 ``forward`` wrapped on the instance (PyTorch returns a wrapper whose ``state_dict`` keys gain
@@ -111,6 +113,14 @@ class _LazyForward:
     def __call__(self, *args: Any, **kw: Any) -> Any:
         m = self.module
         if getattr(self, "replay", False):  # (absent from a forward pickled before)
+            from .cuda_compile import graphs_of
+            if graphs_of(m) is not None:  # CUDA: forward and backward as CUDA graphs
+                graphed = self.__dict__.get("graphed")
+                if graphed is None:
+                    from .cuda_compile import GraphedModule
+                    graphed = self.graphed = GraphedModule(
+                        m, lambda *a, **k: type(m).forward(m, *a, **k))
+                return graphed(*args, **kw)
             rep = self.__dict__.get("replayer")
             if rep is None:  # not pickled: a copy of the module records its own
                 from .replay import Replayer

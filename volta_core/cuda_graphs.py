@@ -144,6 +144,27 @@ def is_current_stream_capturing() -> bool:
     return graphs.is_capturing()
 
 
+def write_state(t: Tensor, value: Any) -> None:
+    """Give a state tensor that a forward updates (running statistics, a batch count) the
+    values of the backend array ``value``.
+
+    Eagerly the tensor takes the new array. While its device captures a CUDA graph, the
+    values are copied into the tensor's own memory instead, as PyTorch's in-place updates
+    do: each replay must write the memory that the next replay reads (a tensor rebound to
+    an array of the graph's pool would be recomputed from its value at capture time on
+    every replay, and never accumulate).
+    """
+    if t.device.type == "cuda" and t._owner is None:
+        graphs = getattr(t.device.backend, "graphs", None)
+        if graphs is not None and graphs.is_capturing():
+            t._data[...] = value
+            t._gen += 1
+            t._version[0] += 1
+            return
+    t.array = value
+    t._version[0] += 1
+
+
 class _PoolHandle:
     """An opaque handle to a graph memory pool; pass it as ``pool=`` to share the pool."""
 
@@ -363,21 +384,38 @@ def make_graphed_callables(callables: Any, sample_args: Any, num_warmup_iters: i
     mempool = pool if pool is not None else graph_pool_handle()
     out = []
     for fn, args in zip(callables, sample_args):
-        out.append(_graph_one(fn, tuple(args), num_warmup_iters, allow_unused_input, mempool))
+        for i, a in enumerate(args):
+            if not isinstance(a, Tensor):
+                raise GraphCaptureError(f"make_graphed_callables: sample argument {i} is a "
+                                        f"{type(a).__name__}; only Tensors are supported")
+        params = tuple(p for p in fn.parameters() if p.requires_grad) \
+            if hasattr(fn, "parameters") else ()
+        graphed = graph_callable(fn, tuple(args), params, num_warmup_iters,
+                                 allow_unused_input, mempool)
+        if hasattr(fn, "forward") and hasattr(fn, "parameters"):
+            fn.forward = graphed  # as PyTorch: the module's forward is the graphed one
+            graphed = fn
+        out.append(graphed)
     return out[0] if just_one else tuple(out)
 
 
-def _graph_one(fn: Any, args: tuple, warmup: int, allow_unused: bool,
-               pool: _PoolHandle) -> Any:
-    from .autograd.engine import grad as autograd_grad
-    from .creation import empty_like
+def graph_callable(fn: Any, args: tuple, params: tuple, warmup: int, allow_unused: bool,
+                   pool: _PoolHandle, copy_output: bool = False,
+                   on_forward: Any = None, on_backward: Any = None) -> Any:
+    """``fn``'s forward and backward captured as two CUDA graphs (see
+    :func:`make_graphed_callables`): a function of Tensors shaped like ``args`` (the
+    static inputs, whose memory each call overwrites) that replays them, differentiable
+    with respect to those arguments that require grad and ``params``.
 
-    for i, a in enumerate(args):
-        if not isinstance(a, Tensor):
-            raise GraphCaptureError(f"make_graphed_callables: sample argument {i} is a "
-                                    f"{type(a).__name__}; only Tensors are supported")
-    params = tuple(p for p in fn.parameters() if p.requires_grad) \
-        if hasattr(fn, "parameters") else ()
+    ``copy_output``: return a copy of the static output (a later replay then cannot
+    overwrite a result the caller kept). ``on_forward(ctx)`` and ``on_backward()`` are
+    called after each replay of the forward (with grad recorded) and of the backward.
+    """
+    from .autograd.engine import grad as autograd_grad
+    from .autograd.grad_mode import state as grad_state
+    from .creation import empty_like
+    from .errors import VoltaError
+
     diff = tuple(a for a in args if a.requires_grad) + params
 
     def run_backward(y: Tensor, gy: Tensor) -> tuple:
@@ -399,12 +437,15 @@ def _graph_one(fn: Any, args: tuple, warmup: int, allow_unused: bool,
                     raise GraphCaptureError(
                         "make_graphed_callables: an input that requires grad is unused by "
                         "the callable; pass allow_unused_input=True")
-        del y
+            del y
     current_stream().wait_stream(side)
 
     fwd, bwd = CUDAGraph(), CUDAGraph()
     with graph(fwd, pool=pool):
         static_out = fn(*args)
+    if not isinstance(static_out, Tensor):
+        raise GraphCaptureError("graphed callable: the callable must return one Tensor, "
+                                f"got {type(static_out).__name__}")
     needs_grad = static_out.requires_grad
     static_gy = empty_like(static_out.detach()) if needs_grad else None
     static_grads: tuple = ()
@@ -421,13 +462,25 @@ def _graph_one(fn: Any, args: tuple, warmup: int, allow_unused: bool,
                 if a.array is not x:
                     a.array[...] = x  # static inputs keep their addresses
             fwd.replay()
+            if on_forward is not None and any(ctx.needs_input_grad):
+                on_forward(ctx)
+            if copy_output:
+                return ctx.xp.asarray(static_value.array, copy=True)
             return static_value.array
 
         def backward(ctx, g: Tensor) -> Any:
             if not needs_grad:
                 return (None,) * (n_args + len(params))
+            if grad_state.enabled:
+                raise VoltaError("backward(create_graph=True) through a CUDA-graphed "
+                                 "forward: the replayed backward records no graph, so "
+                                 "higher-order gradients would be missing; run this "
+                                 "module without CUDA graphs (not compiled with "
+                                 "mode='reduce-overhead', not graphed)")
             static_gy.array[...] = g.array
             bwd.replay()
+            if on_backward is not None:
+                on_backward()
             grads = iter(static_grads)
             res = [next(grads) if need else None for need in arg_needs]
             res += [next(grads) for _ in params]
@@ -446,9 +499,6 @@ def _graph_one(fn: Any, args: tuple, warmup: int, allow_unused: bool,
                     f"{getattr(x, 'shape', type(x).__name__)}")
         return Graphed.apply(*call_args, *params)
 
-    if hasattr(fn, "forward") and hasattr(fn, "parameters"):
-        fn.forward = graphed  # as PyTorch: the module's forward is the graphed one
-        return fn
     return graphed
 
 

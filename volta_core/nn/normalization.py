@@ -11,6 +11,7 @@ from ..autograd.function import Function, saved_by_pytorch
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
 from ..creation import empty, ones, tensor, zeros
+from ..cuda_graphs import write_state
 from ..errors import ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..ops.math import rsqrt
@@ -26,9 +27,8 @@ _FINFO_EPS = {"float16": 0.0009765625, "bfloat16": 0.0078125, "float32": 1.19209
 
 
 def _assign(buf: Tensor, value: Tensor) -> None:
-    """Overwrite a buffer's values in place (running statistics)."""
-    buf.array = value.array if value.dtype is buf.dtype else value.to(buf.dtype).array
-    buf._version[0] += 1
+    """Overwrite a buffer's values (running statistics; see ``write_state``)."""
+    write_state(buf, value.array if value.dtype is buf.dtype else value.to(buf.dtype).array)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
@@ -132,8 +132,7 @@ def _update_running(running_mean: Tensor | None, running_var: Tensor | None, sta
                momentum=momentum, n=n)
     for buf, value in zip(bufs, new):
         if buf is not None:
-            buf.array = value
-            buf._version[0] += 1
+            write_state(buf, value)
 
 
 class _LayerNorm(Function):
@@ -387,8 +386,7 @@ class _BatchNorm(Module):
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             count = self.num_batches_tracked  # PyTorch's add_(1): one kernel, no autograd
-            count.array = count.device.xp.add(count.array, 1)
-            count._version[0] += 1
+            write_state(count, count.device.xp.add(count.array, 1))
             if self.momentum is None:  # cumulative moving average
                 momentum = 1.0 / int(self.num_batches_tracked.item())
         use_batch = self.training or not self.track_running_stats
