@@ -11,7 +11,19 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from . import batch_norm, conv, cublaslt, cudnn_ops, fused, multi_tensor, norms, pool, rows, scatter
+from . import (
+    batch_norm,
+    conv,
+    cublaslt,
+    cudnn_ops,
+    fused,
+    multi_tensor,
+    norms,
+    pool,
+    rnn,
+    rows,
+    scatter,
+)
 
 KERNELS: dict = {
     "linear": cublaslt.linear,
@@ -46,6 +58,8 @@ KERNELS: dict = {
     "relu_backward": fused.relu_backward,
     "tanh_backward": fused.tanh_backward,
     "sigmoid_backward": fused.sigmoid_backward,
+    "lstm_steps": rnn.lstm_steps,
+    "lstm_steps_backward": rnn.lstm_steps_backward,
     "sgd_step": fused.sgd_step,
     "sgd_step_multi": multi_tensor.sgd_step_multi,
     "adam_step_multi": multi_tensor.adam_step_multi,

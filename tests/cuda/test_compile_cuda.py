@@ -196,3 +196,15 @@ def test_running_stats_accumulate_in_a_graph():
         np.testing.assert_allclose(_np(bn.running_var), _np(ref.running_var), rtol=1e-5)
     # the capture runs nothing; each replay counts one batch
     assert int(bn.num_batches_tracked.item()) == int(ref.num_batches_tracked.item())
+
+
+def test_dropout_draws_new_masks_on_each_replay():
+    vt.manual_seed(0)
+    m = vt.compile(nn.Sequential(nn.Linear(64, 256), nn.Dropout(0.5)).to(DEV),
+                   mode="reduce-overhead")
+    x = vt.randn(32, 64, device=DEV)
+    masks = [_np(m(x)) != 0 for _ in range(5)]
+    assert m.forward.graphed.replays == 4
+    for a, b in zip(masks[1:], masks[2:]):  # replays: new masks, about half kept
+        assert (a != b).mean() > 0.3
+        assert 0.4 < b.mean() < 0.6
