@@ -1,6 +1,6 @@
-"""The LSTM time loops on CUDA (``volta_core.nn.fused_rnn``'s ``lstm_steps`` and
-``lstm_steps_backward``): two launches per time step, one cuBLAS product and one cell
-kernel.
+"""The LSTM and Elman RNN time loops on CUDA (``volta_core.nn.fused_rnn``'s ``lstm_steps``,
+``lstm_steps_backward``, ``rnn_steps`` and ``rnn_steps_backward``): two launches per time
+step, one cuBLAS product and one cell kernel.
 
 The generic loops take about a dozen CuPy calls per step (the gates' sums, three
 nonlinearities, the cell and hidden state, and the stacking at the end), each a kernel
@@ -85,6 +85,30 @@ extern "C" __global__ void volta_lstm_cell_backward(const T* g, const T* dtc, co
 }
 """
 
+_RNN_CELL = r"""
+extern "C" __global__ void volta_rnn_cell(const T* pre, const T* xw, T* out, int n, int t,
+                                          int relu) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;
+       k += (long long)gridDim.x * blockDim.x) {
+    const T p = xw[(long long)t * n + k] + pre[k];
+    out[(long long)t * n + k] = relu ? (p < (T)0 ? (T)0 : p) : tanh(p);
+  }
+}
+"""
+
+_RNN_CELL_BACKWARD = r"""
+extern "C" __global__ void volta_rnn_cell_backward(const T* g, const T* out, T* dpre, T* dh,
+                                                   int n, int t, int relu) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;
+       k += (long long)gridDim.x * blockDim.x) {
+    const long long r = (long long)t * n + k;
+    const T d = g[r] + dh[k];  // dh: the next step's gradient (zeros before the last step)
+    const T y = out[r];
+    dpre[r] = relu ? (y <= (T)0 ? (T)0 : d) : d * ((T)1 - y * y);
+  }
+}
+"""
+
 
 @functools.cache
 def _kernel(source: str, name: str, dtype: np.dtype) -> cupy.RawKernel:
@@ -147,3 +171,40 @@ def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, 
                                  np.int32(hid), np.int32(t)))
         blas.matmul(dgates[t], w_hh, out=dh)
     return dgates, dh, dc
+
+
+def rnn_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, *, relu: bool = False,
+              reverse: bool = False) -> Any:
+    """See ``volta_core.nn.fused_rnn.rnn_steps``."""
+    if not _plain(xw, h0, w_hh_t) or xw.size == 0:
+        return generic.rnn_steps(xp, xw, h0, w_hh_t, relu=relu, reverse=reverse)
+    steps, batch, hid = xw.shape
+    out = cupy.empty(xw.shape, xw.dtype)
+    pre = cupy.empty((batch, hid), xw.dtype)
+    kern = _kernel(_RNN_CELL, "volta_rnn_cell", xw.dtype)
+    n = batch * hid
+    h = h0
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        blas.matmul(h, w_hh_t, out=pre)
+        kern(_grid(n), (_THREADS,), (pre, xw, out, np.int32(n), np.int32(t), np.int32(relu)))
+        h = out[t]
+    return out
+
+
+def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = False,
+                       reverse: bool = False) -> tuple:
+    """See ``volta_core.nn.fused_rnn.rnn_steps_backward``."""
+    if isinstance(g, cupy.ndarray):
+        g = cupy.ascontiguousarray(g)
+    if not _plain(g, out, w_hh) or g.size == 0:
+        return generic.rnn_steps_backward(xp, g, out, w_hh, relu=relu, reverse=reverse)
+    steps, batch, hid = g.shape
+    dpre = cupy.empty(g.shape, g.dtype)
+    dh = cupy.zeros((batch, hid), g.dtype)
+    kern = _kernel(_RNN_CELL_BACKWARD, "volta_rnn_cell_backward", g.dtype)
+    n = batch * hid
+    for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+        kern(_grid(n), (_THREADS,), (g, out, dpre, dh, np.int32(n), np.int32(t),
+                                     np.int32(relu)))
+        blas.matmul(dpre[t], w_hh, out=dh)
+    return dpre, dh

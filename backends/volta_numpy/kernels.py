@@ -479,4 +479,6 @@ KERNELS = {
     "embedding_backward": embedding_backward,
     "lstm_steps": rnn.lstm_steps,
     "lstm_steps_backward": rnn.lstm_steps_backward,
+    "rnn_steps": rnn.rnn_steps,
+    "rnn_steps_backward": rnn.rnn_steps_backward,
 }

@@ -1,5 +1,6 @@
-"""The LSTM time loops of the CPU backend (``volta_core.nn.fused_rnn``'s ``lstm_steps`` and
-``lstm_steps_backward``) with every step's results written in place.
+"""The LSTM and Elman RNN time loops of the CPU backend (``volta_core.nn.fused_rnn``'s
+``lstm_steps``, ``lstm_steps_backward``, ``rnn_steps`` and ``rnn_steps_backward``) with
+every step's results written in place.
 
 The generic loops allocate each step's arrays and stack them at the end; here each step
 writes straight into the stacked outputs, through preallocated buffers, so a step is one
@@ -85,3 +86,50 @@ def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, 
         np.multiply(dc, f[t], out=dc_next)
         matmul_2d(d, w_hh, out=dh_next)
     return dgates, dh_next, dc_next
+
+
+def rnn_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, *, relu: bool = False,
+              reverse: bool = False) -> Any:
+    """See ``volta_core.nn.fused_rnn.rnn_steps``."""
+    if not _plain(xw, h0, w_hh_t):
+        return generic.rnn_steps(xp, xw, h0, w_hh_t, relu=relu, reverse=reverse)
+    out = np.empty(xw.shape, xw.dtype)
+    h = h0
+    for t in (range(xw.shape[0] - 1, -1, -1) if reverse else range(xw.shape[0])):
+        o = out[t]
+        matmul_2d(h, w_hh_t, out=o)  # the generic loop's xp.matmul
+        o += xw[t]
+        if relu:  # x < 0 -> 0 (NaN stays), as the relu kernel
+            np.copyto(o, 0, where=o < 0)
+        else:
+            np.tanh(o, out=o)
+        h = o
+    return out
+
+
+def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = False,
+                       reverse: bool = False) -> tuple:
+    """See ``volta_core.nn.fused_rnn.rnn_steps_backward``."""
+    if not _plain(g, out, w_hh):
+        return generic.rnn_steps_backward(xp, g, out, w_hh, relu=relu, reverse=reverse)
+    steps, batch, hid = g.shape
+    dpre = np.empty(g.shape, g.dtype)
+    dh_next = np.empty((batch, hid), g.dtype)
+    dh, tmp = np.empty((batch, hid), g.dtype), np.empty((batch, hid), g.dtype)
+    first = True
+    for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+        if first:
+            np.copyto(dh, g[t])
+            first = False
+        else:
+            np.add(g[t], dh_next, out=dh)
+        d, y = dpre[t], out[t]
+        if relu:  # 0 where y <= 0, as the relu_backward kernel
+            np.copyto(d, dh)
+            np.copyto(d, 0, where=y <= 0)
+        else:  # dh * (1 - y * y)
+            np.multiply(y, y, out=tmp)
+            np.subtract(1.0, tmp, out=tmp)
+            np.multiply(dh, tmp, out=d)
+        matmul_2d(d, w_hh, out=dh_next)
+    return dpre, dh_next

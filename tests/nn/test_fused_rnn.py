@@ -1,5 +1,6 @@
-"""The fused LSTM and GRU layers (``nn.fused_rnn``) against PyTorch: outputs, final states,
-every gradient, and double backward (``create_graph``), in float64 so they agree to ~1e-14."""
+"""The fused LSTM, GRU and Elman RNN layers (``nn.fused_rnn``) against PyTorch: outputs,
+final states, every gradient, and double backward (``create_graph``), in float64 so they
+agree to ~1e-14."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ import volta_core as vt
 torch = pytest.importorskip("torch")
 
 
-def _pair(layers: int, bidir: bool, bias: bool, batch_first: bool, mode: str = "LSTM"):
+def _pair(layers: int, bidir: bool, bias: bool, batch_first: bool, mode: str = "LSTM",
+          **kw):
     torch.manual_seed(0)
     tm = getattr(torch.nn, mode)(5, 7, layers, bias=bias, batch_first=batch_first,
-                                 bidirectional=bidir).double()
+                                 bidirectional=bidir, **kw).double()
     vm = getattr(vt.nn, mode)(5, 7, layers, bias=bias, batch_first=batch_first,
-                              bidirectional=bidir).double()
+                              bidirectional=bidir, **kw).double()
     vm.load_state_dict({k: vt.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
     return tm, vm
 
@@ -49,8 +51,11 @@ def test_outputs_states_and_gradients_match_torch(layers, bidir, bias, batch_fir
 
 @pytest.mark.parametrize("layers,bidir,bias,batch_first", [
     (1, False, True, False), (2, True, True, False), (1, True, False, True)])
-def test_gru_outputs_state_and_gradients_match_torch(layers, bidir, bias, batch_first):
-    tm, vm = _pair(layers, bidir, bias, batch_first, "GRU")
+@pytest.mark.parametrize("mode,kw", [("GRU", {}), ("RNN", {}),
+                                     ("RNN", {"nonlinearity": "relu"})])
+def test_gru_and_rnn_outputs_state_and_gradients_match_torch(layers, bidir, bias,
+                                                             batch_first, mode, kw):
+    tm, vm = _pair(layers, bidir, bias, batch_first, mode, **kw)
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 6, 5) if batch_first else (6, 3, 5))
     h0 = rng.standard_normal((layers * (2 if bidir else 1), 3, 7))
@@ -66,7 +71,7 @@ def test_gru_outputs_state_and_gradients_match_torch(layers, bidir, bias, batch_
         np.testing.assert_allclose(_np(b), _np(a), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 @pytest.mark.parametrize("bidir", [False, True])
 def test_double_backward_matches_torch(bidir, mode):
     tm, vm = _pair(1, bidir, True, False, mode)
@@ -82,7 +87,7 @@ def test_double_backward_matches_torch(bidir, mode):
         np.testing.assert_allclose(_np(q.grad), _np(p.grad), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 def test_one_op_per_layer_and_direction(mode):
     """The whole time loop records one node: the graph does not grow with the sequence."""
     vm = getattr(vt.nn, mode)(4, 3, 2, bidirectional=True)
@@ -108,7 +113,7 @@ def _device_param(device_type: str):
 
 
 @pytest.mark.parametrize("device", [_device_param("wgpu"), _device_param("cuda")])
-@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 def test_other_devices_match_cpu(device, mode):
     vt.manual_seed(0)
     m = getattr(vt.nn, mode)(5, 7, 2, bidirectional=True)
@@ -126,7 +131,7 @@ def test_other_devices_match_cpu(device, mode):
         np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 def test_inplace_change_of_output_is_caught(mode):
     m = getattr(vt.nn, mode)(4, 3)
     out, _ = m(vt.randn(5, 2, 4, requires_grad=True))
@@ -157,6 +162,37 @@ def test_numpy_lstm_loops_give_the_generic_loops_bits(threads_n, threads, monkey
 
     got = run()
     for name in ("lstm_steps", "lstm_steps_backward"):
+        monkeypatch.setitem(registry._cache, ("numpy", name), getattr(fused_rnn, name))
+    want = run()
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("threads_n", [1, 2])
+def test_numpy_rnn_loops_give_the_generic_loops_bits(threads_n, relu, threads, monkeypatch):
+    """The CPU backend's in-place ``rnn_steps``/``rnn_steps_backward`` equal the generic
+    loops bit for bit (float32, both directions, inputs at 0 included)."""
+    from volta_core.backend import kernels as registry
+    from volta_core.nn import fused_rnn
+
+    threads(threads_n)
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal((9, 70, 24)).astype(np.float32)
+    x0[4, 5, :] = 0.0
+
+    def run():
+        vt.manual_seed(0)
+        m = vt.nn.RNN(24, 160, 1, bidirectional=True,
+                      nonlinearity="relu" if relu else "tanh")
+        x = vt.tensor(x0, requires_grad=True)
+        out, h = m(x)
+        (out.sin().sum() + h.sum()).backward()
+        return [a.detach().numpy() for a in (out, h, x.grad, *(p.grad for p in
+                                                                m.parameters()))]
+
+    got = run()
+    for name in ("rnn_steps", "rnn_steps_backward"):
         monkeypatch.setitem(registry._cache, ("numpy", name), getattr(fused_rnn, name))
     want = run()
     for a, b in zip(got, want):

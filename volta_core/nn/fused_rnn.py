@@ -1,9 +1,11 @@
-"""A whole LSTM or GRU layer as one autograd op: the time loop runs on backend arrays.
+"""A whole LSTM, GRU or Elman RNN layer as one autograd op: the time loop runs on backend
+arrays.
 
-``LSTMLayer`` (and ``GRULayer`` alike) does one GEMM for the input projection of every
-time step, then a tight per-step loop (one GEMM and a few elementwise kernels per step)
-with no autograd recording inside; its backward is the matching backpropagation through
-time, with the weight gradients summed over all steps in one GEMM each. A step-by-step
+``LSTMLayer`` (and ``GRULayer`` and ``RNNLayer`` alike) does one GEMM for the input
+projection of every time step, then a tight per-step loop (one GEMM and a few elementwise
+kernels per step) with no autograd recording inside; its backward is the matching
+backpropagation through time, with the weight gradients summed over all steps in one GEMM
+each. A step-by-step
 graph of Tensor ops (``rnn._rnn_step``) records about 20 ops per step; this records one
 per layer.
 
@@ -18,6 +20,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
+from ..ops.elementwise import relu_backward_kernel, relu_kernel
 from ..tensor import Tensor
 
 
@@ -84,6 +87,39 @@ def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, 
         dc_next = dc * f[t, ...]
         dh_next = xp.matmul(d, w_hh)
     return xp.stack(dgates, axis=0), dh_next, dc_next
+
+
+@fallback("rnn_steps")
+def rnn_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, *, relu: bool = False,
+              reverse: bool = False) -> Any:
+    """The time loop of an Elman RNN layer's forward: ``h_t = act(xw[t] + h_{t-1} @ w_hh_t)``
+    with ``act`` tanh (or relu), ``xw (T, B, H)`` the input projection of every step (bias
+    included), ``w_hh_t (H, H)``. Returns the hidden states ``(T, B, H)`` in input time
+    order."""
+    steps = xw.shape[0]
+    h = h0
+    hs = [None] * steps
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        pre = xw[t, ...] + xp.matmul(h, w_hh_t)
+        h = hs[t] = relu_kernel(xp, pre) if relu else xp.tanh(pre)
+    return xp.stack(hs, axis=0)
+
+
+@fallback("rnn_steps_backward")
+def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = False,
+                       reverse: bool = False) -> tuple[Any, Any]:
+    """The time loop of an Elman RNN layer's backward: ``g (T, B, H)`` is the output's
+    gradient, ``out`` the forward's hidden states, ``w_hh (H, H)``. Returns the gradients
+    of the pre-activations ``(T, B, H)`` and of ``h0``."""
+    steps = g.shape[0]
+    dpre = [None] * steps
+    dh_next = None
+    for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+        dh = g[t, ...] if dh_next is None else g[t, ...] + dh_next
+        y = out[t, ...]
+        d = dpre[t] = relu_backward_kernel(xp, dh, y) if relu else dh * (1.0 - y * y)
+        dh_next = xp.matmul(d, w_hh)
+    return xp.stack(dpre, axis=0), dh_next
 
 
 class LSTMLayer(Function):
@@ -248,6 +284,59 @@ class GRULayer(Function):
         return tuple(None if a is None else Tensor._make(a, dev) for a in grads)
 
 
+class RNNLayer(Function):
+    """One direction of one Elman RNN layer (tanh, or relu) over a whole ``(T, B, I)``
+    sequence.
+
+    Inputs: ``x (T, B, I)``, ``h0 (B, H)``, ``w_ih (H, I)``, ``w_hh (H, H)``, ``bias (H,)``
+    (``b_ih + b_hh``) or None. The output is ``(T, B, H)``, ``h_t`` in time order.
+    """
+
+    def forward(ctx, x, h0, w_ih, w_hh, bias=None, relu=False, reverse=False):
+        xp = ctx.xp
+        steps, batch, n_in = x.shape
+        hid = h0.shape[-1]
+        ctx.reverse, ctx.relu = reverse, relu
+        xw = xp.matmul(xp.reshape(x, (steps * batch, n_in)), xp.matrix_transpose(w_ih))
+        if bias is not None:
+            xw = xw + bias
+        xw = xp.reshape(xw, (steps, batch, hid))
+        # a row-major copy of the transpose, as the LSTM's
+        w_hh_t = xp.reshape(xp.matrix_transpose(w_hh), (hid, hid), copy=True)
+        out = get_kernel(ctx.device.backend, "rnn_steps")(xp, xw, h0, w_hh_t, relu=relu,
+                                                          reverse=reverse)
+        ctx.save_for_backward(x, h0, w_ih, w_hh, bias, out)
+        return out
+
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        if _grad_state.enabled:  # create_graph: differentiate the step-by-step graph
+            return _backward_by_graph(ctx, grad, saved)
+        x, h0, w_ih, w_hh, bias, out = (None if s is None else s.array for s in saved)
+        xp, dev, needs = ctx.xp, ctx.device, ctx.needs_input_grad
+        steps, batch, n_in = x.shape
+        hid = h0.shape[-1]
+        dpre, dh0 = get_kernel(dev.backend, "rnn_steps_backward")(
+            xp, grad.array, out, w_hh, relu=ctx.relu, reverse=ctx.reverse)
+        dp = xp.reshape(dpre, (steps * batch, hid))
+        grads: list[Any] = [None] * 5
+        if needs[0]:
+            grads[0] = xp.reshape(xp.matmul(dp, w_ih), (steps, batch, n_in))
+        if needs[1]:
+            grads[1] = dh0
+        if needs[2]:
+            grads[2] = xp.matmul(xp.matrix_transpose(dp), xp.reshape(x, (steps * batch, n_in)))
+        if needs[3]:
+            # h_{t-1} of every step in time order: h0 then the outputs, shifted by one
+            prev = (xp.concat([out[1:, ...], h0[None, ...]], axis=0) if ctx.reverse
+                    else xp.concat([h0[None, ...], out[:-1, ...]], axis=0))
+            grads[3] = xp.matmul(xp.matrix_transpose(dp),
+                                 xp.reshape(prev, (steps * batch, hid)))
+        if bias is not None and needs[4]:
+            grads[4] = xp.sum(dp, axis=0)
+        return tuple(None if a is None else Tensor._make(a, dev) for a in grads)
+
+
 def _backward_by_graph(ctx: Function, grad: Tensor, saved: tuple) -> tuple:
     """Gradients through the step-by-step Tensor graph (differentiable, for create_graph)."""
     from ..autograd.engine import grad as autograd_grad
@@ -256,11 +345,18 @@ def _backward_by_graph(ctx: Function, grad: Tensor, saved: tuple) -> tuple:
 
     steps = saved[0].shape[0]
     order = range(steps - 1, -1, -1) if ctx.reverse else range(steps)
-    if isinstance(ctx, GRULayer):
-        xi, state, wi, wh, bi, bh = saved[:6]
+    n_inputs = 6
+    if isinstance(ctx, (GRULayer, RNNLayer)):
+        if isinstance(ctx, RNNLayer):
+            n_inputs = 5
+            (xi, state, wi, wh, bi), bh = saved[:5], None
+            mode = "RNN_RELU" if ctx.relu else "RNN_TANH"
+        else:
+            xi, state, wi, wh, bi, bh = saved[:6]
+            mode = "GRU"
         hs = [None] * steps
         for t in order:
-            hs[t] = state = _rnn_step("GRU", xi[t], state, wi, wh, bi, bh)
+            hs[t] = state = _rnn_step(mode, xi[t], state, wi, wh, bi, bh)
         out = stack(hs, 0)
     else:
         xi, hi, ci, wi, wh, bi = saved[:6]
@@ -270,11 +366,11 @@ def _backward_by_graph(ctx: Function, grad: Tensor, saved: tuple) -> tuple:
             state = _rnn_step("LSTM", xi[t], state, wi, wh, bi, None)
             hs[t], cs[t] = state
         out = cat([stack(hs, 0), stack(cs, 0)], -1)
-    wanted = [(k, t) for k, t in enumerate(saved[:6])
+    wanted = [(k, t) for k, t in enumerate(saved[:n_inputs])
               if t is not None and ctx.needs_input_grad[k] and t.requires_grad]
     got = autograd_grad(out, [t for _, t in wanted], grad, create_graph=True,
                         allow_unused=True)
-    grads: list[Any] = [None] * 6
+    grads: list[Any] = [None] * n_inputs
     for (k, _), gk in zip(wanted, got):
         grads[k] = gk
     return tuple(grads)

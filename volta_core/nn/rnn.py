@@ -18,7 +18,7 @@ from ..errors import DTypeError, ShapeError
 from ..ops.movement import cat, narrow, select, stack
 from ..tensor import Tensor
 from .dropout import _dropout
-from .fused_rnn import GRULayer, LSTMLayer
+from .fused_rnn import GRULayer, LSTMLayer, RNNLayer
 from .module import Module
 from .parameter import Parameter
 
@@ -299,6 +299,25 @@ class RNNBase(Module):
                 x = _dropout(x, self.dropout)
         return x, finals
 
+    def _fused_rnn(self, x: Tensor, hx: Tensor) -> tuple[Tensor, list]:
+        """Every layer and direction as one :class:`RNNLayer` op (time loop on arrays)."""
+        steps = x.shape[0]
+        directions = self._directions
+        finals = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                w_ih, w_hh, b_ih, b_hh, _ = self._weights(layer, d)
+                bias = None if b_ih is None else b_ih + b_hh
+                y = RNNLayer.apply(x, select(hx, 0, layer * directions + d), w_ih, w_hh, bias,
+                                   relu=self.mode == "RNN_RELU", reverse=bool(d))
+                finals.append(select(y, 0, 0 if d else steps - 1))
+                outs.append(y)
+            x = outs[0] if directions == 1 else cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = _dropout(x, self.dropout)
+        return x, finals
+
     def _final(self, finals: list) -> Any:
         if self.mode == "LSTM":
             return stack([s[0] for s in finals], 0), stack([s[1] for s in finals], 0)
@@ -326,6 +345,8 @@ class RNNBase(Module):
             output, finals = self._fused_lstm(x, hx)
         elif fused and self.mode == "GRU":
             output, finals = self._fused_gru(x, hx)
+        elif fused and not lstm:
+            output, finals = self._fused_rnn(x, hx)
         else:
             seq, finals = self._layers([select(x, 0, t) for t in range(steps)],
                                        [batch] * steps, hx)
