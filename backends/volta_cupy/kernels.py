@@ -60,6 +60,8 @@ KERNELS: dict = {
     "sigmoid_backward": fused.sigmoid_backward,
     "lstm_steps": rnn.lstm_steps,
     "lstm_steps_backward": rnn.lstm_steps_backward,
+    "gru_steps": rnn.gru_steps,
+    "gru_steps_backward": rnn.gru_steps_backward,
     "rnn_steps": rnn.rnn_steps,
     "rnn_steps_backward": rnn.rnn_steps_backward,
     "sgd_step": fused.sgd_step,

@@ -1,6 +1,6 @@
-"""The LSTM and Elman RNN time loops on CUDA (``volta_core.nn.fused_rnn``'s ``lstm_steps``,
-``lstm_steps_backward``, ``rnn_steps`` and ``rnn_steps_backward``): two launches per time
-step, one cuBLAS product and one cell kernel.
+"""The LSTM, GRU and Elman RNN time loops on CUDA (``volta_core.nn.fused_rnn``'s
+``lstm_steps``, ``gru_steps``, ``rnn_steps`` and their ``_backward``): two launches per
+time step, one cuBLAS product and one cell kernel.
 
 The generic loops take about a dozen CuPy calls per step (the gates' sums, three
 nonlinearities, the cell and hidden state, and the stacking at the end), each a kernel
@@ -9,9 +9,10 @@ where PyTorch takes ~4. Here the cell kernel does a step's elementwise work at o
 writes straight into the stacked outputs, and the recurrent product goes to cuBLAS
 through :func:`volta_cupy.blas.matmul` (so the loops can also be captured in a CUDA graph).
 
-The arithmetic is the generic loops' (sigmoid as ``1 / (1 + exp(-z))``, the same sums and
-products in the same order); the compiler may contract a multiply and an add into one
-rounding, so values can differ from the generic loops' by an ulp. float32 and float64
+The arithmetic is the generic loops' (the LSTM's sigmoid as ``1 / (1 + exp(-z))``, the
+GRU's from ``exp(-|z|)``, the same sums and products in the same order); the compiler may
+contract a multiply and an add into one rounding, so values can differ from the generic
+loops' by an ulp. float32 and float64
 C-contiguous operands; anything else runs the generic loops.
 """
 
@@ -105,6 +106,67 @@ extern "C" __global__ void volta_rnn_cell_backward(const T* g, const T* out, T* 
     const T d = g[r] + dh[k];  // dh: the next step's gradient (zeros before the last step)
     const T y = out[r];
     dpre[r] = relu ? (y <= (T)0 ? (T)0 : d) : d * ((T)1 - y * y);
+  }
+}
+"""
+
+_GRU_CELL = r"""
+__device__ __forceinline__ T sigm(T x) {  // as the generic _sigmoid: exp of -|x| only
+  const T e = exp(-fabs(x));
+  const T d = (T)1 + e;
+  return x >= (T)0 ? (T)1 / d : e / d;
+}
+extern "C" __global__ void volta_gru_cell(const T* gh, const T* bhh, const T* xw, const T* h0,
+                                          T* out, T* rz, T* ns, T* hns, int B, int H, int t,
+                                          int tprev) {
+  const long long n = (long long)B * H;
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;
+       k += (long long)gridDim.x * blockDim.x) {
+    const long long b = k / H, j = k % H;
+    const long long r = (long long)t * B + b;
+    const T* hh = gh + b * 3 * H;
+    const T* x = xw + r * 3 * H;
+    T ghr = hh[j], ghz = hh[H + j], ghn = hh[2 * H + j];
+    if (bhh) { ghr = ghr + bhh[j]; ghz = ghz + bhh[H + j]; ghn = ghn + bhh[2 * H + j]; }
+    const T rv = sigm(x[j] + ghr);
+    const T zv = sigm(x[H + j] + ghz);
+    const T nv = tanh(x[2 * H + j] + rv * ghn);
+    const T hp = tprev < 0 ? h0[k] : out[(long long)tprev * n + k];
+    out[r * H + j] = nv + zv * (hp - nv);
+    rz[r * 2 * H + j] = rv;
+    rz[r * 2 * H + H + j] = zv;
+    ns[r * H + j] = nv;
+    hns[r * H + j] = ghn;
+  }
+}
+"""
+
+_GRU_CELL_BACKWARD = r"""
+extern "C" __global__ void volta_gru_cell_backward(const T* g, const T* out, const T* h0,
+                                                   const T* rz, const T* ns, const T* hns,
+                                                   T* dgi, T* dgh, T* dhz, const T* mm,
+                                                   int B, int H, int t, int tprev) {
+  const long long n = (long long)B * H;
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;
+       k += (long long)gridDim.x * blockDim.x) {
+    const long long b = k / H, j = k % H;
+    const long long r = (long long)t * B + b;
+    // the next step's dh * z and dgh @ w_hh (zeros before the last step)
+    const T dh = g[r * H + j] + (dhz[k] + mm[k]);
+    const T rv = rz[r * 2 * H + j], zv = rz[r * 2 * H + H + j];
+    const T nv = ns[r * H + j];
+    const T hp = tprev < 0 ? h0[k] : out[(long long)tprev * n + k];
+    const T dn = dh * ((T)1 - zv);
+    const T dz = dh * (hp - nv);
+    const T dn_pre = dn * ((T)1 - nv * nv);
+    const T dr = dn_pre * hns[r * H + j];
+    const T dr_pre = dr * rv * ((T)1 - rv);
+    const T dz_pre = dz * zv * ((T)1 - zv);
+    T* di = dgi + r * 3 * H;
+    T* dg = dgh + r * 3 * H;
+    di[j] = dr_pre; di[H + j] = dz_pre; di[2 * H + j] = dn_pre;
+    dg[j] = dr_pre; dg[H + j] = dz_pre; dg[2 * H + j] = dn_pre * rv;
+    dhz[k] = dh * zv;
   }
 }
 """
@@ -208,3 +270,52 @@ def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = Fal
                                      np.int32(relu)))
         blas.matmul(dpre[t], w_hh, out=dh)
     return dpre, dh
+
+
+def gru_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, b_hh: Any, *,
+              reverse: bool = False) -> tuple:
+    """See ``volta_core.nn.fused_rnn.gru_steps``."""
+    arrays = (xw, h0, w_hh_t) if b_hh is None else (xw, h0, w_hh_t, b_hh)
+    if not _plain(*arrays) or xw.size == 0:
+        return generic.gru_steps(xp, xw, h0, w_hh_t, b_hh, reverse=reverse)
+    steps, batch, three = xw.shape
+    hid = three // 3
+    dt = xw.dtype
+    out = cupy.empty((steps, batch, hid), dt)
+    rz = cupy.empty((steps, batch, 2 * hid), dt)
+    ns, hns = cupy.empty((steps, batch, hid), dt), cupy.empty((steps, batch, hid), dt)
+    gh = cupy.empty((batch, three), dt)
+    kern = _kernel(_GRU_CELL, "volta_gru_cell", dt)
+    grid = _grid(batch * hid)
+    h, tprev = h0, -1
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        blas.matmul(h, w_hh_t, out=gh)
+        bias = np.uintp(0) if b_hh is None else b_hh  # a null pointer: no bias
+        kern(grid, (_THREADS,), (gh, bias, xw, h0, out, rz, ns, hns, np.int32(batch),
+                                 np.int32(hid), np.int32(t), np.int32(tprev)))
+        h, tprev = out[t], t
+    return out, rz, ns, hns
+
+
+def gru_steps_backward(xp: Any, g: Any, out: Any, h0: Any, rz: Any, n: Any, hn: Any,
+                       w_hh: Any, *, reverse: bool = False) -> tuple:
+    """See ``volta_core.nn.fused_rnn.gru_steps_backward``."""
+    if isinstance(g, cupy.ndarray):
+        g = cupy.ascontiguousarray(g)
+    if not _plain(g, out, h0, rz, n, hn, w_hh) or g.size == 0:
+        return generic.gru_steps_backward(xp, g, out, h0, rz, n, hn, w_hh, reverse=reverse)
+    steps, batch, hid = g.shape
+    dt = g.dtype
+    dgi = cupy.empty((steps, batch, 3 * hid), dt)
+    dgh = cupy.empty((steps, batch, 3 * hid), dt)
+    dhz, mm = cupy.zeros((batch, hid), dt), cupy.zeros((batch, hid), dt)
+    kern = _kernel(_GRU_CELL_BACKWARD, "volta_gru_cell_backward", dt)
+    grid = _grid(batch * hid)
+    order = list(range(steps - 1, -1, -1) if reverse else range(steps))
+    for k in range(steps - 1, -1, -1):
+        t = order[k]
+        tprev = order[k - 1] if k else -1
+        kern(grid, (_THREADS,), (g, out, h0, rz, n, hn, dgi, dgh, dhz, mm, np.int32(batch),
+                                 np.int32(hid), np.int32(t), np.int32(tprev)))
+        blas.matmul(dgh[t], w_hh, out=mm)
+    return dgi, dgh, dhz + mm
