@@ -2,8 +2,9 @@
 replayed as CUDA graphs, which is what that mode means in PyTorch.
 
 Each distinct call (its guard: the shapes, dtypes and ``requires_grad`` of the Tensor
-arguments; which tensors are the parameters and buffers, and their shapes and dtypes;
-``training`` of every submodule, grad mode and CUDA autocast) runs eagerly the first time,
+arguments; which tensors are the parameters and buffers, and their shapes and dtypes; the
+Python numbers, strings and flags every submodule holds as attributes, ``training``
+among them; grad mode and CUDA autocast) runs eagerly the first time,
 which warms up what a capture cannot create (cuBLAS handles, cuDNN plans, kernels); the
 second time its forward and backward are captured
 (:func:`~volta_core.cuda_graphs.graph_callable`), and from then on each call copies its
@@ -14,8 +15,9 @@ optimizer without an in-place kernel, a running statistic updated by an eager ca
 its values copied back there, and takes that memory again, before the replay.
 
 What a replay keeps from CUDA graphs: the Python code of the forward ran once, at capture,
-so a Python number it reads from elsewhere or a branch it takes on one is frozen (branches
-on the guarded properties are not: they make a new capture). What it adds for safety: the
+so a Python number it reads from outside the modules (a global, another object) or a
+branch it takes on one is frozen (what the guard holds is not: a new value makes a new
+capture). What it adds for safety: the
 output is a copy (a later replay never overwrites a result the caller kept), a forward
 called again before the previous one's backward ran is eager (the replay would overwrite
 the activations that backward needs), and a module whose submodules have hooks, a call
@@ -45,6 +47,13 @@ def graphs_of(module: Any) -> Any:
     if first is None or first.device.type != "cuda":
         return None
     return getattr(first.device.backend, "graphs", None)
+
+
+def _scalar(v: Any) -> bool:
+    """Whether ``v`` is a Python value a guard compares (numbers, strings, None, tuples)."""
+    if isinstance(v, tuple):
+        return all(map(_scalar, v))
+    return v is None or isinstance(v, (bool, int, float, str))
 
 
 class _Entry:
@@ -151,7 +160,10 @@ class GraphedModule:
             if (sub._forward_pre_hooks or sub._forward_hooks or sub._backward_hooks
                     or sub._backward_pre_hooks):
                 return None
-        key.append(tuple(sub.training for sub in modules))
+        # every module's Python numbers and strings (``training``, a dropout's ``p``, a
+        # temperature the loop anneals): a forward that reads one is captured per value
+        key.append(tuple(tuple((k, v) for k, v in sub.__dict__.items() if _scalar(v))
+                         for sub in modules))
         key.append(grad_state.enabled)
         key.append(amp_state.active.get("cuda"))
         return tuple(key)

@@ -208,3 +208,23 @@ def test_dropout_draws_new_masks_on_each_replay():
     for a, b in zip(masks[1:], masks[2:]):  # replays: new masks, about half kept
         assert (a != b).mean() > 0.3
         assert 0.4 < b.mean() < 0.6
+
+
+def test_a_module_attribute_the_forward_reads_is_guarded():
+    class Tempered(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(5, 5)
+            self.temperature = 1.0
+
+        def forward(self, x):
+            return self.lin(x) / self.temperature
+
+    m = vt.compile(Tempered().to(DEV), mode="reduce-overhead")
+    x = vt.randn(3, 5, device=DEV)
+    with vt.no_grad():
+        base = _np(m.lin(x))
+        for t in (1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 0.5):
+            m.temperature = t
+            np.testing.assert_allclose(_np(m(x)), base / t, rtol=1e-6)
+    assert m.forward.graphed.replays == 4  # two replays per value seen three times
