@@ -103,7 +103,6 @@ class GraphedModule:
         self.module = module
         self.forward = forward
         self.entries: dict[tuple, Any] = {}
-        self.pool: Any = None
         self.replays = 0
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
@@ -178,11 +177,11 @@ class GraphedModule:
         # caller's tensors are never written)
         static = tuple(a.detach().clone().requires_grad_(a.requires_grad) for a in args)
         params = tuple(p for p in self.module.parameters() if p.requires_grad)
-        if self.pool is None:
-            self.pool = graph_pool_handle()
         holder: list = []
         try:
-            run = graph_callable(self.forward, static, params, 0, True, self.pool,
+            # a pool of its own: memory another guard's capture freed could hold this
+            # one's saved activations while that one's backward still runs
+            run = graph_callable(self.forward, static, params, 0, True, graph_pool_handle(),
                                  copy_output=True,
                                  on_forward=lambda ctx: holder[0].forward_done(ctx),
                                  on_backward=lambda: holder[0].backward_done())

@@ -114,6 +114,21 @@ def test_two_forwards_before_backward():
             np.testing.assert_allclose(_np(pc.grad), _np(pe.grad), rtol=1e-5, atol=1e-5)
 
 
+def test_two_shapes_pending_at_once():
+    """Two guards' replays before either backward: each capture has its own memory, so
+    one's replay cannot overwrite what the other's backward reads."""
+    eager = _mlp()
+    compiled = vt.compile(copy.deepcopy(eager), mode="reduce-overhead")
+    for _ in range(4):
+        a, b = vt.randn(4, 20, device=DEV), vt.randn(9, 20, device=DEV)
+        for m in (eager, compiled):
+            m.zero_grad()
+            (m(a).square().sum() + m(b).tanh().sum()).backward()
+        for pe, pc in zip(eager.parameters(), compiled.parameters()):
+            np.testing.assert_allclose(_np(pc.grad), _np(pe.grad), rtol=1e-5, atol=1e-5)
+    assert compiled.forward.graphed.replays == 6
+
+
 def test_input_gradient_and_accumulation():
     eager = _mlp()
     compiled = vt.compile(copy.deepcopy(eager), mode="reduce-overhead")
