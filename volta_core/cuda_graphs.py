@@ -30,6 +30,7 @@ from .autograd.function import Function
 from .backend.device import Device
 from .errors import GraphCaptureError
 from .tensor import Tensor
+from .views import write_values
 
 
 def _backend_graphs(device: Any = None) -> tuple[Any, int]:
@@ -148,20 +149,13 @@ def write_state(t: Tensor, value: Any) -> None:
     """Give a state tensor that a forward updates (running statistics, a batch count) the
     values of the backend array ``value``.
 
-    Eagerly the tensor takes the new array. While its device captures a CUDA graph, the
-    values are copied into the tensor's own memory instead, as PyTorch's in-place updates
-    do: each replay must write the memory that the next replay reads (a tensor rebound to
-    an array of the graph's pool would be recomputed from its value at capture time on
-    every replay, and never accumulate).
+    Eagerly the tensor takes the new array; while its device captures a CUDA graph the
+    values are copied into its own memory (see ``volta_core.views.write_values``).
     """
-    if t.device.type == "cuda" and t._owner is None:
-        graphs = getattr(t.device.backend, "graphs", None)
-        if graphs is not None and graphs.is_capturing():
-            t._data[...] = value
-            t._gen += 1
-            t._version[0] += 1
-            return
-    t.array = value
+    if t._owner is None:
+        write_values(t, value)
+    else:
+        t.array = value
     t._version[0] += 1
 
 

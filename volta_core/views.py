@@ -470,6 +470,25 @@ def check_writable(op: str, t: Tensor, records: bool, overlapping: bool = False)
             "expand() or an overlapping unfold(); clone() the tensor before writing to it")
 
 
+def write_values(t: Tensor, array: Any) -> None:
+    """Make the backend ``array`` the values of ``t``, a tensor that is no view: ``t``
+    takes the array, except while ``t``'s device captures a CUDA graph, where the values
+    are copied into ``t``'s own memory (same shape and dtype), as PyTorch's in-place
+    writes do. A replay must update the memory the next replay reads: a buffer rebound to
+    an array of the graph's pool would be recomputed from its value at capture time on
+    every replay (a running statistic that never accumulates)."""
+    if array is not t._data and t.device.type == "cuda":
+        graphs = getattr(t.device.backend, "graphs", None)
+        old = t._data
+        if (graphs is not None and graphs.is_capturing() and old.shape == array.shape
+                and old.dtype == array.dtype):
+            old[...] = array
+            t._gen += 1
+            return
+    t._data = array
+    t._gen += 1
+
+
 def assign(t: Tensor, out: Tensor, records: bool) -> None:
     """Make ``out`` (same shape and dtype) the new value of ``t``; writes views into their base.
 
@@ -478,8 +497,7 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
     """
     base = _follow(t)
     if base is None:
-        t._data = out.array
-        t._gen += 1
+        write_values(t, out.array)
         if records:
             t.grad_fn, t.requires_grad = out.grad_fn, out.requires_grad
         return
@@ -494,8 +512,7 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
         new = out.array
         if tuple(new.shape) != tuple(base._data.shape):
             new = base.device.xp.reshape(new, base._data.shape)
-        base._data = new
-        base._gen += 1
+        write_values(base, new)
     else:
         from .ops.inplace import IndexPut
 
@@ -506,8 +523,7 @@ def assign(t: Tensor, out: Tensor, records: bool) -> None:
             new = IndexPut.apply(old, out, Tensor._make(positions(t), t.device))
         finally:
             _grad_state.enabled = prev
-        base._data = new._data
-        base._gen += 1
+        write_values(base, new._data)
         if differentiable:
             base.grad_fn, base.requires_grad = new.grad_fn, new.requires_grad
     if base._owner is not None:

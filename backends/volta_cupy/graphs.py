@@ -18,7 +18,8 @@ import cupy
 _CAPTURE_ERRORS = ("cudaErrorStreamCaptureUnsupported", "cudaErrorStreamCaptureInvalidated",
                    "cudaErrorStreamCaptureImplicit", "cudaErrorStreamCaptureUnjoined",
                    "cudaErrorStreamCaptureIsolation", "cudaErrorStreamCaptureWrongThread",
-                   "cudaErrorCapturedEvent", "cudaErrorNotPermitted", "during stream capture")
+                   "cudaErrorCapturedEvent", "cudaErrorNotPermitted", "during stream capture",
+                   "stream is capturing")  # CuPy's own refusals (a device-to-host copy)
 
 
 def new_stream(index: int) -> Any:

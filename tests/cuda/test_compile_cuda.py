@@ -243,3 +243,67 @@ def test_a_module_attribute_the_forward_reads_is_guarded():
             m.temperature = t
             np.testing.assert_allclose(_np(m(x)), base / t, rtol=1e-6)
     assert m.forward.graphed.replays == 4  # two replays per value seen three times
+
+
+class _Tracker(nn.Module):
+    """Buffers updated in place by the forward (``mul_``/``add_``); ``indexed``: also
+    through an indexed view (``steps[0] += 1``, which copies to the host: no capture)."""
+
+    def __init__(self, indexed: bool = False):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.indexed = indexed
+        self.register_buffer("ema", vt.zeros(4))
+        self.register_buffer("steps", vt.zeros(2))
+
+    def forward(self, x):
+        with vt.no_grad():
+            self.ema.mul_(0.9).add_(x.mean(0), alpha=0.1)
+            if self.indexed:
+                self.steps[0] += 1
+            else:
+                self.steps.add_(1)
+        return self.lin(x)
+
+
+def test_in_place_buffer_updates_accumulate_across_replays():
+    vt.manual_seed(0)
+    eager = _Tracker().to(DEV)
+    graphed = copy.deepcopy(eager)
+    compiled = vt.compile(copy.deepcopy(eager), mode="reduce-overhead")
+    static = vt.zeros(3, 4, device=DEV)
+    s = vt.cuda.Stream()
+    s.wait_stream(vt.cuda.current_stream())
+    with vt.cuda.stream(s):
+        graphed(static)
+    vt.cuda.current_stream().wait_stream(s)
+    g = vt.cuda.CUDAGraph()
+    with vt.cuda.graph(g):
+        graphed(static)
+    eager(static)  # as the warm-up (the capture itself runs nothing)
+    compiled(static)
+    for i in range(5):
+        x = vt.randn(3, 4, device=DEV) + i
+        static.copy_(x)
+        g.replay()
+        with vt.no_grad():
+            compiled(x)
+        eager(x)
+    for m in (graphed, compiled):
+        np.testing.assert_allclose(_np(m.ema), _np(eager.ema), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(_np(m.steps), _np(eager.steps))
+    assert compiled.forward.graphed.replays >= 3
+
+
+def test_a_forward_the_capture_refuses_runs_eagerly():
+    vt.manual_seed(0)
+    eager = _Tracker(indexed=True).to(DEV)
+    compiled = vt.compile(copy.deepcopy(eager), mode="reduce-overhead")
+    for i in range(4):
+        x = vt.randn(3, 4, device=DEV) + i
+        np.testing.assert_allclose(_np(compiled(x)), _np(eager(x)), rtol=1e-6)
+    np.testing.assert_array_equal(_np(compiled.steps), [4, 0])
+    assert compiled.forward.graphed.replays == 0
+    g = vt.cuda.CUDAGraph()
+    with pytest.raises(vt.GraphCaptureError, match="host"), vt.cuda.graph(g):
+        eager(x)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...autograd.grad_mode import no_grad
 from ...creation import randn
+from ...cuda_graphs import write_state
 from ...tensor import Tensor
 from ..distance import normalize
 from ..module import Module
@@ -31,8 +32,7 @@ def _as_matrix(weight: Tensor, dim: int) -> Tensor:
 
 
 def _store(buf: Tensor, value: Tensor) -> None:
-    buf.array = value.array
-    buf._version[0] += 1
+    write_state(buf, value.array)
 
 
 class SpectralNorm:
