@@ -3,26 +3,26 @@ replayed as CUDA graphs, which is what that mode means in PyTorch.
 
 Each distinct call (its guard: the shapes, dtypes and ``requires_grad`` of the Tensor
 arguments; which tensors are the parameters and buffers, and their shapes and dtypes; the
-Python numbers, strings and flags every submodule holds as attributes, ``training``
-among them; grad mode and CUDA autocast) runs eagerly the first time,
-which warms up what a capture cannot create (cuBLAS handles, cuDNN plans, kernels); the
-second time its forward and backward are captured
-(:func:`~volta_core.cuda_graphs.graph_callable`), and from then on each call copies its
-inputs into the captured ones and replays. The optimizer, the loss and everything outside
-the module stay eager, as in PyTorch. The captured kernels read the parameters' and
-buffers' memory as it was at capture: one that eager code gave new memory since (an
-optimizer without an in-place kernel, a running statistic updated by an eager call) has
-its values copied back there, and takes that memory again, before the replay.
+Python numbers, strings and flags every submodule holds as attributes, ``training`` among
+them; grad mode and CUDA autocast) runs eagerly the first time, which warms up what a
+capture cannot create (cuBLAS handles, cuDNN plans, kernels); the second time its forward
+and backward are captured (:func:`~volta_core.cuda_graphs.graph_callable`), and from then
+on each call copies its inputs into the captured ones and replays. The optimizer, the loss
+and everything outside the module stay eager, as in PyTorch. The captured kernels read
+the parameters' and buffers' memory as it was at capture: one that eager code gave new
+memory since (an optimizer without an in-place kernel, a running statistic updated by an
+eager call) has its values copied back there, and takes that memory again, before the
+replay.
 
 What a replay keeps from CUDA graphs: the Python code of the forward ran once, at capture,
 so a Python number it reads from outside the modules (a global, another object) or a
 branch it takes on one is frozen (what the guard holds is not: a new value makes a new
-capture). What it adds for safety: the
-output is a copy (a later replay never overwrites a result the caller kept), a forward
-called again before the previous one's backward ran is eager (the replay would overwrite
-the activations that backward needs), and a module whose submodules have hooks, a call
-with keyword or non-Tensor arguments, an output that is not one Tensor, or a forward a
-capture refuses (it reads a value back, ``.item()``) runs eagerly.
+capture). What it adds for safety: the output is a copy (a later replay never overwrites
+a result the caller kept), a forward called again before the previous one's backward ran
+is eager (the replay would overwrite the activations that backward needs), each guard's
+capture has memory of its own, and a module whose submodules have hooks, a call with
+keyword or non-Tensor arguments, an output that is not one Tensor, or a forward a capture
+refuses (it reads a value back, ``.item()``) runs eagerly.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from .replay import _scalar
 from .tensor import Tensor
 
 _MAX_ENTRIES = 32  # guards of one module kept at once (more: start over)
@@ -39,21 +40,14 @@ _WARM = "warm"  # a guard seen once: captured on its next call
 
 
 def graphs_of(module: Any) -> Any:
-    """The CUDA backend's graph support when ``module``'s parameters and buffers all live
-    on one CUDA device (else None)."""
+    """The CUDA backend's graph support when ``module``'s first parameter (or buffer)
+    lives on a CUDA device, else None (the guard checks the others)."""
     first = next(iter(module.parameters()), None)
     if first is None:
         first = next(iter(module.buffers()), None)
     if first is None or first.device.type != "cuda":
         return None
     return getattr(first.device.backend, "graphs", None)
-
-
-def _scalar(v: Any) -> bool:
-    """Whether ``v`` is a Python value a guard compares (numbers, strings, None, tuples)."""
-    if isinstance(v, tuple):
-        return all(map(_scalar, v))
-    return v is None or isinstance(v, (bool, int, float, str))
 
 
 class _Entry:
