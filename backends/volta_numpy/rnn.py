@@ -6,12 +6,6 @@ The generic loops allocate each step's arrays and stack them at the end; here ea
 writes straight into the stacked outputs, through preallocated buffers, so a step is one
 GEMM and about ten small ufunc calls with no allocation. The operations, their order and
 so the values are the generic loops' own.
-
-A recurrence runs sample by sample: a batch of :data:`SPLIT_BATCH` or more is cut into
-two halves, each running the whole time loop on its own thread (one wait at the end, not
-one per step; a step's small GEMM and ufunc calls gain nothing from being split). The cut
-depends on the shapes only, and a GEMM gives each row the same bits whatever rows it is
-computed with, so the values do not depend on the thread count.
 """
 
 from __future__ import annotations
@@ -23,9 +17,6 @@ import numpy as np
 from volta_core.nn import fused_rnn as generic
 
 from .namespace import matmul_2d
-from .parallel import lead_blocks, parallel_for
-
-SPLIT_BATCH = 8  # samples from which a time loop runs as two halves
 
 
 def _plain(*arrays: Any) -> bool:
@@ -46,38 +37,25 @@ def lstm_steps(xp: Any, xw: Any, h0: Any, c0: Any, w_hh_t: Any, *,
     out = np.empty((steps, batch, 2 * hid), dt)
     sigs = np.empty((steps, batch, 3 * hid), dt)
     ggs, tcs = np.empty((steps, batch, hid), dt), np.empty((steps, batch, hid), dt)
-
-    def run(lo: int, hi: int) -> None:  # samples lo..hi-1
-        gates, ig = np.empty((hi - lo, four), dt), np.empty((hi - lo, hid), dt)
-        h, c = h0[lo:hi], c0[lo:hi]
-        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-            matmul_2d(h, w_hh_t, out=gates)  # the generic loop's xp.matmul
-            gates += xw[t, lo:hi]
-            sig, gg, tc = sigs[t, lo:hi], ggs[t, lo:hi], tcs[t, lo:hi]
-            np.negative(gates[:, :3 * hid], out=sig)  # i, f, o: 1 / (1 + exp(-x))
-            np.exp(sig, out=sig)
-            sig += 1.0
-            np.divide(1.0, sig, out=sig)
-            np.tanh(gates[:, 3 * hid:], out=gg)
-            h_t, c_t = out[t, lo:hi, :hid], out[t, lo:hi, hid:]
-            np.multiply(sig[:, hid:2 * hid], c, out=c_t)  # f * c + i * g
-            np.multiply(sig[:, :hid], gg, out=ig)
-            c_t += ig
-            np.tanh(c_t, out=tc)
-            np.multiply(sig[:, 2 * hid:], tc, out=h_t)
-            h, c = h_t, c_t
-
-    _by_samples(run, batch)
+    gates, ig = np.empty((batch, four), dt), np.empty((batch, hid), dt)
+    h, c = h0, c0
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        matmul_2d(h, w_hh_t, out=gates)  # the generic loop's xp.matmul
+        gates += xw[t]
+        sig, gg, tc = sigs[t], ggs[t], tcs[t]
+        np.negative(gates[:, :3 * hid], out=sig)  # i, f, o: 1 / (1 + exp(-x))
+        np.exp(sig, out=sig)
+        sig += 1.0
+        np.divide(1.0, sig, out=sig)
+        np.tanh(gates[:, 3 * hid:], out=gg)
+        h_t, c_t = out[t, :, :hid], out[t, :, hid:]
+        np.multiply(sig[:, hid:2 * hid], c, out=c_t)  # f * c + i * g
+        np.multiply(sig[:, :hid], gg, out=ig)
+        c_t += ig
+        np.tanh(c_t, out=tc)
+        np.multiply(sig[:, 2 * hid:], tc, out=h_t)
+        h, c = h_t, c_t
     return out, sigs, ggs, tcs
-
-
-def _by_samples(run: Any, batch: int) -> None:
-    """``run(lo, hi)`` over the batch: two halves on the threads from :data:`SPLIT_BATCH`
-    samples, else one call."""
-    if batch >= SPLIT_BATCH:
-        parallel_for(run, lead_blocks(batch, 2))
-    else:
-        run(0, batch)
 
 
 def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, *,
@@ -90,29 +68,23 @@ def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, 
     dt = g.dtype
     dgates = np.empty((steps, batch, 4 * hid), dt)
     dh_next, dc_next = np.empty((batch, hid), dt), np.empty((batch, hid), dt)
-
-    def run(lo: int, hi: int) -> None:  # samples lo..hi-1
-        dh, dc, tmp = (np.empty((hi - lo, hid), dt) for _ in range(3))
-        dhn, dcn = dh_next[lo:hi], dc_next[lo:hi]
-        first = True
-        for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-            if first:
-                np.copyto(dh, g[t, lo:hi, :hid])
-                np.copyto(dc, g[t, lo:hi, hid:])
-                first = False
-            else:
-                np.add(g[t, lo:hi, :hid], dhn, out=dh)
-                np.add(g[t, lo:hi, hid:], dcn, out=dc)
-            np.multiply(dh, dtc[t, lo:hi], out=tmp)
-            dc += tmp
-            d, ft = dgates[t, lo:hi], fac[t, lo:hi]
-            for k, src in enumerate((dc, dc, dh, dc)):  # (dc, dc, dh, dc) * fac
-                np.multiply(src, ft[:, k * hid:(k + 1) * hid],
-                            out=d[:, k * hid:(k + 1) * hid])
-            np.multiply(dc, f[t, lo:hi], out=dcn)
-            matmul_2d(d, w_hh, out=dhn)
-
-    _by_samples(run, batch)
+    dh, dc, tmp = (np.empty((batch, hid), dt) for _ in range(3))
+    first = True
+    for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+        if first:
+            np.copyto(dh, g[t, :, :hid])
+            np.copyto(dc, g[t, :, hid:])
+            first = False
+        else:
+            np.add(g[t, :, :hid], dh_next, out=dh)
+            np.add(g[t, :, hid:], dc_next, out=dc)
+        np.multiply(dh, dtc[t], out=tmp)
+        dc += tmp
+        d, ft = dgates[t], fac[t]
+        for k, src in enumerate((dc, dc, dh, dc)):  # (dc, dc, dh, dc) * fac
+            np.multiply(src, ft[:, k * hid:(k + 1) * hid], out=d[:, k * hid:(k + 1) * hid])
+        np.multiply(dc, f[t], out=dc_next)
+        matmul_2d(d, w_hh, out=dh_next)
     return dgates, dh_next, dc_next
 
 
@@ -122,20 +94,16 @@ def rnn_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, *, relu: bool = False,
     if not _plain(xw, h0, w_hh_t):
         return generic.rnn_steps(xp, xw, h0, w_hh_t, relu=relu, reverse=reverse)
     out = np.empty(xw.shape, xw.dtype)
-
-    def run(lo: int, hi: int) -> None:  # samples lo..hi-1
-        h = h0[lo:hi]
-        for t in (range(xw.shape[0] - 1, -1, -1) if reverse else range(xw.shape[0])):
-            o = out[t, lo:hi]
-            matmul_2d(h, w_hh_t, out=o)  # the generic loop's xp.matmul
-            o += xw[t, lo:hi]
-            if relu:  # x < 0 -> 0 (NaN stays), as the relu kernel
-                np.copyto(o, 0, where=o < 0)
-            else:
-                np.tanh(o, out=o)
-            h = o
-
-    _by_samples(run, xw.shape[1])
+    h = h0
+    for t in (range(xw.shape[0] - 1, -1, -1) if reverse else range(xw.shape[0])):
+        o = out[t]
+        matmul_2d(h, w_hh_t, out=o)  # the generic loop's xp.matmul
+        o += xw[t]
+        if relu:  # x < 0 -> 0 (NaN stays), as the relu kernel
+            np.copyto(o, 0, where=o < 0)
+        else:
+            np.tanh(o, out=o)
+        h = o
     return out
 
 
@@ -147,26 +115,21 @@ def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = Fal
     steps, batch, hid = g.shape
     dpre = np.empty(g.shape, g.dtype)
     dh_next = np.empty((batch, hid), g.dtype)
-
-    def run(lo: int, hi: int) -> None:  # samples lo..hi-1
-        dh, tmp = np.empty((hi - lo, hid), g.dtype), np.empty((hi - lo, hid), g.dtype)
-        dhn = dh_next[lo:hi]
-        first = True
-        for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-            if first:
-                np.copyto(dh, g[t, lo:hi])
-                first = False
-            else:
-                np.add(g[t, lo:hi], dhn, out=dh)
-            d, y = dpre[t, lo:hi], out[t, lo:hi]
-            if relu:  # 0 where y <= 0, as the relu_backward kernel
-                np.copyto(d, dh)
-                np.copyto(d, 0, where=y <= 0)
-            else:  # dh * (1 - y * y)
-                np.multiply(y, y, out=tmp)
-                np.subtract(1.0, tmp, out=tmp)
-                np.multiply(dh, tmp, out=d)
-            matmul_2d(d, w_hh, out=dhn)
-
-    _by_samples(run, batch)
+    dh, tmp = np.empty((batch, hid), g.dtype), np.empty((batch, hid), g.dtype)
+    first = True
+    for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+        if first:
+            np.copyto(dh, g[t])
+            first = False
+        else:
+            np.add(g[t], dh_next, out=dh)
+        d, y = dpre[t], out[t]
+        if relu:  # 0 where y <= 0, as the relu_backward kernel
+            np.copyto(d, dh)
+            np.copyto(d, 0, where=y <= 0)
+        else:  # dh * (1 - y * y)
+            np.multiply(y, y, out=tmp)
+            np.subtract(1.0, tmp, out=tmp)
+            np.multiply(dh, tmp, out=d)
+        matmul_2d(d, w_hh, out=dh_next)
     return dpre, dh_next

@@ -140,48 +140,63 @@ def test_inplace_change_of_output_is_caught(mode):
         out.sum().backward()
 
 
-@pytest.mark.parametrize("reverse", [False, True])
-@pytest.mark.parametrize("batch", [5, 70])
-def test_numpy_loops_same_bits_on_any_thread_count(batch, reverse, threads):
-    """The CPU backend's in-place time loops (a batch of 8 or more as two halves on the
-    threads) give the same bits on 1 and 2 threads, and the generic loops' values to
-    float32 rounding (a GEMM's row can round differently among other rows)."""
-    from volta_numpy import rnn
+@pytest.mark.parametrize("threads_n", [1, 2])
+def test_numpy_lstm_loops_give_the_generic_loops_bits(threads_n, threads, monkeypatch):
+    """The CPU backend's in-place ``lstm_steps``/``lstm_steps_backward`` equal the generic
+    loops bit for bit (float32, both directions, a batch big enough to split GEMMs)."""
+    from volta_core.backend import kernels as registry
+    from volta_core.nn import fused_rnn
 
-    from volta_core.nn import fused_rnn as generic
+    threads(threads_n)
+    rng = np.random.default_rng(3)
+    x0 = rng.standard_normal((9, 70, 24)).astype(np.float32)
 
-    xp = vt.device("cpu").xp
-    rng = np.random.default_rng(5)
-    steps, hid = 9, 40
+    def run():
+        vt.manual_seed(0)
+        m = vt.nn.LSTM(24, 160, 1, bidirectional=True)
+        x = vt.tensor(x0, requires_grad=True)
+        out, (h, c) = m(x)
+        (out.sin().sum() + h.sum() + c.cos().sum()).backward()
+        return [a.detach().numpy() for a in (out, h, c, x.grad, *(p.grad for p in
+                                                                   m.parameters()))]
 
-    def arr(*shape, scale=1.0):
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
+    got = run()
+    for name in ("lstm_steps", "lstm_steps_backward"):
+        monkeypatch.setitem(registry._cache, ("numpy", name), getattr(fused_rnn, name))
+    want = run()
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
 
-    xw, h0, c0 = arr(steps, batch, 4 * hid), arr(batch, hid), arr(batch, hid)
-    w4t, w4 = arr(hid, 4 * hid, scale=0.2), arr(4 * hid, hid, scale=0.2)
-    g2 = arr(steps, batch, 2 * hid)
-    dtc, fac = arr(steps, batch, hid, scale=0.3), arr(steps, batch, 4 * hid, scale=0.3)
-    f = arr(steps, batch, 3 * hid, scale=0.3)[..., hid:2 * hid]
-    xr, wt, w, g = arr(steps, batch, hid), arr(hid, hid, scale=0.2), arr(hid, hid, scale=0.2), \
-        arr(steps, batch, hid)
-    xr[4, :3] = 0.0
-    calls = [("lstm_steps", (xw, h0, c0, w4t), {}),
-             ("lstm_steps_backward", (g2, dtc, fac, f, w4), {}),
-             ("rnn_steps", (xr, h0, wt), {}), ("rnn_steps", (xr, h0, wt), {"relu": True})]
-    out_relu = rnn.rnn_steps(xp, xr, h0, wt, relu=True)
-    out_tanh = rnn.rnn_steps(xp, xr, h0, wt)
-    calls += [("rnn_steps_backward", (g, out_tanh, w), {}),
-              ("rnn_steps_backward", (g, out_relu, w), {"relu": True})]
-    for name, args, kw in calls:
-        results = []
-        for n in (1, 2):
-            threads(n)
-            res = getattr(rnn, name)(xp, *args, reverse=reverse, **kw)
-            results.append(res if isinstance(res, tuple) else (res,))
-        want = getattr(generic, name)(xp, *args, reverse=reverse, **kw)
-        for a, b, c in zip(*results, want if isinstance(want, tuple) else (want,)):
-            np.testing.assert_array_equal(a, b, err_msg=name)
-            np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-5, err_msg=name)
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("threads_n", [1, 2])
+def test_numpy_rnn_loops_give_the_generic_loops_bits(threads_n, relu, threads, monkeypatch):
+    """The CPU backend's in-place ``rnn_steps``/``rnn_steps_backward`` equal the generic
+    loops bit for bit (float32, both directions, inputs at 0 included)."""
+    from volta_core.backend import kernels as registry
+    from volta_core.nn import fused_rnn
+
+    threads(threads_n)
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal((9, 70, 24)).astype(np.float32)
+    x0[4, 5, :] = 0.0
+
+    def run():
+        vt.manual_seed(0)
+        m = vt.nn.RNN(24, 160, 1, bidirectional=True,
+                      nonlinearity="relu" if relu else "tanh")
+        x = vt.tensor(x0, requires_grad=True)
+        out, h = m(x)
+        (out.sin().sum() + h.sum()).backward()
+        return [a.detach().numpy() for a in (out, h, x.grad, *(p.grad for p in
+                                                                m.parameters()))]
+
+    got = run()
+    for name in ("rnn_steps", "rnn_steps_backward"):
+        monkeypatch.setitem(registry._cache, ("numpy", name), getattr(fused_rnn, name))
+    want = run()
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("mode", ["RNN", "GRU", "LSTM"])
