@@ -301,3 +301,45 @@ def test_backward_and_kwargs_hooks_as_pytorch():
         return seen, b.grad.tolist()
 
     assert two_inputs(vt) == two_inputs(torch)
+
+
+def test_always_call_forward_hooks_run_when_the_call_raises():
+    """As PyTorch: a forward hook registered with ``always_call=True`` runs (output None)
+    when ``forward`` raises, or once when a hook before it raises; others do not; its
+    own exception there becomes a warning and the original error propagates."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        seen = []
+        m = lib.nn.Linear(2, 2)
+        m.register_forward_hook(lambda mod, a, out: seen.append(("plain", out)))
+        m.register_forward_hook(lambda mod, a, out: seen.append(("always", out)),
+                                always_call=True)
+        m.register_forward_hook(lambda mod, a, kw, out: seen.append(("kw", out)),
+                                always_call=True, with_kwargs=True)
+        with pytest.raises((RuntimeError, vt.VoltaError)):
+            m(lib.zeros(3, 5))  # wrong width: forward raises
+        n = lib.nn.Linear(2, 2)
+        n.register_forward_hook(lambda mod, a, out: seen.append(("first", out is None)),
+                                always_call=True)
+
+        def bad(mod, a, out):
+            raise ValueError("hook")
+
+        n.register_forward_hook(bad)
+        n.register_forward_hook(lambda mod, a, out: seen.append(("after", out is None)),
+                                always_call=True)
+        with pytest.raises(ValueError):
+            n(lib.zeros(1, 2))
+
+        def noisy(mod, a, out):
+            raise KeyError("noisy")
+
+        k = lib.nn.Linear(2, 2)
+        k.register_forward_hook(noisy, always_call=True)
+        with pytest.warns(UserWarning, match="always_call"), \
+                pytest.raises((RuntimeError, vt.VoltaError)):
+            k(lib.zeros(3, 5))
+        return seen
+
+    assert run(vt) == run(torch)

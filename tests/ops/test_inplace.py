@@ -253,3 +253,46 @@ def test_unsqueeze_and_squeeze_in_place_as_pytorch():
         return out
 
     assert run(vt) == run(torch)
+
+
+def test_transpose_in_place_shares_memory_as_pytorch():
+    """``t_``, ``transpose_``, ``swapdims_``, ``swapaxes_``: the tensor becomes its
+    transpose in the same memory, so views made before and the transposed tensor see each
+    other's writes; a view transposes its layout in its base; a non-leaf keeps its
+    history; a leaf that requires grad is refused; dims are checked."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        out = []
+        x = lib.arange(6.0).reshape(2, 3)
+        v = x[0]
+        assert x.t_() is x
+        v.fill_(7.0)
+        x[2, 1] = -1.0
+        out += [tuple(x.shape), x.tolist(), v.tolist(), x.is_contiguous()]
+        y = lib.arange(24.0).reshape(2, 3, 4)
+        w = y[:, 1]
+        y.swapdims_(0, 2)
+        w.add_(100)
+        y.swapaxes_(1, 0)
+        out += [tuple(y.shape), y.tolist()]
+        base = lib.arange(6.0).reshape(2, 3)
+        z = base[:, :2]
+        z.transpose_(0, 1)
+        z.mul_(-1)
+        out += [z.tolist(), base.tolist()]
+        leaf = lib.ones(2, 3, requires_grad=True)
+        b = leaf * lib.arange(6.0).reshape(2, 3)
+        b.t_()
+        (b * lib.arange(6.0).reshape(3, 2)).sum().backward()
+        out.append(leaf.grad.tolist())
+        with pytest.raises(RuntimeError):
+            lib.ones(2, 3, requires_grad=True).t_()
+        with pytest.raises((IndexError, RuntimeError, vt.VoltaError)):
+            lib.ones(2, 3).transpose_(0, 2)
+        with pytest.raises((RuntimeError, vt.VoltaError)):
+            lib.ones(2, 3, 4).t_()
+        out += [tuple(lib.ones(3).t_().shape), tuple(lib.ones(2, 3, 4).transpose_(1, 1).shape)]
+        return out
+
+    assert run(vt) == run(torch)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -83,26 +84,51 @@ class Module:
                 or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         with_kwargs = self._forward_hooks_with_kwargs
-        for key, hook in list(self._forward_pre_hooks.items()):
-            if key in with_kwargs:
-                new = hook(self, args, kwargs)
+        out, called = None, set()
+        try:
+            for key, hook in list(self._forward_pre_hooks.items()):
+                if key in with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        args, kwargs = new
+                    continue
+                new = hook(self, args)
                 if new is not None:
-                    args, kwargs = new
-                continue
-            new = hook(self, args)
-            if new is not None:
-                args = new if isinstance(new, tuple) else (new,)
-        if self._backward_hooks or self._backward_pre_hooks:
-            from .backward_hooks import call_with_backward_hooks
+                    args = new if isinstance(new, tuple) else (new,)
+            if self._backward_hooks or self._backward_pre_hooks:
+                from .backward_hooks import call_with_backward_hooks
 
-            out = call_with_backward_hooks(self, self.forward, args, kwargs)
-        else:
-            out = self.forward(*args, **kwargs)
+                out = call_with_backward_hooks(self, self.forward, args, kwargs)
+            else:
+                out = self.forward(*args, **kwargs)
+            for key, hook in list(self._forward_hooks.items()):
+                called.add(key)
+                new = (hook(self, args, kwargs, out) if key in with_kwargs
+                       else hook(self, args, out))
+                if new is not None:
+                    out = new
+            return out
+        except Exception:
+            self._always_called_hooks(args, kwargs, out, called)
+            raise
+
+    def _always_called_hooks(self, args: tuple, kwargs: dict, out: Any, called: set) -> None:
+        """After an exception in the call: run the forward hooks registered with
+        ``always_call=True`` that have not run (with the output so far, None if
+        ``forward`` raised), as PyTorch does; their own exceptions become warnings."""
+        always = self.__dict__.get("_forward_hooks_always_called", ())
         for key, hook in list(self._forward_hooks.items()):
-            new = hook(self, args, kwargs, out) if key in with_kwargs else hook(self, args, out)
-            if new is not None:
-                out = new
-        return out
+            if key not in always or key in called:
+                continue
+            try:
+                if key in self._forward_hooks_with_kwargs:
+                    hook(self, args, kwargs, out)
+                else:
+                    hook(self, args, out)
+            except Exception as e:
+                warnings.warn("forward hook with ``always_call=True`` raised an exception that "
+                              f"was silenced as another error was raised in forward: {e}",
+                              stacklevel=3)
 
     # -- hooks ---------------------------------------------------------------------------
     def _add_hook(self, hooks: dict, hook: Callable, prepend: bool = False,
@@ -127,8 +153,12 @@ class Module:
                               with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
         """Call ``hook(module, args, output)`` after ``forward``; it may replace the output.
-        With ``with_kwargs``: ``hook(module, args, kwargs, output)``."""
-        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+        With ``with_kwargs``: ``hook(module, args, kwargs, output)``; with ``always_call``
+        it also runs when the call raises (``output`` None if ``forward`` did)."""
+        handle = self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+        if always_call:
+            self.__dict__.setdefault("_forward_hooks_always_called", set()).add(handle.id)
+        return handle
 
     def register_full_backward_pre_hook(self, hook: Callable, *,
                                         prepend: bool = False) -> RemovableHandle:

@@ -37,7 +37,7 @@ from ..views import (
 from ._util import broadcast_shapes
 from .elementwise import add, sub
 from .indexing import _as_python, getitem
-from .movement import clone, expand, expand_strides, reshape, squeeze, sum_to, unsqueeze
+from .movement import clone, expand, expand_strides, reshape, squeeze, sum_to, transpose, unsqueeze
 
 _ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
 
@@ -561,6 +561,47 @@ def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
     """In-place :func:`squeeze`: ``self`` loses its dims of size 1 (or those of ``dim``)."""
     new = squeeze(self) if dim is None else squeeze(self, dim)
     return self if new is self else _reshape_in_place(self, "squeeze_", new)
+
+
+def _transpose_in_place(self: Tensor, op: str, dims: tuple[int, int]) -> Tensor:
+    """Make ``self`` its transpose over ``dims`` (``t_``, ``transpose_``), its elements in
+    another order in one storage, as PyTorch does: a view takes ``new``'s
+    layout in its base; a tensor that is no view moves its values to a storage tensor
+    that the views made of it earlier follow (as after ``.data =``) and becomes a view of
+    it, so writes through either side reach the other."""
+    if self.requires_grad and self.grad_fn is None and _grad_state.enabled:
+        raise AutogradError(f"{op}: a leaf Variable that requires grad is being used in an "
+                            "in-place operation")
+    new = transpose(self, *dims)
+    if self._owner is None:
+        old = Tensor._make(self._data, self.device)
+        self._gen += 1
+        self._moved = [*(getattr(self, "_moved", None) or []), (self._gen, old)]
+        layout_of = transpose(old, *dims)
+    else:
+        layout_of = new
+    self._owner, self._view, self._seen = layout_of._owner, layout_of._view, layout_of._seen
+    self._data = new.array
+    self.grad_fn, self.requires_grad = new.grad_fn, new.requires_grad
+    return self
+
+
+@tensor_method("transpose_", "swapaxes_", "swapdims_")
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """In-place :func:`transpose` (also ``swapaxes_``, ``swapdims_``): ``self`` becomes
+    its transpose, sharing its memory with the views made of it before."""
+    if dim0 == dim1 or self.ndim < 2:
+        transpose(self, dim0, dim1)  # checks the dims as PyTorch
+        return self
+    return _transpose_in_place(self, "transpose_", (dim0, dim1))
+
+
+@tensor_method()
+def t_(self: Tensor) -> Tensor:
+    """In-place :func:`t`: ``self`` (at most 2 dims) becomes its transpose."""
+    if self.ndim > 2:
+        raise ShapeError(f"t_: expected a tensor with <= 2 dims, got {self.ndim}")
+    return _transpose_in_place(self, "t_", (0, 1)) if self.ndim == 2 else self
 
 
 __all__ = ["setitem"]
