@@ -116,11 +116,29 @@ def test_only_one_input_needs_grad():
 
 def test_materialize_grads_off_passes_none():
     for m in (torch, vt):
-        Lazy = _make(m)[2]
+        seen: list = []
+
+        class Lazy(m.autograd.Function):
+            log = seen
+
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(False)
+                return x.exp(), x.sin()
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                Lazy.log.append((g1 is None, g2 is None))
+                return (g1 * 2 if g1 is not None else 0) + (g2 * 3 if g2 is not None else 0)
+
         x = m.tensor([0.5, 1.5], requires_grad=True)
         y1, y2 = Lazy.apply(x)
-        y1.sum().backward()  # y2 got no gradient: backward receives None for it
+        y1.sum().backward(retain_graph=True)  # y2 got no gradient: None for it
         np.testing.assert_allclose(_np(x.grad), [2.0, 2.0])
+        y2.sum().backward(retain_graph=True)
+        (y1.sum() + y2.sum()).backward()
+        np.testing.assert_allclose(_np(x.grad), [10.0, 10.0])
+        assert seen == [(False, True), (True, False), (False, False)], m.__name__
         assert y1.grad_fn is not None
 
 

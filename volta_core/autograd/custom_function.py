@@ -28,8 +28,9 @@ any attribute. The PyTorch 2 form, ``forward(*args)`` plus
 The op is recorded as one node of Volta's graph. Several differentiable outputs are
 packed, flattened, into one array that the node produces; each returned output is a view
 of it, so that the engine hands the node all outputs' gradients at once (one of several
-outputs that got no gradient then arrives as zeros, also under
-``set_materialize_grads(False)``).
+outputs that got no gradient would arrive as zeros; under ``set_materialize_grads(False)``
+each output passes through a marker node that notes the gradient it got, so those
+arrive as None, as in PyTorch).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class FunctionCtx:
     def __init__(self, needs_input_grad: tuple) -> None:
         self.needs_input_grad = needs_input_grad
         self.materialize_grads = True
+        self._got: set[int] | None = None  # outputs that got a gradient (no materializing)
         self._saved: tuple = ()
         self._versions: tuple = ()
         self._non_differentiable: set[int] = set()
@@ -87,6 +89,20 @@ class FunctionCtx:
             "supported; return a new tensor from forward instead")
 
 
+class _GotGrad(Function):
+    """Identity on one output of a Function under ``set_materialize_grads(False)``: its
+    backward notes that the output got a gradient."""
+
+    def forward(ctx, x, info=None):
+        ctx.info = info
+        return ctx.xp.asarray(x, copy=True)
+
+    def backward(ctx, g):
+        user_ctx, index = ctx.info
+        user_ctx._got.add(index)
+        return g
+
+
 class _CustomNode(Function):
     """The graph node of a PyTorch-style Function call: produces the precomputed output
     array (the packed outputs) and runs the user's backward."""
@@ -97,9 +113,12 @@ class _CustomNode(Function):
 
     def backward(ctx, g):
         cls, user_ctx, layout, n_args, tensor_pos, outs = ctx.info
+        got, user_ctx._got = user_ctx._got, (None if user_ctx._got is None else set())
         grads = []
-        for entry, o in zip(layout, outs):
-            if entry is not None and g is not None:  # its part of the packed gradient
+        for i, (entry, o) in enumerate(zip(layout, outs)):
+            if got is not None and i not in got:  # no gradient, not materialized
+                grads.append(None)
+            elif entry is not None and g is not None:  # its part of the packed gradient
                 start, size, shape = entry
                 grads.append((g if len(layout) == 1 else g[start:start + size]).reshape(shape))
             elif user_ctx.materialize_grads and isinstance(o, Tensor):
@@ -170,6 +189,10 @@ def apply(cls: type, args: tuple, kwargs: dict) -> Any:
     for i in diff:
         start, size, shape = layout[i]
         results[i] = packed if len(diff) == 1 else packed[start:start + size].reshape(shape)
+    if not ctx.materialize_grads and len(diff) > 1:
+        ctx._got = set()
+        for i in diff:
+            results[i] = _GotGrad.apply(results[i], info=(ctx, i))
     # saved outputs are the returned ones (connected to the graph, for double backward)
     mapping = {id(outs[i]): results[i] for i in diff}
     if ctx._saved:
