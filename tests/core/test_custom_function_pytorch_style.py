@@ -208,3 +208,58 @@ def test_returning_an_input_unchanged_makes_a_new_output():
     assert y is not x
     y.sum().backward()
     assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_mark_dirty_as_pytorch():
+    """An input modified in place in ``forward`` and marked dirty is returned itself, its
+    history now the Function's node (gradients flow through it); its version counts the
+    write; a leaf that requires grad is refused; a tensor saved before sees the change."""
+
+    def run(m):
+        class MulInPlace(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                x.mul_(k)
+                ctx.mark_dirty(x)
+                ctx.k = k
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k, None
+
+        class AddOne(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x, y * 2
+
+            @staticmethod
+            def backward(ctx, gx, gy):
+                return gx, gy * 2
+
+        out = []
+        a = m.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 3
+        c = MulInPlace.apply(b, 2.0)
+        (c * c).sum().backward()
+        version = b._version if m is torch else b._version[0]
+        out += [c is b, _np(b).tolist(), version, _np(a.grad).tolist()]
+        a = m.tensor([1.0, 2.0], requires_grad=True)
+        y = m.tensor([3.0, 4.0], requires_grad=True)
+        b = a * 1
+        p, q = AddOne.apply(b, y)
+        (p.sum() + q.sum()).backward()
+        out += [p is b, _np(p).tolist(), _np(a.grad).tolist(), _np(y.grad).tolist()]
+        with pytest.raises(RuntimeError):
+            MulInPlace.apply(m.ones(2, requires_grad=True), 2.0)
+        a = m.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 1
+        s = b.sin()  # saves b
+        MulInPlace.apply(b, 2.0)
+        with pytest.raises(RuntimeError):
+            s.sum().backward()
+        return out
+
+    assert run(vt) == run(torch)

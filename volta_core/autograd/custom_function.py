@@ -20,10 +20,11 @@ A subclass of :class:`~volta_core.autograd.Function` whose ``forward`` is a
 ``ctx.set_materialize_grads(False)``) and returns one per input (None for inputs that need
 none, and for non-Tensor arguments). ``ctx`` offers ``save_for_backward``,
 ``saved_tensors`` (refused once a saved tensor was modified in place),
-``needs_input_grad``, ``mark_non_differentiable`` and ``set_materialize_grads``, and keeps
-any attribute. The PyTorch 2 form, ``forward(*args)`` plus
-``setup_context(ctx, inputs, output)``, works too. Backward is itself differentiable
-(``create_graph``) when written with differentiable Tensor ops.
+``needs_input_grad``, ``mark_non_differentiable``, ``set_materialize_grads`` and
+``mark_dirty`` (an input modified in place and returned is the output: the same tensor,
+its history this Function's node), and keeps any attribute. The PyTorch 2 form,
+``forward(*args)`` plus ``setup_context(ctx, inputs, output)``, works too. Backward is
+itself differentiable (``create_graph``) when written with differentiable Tensor ops.
 
 The op is recorded as one node of Volta's graph. Several differentiable outputs are
 packed, flattened, into one array that the node produces; each returned output is a view
@@ -40,7 +41,7 @@ from typing import Any
 
 from ..errors import AutogradError
 from ..tensor import Tensor
-from .function import Function
+from .function import Function, rebind_output
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
 
@@ -55,6 +56,7 @@ class FunctionCtx:
         self._saved: tuple = ()
         self._versions: tuple = ()
         self._non_differentiable: set[int] = set()
+        self._dirty: set[int] = set()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors (inputs, outputs, or others; None allowed) for backward."""
@@ -84,9 +86,9 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
     def mark_dirty(self, *tensors: Tensor) -> None:
-        raise NotImplementedError(
-            "mark_dirty: custom Functions that modify their inputs in place are not "
-            "supported; return a new tensor from forward instead")
+        """Inputs that ``forward`` modified in place (and returns): each returned one is
+        the input tensor itself, its history now this Function's node."""
+        self._dirty.update(id(t) for t in tensors)
 
 
 class _GotGrad(Function):
@@ -142,6 +144,23 @@ def _checked(cls: type, g: Any, position: int) -> Any:
     return g
 
 
+def _check_dirty(cls: type, ctx: FunctionCtx, args: tuple, outs: tuple) -> None:
+    """PyTorch's rules for ``mark_dirty``: only inputs, returned as outputs, and no leaf
+    that requires grad while grad is recorded."""
+    inputs = {id(a): a for a in args if isinstance(a, Tensor)}
+    returned = {id(o) for o in outs}
+    for key in ctx._dirty:
+        t = inputs.get(key)
+        if t is None:
+            raise AutogradError(f"{cls.__name__}: mark_dirty only accepts input tensors")
+        if key not in returned:
+            raise AutogradError(f"{cls.__name__}: an input marked dirty with mark_dirty "
+                                "must be returned as an output of forward")
+        if t.requires_grad and t.grad_fn is None and _grad_state.enabled:
+            raise AutogradError("a leaf Variable that requires grad is being used in an "
+                                f"in-place operation ({cls.__name__} marked it dirty)")
+
+
 def apply(cls: type, args: tuple, kwargs: dict) -> Any:
     """``cls.apply(*args, **kwargs)`` for a PyTorch-style custom Function."""
     needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -153,9 +172,11 @@ def apply(cls: type, args: tuple, kwargs: dict) -> Any:
             cls.setup_context(ctx, args, out)
         else:
             out = cls.forward(ctx, *args, **kwargs)
+    outs = out if isinstance(out, tuple) else (out,)
+    if ctx._dirty:
+        _check_dirty(cls, ctx, args, outs)
     if not (_grad_state.enabled and any(needs)):
         return out
-    outs = out if isinstance(out, tuple) else (out,)
     diff = [i for i, o in enumerate(outs) if isinstance(o, Tensor)
             and o.dtype.is_floating_point and id(o) not in ctx._non_differentiable]
     if not diff:
@@ -170,8 +191,8 @@ def apply(cls: type, args: tuple, kwargs: dict) -> Any:
     if len(diff) == 1:
         o = outs[diff[0]]
         arr = o.array
-        if any(o is a for a in args):  # an input returned as is: a copy, as a new output
-            arr = o.device.xp.asarray(arr, copy=True)
+        if id(o) not in ctx._dirty and any(o is a for a in args):
+            arr = o.device.xp.asarray(arr, copy=True)  # an input returned as is: a copy
         layout[diff[0]] = (0, o.numel(), tuple(o.shape))
     else:
         xp = first.device.xp
@@ -193,6 +214,13 @@ def apply(cls: type, args: tuple, kwargs: dict) -> Any:
         ctx._got = set()
         for i in diff:
             results[i] = _GotGrad.apply(results[i], info=(ctx, i))
+    for i in diff:
+        if id(outs[i]) in ctx._dirty:  # the input itself, its history now this node's
+            from ..views import assign
+            new, results[i] = results[i], outs[i]
+            assign(outs[i], new, True)
+            outs[i]._version[0] += 1  # as PyTorch: marking it dirty counts as a write
+            rebind_output(new.grad_fn, new._version, outs[i]._version)
     # saved outputs are the returned ones (connected to the graph, for double backward)
     mapping = {id(outs[i]): results[i] for i in diff}
     if ctx._saved:
