@@ -163,28 +163,47 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     return (out_, vjp_fn, aux) if has_aux else (out_, vjp_fn)
 
 
+def _split_aux(func: Callable, has_aux: bool, aux: list) -> Callable:
+    """``func`` returning its output only; with ``has_aux``, ``func`` returns
+    ``(output, aux)`` and the last aux is kept in ``aux``."""
+    if not has_aux:
+        return func
+
+    def call(*args: Any) -> Any:
+        out = func(*args)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError("has_aux=True: expected f(*args) to return a tuple "
+                               "(output, aux)")
+        aux[:] = [out[1]]
+        return out[0]
+    return call
+
+
 def jvp(func: Callable, primals: tuple, tangents: tuple, *, has_aux: bool = False) -> tuple:
-    """``(func(*primals), J tangents)`` (by the double-vjp trick)."""
-    if has_aux:
-        raise NotImplementedError("vt.func.jvp: has_aux is not supported; return the "
-                                  "auxiliary value from a separate call")
+    """``(func(*primals), J tangents)`` (by the double-vjp trick); with ``has_aux``,
+    ``func`` returns ``(output, aux)`` and so does this, ``(output, J tangents, aux)``."""
+    aux: list = []
+    inner = _split_aux(func, has_aux, aux)
     with _level():
-        out = F.jvp(lambda *xs: func(*xs), tuple(primals), tuple(tangents),
+        out = F.jvp(lambda *xs: inner(*xs), tuple(primals), tuple(tangents),
                     create_graph=True)
-    return _finish(out, primals)
+    out = _finish(out, primals)
+    return (*out, _finish(aux[0], primals)) if has_aux else out
 
 
 def jacrev(func: Callable, argnums: int | Sequence[int] = 0, *,
            has_aux: bool = False) -> Callable:
     """A function returning the Jacobian of ``func`` w.r.t. ``args[argnums]`` (shape
-    ``output.shape + input.shape``)."""
-    if has_aux:
-        raise NotImplementedError("vt.func.jacrev: has_aux is not supported")
+    ``output.shape + input.shape``); with ``has_aux``, ``func`` returns ``(output, aux)``
+    and the function ``(jacobian, aux)``."""
+    aux: list = []
+    inner = _split_aux(func, has_aux, aux)
 
     def wrapper(*args: Any) -> Any:
         with _level():
             jac = _jacobian(args)
-        return _finish(jac, args)
+        jac = _finish(jac, args)
+        return (jac, _finish(aux[0], args)) if has_aux else jac
 
     def _jacobian(args: tuple) -> Any:
         several, nums = _select(args, argnums)
@@ -193,7 +212,7 @@ def jacrev(func: Callable, argnums: int | Sequence[int] = 0, *,
             full = list(args)
             for i, s in zip(nums, sel):
                 full[i] = s
-            return func(*full)
+            return inner(*full)
 
         sel = tuple(args[i] for i in nums)
         jac = F.jacobian(of_selected, sel if several else sel[0], create_graph=True)

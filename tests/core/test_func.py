@@ -1,5 +1,6 @@
 """``vt.func`` against ``torch.func``: grad (argnums, has_aux), grad_and_value, vjp, jvp,
-jacrev/jacfwd, hessian, their compositions, vmap (in_dims, tuples) and functional_call."""
+jacrev/jacfwd (has_aux too), hessian, their compositions, vmap (in_dims, tuples) and
+functional_call."""
 
 from __future__ import annotations
 
@@ -50,6 +51,11 @@ def _x(m):
     lambda m: m.func.hessian(f)(_x(m)),
     lambda m: m.func.jacrev(m.func.grad(f))(_x(m)),
     lambda m: m.func.jvp(lambda x: x.exp() * x, (_x(m),), (m.ones(3, dtype=m.float64),)),
+    lambda m: m.func.jvp(lambda x: (x.exp() * x, x.cos()), (_x(m),),
+                         (m.ones(3, dtype=m.float64),), has_aux=True),
+    lambda m: m.func.jacrev(lambda x: (x ** 2 * x.sin(), x.sum()), has_aux=True)(_x(m)),
+    lambda m: m.func.jacfwd(lambda x, y: (x * y.exp(), (x, y * 2)), argnums=(0, 1),
+                            has_aux=True)(_x(m), _x(m) * 0.5),
     lambda m: m.func.vmap(m.func.grad(f))(m.tensor(np.outer([1, 2], X))),
     lambda m: m.func.vmap(lambda a, b: (a * b).sum(), in_dims=(0, None))(
         m.tensor(np.outer([1, 2, 3], X)), _x(m)),
