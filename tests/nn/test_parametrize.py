@@ -107,10 +107,51 @@ def test_parametrizations_orthogonal_square() -> None:
         np.testing.assert_allclose(w @ w.T, np.eye(4), atol=1e-10)
 
 
+@pytest.mark.parametrize("kw", [{}, {"orthogonal_map": "householder"},
+                                {"orthogonal_map": "householder", "use_trivialization": False},
+                                {"orthogonal_map": "cayley"}])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+def test_parametrizations_orthogonal_train_as_pytorch(shape, kw) -> None:
+    """Every map, with and without trivialization (PyTorch's default map: Householder for
+    non-square weights), trains as PyTorch's from the same state (its base loaded)."""
+    if shape[0] == shape[1] and not kw:
+        kw = {"orthogonal_map": "matrix_exp"}  # the square default, tested above
+    t, v = _pair(_linear(torch, shape[1], shape[0]), _linear(vt, shape[1], shape[0]))
+    torch.nn.utils.parametrizations.orthogonal(t, **kw)
+    nn.utils.parametrizations.orthogonal(v, **kw)
+    assert v.parametrizations.weight[0].orthogonal_map == str(
+        t.parametrizations.weight[0].orthogonal_map).split(".")[-1]
+    _sync(t, v)
+    tol = (1e-7, 1e-9) if kw.get("orthogonal_map") == "matrix_exp" else (1e-8, 1e-12)
+    _steps(t, v, np.random.default_rng(0).standard_normal((6, shape[1])), tol=tol)
+
+
+def test_orthogonal_refusals_as_pytorch() -> None:
+    """An unknown map is refused; the matrix exponential without trivialization registers
+    (a right_inverse that raises NotImplementedError is the identity there: the weight is
+    the map of the old weight) and refuses assignment."""
+    res = []
+    for lib in (torch, vt):
+        P = lib.nn.utils.parametrizations
+        with pytest.raises(ValueError):
+            P.orthogonal(lib.nn.Linear(3, 3), orthogonal_map="qr")
+        m = lib.nn.Linear(3, 3).double()
+        w = np.random.default_rng(3).standard_normal((3, 3)) * 0.3
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(w))
+        P.orthogonal(m, orthogonal_map="matrix_exp", use_trivialization=False)
+        res.append(m.weight.detach().numpy().copy())
+        np.testing.assert_array_equal(m.parametrizations.weight.original.detach().numpy(), w)
+        with pytest.raises(NotImplementedError):
+            m.weight = lib.eye(3, dtype=lib.float64)
+    np.testing.assert_allclose(res[1], res[0], atol=1e-12)
+
+
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
 def test_orthogonal_non_square_stays_orthogonal_with_correct_gradients(shape) -> None:
+    # the Householder map (the default here) truncates X's diagonal: no finite differences
     lin = nn.Linear(shape[1], shape[0], dtype="float64")
-    nn.utils.parametrizations.orthogonal(lin)
+    nn.utils.parametrizations.orthogonal(lin, orthogonal_map="matrix_exp")
     w = lin.weight.detach().numpy()
     small = min(shape)
     gram = w.T @ w if shape[0] > shape[1] else w @ w.T

@@ -187,3 +187,34 @@ def test_det_gradient_of_a_singular_matrix_is_its_cofactor_matrix():
     x = check.detach().requires_grad_()
     vt.linalg.det(x).backward()
     assert float(x.grad.abs().sum()) > 0
+
+
+@pytest.mark.parametrize("shape,k", [((5, 3), 3), ((4, 4), 2), ((2, 6, 3), 3), ((3, 3), 3)])
+def test_householder_product_and_geqrf_match_torch(shape, k):
+    """``linalg.householder_product`` (``orgqr``): values and gradients of A and tau;
+    ``geqrf``: LAPACK's reflectors and scales (a column already zero below the diagonal
+    gets tau 0), and their product is the QR's Q."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(shape)
+    tau = rng.standard_normal(shape[:-2] + (k,))
+    w = rng.standard_normal(shape)
+    ta, tt = torch.tensor(a, requires_grad=True), torch.tensor(tau, requires_grad=True)
+    va, vtau = vt.tensor(a, requires_grad=True), vt.tensor(tau, requires_grad=True)
+    tq, vq = torch.linalg.householder_product(ta, tt), vt.orgqr(va, vtau)
+    np.testing.assert_allclose(vq.detach().numpy(), tq.detach().numpy(), atol=1e-13)
+    (tq * torch.tensor(w)).sum().backward()
+    (vq * vt.tensor(w)).sum().backward()
+    np.testing.assert_allclose(va.grad.numpy(), ta.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(vtau.grad.numpy(), tt.grad.numpy(), atol=1e-12)
+    for m in (a, np.eye(shape[-2], shape[-1])):  # the identity: no reflection needed
+        (t_a, t_tau), (v_a, v_tau) = torch.geqrf(torch.tensor(m)), vt.geqrf(vt.tensor(m))
+        np.testing.assert_allclose(v_a.numpy(), t_a.numpy(), atol=1e-13)
+        np.testing.assert_allclose(v_tau.numpy(), t_tau.numpy(), atol=1e-13)
+        q = vt.linalg.householder_product(v_a, v_tau).numpy()
+        np.testing.assert_allclose(q @ np.triu(v_a.numpy())[..., :shape[-1], :], m, atol=1e-12)
+    for bad_a, bad_tau in ((np.ones((2, 4)), np.ones(2)), (np.ones((4, 2)), np.ones(3))):
+        with pytest.raises(vt.ShapeError):
+            vt.linalg.householder_product(vt.tensor(bad_a), vt.tensor(bad_tau))
+        with pytest.raises(RuntimeError):
+            torch.linalg.householder_product(torch.tensor(bad_a), torch.tensor(bad_tau))

@@ -190,6 +190,80 @@ def tensorsolve(A: Tensor, B: Tensor, dims: tuple | None = None) -> Tensor:
     return x.reshape(*A.shape[B.ndim:])
 
 
+GeqrfResult = namedtuple("geqrf", ["a", "tau"])
+
+
+def geqrf(input: Tensor) -> GeqrfResult:
+    """LAPACK's ``geqrf``: the QR factorisation of ``input (..., m, n)`` as Householder
+    reflectors, ``(a, tau)`` with ``R`` in ``a``'s upper triangle and the vectors below its
+    diagonal (see :func:`householder_product`), as LAPACK's ``dlarfg`` makes them (a
+    column already zero below its diagonal gets ``tau = 0``). No gradient, as PyTorch's."""
+    from ..autograd.grad_mode import no_grad
+    from ..creation import arange
+    from .elementwise import where
+
+    if input.ndim < 2:
+        raise ShapeError(f"geqrf: input must have at least 2 dimensions, got a tensor of "
+                         f"shape {tuple(input.shape)}")
+    m, n = input.shape[-2], input.shape[-1]
+    k = min(m, n)
+    with no_grad():
+        a = input.detach().clone()
+        taus = []
+        rows = arange(m, device=a.device).reshape(m, 1)
+        for j in range(k):
+            col = a[..., :, j:j + 1]
+            alpha = col[..., j:j + 1, :]
+            below = where(rows > j, col, 0.0)
+            xnorm = (below * below).sum(-2, keepdim=True).sqrt()
+            norm = (alpha * alpha + xnorm * xnorm).sqrt()
+            beta = where(alpha >= 0, -norm, norm)
+            reflect = xnorm != 0
+            tau = where(reflect, (beta - alpha) / beta, 0.0)
+            v = where(rows > j, below / where(reflect, alpha - beta, 1.0),
+                      where(rows == j, 1.0, 0.0))
+            if j + 1 < n:  # the later columns: (I - tau v v^T) A[:, j+1:]
+                rest = a[..., :, j + 1:]
+                a[..., :, j + 1:] = rest - (tau * v) * (_mT(v) @ rest)
+            a[..., :, j:j + 1] = where(rows > j, v, where(rows == j, where(reflect, beta, alpha),
+                                                           col))
+            taus.append(tau[..., 0, :])
+        from .joining import cat
+
+        tau = cat(taus, -1) if taus else a.new_zeros(*a.shape[:-2], 0)
+    return GeqrfResult(a, tau)
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first ``n`` columns of ``H_1 H_2 ... H_k`` (LAPACK's ``orgqr``), ``A (..., m, n)``
+    holding the Householder vectors below its diagonal (``v_i = (0, ..., 0, 1,
+    A[i+1:, i])``), ``tau (..., k)`` their scales, ``H_i = I - tau_i v_i v_i^T``. Built of
+    differentiable ops, so its gradients are those of the product."""
+    if A.ndim < 2:
+        raise ShapeError(f"linalg.householder_product: input must have at least 2 "
+                         f"dimensions, got a tensor of shape {tuple(A.shape)}")
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1] if tau.ndim else 0
+    if m < n:
+        raise ShapeError(f"linalg.householder_product: input.shape[-2] must be greater than "
+                         f"or equal to input.shape[-1], got shape {tuple(A.shape)}")
+    if k > n or tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise ShapeError(f"linalg.householder_product: tau of shape {tuple(tau.shape)} does "
+                         f"not fit input of shape {tuple(A.shape)} (tau.shape[-1] <= "
+                         "input.shape[-1], the same batch dims)")
+    from ..creation import arange, eye
+    from .elementwise import where
+
+    rows = arange(m, device=A.device).reshape(m, 1)
+    q = eye(m, n, dtype=A.dtype, device=A.device).expand(*A.shape)
+    if k == 0:  # no reflector: the identity, with zero gradients as PyTorch's
+        return zero_grad_to(zero_grad_to(q, A), tau)
+    for i in range(k - 1, -1, -1):  # Q = H_1 (H_2 (... (H_k I)))
+        v = where(rows > i, A[..., :, i:i + 1], where(rows == i, 1.0, 0.0))
+        q = q - (tau[..., i:i + 1, None] * v) * (_mT(v) @ q)
+    return q
+
+
 class Det(Function):
     def forward(ctx, a):
         out = ctx.xp.linalg.det(a)

@@ -342,6 +342,8 @@ from .decompositions import (  # noqa: E402, F401
     cholesky_inverse,
     cholesky_solve,
     det,
+    geqrf,
+    householder_product,
     inv,
     inverse,
     logdet,
@@ -353,6 +355,8 @@ from .decompositions import (  # noqa: E402, F401
     triangular_solve,
 )
 from .einsum import einsum  # noqa: E402 - einsum is built on matmul above
+
+orgqr = householder_product  # PyTorch's older name (torch.orgqr)
 from .reduce import vector_norm  # noqa: E402
 from .spectral import (  # noqa: E402, F401 - built on matmul and the decompositions
     cholesky_ex,
@@ -378,4 +382,4 @@ from .spectral import (  # noqa: E402, F401 - built on matmul and the decomposit
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm",
            "addmv", "addr", "addbmm", "chain_matmul", "renorm",
            "tensordot", "einsum", "det", "inverse", "logdet", "slogdet", "cholesky_solve",
-           "cholesky_inverse", "triangular_solve"]
+           "cholesky_inverse", "triangular_solve", "orgqr", "geqrf"]

@@ -1,6 +1,7 @@
 """Cases of matrix builders, decompositions, distances and covariance: diag family,
 block_diag, kron, inner, det/inverse/slogdet/logdet, linalg.cholesky/solve/
 solve_triangular, cholesky_solve/cholesky_inverse/triangular_solve, linalg.tensorinv,
+linalg.householder_product/orgqr, geqrf,
 matrix_power/matrix_exp, pinverse, svd, linalg.eigh/qr/matrix_norm,
 cdist, dist, cov, corrcoef."""
 
@@ -54,6 +55,9 @@ CASES: list = [
     case("transpose", "triangular_solve", Arg((2, 3, 2)), SQ,
          fn=lambda b, m: vt.triangular_solve(b, _spd(m), upper=False, transpose=True)[0]),
     case("basic", "linalg.tensorinv", Arg((2, 3, 6)), fn=lambda m: vt.linalg.tensorinv(_eye6(m))),
+    case("basic", "linalg.householder_product", Arg((2, 4, 3)), Arg((2, 2)),
+         covers=("orgqr",)),
+    case("basic", "geqrf", Arg((2, 4, 3)), fn=lambda m: vt.geqrf(m)[0], grad=False),
     case("basic", "linalg.tensorsolve", Arg((2, 3, 6)), Arg((2, 3)),
          fn=lambda m, b: vt.linalg.tensorsolve(_eye6(m), b)),
     case("basic", "matrix_power", SQ, Scalar(3), covers=("Tensor.matrix_power",

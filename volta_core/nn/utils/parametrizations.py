@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from ...autograd.grad_mode import no_grad
 from ...creation import eye, randn
+from ...ops.decompositions import geqrf, householder_product
+from ...ops.elementwise import where
 from ...ops.joining import cat
 from ...ops.spectral import matrix_exp
 from ...tensor import Tensor
@@ -122,15 +124,13 @@ def _gram_schmidt_q(a: Tensor) -> Tensor:
 class _Orthogonal(Module):
     def __init__(self, weight: Tensor, orthogonal_map: str, use_trivialization: bool) -> None:
         super().__init__()
-        if orthogonal_map not in ("matrix_exp", "cayley"):
-            raise NotImplementedError(f"orthogonal: orthogonal_map={orthogonal_map!r} is not "
-                                      "supported in Volta yet; use 'matrix_exp' or 'cayley'")
-        if not use_trivialization:
-            raise NotImplementedError("orthogonal: use_trivialization=False needs the "
-                                      "householder map, not supported in Volta yet")
+        if orthogonal_map not in ("matrix_exp", "cayley", "householder"):
+            raise ValueError(f"orthogonal_map has to be one of 'matrix_exp', 'cayley', "
+                             f"'householder'. Got: {orthogonal_map!r}")
         self.shape = tuple(weight.shape)
         self.orthogonal_map = orthogonal_map
-        self.register_buffer("base", None)
+        if use_trivialization:
+            self.register_buffer("base", None)
 
     def forward(self, x: Tensor) -> Tensor:
         n, k = x.shape[-2], x.shape[-1]
@@ -138,18 +138,26 @@ class _Orthogonal(Module):
         if transposed:
             x = x.mT
             n, k = k, n
-        x = x.tril()
-        if n != k:
-            x = cat([x, x.new_zeros(*x.shape[:-2], n, n - k)], -1)
-        a = x - x.mT
-        if self.orthogonal_map == "matrix_exp":
-            q = matrix_exp(a)
-        else:  # cayley: (I - A/2)^-1 (I + A/2) = 2 (I - A/2)^-1 - I
-            ident = eye(n, dtype=a.dtype, device=a.device)
-            q = _solve(ident - a * 0.5, ident + a * 0.5)
-        if n != k:
-            q = q[..., :k]
-        q = self.base @ q
+        if self.orthogonal_map == "householder":
+            # the reflectors below X's diagonal, scaled to be reflections (tau = 2 / |v|^2);
+            # X's diagonal (+-1, truncated: no gradient reaches it) signs Q's columns
+            a = x.tril(-1)
+            q = householder_product(a, 2.0 / (1.0 + (a * a).sum(-2)))
+            q = q * x.detach().diagonal(dim1=-2, dim2=-1).trunc().unsqueeze(-2)
+        else:
+            x = x.tril()
+            if n != k:
+                x = cat([x, x.new_zeros(*x.shape[:-2], n, n - k)], -1)
+            a = x - x.mT
+            if self.orthogonal_map == "matrix_exp":
+                q = matrix_exp(a)
+            else:  # cayley: (I - A/2)^-1 (I + A/2) = 2 (I - A/2)^-1 - I
+                ident = eye(n, dtype=a.dtype, device=a.device)
+                q = _solve(ident - a * 0.5, ident + a * 0.5)
+            if n != k:
+                q = q[..., :k]
+        if "base" in self._buffers:
+            q = self.base @ q
         return q.mT if transposed else q
 
     def right_inverse(self, q: Tensor) -> Tensor:
@@ -159,9 +167,21 @@ class _Orthogonal(Module):
         with no_grad():
             q_init = q
             n, k = q.shape[-2], q.shape[-1]
-            if n < k:
+            transposed = n < k
+            if transposed:
                 q = q.mT
                 n, k = k, n
+            if "base" not in self._buffers:  # no trivialization: the inverse of the map
+                if self.orthogonal_map != "householder":
+                    raise NotImplementedError(
+                        "It is not possible to assign to the matrix exponential or the "
+                        "Cayley parametrizations when use_trivialization=False.")
+                # Q's reflectors; the diagonal holds the sign of each column of Q (so that
+                # diag(R) > 0), flipped where no reflection was needed (tau = 0)
+                a, tau = geqrf(q)
+                diag = a.diagonal(dim1=-2, dim2=-1)
+                diag.copy_(where(tau == 0.0, -diag.sign(), diag.sign()))
+                return a.mT if transposed else a
             if n != k:
                 extra = randn(*q.shape[:-2], n, n - k, dtype=q.dtype, device=q.device)
                 q = cat([q, extra], -1)
@@ -192,10 +212,12 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
                use_trivialization: bool = True) -> Module:
     """Parametrize ``module.<name>`` (a matrix or batch of matrices) to stay orthogonal.
 
-    The value is ``base @ Q(X)``, ``Q`` the ``"matrix_exp"`` (default) or ``"cayley"``
-    map of the skew-symmetric part of the learnable ``X`` (trivialization, with ``base``
-    the orthogonalised initial weight). Volta lacks the ``"householder"`` map (PyTorch's
-    default for non-square weights) and ``use_trivialization=False``.
+    The value is ``base @ Q(X)`` (``base`` the orthogonalised initial weight; with
+    ``use_trivialization=False``, ``Q(X)`` alone), ``Q`` the ``"matrix_exp"`` or
+    ``"cayley"`` map of the skew-symmetric part of the learnable ``X``, or the product of
+    the ``"householder"`` reflectors below its diagonal. As PyTorch, the default map is
+    ``"matrix_exp"`` for square weights and ``"householder"`` otherwise, and only the
+    Householder map can be assigned to without trivialization.
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
@@ -203,8 +225,11 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     if weight.ndim < 2:
         raise ValueError("Expected a matrix or batch of matrices. "
                          f"Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        square = weight.shape[-2] == weight.shape[-1]
+        orthogonal_map = "matrix_exp" if square else "householder"
     parametrize.register_parametrization(
-        module, name, _Orthogonal(weight, orthogonal_map or "matrix_exp", use_trivialization))
+        module, name, _Orthogonal(weight, orthogonal_map, use_trivialization))
     return module
 
 

@@ -62,7 +62,10 @@ class ParametrizationList(ModuleList):
             new = original
             for m in reversed(list(self)):
                 if hasattr(m, "right_inverse"):
-                    new = m.right_inverse(new)
+                    try:
+                        new = m.right_inverse(new)
+                    except NotImplementedError:  # as PyTorch: the identity at registration
+                        pass
         object.__setattr__(self, "is_tensor", isinstance(new, Tensor))
         object.__setattr__(self, "ntensors", 1 if self.is_tensor else len(new))
         as_param = is_parameter(original)
