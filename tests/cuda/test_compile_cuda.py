@@ -11,6 +11,7 @@ import copy
 
 import numpy as np
 import pytest
+from vt_helpers import to_np as _np
 
 import volta_core as vt
 from volta_core import nn
@@ -20,11 +21,6 @@ pytestmark = pytest.mark.skipif(
     not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
 
 DEV = "cuda"
-
-
-def _np(t: vt.Tensor) -> np.ndarray:
-    return t.detach().cpu().numpy()
-
 
 def _batches(n: int, shape: tuple, classes: int, seed: int = 0) -> list:
     rng = np.random.default_rng(seed)

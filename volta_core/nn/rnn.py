@@ -281,8 +281,9 @@ class RNNBase(Module):
                 x = _dropout(x, self.dropout)
         return x, finals
 
-    def _fused_gru(self, x: Tensor, hx: Tensor) -> tuple[Tensor, list]:
-        """Every layer and direction as one :class:`GRULayer` op (time loop on arrays)."""
+    def _fused_one_state(self, x: Tensor, hx: Tensor) -> tuple[Tensor, list]:
+        """Every layer and direction of a GRU or Elman RNN as one :class:`GRULayer` or
+        :class:`RNNLayer` op (time loop on arrays)."""
         steps = x.shape[0]
         directions = self._directions
         finals = []
@@ -290,27 +291,13 @@ class RNNBase(Module):
             outs = []
             for d in range(directions):
                 w_ih, w_hh, b_ih, b_hh, _ = self._weights(layer, d)
-                y = GRULayer.apply(x, select(hx, 0, layer * directions + d), w_ih, w_hh, b_ih,
-                                   b_hh, reverse=bool(d))
-                finals.append(select(y, 0, 0 if d else steps - 1))
-                outs.append(y)
-            x = outs[0] if directions == 1 else cat(outs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = _dropout(x, self.dropout)
-        return x, finals
-
-    def _fused_rnn(self, x: Tensor, hx: Tensor) -> tuple[Tensor, list]:
-        """Every layer and direction as one :class:`RNNLayer` op (time loop on arrays)."""
-        steps = x.shape[0]
-        directions = self._directions
-        finals = []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(directions):
-                w_ih, w_hh, b_ih, b_hh, _ = self._weights(layer, d)
-                bias = None if b_ih is None else b_ih + b_hh
-                y = RNNLayer.apply(x, select(hx, 0, layer * directions + d), w_ih, w_hh, bias,
-                                   relu=self.mode == "RNN_RELU", reverse=bool(d))
+                h0 = select(hx, 0, layer * directions + d)
+                if self.mode == "GRU":
+                    y = GRULayer.apply(x, h0, w_ih, w_hh, b_ih, b_hh, reverse=bool(d))
+                else:
+                    bias = None if b_ih is None else b_ih + b_hh
+                    y = RNNLayer.apply(x, h0, w_ih, w_hh, bias, relu=self.mode == "RNN_RELU",
+                                       reverse=bool(d))
                 finals.append(select(y, 0, 0 if d else steps - 1))
                 outs.append(y)
             x = outs[0] if directions == 1 else cat(outs, -1)
@@ -343,10 +330,8 @@ class RNNBase(Module):
                                          *(hx if lstm else (hx,))) if p is not None)
         if fused and lstm and not self.proj_size:
             output, finals = self._fused_lstm(x, hx)
-        elif fused and self.mode == "GRU":
-            output, finals = self._fused_gru(x, hx)
         elif fused and not lstm:
-            output, finals = self._fused_rnn(x, hx)
+            output, finals = self._fused_one_state(x, hx)
         else:
             seq, finals = self._layers([select(x, 0, t) for t in range(steps)],
                                        [batch] * steps, hx)
