@@ -218,3 +218,17 @@ def test_householder_product_and_geqrf_match_torch(shape, k):
             vt.linalg.householder_product(vt.tensor(bad_a), vt.tensor(bad_tau))
         with pytest.raises(RuntimeError):
             torch.linalg.householder_product(torch.tensor(bad_a), torch.tensor(bad_tau))
+
+
+def test_slogdet_gradient_of_a_singular_matrix_is_infinite_not_an_error():
+    """PyTorch's backward of ``slogdet`` at a singular matrix gives infinities (its LU
+    solve divides by a zero pivot); Volta's is the cofactor matrix over a signed zero
+    (it raised LinAlgError). The batch's regular matrices keep their ``A^-T``."""
+    a = np.array([[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [2.0, 4.0]]])
+    x = vt.tensor(a, requires_grad=True)
+    vt.linalg.slogdet(x).logabsdet.sum().backward()
+    t = torch.tensor(a, requires_grad=True)
+    torch.linalg.slogdet(t).logabsdet.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy()[0], t.grad.numpy()[0], rtol=1e-12)
+    assert np.isinf(x.grad.numpy()[1]).all() and np.isinf(t.grad.numpy()[1]).all()
+    np.testing.assert_array_equal(np.abs(x.grad.numpy()[1]), np.abs(t.grad.numpy()[1]))

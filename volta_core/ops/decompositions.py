@@ -322,10 +322,13 @@ class _LogAbsDet(Function):
 
     def forward(ctx, a, logabs=None):
         ctx.save_for_backward(a)
+        ctx.singular = bool(ctx.xp.any(logabs == -float("inf")))
         return logabs
 
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
+        if ctx.singular:  # A^-T is infinite: the cofactors over det(A) (+-0), as PyTorch's
+            return (g / det(a)).unsqueeze(-1).unsqueeze(-1) * _cofactors(a)
         return g.unsqueeze(-1).unsqueeze(-1) * _mT(inv(a))
 
 
