@@ -303,3 +303,45 @@ def test_a_forward_the_capture_refuses_runs_eagerly():
     g = vt.cuda.CUDAGraph()
     with pytest.raises(vt.GraphCaptureError, match="host"), vt.cuda.graph(g):
         eager(x)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_autocast_and_grad_scaler_training_matches_eager(dtype):
+    """A CNN with batch norm and dropout trained under CUDA autocast with a GradScaler
+    (float16) for 12 steps, switching to eval for a no-grad pass every 4: the compiled
+    model's losses, eval outputs, parameters and running statistics follow the eager
+    model's (dropout off, so both draw nothing)."""
+    def make():
+        vt.manual_seed(0)
+        return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(0.0),
+                             nn.Linear(8 * 4 * 4, 5)).to(DEV)
+
+    eager, compiled = make(), vt.compile(make(), mode="reduce-overhead")
+    rng = np.random.default_rng(1)
+    batches = [(vt.tensor(rng.standard_normal((6, 3, 8, 8), dtype=np.float32), device=DEV),
+                vt.tensor(rng.integers(0, 5, 6), device=DEV)) for _ in range(12)]
+    results = []
+    for m in (eager, compiled):
+        opt = vt.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+        scaler = vt.amp.GradScaler("cuda", enabled=dtype == "float16")
+        losses, evals = [], []
+        for i, (x, y) in enumerate(batches):
+            m.train()
+            opt.zero_grad()
+            with vt.autocast("cuda", dtype=getattr(vt, dtype)):
+                loss = nn.functional.cross_entropy(m(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            losses.append(float(loss.item()))
+            if i % 4 == 3:
+                m.eval()
+                with vt.no_grad(), vt.autocast("cuda", dtype=getattr(vt, dtype)):
+                    evals.append(_np(m(x).float()))
+        results.append((losses, evals, [_np(t.float()) for t in m.state_dict().values()]))
+    (l_e, ev_e, st_e), (l_c, ev_c, st_c) = results
+    np.testing.assert_allclose(l_c, l_e, rtol=1e-3, atol=1e-3)
+    for a, b in zip(ev_c + st_c, ev_e + st_e):
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2)
+    assert compiled.forward.graphed.replays >= 9
