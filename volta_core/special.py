@@ -3,9 +3,9 @@
 Most are the ops under their ``torch.special`` names (``expit`` is ``sigmoid``, ``gammaln``
 is ``lgamma``, ``psi`` is ``digamma``, ...); ``xlog1py``, ``entr``, ``ndtr`` and
 ``spherical_bessel_j0`` exist only here, as in PyTorch, and so do ``i0e``, ``i1`` and
-``i1e`` (``i0`` is also ``vt.i0``). Not here yet: the Bessel J/Y/K and
-orthogonal-polynomial families, ``erfcx``, ``log_ndtr``, ``ndtri``,
-``gammainc``/``gammaincc``, ``airy_ai``.
+``i1e`` (``i0`` is also ``vt.i0``), ``erfcx``, ``log_ndtr`` and ``ndtri``. Not here yet:
+the Bessel J/Y/K and orthogonal-polynomial families, ``gammainc``/``gammaincc``,
+``airy_ai``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from .ops.elementwise import exp2, sigmoid
 from .ops.erfinv import erfinv
 from .ops.gamma_functions import digamma, lgamma, mvlgamma, polygamma, zeta
 from .ops.math import erf, expm1, log1p, round  # noqa: A004
+from .ops.normal_functions import erfcx, log_ndtr, ndtri
 from .ops.reduce import log_softmax, logsumexp, softmax
 from .ops.special import entr, erfc, logit, ndtr, sinc, spherical_bessel_j0, xlog1py, xlogy
 
@@ -24,7 +25,7 @@ psi = digamma
 multigammaln = mvlgamma
 
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln",
-           "i0", "i0e", "i1", "i1e", "log1p", "log_softmax", "logit", "logsumexp",
-           "multigammaln", "ndtr", "polygamma", "psi", "round", "sinc", "softmax",
-           "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
+           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
+           "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
+           "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]

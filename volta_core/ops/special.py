@@ -87,13 +87,20 @@ def _erfc_array(xp: Any, x: Any, wide: bool) -> Any:
         total = total + term
     erfc_small = 1.0 - _TWO_OVER_SQRT_PI * xp.exp(-a2) * total
     big = xp.where(a < s, xp.full_like(a, s), a)
-    f = big
-    for k in range(depth, 0, -1):
-        f = big + (k / 2.0) / f
-    erfc_big = xp.exp(-big * big) / (math.sqrt(math.pi) * f)
+    erfc_big = xp.exp(-big * big) / (math.sqrt(math.pi) * _laplace_cf(xp, big, depth))
     pos = xp.where(a < s, erfc_small, erfc_big)
     pos = xp.where(xp.isnan(x), x, pos)
     return xp.where(x < 0, 2.0 - pos, pos)
+
+
+def _laplace_cf(xp: Any, x: Any, depth: int) -> Any:
+    """Laplace's continued fraction ``x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))``,
+    ``sqrt(pi) exp(x^2) erfc(x)`` inverted, evaluated bottom-up to ``depth`` levels (for
+    ``x`` at the switch points of :func:`_erfc_array` and up)."""
+    f = x
+    for k in range(depth, 0, -1):
+        f = x + (k / 2.0) / f
+    return f
 
 
 class Erfc(Function):

@@ -67,6 +67,7 @@ def _fmod(t: str) -> str:
 
 
 _ATANH_C = [1 / (2 * k + 1) for k in range(8)]          # atanh(s) / s in s**2
+_ATANH_C64 = [1 / (2 * k + 1) for k in range(12)]       # the same to 1e-22 for |s| < 1/7
 _EXPM1_C = [1 / math.factorial(k + 1) for k in range(9)]  # expm1(x) / x in x
 
 
@@ -163,11 +164,14 @@ def _float_helpers(t: str) -> dict[str, str]:
         "fsign": f"fn fsign_{t}(x: {t}) -> {t} {{\n"
                  f"  if ({is_nan(t, 'x')}) {{ return x; }}\n"
                  f"  return select(select({zero}, {one}, x > {zero}), -{one}, x < {zero}); }}",
+        # near 0: 2 atanh(s), s = x / (2 + x) (log's error near 1 is absolute: log(1 + x)
+        # lost all digits of a tiny x; f64 too, with more terms)
         "log1p": f"fn log1p_{t}(x: {t}) -> {t} {{\n"
-                 + (f"  if (abs(x) < {t}(0.25)) {{\n"  # 2 atanh(s), s = x / (2 + x)
-                    f"    let s = x / ({t}(2) + x); let s2 = s * s;\n"
-                    f"    return {t}(2) * s * {_series('s2', _ATANH_C, t)};\n"
-                    f"  }}\n" if t != "f64" else "") +
+                 f"  if (abs(x) < {t}(0.25)) {{\n"
+                 f"    let s = x / ({t}(2) + x); let s2 = s * s;\n"
+                 f"    return {t}(2) * s * "
+                 f"{_series('s2', _ATANH_C64 if t == 'f64' else _ATANH_C, t)};\n"
+                 f"  }}\n" +
                  f"  let u = {one} + x;\n"
                  f"  if (u == {one}) {{ return x; }}\n"
                  f"  if (!(abs(u) <= {mx})) {{ return LOG(u); }}\n"

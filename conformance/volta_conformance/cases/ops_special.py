@@ -74,6 +74,11 @@ CASES += [
                                         "Tensor.resolve_neg", "Tensor.conj_physical")),
     case("eps", "logit", Arg((3, 4), -0.2, 1.2), eps=0.1),
     case("tail", "erfc", Arg((3, 4), 2.0, 6.0)),
+    # the continued fraction from 1, exp(x^2) erfc(x) below, the reflection for x < 0
+    case("special.erfcx", "erfc", Arg((3, 4), -3.0, 8.0), fn=lambda x: vt.special.erfcx(x)),
+    case("special.log_ndtr", "erfc", Arg((3, 4), -12.0, 4.0),
+         fn=lambda x: vt.special.log_ndtr(x)),
+    case("special.ndtri", "erfc", Arg((3, 4), 0.01, 0.99), fn=lambda x: vt.special.ndtri(x)),
     case("int_input", "erfc", Arg((5,)), dtypes=INT, grad=False),
     case("basic", "float_power", Arg((3, 4), 0.3, 2.0), Arg((4,), -2.0, 2.0)),
     case("scalar", "float_power", Arg((3, 4), 0.3, 2.0), Scalar(2.5)),
