@@ -3,8 +3,8 @@
 Most are the ops under their ``torch.special`` names (``expit`` is ``sigmoid``, ``gammaln``
 is ``lgamma``, ``psi`` is ``digamma``, ...); ``xlog1py``, ``entr``, ``ndtr`` and
 ``spherical_bessel_j0`` exist only here, as in PyTorch, and so do ``i0e``, ``i1`` and
-``i1e`` (``i0`` is also ``vt.i0``), ``erfcx``, ``log_ndtr`` and ``ndtri``. Not here yet:
-the Bessel J/Y/K and orthogonal-polynomial families, ``gammainc``/``gammaincc``,
+``i1e`` (``i0`` is also ``vt.i0``), ``erfcx``, ``log_ndtr``, ``ndtri``, ``gammainc`` and
+``gammaincc``. Not here yet: the Bessel J/Y/K and orthogonal-polynomial families,
 ``airy_ai``.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from .ops.bessel import i0, i0e, i1, i1e
 from .ops.elementwise import exp2, sigmoid
 from .ops.erfinv import erfinv
-from .ops.gamma_functions import digamma, lgamma, mvlgamma, polygamma, zeta
+from .ops.gamma_functions import digamma, gammainc, gammaincc, lgamma, mvlgamma, polygamma, zeta
 from .ops.math import erf, expm1, log1p, round  # noqa: A004
 from .ops.normal_functions import erfcx, log_ndtr, ndtri
 from .ops.reduce import log_softmax, logsumexp, softmax
@@ -26,6 +26,6 @@ multigammaln = mvlgamma
 
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
-           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
-           "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
-           "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
+           "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
+           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
+           "psi", "round", "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]

@@ -35,6 +35,7 @@ CASES = {
                 lambda: R.normal(size=(2, 3))),
     "Exponential": (lambda: {"rate": _pos(3)}, lambda: _pos(2, 3)),
     "Gamma": (lambda: {"concentration": _pos(3), "rate": _pos(3)}, lambda: _pos(2, 3)),
+    "Chi2": (lambda: {"df": _pos(3) + 0.5}, lambda: _pos(2, 3)),
     "Beta": (lambda: {"concentration1": _pos(3), "concentration0": _pos(3)},
              lambda: R.uniform(0.05, 0.95, size=(2, 3))),
     "Dirichlet": (lambda: {"concentration": _pos(2, 4)}, lambda: _simplex(2, 4)),
@@ -156,6 +157,26 @@ def test_kl_against_torch(name):
         for k in vparams:
             if tparams[k].grad is not None:
                 _close(vparams[k].grad, tparams[k].grad, f"kl grad of {k}", 1e-7, 1e-9)
+
+
+def test_gamma_and_chi2_cdf_against_torch():
+    """``Gamma.cdf`` (the regularized incomplete gamma function of ``rate * value``) and
+    ``Chi2.cdf``: values, and gradients w.r.t. the value and the rate."""
+    conc, rate, value = _pos(3), _pos(3), _pos(2, 3)
+    vr, tr = vt.tensor(rate, requires_grad=True), torch.tensor(rate, requires_grad=True)
+    # (no gradient w.r.t. the concentration: PyTorch's gammainc has none)
+    d, t = VD.Gamma(vt.tensor(conc), vr), TD.Gamma(torch.tensor(conc), tr)
+    vv, tv = vt.tensor(value, requires_grad=True), torch.tensor(value, requires_grad=True)
+    vc, tc = d.cdf(vv), t.cdf(tv)
+    _close(vc, tc, "cdf", rtol=1e-7)
+    up = R.uniform(-1, 1, size=(2, 3))
+    (vc * vt.tensor(up)).sum().backward()
+    (tc * torch.tensor(up)).sum().backward()
+    _close(vv.grad, tv.grad, "grad of value", rtol=1e-7)
+    _close(vr.grad, tr.grad, "grad of rate", rtol=1e-7)
+    df = _pos(3) + 0.5
+    _close(VD.Chi2(vt.tensor(df)).cdf(vt.tensor(value)),
+           TD.Chi2(torch.tensor(df)).cdf(torch.tensor(value)), "Chi2 cdf", rtol=1e-7)
 
 
 def test_kl_independent_and_register():

@@ -17,7 +17,7 @@ from .dirichlet import Beta, Dirichlet
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution, set_default_validate_args
 from .exponential import Exponential
-from .gamma import Gamma
+from .gamma import Chi2, Gamma
 from .heavy_tailed import Cauchy, StudentT
 from .independent import Independent
 from .kl import kl_divergence, register_kl
@@ -27,7 +27,7 @@ from .normal import LogNormal, Normal
 from .uniform import Uniform
 
 __all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Laplace", "Exponential",
-           "Bernoulli", "Categorical", "OneHotCategorical", "Gamma", "Beta", "Dirichlet",
+           "Bernoulli", "Categorical", "OneHotCategorical", "Gamma", "Chi2", "Beta", "Dirichlet",
            "MultivariateNormal", "Independent", "Poisson", "Geometric", "Cauchy", "StudentT",
            "kl_divergence", "register_kl",
            "constraints", "Constraint", "set_default_validate_args"]

@@ -132,5 +132,29 @@ class Gamma(Distribution):
         a = self.concentration
         return a - self.rate.log() + a.lgamma() + (1 - a) * a.digamma()
 
+    def cdf(self, value: Tensor) -> Tensor:
+        """``P(concentration, rate * value)``, the regularized incomplete gamma function
+        (differentiable w.r.t. ``value`` and ``rate``, as PyTorch's)."""
+        from ..ops.gamma_functions import gammainc
 
-__all__ = ["Gamma"]
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
+
+
+class Chi2(Gamma):
+    """The chi-squared distribution with ``df`` degrees of freedom: ``Gamma(df / 2,
+    1 / 2)``."""
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df: Tensor | float, validate_args: bool | None = None) -> None:
+        (df,) = broadcast_all(df)
+        super().__init__(0.5 * df, 0.5 * df.new_ones(df.shape), validate_args=validate_args)
+
+    @property
+    def df(self) -> Tensor:
+        return self.concentration * 2
+
+
+__all__ = ["Gamma", "Chi2"]

@@ -79,6 +79,11 @@ CASES += [
     case("special.log_ndtr", "erfc", Arg((3, 4), -12.0, 4.0),
          fn=lambda x: vt.special.log_ndtr(x)),
     case("special.ndtri", "erfc", Arg((3, 4), 0.01, 0.99), fn=lambda x: vt.special.ndtri(x)),
+    # the series below x = a + 1, the continued fraction above; a gradient w.r.t. x only
+    case("special.gammainc", "lgamma", Arg((3, 4), 0.5, 6.0), Arg((4,), 0.1, 9.0),
+         fn=lambda a, x: vt.special.gammainc(a.detach(), x)),
+    case("special.gammaincc", "lgamma", Arg((3, 4), 0.5, 6.0), Arg((4,), 0.1, 9.0),
+         fn=lambda a, x: vt.special.gammaincc(a.detach(), x)),
     case("int_input", "erfc", Arg((5,)), dtypes=INT, grad=False),
     case("basic", "float_power", Arg((3, 4), 0.3, 2.0), Arg((4,), -2.0, 2.0)),
     case("scalar", "float_power", Arg((3, 4), 0.3, 2.0), Scalar(2.5)),
