@@ -219,3 +219,39 @@ def test_gammainc_gammaincc_match_mpmath_and_torch(device):
         np.testing.assert_allclose(vx.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
     with pytest.raises(NotImplementedError):
         vt.special.gammainc(vt.tensor([2.0], requires_grad=True), vt.tensor([1.0])).backward()
+
+
+POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+               "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+               "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+               "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_orthogonal_polynomials_match_torch(device, name):
+    """Every degree form (negative: 0; fractional: truncated; above PyTorch's switch to
+    the trigonometric forms), the points +-1 and 0, outside [-1, 1], tensor or number
+    degrees, integer inputs (in the default float dtype); no gradient, as PyTorch."""
+    x = np.array([-1.0, -0.5, 0.0, 0.3, 1.0, 1.5, -2.0, 0.999, -0.2, 0.7, 0.5, 0.25])
+    f64 = device_has(device, "float64")
+    dt = "float64" if f64 else "float32"
+    for n in (-1, 0, 1, 2, 3, 5, 7, 9, 10, 12, 2.7):
+        want = getattr(torch.special, name)(torch.tensor(x), torch.tensor(np.full_like(x, n)))
+        got = getattr(vt.special, name)(vt.tensor(x, dtype=dt, device=device),
+                                        vt.tensor(np.full_like(x, n), device=device))
+        assert not got.requires_grad
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-12 if f64 else 2e-5,
+                                   atol=1e-12 if f64 else 2e-5, err_msg=f"{name} n={n}")
+    degrees = [0, 1, 2, 5, 11]
+    want = getattr(torch.special, name)(torch.tensor([0.3, 0.3, 2.0, -1.0, 0.5]),
+                                        torch.tensor(degrees))
+    got = getattr(vt.special, name)(vt.tensor([0.3, 0.3, 2.0, -1.0, 0.5], device=device),
+                                    vt.tensor(degrees, device=device))
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=2e-5, atol=2e-5)
+    assert got.dtype == vt.float32
+    np.testing.assert_allclose(
+        getattr(vt.special, name)(vt.tensor([2, 3], device=device), 3).cpu().numpy(),
+        getattr(torch.special, name)(torch.tensor([2, 3]), 3).numpy(), rtol=1e-5)
+    assert np.isnan(getattr(vt.special, name)(vt.tensor([np.nan]), 4).item())

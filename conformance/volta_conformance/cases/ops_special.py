@@ -84,6 +84,11 @@ CASES += [
          fn=lambda a, x: vt.special.gammainc(a.detach(), x)),
     case("special.gammaincc", "lgamma", Arg((3, 4), 0.5, 6.0), Arg((4,), 0.1, 9.0),
          fn=lambda a, x: vt.special.gammaincc(a.detach(), x)),
+    # the recurrences up to degree 7 and the trigonometric form past 6 (no gradient)
+    case("special.chebyshev_polynomial_t", "cos", Arg((3, 8), -1.5, 1.5), grad=False,
+         fn=lambda x: vt.special.chebyshev_polynomial_t(x, vt.arange(8, device=x.device))),
+    case("special.legendre_polynomial_p", "cos", Arg((3, 6), -1.5, 1.5), grad=False,
+         fn=lambda x: vt.special.legendre_polynomial_p(x, vt.arange(6, device=x.device))),
     case("int_input", "erfc", Arg((5,)), dtypes=INT, grad=False),
     case("basic", "float_power", Arg((3, 4), 0.3, 2.0), Arg((4,), -2.0, 2.0)),
     case("scalar", "float_power", Arg((3, 4), 0.3, 2.0), Scalar(2.5)),
