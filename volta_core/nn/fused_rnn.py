@@ -36,6 +36,14 @@ def _gates_ifog(xp: Any, w: Any, hid: int) -> Any:
     return xp.concat([w[:2 * hid, ...], w[3 * hid:, ...], w[2 * hid:3 * hid, ...]], axis=0)
 
 
+def _before_each_step(xp: Any, first: Any, seq: Any, reverse: bool) -> Any:
+    """The state going into every step of ``seq (T, ...)`` in input time order: ``first``
+    then ``seq`` shifted by one step (the other way for a reversed pass)."""
+    if reverse:
+        return xp.concat([seq[1:, ...], first[None, ...]], axis=0)
+    return xp.concat([first[None, ...], seq[:-1, ...]], axis=0)
+
+
 @fallback("lstm_steps")
 def lstm_steps(xp: Any, xw: Any, h0: Any, c0: Any, w_hh_t: Any, *,
                reverse: bool = False) -> tuple[Any, Any, Any, Any]:
@@ -222,10 +230,7 @@ class LSTMLayer(Function):
         hid = h0.shape[-1]
         sigs, ggs, tcs = ctx.acts
         i, f, o = sigs[..., :hid], sigs[..., hid:2 * hid], sigs[..., 2 * hid:]
-        # c_{t-1} of every step in time order: c0 then the cell states, shifted by one
-        cs = out[..., hid:]
-        c_prev = (xp.concat([cs[1:, ...], c0[None, ...]], axis=0) if ctx.reverse
-                  else xp.concat([c0[None, ...], cs[:-1, ...]], axis=0))
+        c_prev = _before_each_step(xp, c0, out[..., hid:], ctx.reverse)
         # per step: dc += dh * dtc, and the gates' gradients are (dc, dc, dh, dc) * fac
         dtc = o * (1.0 - tcs * tcs)
         fac = xp.concat([ggs * i * (1.0 - i), c_prev * f * (1.0 - f), tcs * o * (1.0 - o),
@@ -242,10 +247,7 @@ class LSTMLayer(Function):
             grads[3] = _gates_ifog(xp, xp.matmul(xp.matrix_transpose(dg),
                                                  xp.reshape(x, (steps * batch, n_in))), hid)
         if needs[4]:
-            # h_{t-1} of every step in time order: h0 then the outputs, shifted by one
-            hs = out[:, :, :hid]
-            prev = (xp.concat([hs[1:, ...], h0[None, ...]], axis=0) if ctx.reverse
-                    else xp.concat([h0[None, ...], hs[:-1, ...]], axis=0))
+            prev = _before_each_step(xp, h0, out[:, :, :hid], ctx.reverse)
             grads[4] = _gates_ifog(xp, xp.matmul(xp.matrix_transpose(dg),
                                                  xp.reshape(prev, (steps * batch, hid))), hid)
         if bias is not None and needs[5]:
@@ -302,8 +304,7 @@ class GRULayer(Function):
             grads[2] = xp.matmul(xp.matrix_transpose(dgi_m),
                                  xp.reshape(x, (steps * batch, n_in)))
         if needs[3]:
-            prev = (xp.concat([out[1:, ...], h0[None, ...]], axis=0) if ctx.reverse
-                    else xp.concat([h0[None, ...], out[:-1, ...]], axis=0))
+            prev = _before_each_step(xp, h0, out, ctx.reverse)
             grads[3] = xp.matmul(xp.matrix_transpose(dgh_m),
                                  xp.reshape(prev, (steps * batch, hid)))
         if b_ih is not None and needs[4]:
@@ -356,9 +357,7 @@ class RNNLayer(Function):
         if needs[2]:
             grads[2] = xp.matmul(xp.matrix_transpose(dp), xp.reshape(x, (steps * batch, n_in)))
         if needs[3]:
-            # h_{t-1} of every step in time order: h0 then the outputs, shifted by one
-            prev = (xp.concat([out[1:, ...], h0[None, ...]], axis=0) if ctx.reverse
-                    else xp.concat([h0[None, ...], out[:-1, ...]], axis=0))
+            prev = _before_each_step(xp, h0, out, ctx.reverse)
             grads[3] = xp.matmul(xp.matrix_transpose(dp),
                                  xp.reshape(prev, (steps * batch, hid)))
         if bias is not None and needs[4]:

@@ -14,9 +14,9 @@ values in the tails and its gradients.
   relative precision where the result is near 0); ``p > 1/2`` through ``-ndtri(1 - p)`` (exact
   there).
 
-float32 and narrower inputs compute in float64 on the CPU and are rounded once; on GPUs
-in float32 (their float64-to-float32 conversions flush subnormal results to zero, and so
-does their float32 arithmetic: ``ndtri`` of a subnormal probability is off there).
+float32 and narrower inputs compute as erfc's (``special.evaluate_wide``): in float64 on
+the CPU, rounded once; on GPUs in float32 (which flush subnormals to zero: ``ndtri`` of a
+subnormal probability is off there).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .math import erfc64
-from .special import _erfc_array, _floating_input, _laplace_cf
+from .special import _erfc_array, _floating_input, _laplace_cf, evaluate_wide
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -97,23 +97,9 @@ def _erf_series(xp: Any, z: Any) -> Any:
     return (2.0 / _SQRT_PI) * total
 
 
-def _evaluate(ctx: Function, fn: Any, x: Any) -> Any:
-    """``fn(xp, x, wide)`` in x's dtype: float32 and narrower through float64 on the CPU,
-    through float32 elsewhere (see the module docstring)."""
-    xp, dev = ctx.xp, ctx.device
-    size = dev.volta_dtype(x.dtype).itemsize
-    if size == 8:
-        return fn(xp, x, True)
-    if dev.type == "cpu":
-        return xp.astype(fn(xp, xp.astype(x, xp.float64), True), x.dtype)
-    if size < 4:
-        return xp.astype(fn(xp, xp.astype(x, xp.float32), False), x.dtype)
-    return fn(xp, x, False)
-
-
 class Erfcx(Function):
     def forward(ctx, x):
-        y = _evaluate(ctx, _erfcx_array, x)
+        y = evaluate_wide(ctx, _erfcx_array, x)
         ctx.save_for_backward(x, y)
         return y
 
@@ -124,7 +110,7 @@ class Erfcx(Function):
 
 class LogNdtr(Function):
     def forward(ctx, x):
-        y = _evaluate(ctx, _log_ndtr_array, x)
+        y = evaluate_wide(ctx, _log_ndtr_array, x)
         ctx.save_for_backward(x, y)
         return y
 
@@ -135,7 +121,7 @@ class LogNdtr(Function):
 
 class Ndtri(Function):
     def forward(ctx, p):
-        y = _evaluate(ctx, _ndtri_array, p)
+        y = evaluate_wide(ctx, _ndtri_array, p)
         ctx.save_for_backward(y)
         return y
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from ._util import broadcast_shapes
 from .elementwise import where
 
 
@@ -34,8 +35,7 @@ def _operands(x: Any, n: Any) -> tuple[Tensor, Tensor]:
     if not isinstance(n, Tensor):
         n = tensor(n, device=x.device)
     n = n.to(x.dtype).trunc()
-    shape = tuple(max(a, b) for a, b in zip(
-        (1,) * (n.ndim - x.ndim) + tuple(x.shape), (1,) * (x.ndim - n.ndim) + tuple(n.shape)))
+    shape = broadcast_shapes("orthogonal polynomial", x.shape, n.shape)
     return x.detach().expand(*shape), n.detach().expand(*shape)
 
 
@@ -52,8 +52,10 @@ def _recurrence(x: Tensor, n: Tensor, p0: Tensor, p1: Tensor, step: Any,
     return out
 
 
-def _chebyshev(x: Any, n: Any, kind: str) -> Tensor:
+def _chebyshev(x: Any, n: Any, kind: str, shifted: bool = False) -> Tensor:
     x, n = _operands(x, n)
+    if shifted:  # on [0, 1]: the polynomial of 2x - 1
+        x = 2 * x - 1
     with no_grad():
         ones = x.new_ones(x.shape)
         first = {"t": x, "u": 2 * x, "v": 2 * x - 1, "w": 2 * x + 1}[kind]
@@ -103,8 +105,7 @@ def chebyshev_polynomial_w(input: Any, n: Any) -> Tensor:
 
 def _shifted(kind: str) -> Any:
     def fn(input: Any, n: Any) -> Tensor:
-        x, n = _operands(input, n)
-        return _chebyshev(2 * x - 1, n, kind)
+        return _chebyshev(input, n, kind, shifted=True)
     fn.__name__ = f"shifted_chebyshev_polynomial_{kind}"
     fn.__doc__ = (f"Shifted Chebyshev polynomials ``{kind.upper()}*_n(input) = "
                   f"{kind.upper()}_n(2 input - 1)`` (on ``[0, 1]``).")
@@ -118,10 +119,12 @@ shifted_chebyshev_polynomial_w = _shifted("w")
 
 
 def _simple(x: Any, n: Any, first: Any, step: Any, at_pm1: bool = False) -> Tensor:
+    """A family from its degree-1 polynomial ``first(x)`` and ``p_{k+1} = step(x, k, p_k,
+    p_{k-1})``."""
     x, n = _operands(x, n)
     with no_grad():
         ones = x.new_ones(x.shape)
-        out = _recurrence(x, n, ones, first(x), step, n >= 2)
+        out = _recurrence(x, n, ones, first(x), lambda k, c, p: step(x, k, c, p), n >= 2)
         if at_pm1:  # Legendre: 1 at 1, (-1)^n at -1
             out = where(x == 1, 1.0, where(x == -1, where(n.remainder(2) == 0, 1.0, -1.0),
                                             out))
@@ -131,28 +134,24 @@ def _simple(x: Any, n: Any, first: Any, step: Any, at_pm1: bool = False) -> Tens
 
 def hermite_polynomial_h(input: Any, n: Any) -> Tensor:
     """The physicists' Hermite polynomials ``H_n(input)``."""
-    x, _ = _operands(input, n)
-    return _simple(input, n, lambda x: 2 * x, lambda k, c, p: 2 * x * c - 2 * k * p)
+    return _simple(input, n, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - 2 * k * p)
 
 
 def hermite_polynomial_he(input: Any, n: Any) -> Tensor:
     """The probabilists' Hermite polynomials ``He_n(input)``."""
-    x, _ = _operands(input, n)
-    return _simple(input, n, lambda x: x, lambda k, c, p: x * c - k * p)
+    return _simple(input, n, lambda x: x, lambda x, k, c, p: x * c - k * p)
 
 
 def laguerre_polynomial_l(input: Any, n: Any) -> Tensor:
     """The Laguerre polynomials ``L_n(input)``."""
-    x, _ = _operands(input, n)
     return _simple(input, n, lambda x: 1 - x,
-                   lambda k, c, p: ((2 * k + 1 - x) * c - k * p) / (k + 1))
+                   lambda x, k, c, p: ((2 * k + 1 - x) * c - k * p) / (k + 1))
 
 
 def legendre_polynomial_p(input: Any, n: Any) -> Tensor:
     """The Legendre polynomials ``P_n(input)``."""
-    x, _ = _operands(input, n)
     return _simple(input, n, lambda x: x,
-                   lambda k, c, p: ((2 * k + 1) * x * c - k * p) / (k + 1), at_pm1=True)
+                   lambda x, k, c, p: ((2 * k + 1) * x * c - k * p) / (k + 1), at_pm1=True)
 
 
 __all__ = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",

@@ -103,26 +103,31 @@ def _laplace_cf(xp: Any, x: Any, depth: int) -> Any:
     return f
 
 
+def evaluate_wide(ctx: Function, fn: Any, x: Any) -> Any:
+    """``fn(xp, x, wide)`` in x's dtype, for the series and continued fractions of erfc
+    and its kin: float64 as itself (``wide``); on the CPU narrower floats in float64,
+    rounded once (in float32 the evaluation is a unit in the last place off now and then,
+    two in the subnormal range: erfc(10)); elsewhere in float32, as GPUs' float64 to
+    float32 conversions flush subnormal results to zero (Vulkan, CuPy's -ftz), where the
+    float32 evaluation keeps them; 16-bit floats through float32 (the series need more
+    range and precision)."""
+    xp, dev = ctx.xp, ctx.device
+    size = dev.volta_dtype(x.dtype).itemsize
+    if size == 8:
+        return fn(xp, x, True)
+    if dev.type == "cpu":
+        return xp.astype(fn(xp, xp.astype(x, xp.float64), True), x.dtype)
+    if size < 4:
+        return xp.astype(fn(xp, xp.astype(x, xp.float32), False), x.dtype)
+    return fn(xp, x, False)
+
+
 class Erfc(Function):
     pytorch_saves = ((0,),)
 
     def forward(ctx, x):
-        xp = ctx.xp
         ctx.save_for_backward(x)
-        dev = ctx.device
-        size = dev.volta_dtype(x.dtype).itemsize
-        if size == 8:
-            return _erfc_array(xp, x, True)
-        if dev.type == "cpu":
-            # in float64, rounded once: the float32 evaluation is a unit in the last place
-            # off now and then, and two units in the subnormal range (erfc(10)). Not on
-            # GPUs: their float64 -> float32 conversion flushes subnormal results to zero
-            # (Vulkan, CuPy's -ftz), where the float32 series keeps them
-            return xp.astype(_erfc_array(xp, xp.astype(x, xp.float64), True), x.dtype)
-        if size < 4:  # the series needs more range and precision than 16 bits; the gradient
-            # stays in x's dtype (PyTorch's exp(-x * x) underflows to 0 in float16)
-            return xp.astype(_erfc_array(xp, xp.astype(x, xp.float32), False), x.dtype)
-        return _erfc_array(xp, x, False)
+        return evaluate_wide(ctx, _erfc_array, x)
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
