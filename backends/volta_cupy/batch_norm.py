@@ -23,12 +23,39 @@ from .rows import _raw
 _F32_64 = (np.dtype("float32"), np.dtype("float64"))
 _F32 = np.dtype("float32")
 
-_BN_PARTIAL = r"""
+_BN_FINISH = r"""
+// a channel's statistics (rows mean, biased variance, 1/std of ``stats``) and gradient
+// sums (rows sum(g), sum(g * xhat)) from its two sums; the roundings spelled out so the
+// one-launch and the two-launch paths give the same bits
+__device__ __forceinline__ void bn_stats_of(double s1, double s2, double m, A shift,
+                                            double eps, int c, int i, A* stats) {
+    const double mu = __ddiv_rn(s1, m);
+    double v = __dsub_rn(__ddiv_rn(s2, m), __dmul_rn(mu, mu));
+    if (v < 0) v = 0;
+    stats[i] = (A)__dadd_rn((double)shift, mu);
+    stats[c + i] = (A)v;
+    stats[2 * c + i] = (A)__ddiv_rn(1.0, __dsqrt_rn(__dadd_rn(v, eps)));
+}
+
+__device__ __forceinline__ void bn_grad_sums_of(double s1, double s2, const A* rstd, int c,
+                                                int i, A* sums) {
+    sums[i] = (A)s1;
+    sums[c + i] = (A)__dmul_rn(s2, (double)rstd[i]);
+}
+"""
+
+_BN_PARTIAL = _BN_FINISH + r"""
 extern "C" __global__ void volta_bn_partial(
         const X* x, const X* g, const A* center, long long nb, int c, long long hw,
-        long long chunk, double* part, int mode) {
+        long long chunk, double* part, int mode, unsigned int* counter, double eps,
+        const A* rstd, A* out, const float* rm, const float* rv, float keep, float fm,
+        float fv, float* running) {
     // mode 0: sums of (x - shift) and (x - shift)^2, shift = x[0, ch, 0];
-    // mode 1: sums of g and g * (x - center[ch])
+    // mode 1: sums of g and g * (x - center[ch]).
+    // With a counter, the channel's last block to finish also sums the partial sums into
+    // ``out`` (volta_bn_stats's or volta_bn_grad_stats's results, the same bits) and, in
+    // mode 0 with ``running``, the running statistics as volta_bn_running: one launch
+    // instead of three.
     const int ch = blockIdx.x;
     const long long m = nb * hw;
     const long long e0 = (long long)blockIdx.y * chunk;
@@ -71,6 +98,28 @@ extern "C" __global__ void volta_bn_partial(
         const long long slot = ((long long)ch * gridDim.y + blockIdx.y) * 2;
         part[slot] = s1;
         part[slot + 1] = t;
+        if (counter != nullptr) {
+            __threadfence();  // this block's sums are visible before it is counted
+            if (atomicAdd(counter + ch, 1u) == gridDim.y - 1) {
+                counter[ch] = 0u;  // ready for the next launch on this stream
+                double a = 0, b = 0;
+                for (int k = 0; k < (int)gridDim.y; ++k) {  // L2 reads: other blocks' sums
+                    a += __ldcg(part + ((long long)ch * gridDim.y + k) * 2);
+                    b += __ldcg(part + ((long long)ch * gridDim.y + k) * 2 + 1);
+                }
+                if (mode == 0) {
+                    bn_stats_of(a, b, (double)m, shift, eps, c, ch, out);
+                    if (running != nullptr) {
+                        running[ch] = __fadd_rn(__fmul_rn(rm[ch], keep),
+                                                __fmul_rn((float)out[ch], fm));
+                        running[c + ch] = __fadd_rn(__fmul_rn(rv[ch], keep),
+                                                    __fmul_rn((float)out[c + ch], fv));
+                    }
+                } else {
+                    bn_grad_sums_of(a, b, rstd, c, ch, out);
+                }
+            }
+        }
     }
 }
 """
@@ -91,7 +140,7 @@ __device__ __forceinline__ void sum_parts(const double* part, int parts, int i, 
 
 # one thread per channel: the statistics from the partial sums, into rows 0-2 of ``stats``
 # (mean, biased variance, 1/std)
-_BN_STATS = _SUM_PARTS + r"""
+_BN_STATS = _BN_FINISH + _SUM_PARTS + r"""
 extern "C" __global__ void volta_bn_stats(
         const double* part, const X* x, int parts, int c, double m, long long hw, double eps,
         A* stats) {
@@ -99,25 +148,19 @@ extern "C" __global__ void volta_bn_stats(
     if (i >= c) return;
     double s1, s2;
     sum_parts(part, parts, i, &s1, &s2);
-    const double mu = s1 / m;
-    double v = s2 / m - mu * mu;
-    if (v < 0) v = 0;
-    stats[i] = (A)((double)load(x[(long long)i * hw]) + mu);
-    stats[c + i] = (A)v;
-    stats[2 * c + i] = (A)(1.0 / sqrt(v + eps));
+    bn_stats_of(s1, s2, m, load(x[(long long)i * hw]), eps, c, i, stats);
 }
 """
 
 # one thread per channel: rows 0-1 of ``sums`` are sum(g) and sum(g * xhat)
-_BN_GRAD_STATS = _SUM_PARTS + r"""
+_BN_GRAD_STATS = _BN_FINISH + _SUM_PARTS + r"""
 extern "C" __global__ void volta_bn_grad_stats(
         const double* part, int parts, int c, const A* rstd, A* sums) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= c) return;
     double s1, s2;
     sum_parts(part, parts, i, &s1, &s2);
-    sums[i] = (A)s1;
-    sums[c + i] = (A)(s2 * (double)rstd[i]);
+    bn_grad_sums_of(s1, s2, rstd, c, i, sums);
 }
 """
 
@@ -179,38 +222,104 @@ def _stats_dtype(x: Any, *params: Any) -> Any:
     return want
 
 
-def _bn_partials(x: Any, g: Any, center: Any, mode: int, acc: str) -> tuple[Any, int]:
+_NULL = np.uint64(0)  # a null pointer argument
+_MAX_STREAMS = 64  # counters kept; beyond, the unfused launches serve
+_counters: dict[tuple[int, int], Any] = {}  # (device, stream) -> zeroed uint32 per channel
+
+
+def _counter() -> Any:
+    """The current stream's per-channel block counters (each launch leaves them zero), or
+    None: made outside captures only (:func:`prepare` makes a capture stream's first)."""
+    stream = cupy.cuda.get_current_stream()
+    key = (cupy.cuda.runtime.getDevice(), stream.ptr)
+    counter = _counters.get(key)
+    if counter is None and len(_counters) < _MAX_STREAMS and not (
+            stream.ptr and stream.is_capturing()):
+        # our own memory, outside every pool: it lives as long as the process
+        size = 65536 * 4
+        ptr = cupy.cuda.runtime.malloc(size)
+        cupy.cuda.runtime.memset(ptr, 0, size)
+        mem = cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(ptr, size, None), 0)
+        counter = _counters[key] = cupy.ndarray((65536,), cupy.uint32, mem)
+    return counter
+
+
+def prepare(stream: Any) -> None:
+    """Make ``stream``'s counters now, before it captures a CUDA graph."""
+    with stream:
+        _counter()
+
+
+def _bn_sums(x: Any, g: Any, center: Any, mode: int, acc: str, out: Any, *, eps: float = 0.0,
+             rstd: Any = None, running: tuple | None = None) -> Any:
+    """Per-channel sums of ``x`` (mode 0: the statistics, into ``out`` rows mean, var, 1/std)
+    or of ``g`` against ``x`` (mode 1: sum(g) and sum(g * xhat) into ``out`` rows 0-1, with
+    ``center`` the mean and ``rstd``), in one launch where the stream has counters, else
+    two. ``running``: ``(running_mean, running_var, momentum, n)`` float32 arrays updated
+    in the same launch (mode 0, float32 statistics, one launch only); returns the new
+    ``(2, C)`` running statistics, or None when not updated."""
     n, c = x.shape[:2]
     hw = x.size // (n * c)
     m = n * hw
     parts = max(1, min((m + 4095) // 4096, max(1, 1024 // c)))
     chunk = (m + parts - 1) // parts
     part = cupy.empty((c, parts, 2), dtype=cupy.float64)
-    kern = _raw(_BN_PARTIAL, "volta_bn_partial", acc, x.dtype == BFLOAT16)
-    kern((c, parts), (256,), (x, x if g is None else g, part if center is None else center,
-                              np.int64(n), np.int32(c), np.int64(hw), np.int64(chunk), part,
-                              np.int32(mode)))
-    return part, parts
+    bf16 = x.dtype == BFLOAT16
+    counter = _counter()
+    new = None
+    if counter is not None and running is not None:
+        rm, rv, momentum, count = running
+        new = cupy.empty((2, c), dtype=_F32)
+        extra = (rm, rv, np.float32(1.0 - momentum), np.float32(momentum),
+                 np.float32(momentum * count / (count - 1)), new)
+    else:
+        extra = (_NULL, _NULL, np.float32(0), np.float32(0), np.float32(0), _NULL)
+    _raw(_BN_PARTIAL, "volta_bn_partial", acc, bf16)(
+        (c, parts), (256,), (x, x if g is None else g, part if center is None else center,
+                             np.int64(n), np.int32(c), np.int64(hw), np.int64(chunk), part,
+                             np.int32(mode), _NULL if counter is None else counter,
+                             float(eps), _NULL if rstd is None else rstd, out,
+                             *extra))
+    if counter is None:
+        if mode == 0:
+            _raw(_BN_STATS, "volta_bn_stats", acc, bf16)(
+                ((c + 127) // 128,), (128,),
+                (part, x, np.int32(parts), np.int32(c), float(m), np.int64(hw), float(eps),
+                 out))
+        else:
+            _raw(_BN_GRAD_STATS, "volta_bn_grad_stats", acc, bf16)(
+                ((c + 127) // 128,), (128,), (part, np.int32(parts), np.int32(c), rstd, out))
+    return new
 
 
 def batch_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *,
                eps: float = 1e-5) -> tuple:
     """Same contract as ``volta_core.ops.nn.batch_norm``: ``(y, mean, var, rstd)``."""
+    return batch_norm_train(xp, x, weight, bias, eps=eps)[:4]
+
+
+def batch_norm_train(xp: Any, x: Any, weight: Any = None, bias: Any = None,
+                     running_mean: Any = None, running_var: Any = None, *, eps: float = 1e-5,
+                     momentum: float = 0.1) -> tuple:
+    """Same contract as ``volta_core.ops.nn.batch_norm_train``: the float32 running
+    statistics are updated in the launch that computes the batch's."""
     if isinstance(x, cupy.ndarray) and x.dtype == np.float16:
-        y, mean, var, rstd = batch_norm(xp, x.astype(_F32), weight, bias, eps=eps)
-        return y.astype(x.dtype), mean, var, rstd
+        y, *rest = batch_norm_train(xp, x.astype(_F32), weight, bias, running_mean,
+                                    running_var, eps=eps, momentum=momentum)
+        return (y.astype(x.dtype), *rest)
     sd = _stats_dtype(x, weight, bias)
     if sd is None:
-        return generic.batch_norm(xp, x, weight, bias, eps=eps)
+        return generic.batch_norm_train(xp, x, weight, bias, running_mean, running_var,
+                                        eps=eps, momentum=momentum)
     x = contiguous(x)
     n, c = x.shape[:2]
     hw = x.size // (n * c)
     acc, bf16 = acc_type(x.dtype), x.dtype == BFLOAT16
-    part, parts = _bn_partials(x, None, None, 0, acc)
     stats = cupy.empty((3, c), dtype=sd)
-    _raw(_BN_STATS, "volta_bn_stats", acc, bf16)(
-        ((c + 127) // 128,), (128,),
-        (part, x, np.int32(parts), np.int32(c), float(n * hw), np.int64(hw), float(eps), stats))
+    fuse = (sd == _F32 and running_mean is not None and running_var is not None
+            and _running_ok((running_mean, running_var), c))
+    new = _bn_sums(x, None, None, 0, acc, stats, eps=eps,
+                   running=(running_mean, running_var, momentum, n * hw) if fuse else None)
     mean, var, rstd = stats
     wide, idx, grid, block = _passes(x.size)
     y = cupy.empty(x.shape, dtype=x.dtype)
@@ -218,7 +327,12 @@ def batch_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *,
         grid, block, (x, mean, rstd, mean if weight is None else contiguous(weight),
                       mean if bias is None else contiguous(bias), idx(x.size), idx(hw),
                       idx(c), np.int32(weight is not None), np.int32(bias is not None), y))
-    return y, mean, var, rstd
+    if new is not None:
+        return y, mean, var, rstd, new[0], new[1]
+    if running_mean is None and running_var is None:
+        return y, mean, var, rstd, None, None
+    return (y, mean, var, rstd, *batch_norm_running(xp, running_mean, running_var, mean, var,
+                                                    momentum=momentum, n=n * hw))
 
 
 def batch_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd: Any, *,
@@ -237,10 +351,8 @@ def batch_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd
     hw = x.size // (n * c)
     mean, rstd = contiguous(mean), contiguous(rstd)
     acc, bf16 = acc_type(x.dtype), x.dtype == BFLOAT16
-    part, parts = _bn_partials(x, g, mean, 1, acc)
     sums = cupy.empty((2, c), dtype=sd)
-    _raw(_BN_GRAD_STATS, "volta_bn_grad_stats", acc, bf16)(
-        ((c + 127) // 128,), (128,), (part, np.int32(parts), np.int32(c), rstd, sums))
+    _bn_sums(x, g, mean, 1, acc, sums, rstd=rstd)
     gx = None
     if needs[0]:
         wide, idx, grid, block = _passes(x.size)
@@ -252,6 +364,16 @@ def batch_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd
                           inv_m, gx))
     sg, sgx = sums
     return gx, (sgx if needs[1] else None), (sg if needs[2] else None)
+
+
+def _running_ok(arrays: tuple, c: int) -> bool:
+    """Whether the running-statistics kernel serves these buffers: float32, ``(C,)``,
+    contiguous."""
+    for a in arrays:
+        if not (isinstance(a, cupy.ndarray) and a.dtype == _F32 and a.shape == (c,)
+                and a.ndim == 1 and a.flags.c_contiguous):
+            return False
+    return True
 
 
 # the running statistics' update, both buffers in one launch (rows 0-1 of ``out``); the
@@ -272,9 +394,7 @@ extern "C" __global__ void volta_bn_running(
 def batch_norm_running(xp: Any, running_mean: Any, running_var: Any, mean: Any, var: Any, *,
                        momentum: float, n: int) -> tuple:
     """Same contract as ``volta_core.ops.nn.batch_norm_running``."""
-    arrays = (running_mean, running_var, mean, var)
-    if not all(isinstance(a, cupy.ndarray) and a.dtype == _F32 and a.shape == mean.shape
-               and a.ndim == 1 and a.flags.c_contiguous for a in arrays):
+    if not _running_ok((running_mean, running_var, mean, var), mean.shape[0]):
         return generic.batch_norm_running(xp, running_mean, running_var, mean, var,
                                           momentum=momentum, n=n)
     c = mean.shape[0]

@@ -27,7 +27,7 @@ FLAGS = {"enabled": True, "cudnn_tf32": True, "deterministic": False, "benchmark
 _graphs: dict[tuple, Any] = {}  # key -> (graph, tensors) or None when cuDNN refused it
 _handles: dict[int, list] = {}  # device -> [handle, the stream it was last set to]
 _workspace: dict[int, int] = {}  # id(graph) -> workspace bytes (graphs live in _graphs)
-_raw: dict[int, Any] = {}  # id(graph) -> its raw-pointer launcher, or None
+_ready: dict[tuple, tuple] = {}  # full key -> (raw-pointer launcher, workspace bytes)
 _tuned: dict[int, int] = {}  # id(graph) -> the plan cudnn.benchmark chose
 _module: list = []  # [cudnn module or None], resolved once
 
@@ -133,42 +133,48 @@ def _finish(graph: Any, float32: bool) -> None:
         graph.build_plans()
 
 
-def _cached(key: tuple, build) -> Any:
-    """The graph of ``key``, built by ``build()`` on first use; None if cuDNN refused."""
+def _execute(key: tuple, build, arrays: dict) -> bool:
+    """Run the graph of ``key`` on ``arrays`` (``{name: array}``, the names ``build``
+    gave its tensors); ``build()`` makes the graph on first use. False when cuDNN refused
+    the case (the caller's CuPy kernels serve it from then on).
+
+    After a graph's first call, later calls of the same key take a ready launcher (the
+    raw-pointer path and the workspace size): this is the per-convolution cost of every
+    training step, so nothing is looked up or checked twice there."""
     full = (*key, cupy.cuda.runtime.getDevice(), FLAGS["cudnn_tf32"], FLAGS["deterministic"],
             FLAGS["benchmark"])
+    ready = _ready.get(full)
+    if ready is not None:
+        launch, size = ready
+        workspace = cupy.empty(size, dtype=cupy.uint8) if size else None
+        launch(arrays, 0 if workspace is None else workspace.data.ptr, _handle())
+        return True
     if full in _graphs:
-        return _graphs[full]
-    try:
-        entry = build()
-    except Exception:  # an unsupported case: the CuPy kernels serve it from now on
-        entry = None
-    _graphs[full] = entry
-    return entry
-
-
-def _run(entry: Any, arrays: dict) -> None:
+        entry = _graphs[full]
+    else:
+        try:
+            entry = build()
+        except Exception:  # an unsupported case: the CuPy kernels serve it from now on
+            entry = None
+        _graphs[full] = entry
+    if entry is None:
+        return False
     graph, tensors = entry
-    size = _workspace.get(id(graph))
-    if size is None:  # asked once per graph: the frontend's query is not free
-        if FLAGS["benchmark"]:
-            _autotune(graph, {tensors[k]: v for k, v in arrays.items()})
-        size = _workspace[id(graph)] = graph.get_workspace_size()
-        # the first call goes through the public API (it finishes any lazy build); later
-        # calls take the raw-pointer path when this frontend version offers it
-        graph.execute({tensors[k]: v for k, v in arrays.items()},
-                      cupy.empty(max(size, 1), dtype=cupy.uint8), handle=_handle())
-        _raw[id(graph)] = _raw_launcher(graph, tensors)
-        return
-    workspace = cupy.empty(size, dtype=cupy.uint8) if size else None
-    launch = _raw.get(id(graph))
+    pack = {tensors[k]: v for k, v in arrays.items()}
+    if id(graph) in _workspace:  # no raw launcher in this frontend: the public path
+        size = _workspace[id(graph)]
+        graph.execute(pack, cupy.empty(max(size, 1), dtype=cupy.uint8), handle=_handle())
+        return True
+    if FLAGS["benchmark"]:
+        _autotune(graph, pack)
+    # asked once per graph (the frontend's query is not free); the first call goes
+    # through the public API, which finishes any lazy build
+    size = _workspace[id(graph)] = graph.get_workspace_size()
+    graph.execute(pack, cupy.empty(max(size, 1), dtype=cupy.uint8), handle=_handle())
+    launch = _raw_launcher(graph, tensors)
     if launch is not None:
-        launch({k: v.data.ptr for k, v in arrays.items()},
-               0 if workspace is None else workspace.data.ptr, _handle())
-        return
-    graph.execute({tensors[k]: v for k, v in arrays.items()},
-                  cupy.empty(1, dtype=cupy.uint8) if workspace is None else workspace,
-                  handle=_handle())
+        _ready[full] = (launch, size)
+    return True
 
 
 def _autotune(graph: Any, pack: dict) -> None:
@@ -222,8 +228,8 @@ def _raw_launcher(graph: Any, tensors: dict) -> Any:
     except Exception:
         return None
 
-    def launch(pointers: dict, workspace: int, handle: Any) -> None:
-        pack = {uids[k]: p for k, p in pointers.items()}
+    def launch(arrays: dict, workspace: int, handle: Any) -> None:
+        pack = {uids[k]: a.data.ptr for k, a in arrays.items()}
         h = to_backend_handle(handle)
         if plan is None:
             lowered._execute(pack, workspace, h, None, None, None)
@@ -240,11 +246,13 @@ def _graph(io_dtype: Any) -> Any:
                          compute_data_type=cudnn.data_type.FLOAT, handle=_handle())
 
 
-def _conv_ok(x_dtype: Any, arrays: tuple, pads: tuple, groups: int) -> bool:
-    return (usable() and _data_type(x_dtype) is not None
-            and all(a.dtype == x_dtype and a.flags.c_contiguous and a.ndim == 4
-                    for a in arrays)
-            and pads[0] == pads[1] and pads[2] == pads[3] and groups >= 1)
+def _conv_ok(a: Any, b: Any, pads: tuple, groups: int) -> bool:
+    """Whether cuDNN may take a convolution of the 4-d operands ``a`` and ``b``."""
+    dtype = a.dtype
+    return (FLAGS["enabled"] and a.ndim == 4 and b.ndim == 4 and b.dtype == dtype
+            and a.flags.c_contiguous and b.flags.c_contiguous and pads[0] == pads[1]
+            and pads[2] == pads[3] and groups >= 1 and _cudnn() is not None
+            and _data_type(dtype) is not None)
 
 
 def _geometry(pads: tuple, stride: tuple, dilation: tuple) -> dict:
@@ -256,12 +264,11 @@ def conv_fprop(x: Any, w: Any, bias: Any = None, *, stride: tuple, pads: tuple,
     """``conv2d(x, w, bias)`` through cuDNN, or None when cuDNN cannot take it. The bias
     is added inside the convolution's graph where cuDNN has a fused engine for it (one
     launch, one rounding), else by a second kernel."""
-    if not _conv_ok(x.dtype, (x, w), pads, groups):
+    if not _conv_ok(x, w, pads, groups):
         return None
     y = cupy.empty((x.shape[0], w.shape[0], *out_hw), dtype=x.dtype)
     fuse = (bias is not None and bias.dtype == x.dtype and bias.shape == (w.shape[0],)
             and bias.flags.c_contiguous)
-    geom = _geometry(pads, stride, dilation)
 
     def build(with_bias: bool):
         cudnn = _cudnn()
@@ -271,7 +278,7 @@ def conv_fprop(x: Any, w: Any, bias: Any = None, *, stride: tuple, pads: tuple,
         tw = g.tensor(name="W", dim=list(w.shape), stride=_strides(w),
                       data_type=_data_type(w.dtype))
         ty = g.conv_fprop(image=tx, weight=tw, compute_data_type=cudnn.data_type.FLOAT,
-                          **geom)
+                          **_geometry(pads, stride, dilation))
         tensors = {"x": tx, "w": tw}
         if with_bias:
             c = w.shape[0]
@@ -284,17 +291,12 @@ def conv_fprop(x: Any, w: Any, bias: Any = None, *, stride: tuple, pads: tuple,
         _finish(g, x.dtype == cupy.float32)
         return g, {**tensors, "y": ty}
 
-    key = ("fprop", x.shape, w.shape, x.dtype.str, tuple(stride), tuple(pads),
-           tuple(dilation))
-    if fuse:
-        entry = _cached((*key, "bias"), lambda: build(True))
-        if entry is not None:
-            _run(entry, {"x": x, "w": w, "b": bias, "y": y})
-            return y
-    entry = _cached(key, lambda: build(False))
-    if entry is None:
+    key = ("fprop", x.shape, w.shape, x.dtype, stride, pads, dilation)
+    if fuse and _execute((*key, "bias"), lambda: build(True),
+                         {"x": x, "w": w, "b": bias, "y": y}):
+        return y
+    if not _execute(key, lambda: build(False), {"x": x, "w": w, "y": y}):
         return None
-    _run(entry, {"x": x, "w": w, "y": y})
     if bias is not None:
         y += bias.reshape(1, -1, 1, 1)
     return y
@@ -303,10 +305,9 @@ def conv_fprop(x: Any, w: Any, bias: Any = None, *, stride: tuple, pads: tuple,
 def conv_dgrad(grad: Any, w: Any, *, x_shape: tuple, stride: tuple, pads: tuple,
                dilation: tuple, groups: int) -> Any:
     """The input gradient of ``conv2d`` through cuDNN, or None."""
-    if not _conv_ok(grad.dtype, (grad, w), pads, groups):
+    if not _conv_ok(grad, w, pads, groups):
         return None
-    gx = cupy.empty(tuple(x_shape), dtype=grad.dtype)
-    geom = _geometry(pads, stride, dilation)
+    gx = cupy.empty(x_shape, dtype=grad.dtype)
 
     def build():
         cudnn = _cudnn()
@@ -316,27 +317,22 @@ def conv_dgrad(grad: Any, w: Any, *, x_shape: tuple, stride: tuple, pads: tuple,
         tw = g.tensor(name="W", dim=list(w.shape), stride=_strides(w),
                       data_type=_data_type(w.dtype))
         tdx = g.conv_dgrad(loss=tdy, filter=tw, compute_data_type=cudnn.data_type.FLOAT,
-                           **geom)
+                           **_geometry(pads, stride, dilation))
         tdx.set_output(True).set_dim(list(gx.shape)).set_stride(_strides(gx)).set_data_type(
             _data_type(gx.dtype))
         _finish(g, grad.dtype == cupy.float32)
         return g, {"dy": tdy, "w": tw, "dx": tdx}
 
-    entry = _cached(("dgrad", grad.shape, w.shape, tuple(x_shape), grad.dtype.str,
-                     tuple(stride), tuple(pads), tuple(dilation)), build)
-    if entry is None:
-        return None
-    _run(entry, {"dy": grad, "w": w, "dx": gx})
-    return gx
+    key = ("dgrad", grad.shape, w.shape, x_shape, grad.dtype, stride, pads, dilation)
+    return gx if _execute(key, build, {"dy": grad, "w": w, "dx": gx}) else None
 
 
 def conv_wgrad(grad: Any, x: Any, *, w_shape: tuple, stride: tuple, pads: tuple,
                dilation: tuple, groups: int) -> Any:
     """The weight gradient of ``conv2d`` through cuDNN, or None."""
-    if not _conv_ok(grad.dtype, (grad, x), pads, groups):
+    if not _conv_ok(grad, x, pads, groups):
         return None
-    gw = cupy.empty(tuple(w_shape), dtype=grad.dtype)
-    geom = _geometry(pads, stride, dilation)
+    gw = cupy.empty(w_shape, dtype=grad.dtype)
 
     def build():
         cudnn = _cudnn()
@@ -346,18 +342,14 @@ def conv_wgrad(grad: Any, x: Any, *, w_shape: tuple, stride: tuple, pads: tuple,
         tx = g.tensor(name="X", dim=list(x.shape), stride=_strides(x),
                       data_type=_data_type(x.dtype))
         tdw = g.conv_wgrad(image=tx, loss=tdy, compute_data_type=cudnn.data_type.FLOAT,
-                           **geom)
+                           **_geometry(pads, stride, dilation))
         tdw.set_output(True).set_dim(list(gw.shape)).set_stride(_strides(gw)).set_data_type(
             _data_type(gw.dtype))
         _finish(g, grad.dtype == cupy.float32)
         return g, {"dy": tdy, "x": tx, "dw": tdw}
 
-    entry = _cached(("wgrad", grad.shape, x.shape, tuple(w_shape), grad.dtype.str,
-                     tuple(stride), tuple(pads), tuple(dilation)), build)
-    if entry is None:
-        return None
-    _run(entry, {"dy": grad, "x": x, "dw": gw})
-    return gw
+    key = ("wgrad", grad.shape, x.shape, w_shape, grad.dtype, stride, pads, dilation)
+    return gw if _execute(key, build, {"dy": grad, "x": x, "dw": gw}) else None
 
 
 # -- fused attention ----------------------------------------------------------------------
@@ -450,15 +442,14 @@ def _sdpa_forward(qkv: tuple, scale: float, causal: bool, dropout_p: float) -> A
         _finish(g, False)
         return g, {**t, "o": to, "stats": ts}
 
-    entry = _cached(("sdpa", q.shape, k.shape, v.shape, q.strides, k.strides, v.strides,
-                     q.dtype.str, float(scale), bool(causal), float(dropout_p)), build)
-    if entry is None:
-        return None
     arrays = {"q": q, "k": k, "v": v, "o": o, "stats": stats}
     if seeds is not None:
         seeds[...] = _draw_seeds(q)
         arrays.update(seed=seeds[0:1], offset=seeds[1:2])
-    _run(entry, arrays)
+    key = ("sdpa", q.shape, k.shape, v.shape, q.strides, k.strides, v.strides, q.dtype,
+           float(scale), bool(causal), float(dropout_p))
+    if not _execute(key, build, arrays):
+        return None
     return o, buf if seeds is not None else stats
 
 
@@ -499,13 +490,10 @@ def _sdpa_backward(arrays: tuple, stats: Any, seeds: Any, scale: float, causal: 
         _finish(g, False)
         return g, {**t, "dq": tdq, "dk": tdk, "dv": tdv}
 
-    entry = _cached(("sdpa_bwd", *(a.shape for a in arrays), *(a.strides for a in arrays),
-                     q.dtype.str, float(scale), bool(causal), float(dropout_p)), build)
-    if entry is None:
-        return None
     pack = {"q": q, "k": k, "v": v, "o": o, "do": grad, "stats": stats, "dq": dq, "dk": dk,
             "dv": dv}
     if seeds is not None:
         pack.update(seed=seeds[0:1], offset=seeds[1:2])
-    _run(entry, pack)
-    return dq, dk, dv
+    key = ("sdpa_bwd", *(a.shape for a in arrays), *(a.strides for a in arrays), q.dtype,
+           float(scale), bool(causal), float(dropout_p))
+    return (dq, dk, dv) if _execute(key, build, pack) else None

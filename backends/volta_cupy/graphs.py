@@ -78,11 +78,12 @@ def _refuse_pinned(size: int) -> Any:
 
 def begin(stream: Any) -> None:
     """Start capturing ``stream`` (relaxed mode: the pool may grow with cudaMalloc)."""
-    from . import blas, cublaslt
+    from . import batch_norm, blas, cublaslt
 
     device = cupy.cuda.runtime.getDevice()
     blas.prepare(device)  # the handles and workspaces: not captured
     cublaslt.prepare(device)
+    batch_norm.prepare(stream)
     cupy.cuda.set_pinned_memory_allocator(_refuse_pinned)
     try:
         stream.begin_capture()

@@ -50,6 +50,7 @@ KERNELS: dict = {
     "batch_norm": batch_norm.batch_norm,
     "batch_norm_backward": batch_norm.batch_norm_backward,
     "batch_norm_running": batch_norm.batch_norm_running,
+    "batch_norm_train": batch_norm.batch_norm_train,
     "dropout_mask": fused.dropout_mask,
     "dropout_forward": fused.dropout_forward,
     "dropout_backward": fused.dropout_backward,

@@ -367,6 +367,47 @@ def test_batch_norm_running(cp, K, XP, which, dtype):
             np.testing.assert_array_equal(cp.asnumpy(g), w)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "float64"])
+@pytest.mark.parametrize("shape", [(2, 3), (8, 5, 7), (32, 16, 9, 9), (3, 700, 2, 2)])
+def test_batch_norm_train_one_launch(cp, K, XP, monkeypatch, shape, dtype):
+    """The statistics, the running update and the gradient sums summed by the channel's
+    last block (one launch) keep the bits of the separate launches, call after call and
+    on another stream (the block counters reset themselves)."""
+    from volta_cupy import batch_norm as bn
+    from volta_cupy._util import BFLOAT16
+
+    np_dt = BFLOAT16 if dtype == "bfloat16" else np.dtype(dtype)
+    sd = "float64" if dtype == "float64" else "float32"
+    c = shape[1]
+    x = cp.asarray((rnd(*shape, seed=31, scale=2.0) + 1).astype(np.float32).astype(np_dt))
+    g = cp.asarray(rnd(*shape, seed=32).astype(np.float32).astype(np_dt))
+    w, b = (cp.asarray(rnd(c, seed=s).astype(sd)) for s in (33, 34))
+    rm, rv = cp.asarray(rnd(c, seed=35).astype(sd)), cp.asarray(abs(rnd(c, seed=36)) + 1)
+    rv = rv.astype(sd)
+
+    def run():
+        out = K["batch_norm_train"](XP, x, w, b, rm, rv, eps=1e-5, momentum=0.1)
+        grads = K["batch_norm_backward"](XP, g, x, w, out[1], out[3])
+        return [cp.asnumpy(a).astype(np.float64) for a in (*out, *grads)]
+
+    fused = [run(), run()]
+    with cp.cuda.Stream():
+        fused.append(run())
+    monkeypatch.setattr(bn, "_counter", lambda: None)
+    apart = run()
+    y, mean, var, rstd = (cp.asnumpy(a).astype(np.float64)
+                          for a in K["batch_norm"](XP, x, w, b, eps=1e-5))
+    for got in fused:
+        for a, want in zip(got, apart):
+            np.testing.assert_array_equal(a, want)
+    np.testing.assert_array_equal(apart[0], y)
+    want = gnn.batch_norm_train(NP, *(cp.asnumpy(a).astype(np.float64) for a in (x, w, b)),
+                                cp.asnumpy(rm), cp.asnumpy(rv), eps=1e-5, momentum=0.1)
+    tol = {"float64": 1e-12, "float32": 1e-5}.get(dtype, 2e-2)
+    for a, r in zip(apart[1:6], want[1:6]):  # the statistics and the running update
+        np.testing.assert_allclose(a, r, rtol=tol, atol=tol)
+
+
 # -- elementwise --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])

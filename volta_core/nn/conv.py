@@ -166,6 +166,35 @@ def _check_conv(op: str, x: Tensor, weight: Tensor, bias: Tensor | None, groups:
         raise ShapeError(f"{op}: bias must have shape ({out},), got {bias.shape}")
 
 
+_checked_conv2d: dict[tuple, ConvParams] = {}
+
+
+def _conv2d_params(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
+                   padding: Any, dilation: Any, groups: int, algo: str) -> ConvParams:
+    """``conv2d``'s checks of shapes and arguments (raising PyTorch's errors), and the
+    geometry they give."""
+    _check_rank("conv2d", input, (3, 4), "(N, C, H, W)")
+    if weight.ndim != 4:
+        raise ShapeError(f"conv2d: weight must be 4-D (C_out, C_in/groups, kH, kW), got "
+                         f"shape {weight.shape}")
+    if algo not in ("auto", "im2col", "direct"):
+        raise ValueError(f"conv2d: algo must be 'auto', 'im2col' or 'direct', got {algo!r}")
+    x = input.unsqueeze(0) if input.ndim == 3 else input
+    _check_conv("conv2d", x, weight, bias, groups)
+    stride_, dilation_ = _pair("conv2d", stride, "stride"), _pair("conv2d", dilation, "dilation")
+    if min(stride_) < 1 or min(dilation_) < 1:
+        raise ValueError(f"conv2d: stride and dilation must be >= 1, got {stride_}, "
+                         f"{dilation_}")
+    kernel = tuple(weight.shape[2:])
+    pads = _conv_pads("conv2d", padding, kernel, dilation_, stride_)
+    for ax, (size, k, d) in enumerate(zip(x.shape[2:], kernel, dilation_)):
+        if size + pads[2 * ax] + pads[2 * ax + 1] < d * (k - 1) + 1:
+            raise ShapeError(f"conv2d: padded input size {x.shape[2:]} (padding {pads}) is "
+                             f"smaller than the dilated kernel {kernel}; use a larger input "
+                             "or more padding")
+    return ConvParams(stride_, pads, dilation_, groups, algo)
+
+
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
            dilation: int | Sequence[int] = 1, groups: int = 1, algo: str = "auto") -> Tensor:
@@ -187,27 +216,22 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
         return autocast_call(
             "conv2d", conv2d, input, weight, bias, stride, padding, dilation, groups, algo)
     _check_tensor("conv2d", input)
-    _check_rank("conv2d", input, (3, 4), "(N, C, H, W)")
-    if weight.ndim != 4:
-        raise ShapeError(f"conv2d: weight must be 4-D (C_out, C_in/groups, kH, kW), got "
-                         f"shape {weight.shape}")
-    if algo not in ("auto", "im2col", "direct"):
-        raise ValueError(f"conv2d: algo must be 'auto', 'im2col' or 'direct', got {algo!r}")
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
-    _check_conv("conv2d", x, weight, bias, groups)
-    stride_, dilation_ = _pair("conv2d", stride, "stride"), _pair("conv2d", dilation, "dilation")
-    if min(stride_) < 1 or min(dilation_) < 1:
-        raise ValueError(f"conv2d: stride and dilation must be >= 1, got {stride_}, "
-                         f"{dilation_}")
-    kernel = tuple(weight.shape[2:])
-    pads = _conv_pads("conv2d", padding, kernel, dilation_, stride_)
-    for ax, (size, k, d) in enumerate(zip(x.shape[2:], kernel, dilation_)):
-        if size + pads[2 * ax] + pads[2 * ax + 1] < d * (k - 1) + 1:
-            raise ShapeError(f"conv2d: padded input size {x.shape[2:]} (padding {pads}) is "
-                             f"smaller than the dilated kernel {kernel}; use a larger input "
-                             "or more padding")
-    params = ConvParams(stride_, pads, dilation_, groups, algo)
+    _check_same("conv2d", x, weight, bias)
+    # the shape and argument checks run once per signature: a training step repeats them
+    try:
+        key = (input.shape, weight.shape, None if bias is None else bias.shape, stride,
+               padding, dilation, groups, algo)
+        params = _checked_conv2d.get(key)
+    except TypeError:  # a list argument: not a key
+        key = params = None
+    if params is None:
+        params = _conv2d_params(input, weight, bias, stride, padding, dilation, groups, algo)
+        if key is not None:
+            if len(_checked_conv2d) > 4096:
+                _checked_conv2d.clear()
+            _checked_conv2d[key] = params
     if x.dtype is bfloat16 and not getattr(x.device.backend, "native_bfloat16_conv", False):
         # NumPy multiplies bfloat16 in float32: so do we, then round
         y = _Conv2d.apply(x.float(), weight.float(), _float(bias), p=params).to(bfloat16)

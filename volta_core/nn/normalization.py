@@ -9,7 +9,7 @@ from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import Function, saved_by_pytorch
 from ..autograd.grad_mode import state as _grad_state
-from ..backend.kernels import get_kernel
+from ..backend.kernels import get_fallback, get_kernel
 from ..creation import empty, ones, tensor, zeros
 from ..cuda_graphs import write_state
 from ..errors import ShapeError
@@ -64,17 +64,24 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if n == 0:  # an empty batch, as PyTorch: the running statistics stay
             out = _scale_shift(input.clone(), weight, bias, shape)
             return out.to(input.dtype) if half else out
-        if _grad_state.enabled and any(t is not None and t.requires_grad
-                                       for t in (input, weight, bias)):
-            out = _BatchNormTrain.apply(input, weight, bias, eps=eps)
-            stats = out.grad_fn.stats
-        else:
-            kern = get_kernel(input.device.backend, "batch_norm")
-            y, mean, var, _ = kern(input.device.xp, input.array,
-                                   None if weight is None else weight.array,
-                                   None if bias is None else bias.array, eps=eps)
-            out, stats = Tensor._make(y, input.device), (mean, var)
+        running = None
         if running_mean is not None or running_var is not None:
+            running = (running_mean, running_var, momentum)
+        if _grad_state.enabled and (input.requires_grad
+                                    or (weight is not None and weight.requires_grad)
+                                    or (bias is not None and bias.requires_grad)):
+            out = _BatchNormTrain.apply(input, weight, bias, eps=eps, running=running)
+            stats, new = out.grad_fn.stats, out.grad_fn.new_running
+        else:
+            y, mean, var, _, new = _train_kernel(
+                input.device, input.array, None if weight is None else weight.array,
+                None if bias is None else bias.array, eps, running)
+            out, stats = Tensor._make(y, input.device), (mean, var)
+        if new is not None:
+            for buf, value in zip((running_mean, running_var), new):
+                if buf is not None:
+                    write_state(buf, value)
+        elif running is not None:
             _update_running(running_mean, running_var, stats, momentum, n)
         return out
     if running_mean is None or running_var is None:
@@ -174,14 +181,33 @@ class _LayerNorm(Function):
         return gx, gw, gb
 
 
+def _train_kernel(device: Any, x: Any, w: Any, b: Any, eps: float,
+                  running: tuple | None) -> tuple:
+    """``(y, mean, var, rstd, new running statistics)`` of training batch norm on backend
+    arrays. ``running``: ``(running_mean, running_var, momentum)`` tensors (either may be
+    None) when they are updated; the backend's own ``batch_norm_train`` then updates them
+    in the same call, else the new statistics are None and the caller updates them (the
+    generic one would only repeat ``batch_norm`` and ``batch_norm_running``)."""
+    backend = device.backend
+    if running is not None:
+        kern = get_kernel(backend, "batch_norm_train")
+        if kern is not get_fallback("batch_norm_train"):
+            rm, rv, momentum = running
+            y, mean, var, rstd, nm, nv = kern(
+                device.xp, x, w, b, None if rm is None else rm.array,
+                None if rv is None else rv.array, eps=eps, momentum=momentum)
+            return y, mean, var, rstd, (nm, nv)
+    y, mean, var, rstd = get_kernel(backend, "batch_norm")(device.xp, x, w, b, eps=eps)
+    return y, mean, var, rstd, None
+
+
 class _BatchNormTrain(Function):
     """Training batch norm as one node: the ``batch_norm`` kernel forward, its backward
     kernel for a plain backward (Tensor ops under ``create_graph``)."""
 
-    def forward(ctx, x, w=None, b=None, eps=1e-5):
+    def forward(ctx, x, w=None, b=None, eps=1e-5, running=None):
         ctx.eps = eps
-        kern = get_kernel(ctx.device.backend, "batch_norm")
-        y, mean, var, rstd = kern(ctx.xp, x, w, b, eps=eps)
+        y, mean, var, rstd, ctx.new_running = _train_kernel(ctx.device, x, w, b, eps, running)
         ctx.stats = (mean, var)
         ctx.save_for_backward(x, w, mean, rstd)
         return y

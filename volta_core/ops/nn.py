@@ -11,6 +11,7 @@ Conventions: images are NCHW; ``pads`` is ``(top, bottom, left, right)``; ``stri
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..backend.kernels import fallback
@@ -501,6 +502,21 @@ def batch_norm_running(xp: Any, running_mean: Any, running_var: Any, mean: Any, 
         value = value if value.dtype == buf.dtype else xp.astype(value, buf.dtype)
         out.append(buf * (1.0 - momentum) + value * factor)
     return tuple(out)
+
+
+@fallback("batch_norm_train")
+def batch_norm_train(xp: Any, x: Any, weight: Any = None, bias: Any = None,
+                     running_mean: Any = None, running_var: Any = None, *, eps: float = 1e-5,
+                     momentum: float = 0.1) -> tuple:
+    """:func:`batch_norm` and :func:`batch_norm_running` in one call (a backend may fuse
+    them): ``(y, mean, var, rstd, new_running_mean, new_running_var)``, the new running
+    statistics None where the buffer is None."""
+    y, mean, var, rstd = batch_norm(xp, x, weight, bias, eps=eps)
+    if running_mean is None and running_var is None:
+        return y, mean, var, rstd, None, None
+    n = math.prod(x.shape) // x.shape[1]
+    return (y, mean, var, rstd, *batch_norm_running(xp, running_mean, running_var, mean, var,
+                                                    momentum=momentum, n=n))
 
 
 @fallback("batch_norm_backward")
