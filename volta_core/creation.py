@@ -17,6 +17,7 @@ from .dtypes import (
     get_default_dtype,
     get_dtype,
     int64,
+    promote_types,
 )
 from .errors import DTypeError
 from .tensor import Tensor, tensor_method
@@ -25,25 +26,30 @@ DeviceLike = str | Device | None
 
 
 def _infer_dtype(data: Any) -> DType:
-    """The dtype PyTorch infers for nested Python numbers."""
-    kind = 0  # 0 bool, 1 int, 2 float
+    """The dtype PyTorch infers for ``data``: NumPy scalars and arrays and tensors keep
+    theirs, Python bools, ints and floats are bool, int64 and the default float, and a
+    sequence takes the promotion of its elements' (an empty one: the default float)."""
+    out = None
     stack = [data]
-    seen = False
     while stack:
         v = stack.pop()
         if isinstance(v, (list, tuple)):
             stack.extend(v)
+            continue
+        if isinstance(v, Tensor):
+            dt = v.dtype
+        elif hasattr(v, "dtype") and hasattr(v, "shape"):  # before float: np.float64 is one
+            dt = get_dtype(str(v.dtype))
         elif isinstance(v, bool):
-            seen = True
+            dt = bool_
         elif isinstance(v, int):
-            seen, kind = True, max(kind, 1)
+            dt = int64
         elif isinstance(v, float):
-            return get_default_dtype()
-        elif isinstance(v, Tensor):
-            return v.dtype
+            dt = get_default_dtype()
         else:
             raise TypeError(f"tensor(): cannot make a tensor from {type(v).__name__}")
-    return (bool_, int64)[kind] if seen or kind else get_default_dtype()
+        out = dt if out is None or out is dt else promote_types(out, dt)
+    return get_default_dtype() if out is None else out
 
 
 def _array_from(data: Any, dtype: Any, dev: Device) -> Any:
@@ -54,8 +60,8 @@ def _array_from(data: Any, dtype: Any, dev: Device) -> Any:
             return dev.xp.asarray(data, copy=True)
         return dev.xp.astype(data, dev.native_dtype(get_dtype(dtype)), copy=True)
     if isinstance(data, (list, tuple, int, float, bool)):
-        data = _flatten_tensors(data)
         dt = get_dtype(dtype) if dtype is not None else _infer_dtype(data)
+        data = _flatten_tensors(data)
         if dt is float16:  # Python floats are doubles: through float32, as PyTorch
             return _half_through_float32(data, dev)
         return dev.backend.from_host(data, dev.index, dev.native_dtype(dt))

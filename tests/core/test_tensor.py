@@ -1,5 +1,7 @@
 """Tensor creation, properties, conversion and repr."""
 
+import warnings
+
 import numpy as np
 import pytest
 from vt_helpers import assert_close
@@ -18,6 +20,26 @@ def test_tensor_infers_dtypes_like_pytorch():
     assert vt.tensor(np.ones(3, dtype=np.float64)).dtype is vt.float64
     assert vt.tensor([1, 2], dtype=vt.float64).dtype is vt.float64
     assert vt.tensor([1, 2], dtype="int32").dtype is vt.int32
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.float64(1.7), lambda: [np.float64(1.7), 2.0], lambda: [np.float32(1.5)],
+    lambda: [np.int32(3)], lambda: [1, np.float32(2.0)], lambda: [[np.float64(1.0)], [2.0]],
+    lambda: [np.float16(1.5), 2.0], lambda: [np.int32(1), 2], lambda: [np.uint8(1), np.int8(2)],
+    lambda: [np.uint8(3), True], lambda: [np.array([1.0, 2.0]), np.array([3.0, 4.0])],
+    lambda: [np.array([1.0], dtype=np.float32), [3.0]], lambda: [[], []],
+])
+def test_tensor_infers_numpy_scalars_and_mixed_sequences_like_pytorch(make):
+    """NumPy scalars keep their dtype (np.float64 is a Python float, yet float64, as in
+    PyTorch) and a sequence takes the promotion of its elements' dtypes."""
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():  # PyTorch: a list of arrays is slow
+        warnings.simplefilter("ignore", UserWarning)
+        got, want = vt.tensor(make()), torch.tensor(make())
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+    t64 = vt.tensor([vt.tensor(1.0, dtype=vt.float64), 2.0])  # a tensor element's dtype
+    assert t64.dtype is vt.float64 and t64.tolist() == [1.0, 2.0]
 
 
 def test_tensor_copies_but_from_numpy_and_as_tensor_share():
