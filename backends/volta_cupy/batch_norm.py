@@ -1,5 +1,10 @@
 """Training batch norm on CUDA: per-channel partial sums over ``(channel, chunk)`` blocks,
-a per-channel finalize, and one elementwise pass; no atomics, so results are deterministic.
+a per-channel finalize, and one elementwise pass. The finalize runs in the launch of the
+sums, by each channel's last block to finish (a counter per channel, the only atomic: it
+picks which block sums, not the order of the sums), together with the running
+statistics' update: two launches forward and two backward, each launch costing the host
+several microseconds. The results are deterministic, and the same bits as the separate
+finalize launch that serves when no counter is at hand.
 
 float32 and float64 inputs take parameters of their own dtype. A bfloat16 input takes
 float32 (or no) parameters, as PyTorch's mixed-dtype batch norm does: it is read as
@@ -10,6 +15,7 @@ computed in float32; other inputs go to the generic fallback of ``volta_core.ops
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import cupy
@@ -224,14 +230,16 @@ def _stats_dtype(x: Any, *params: Any) -> Any:
 
 _NULL = np.uint64(0)  # a null pointer argument
 _MAX_STREAMS = 64  # counters kept; beyond, the unfused launches serve
-_counters: dict[tuple[int, int], Any] = {}  # (device, stream) -> zeroed uint32 per channel
+# (device, stream, thread) -> zeroed uint32 per channel; the thread too, because one
+# handle (the per-thread default stream's) names a different stream in each thread
+_counters: dict[tuple[int, int, int], Any] = {}
 
 
 def _counter() -> Any:
     """The current stream's per-channel block counters (each launch leaves them zero), or
     None: made outside captures only (:func:`prepare` makes a capture stream's first)."""
     stream = cupy.cuda.get_current_stream()
-    key = (cupy.cuda.runtime.getDevice(), stream.ptr)
+    key = (cupy.cuda.runtime.getDevice(), stream.ptr, threading.get_ident())
     counter = _counters.get(key)
     if counter is None and len(_counters) < _MAX_STREAMS and not (
             stream.ptr and stream.is_capturing()):
