@@ -61,6 +61,26 @@ float, int = float32, int32  # noqa: A001
 _LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu", "utils", "distributions",
          "accelerator", "compiler", "onnx", "amp", "cpu", "testing"}
 
+# the ATen spellings of the nn.functional ops (``vt.conv2d``, ``vt.layer_norm``,
+# ``vt.kl_div``...), from ``volta_core.nn.aten_forms``: resolved on first use, so that
+# ``import volta_core`` does not import ``volta_core.nn`` (tests check this list against
+# the module's ``__all__``)
+_ATEN_FORMS = frozenset({
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "convolution", "conv_tbc", "layer_norm", "group_norm", "batch_norm", "instance_norm",
+    "rms_norm", "embedding", "embedding_renorm_", "dropout", "dropout_", "alpha_dropout",
+    "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout",
+    "feature_dropout_", "selu", "selu_", "celu", "celu_", "rrelu", "rrelu_", "prelu",
+    "hardshrink", "threshold_", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
+    "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
+    "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "cosine_similarity",
+    "pairwise_distance", "bilinear", "constant_pad_nd", "grid_sampler", "grid_sampler_2d",
+    "grid_sampler_3d", "affine_grid_generator", "lstm_cell", "gru_cell", "rnn_tanh_cell",
+    "rnn_relu_cell", "kl_div", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+    "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss",
+    "ctc_loss",
+})
+
 
 def __getattr__(name: str):
     if name == "default_generator":
@@ -71,7 +91,16 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _ATEN_FORMS:
+        from .nn import aten_forms
+
+        value = globals()[name] = getattr(aten_forms, name)
+        return value
     raise AttributeError(f"module 'volta_core' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_ATEN_FORMS})
 
 
 def synchronize(on=None) -> None:

@@ -39,7 +39,18 @@ NON_OPS = frozenset({
     "kaiser_window", "scalar_tensor", "empty_strided",
     # random ops: their values differ per backend generator by design
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-    "rrelu", "gumbel_softmax",
+    "rrelu", "gumbel_softmax", "dropout_", "alpha_dropout_", "feature_alpha_dropout_",
+    "feature_dropout", "feature_dropout_",
+    # PyTorch's top-level state functions (ops/aliases.py): autocast, anomaly detection,
+    # determinism, and tensor queries, creation from buffers, transforms and control flow
+    "is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+    "set_autocast_enabled", "set_autocast_dtype", "set_autocast_cpu_enabled",
+    "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cache_enabled",
+    "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
+    "autocast_decrement_nesting", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "set_anomaly_enabled", "get_deterministic_debug_mode", "set_deterministic_debug_mode",
+    "is_signed", "is_same_size", "is_conj", "is_neg", "is_inference", "get_device",
+    "asarray", "frombuffer", "to_dlpack", "empty_permuted", "vmap", "cond",
 })
 """Exported functions that are not array ops, so need no conformance case."""
 

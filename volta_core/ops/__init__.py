@@ -63,6 +63,9 @@ from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
 from .integration import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .lu import *  # noqa: F401,F403
+from .lu import legacy_lu as lu  # noqa: F401 - torch.lu's (LU, pivots)
+from .lu import legacy_lu_solve as lu_solve  # noqa: F401 - torch.lu_solve(b, LU, pivots)
 from .math import *  # noqa: F401,F403
 from .matrix_builders import *  # noqa: F401,F403
 from .movement import *  # noqa: F401,F403

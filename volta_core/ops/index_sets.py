@@ -65,6 +65,36 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     return base.unsqueeze(1) ** powers.to(base.dtype).unsqueeze(0)
 
 
+def linalg_vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """The Vandermonde matrix of ``x`` with increasing powers, as ``torch.linalg.vander``:
+    ``result[..., i, j] = x[..., i] ** j`` for ``j < N``, from a cumulative product.
+
+    Args:
+        x: tensor of shape ``(*, n)`` (a 0-d one is taken as ``(1,)``), floating (float32,
+            float64) or integer; integers give int64, as PyTorch's.
+        N: the number of columns (``n`` when None); must be greater than 1.
+
+    Returns:
+        A tensor of shape ``(*, n, N)``, differentiable in ``x``.
+    """
+    from .joining import cat
+    from .sorting import cumprod
+
+    name = x.dtype.name
+    if name in ("bool", "float16", "bfloat16") or (x.dtype.kind not in "iu"
+                                                    and not x.dtype.is_floating_point):
+        raise DTypeError(f"linalg.vander: supports floating point and integer tensors "
+                         f"(float32, float64, integers), got {name}")
+    x = x.unsqueeze(-1) if x.ndim == 0 else x
+    n = x.shape[-1] if N is None else N
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"linalg.vander: N must be an int, got {type(n).__name__}")
+    if n <= 1:
+        raise ValueError(f"linalg.vander: N must be greater than 1, got {n}")
+    powers = cumprod(x.unsqueeze(-1).expand(*x.shape, n - 1), -1)  # x, x^2, ... x^(N-1)
+    return cat([powers.new_ones((*x.shape, 1)), powers], -1)
+
+
 def _int_pair(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
         raise DTypeError(f"{op}: expected integer tensors, got {a.dtype.name} and "

@@ -355,6 +355,14 @@ from .decompositions import (  # noqa: E402, F401
     triangular_solve,
 )
 from .einsum import einsum  # noqa: E402 - einsum is built on matmul above
+from .index_sets import linalg_vander as vander  # noqa: E402, F401 - batched, increasing
+from .lu import (  # noqa: E402, F401 - vt.linalg's; the top-level lu/lu_solve are the older
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+    solve_ex,
+)
 
 orgqr = householder_product  # PyTorch's older name (torch.orgqr)
 from .reduce import vector_norm  # noqa: E402

@@ -11,7 +11,7 @@ from ..case import Case
 
 MODULES = ("ops_core", "ops_movement", "ops_math", "ops_special", "ops_index_update",
            "ops_order_stats", "views", "nn_layers", "nn_functional", "losses", "optimizers",
-           "training", "ops_sets", "ops_matrices", "ops_layout")
+           "training", "ops_sets", "ops_matrices", "ops_layout", "aliases")
 
 _cache: list[Case] | None = None
 

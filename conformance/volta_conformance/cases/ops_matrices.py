@@ -1,7 +1,8 @@
 """Cases of matrix builders, decompositions, distances and covariance: diag family,
 block_diag, kron, inner, det/inverse/slogdet/logdet, linalg.cholesky/solve/
 solve_triangular, cholesky_solve/cholesky_inverse/triangular_solve, linalg.tensorinv,
-linalg.householder_product/orgqr, geqrf,
+linalg.householder_product/orgqr, geqrf, the LU family (linalg.lu_factor/lu_factor_ex/lu/
+lu_solve/solve_ex, lu_unpack, lu/lu_solve and their methods), linalg.vander,
 matrix_power/matrix_exp, pinverse, svd, linalg.eigh/qr/matrix_norm,
 cdist, dist, cov, corrcoef."""
 
@@ -58,6 +59,22 @@ CASES: list = [
     case("basic", "linalg.householder_product", Arg((2, 4, 3)), Arg((2, 2)),
          covers=("orgqr",)),
     case("basic", "geqrf", Arg((2, 4, 3)), fn=lambda m: vt.geqrf(m)[0], grad=False),
+    case("basic", "linalg.lu_factor", SQ),
+    # a zero column: the second pivot is exactly 0 on every backend (info 2, no error)
+    case("singular", "linalg.lu_factor_ex", SQ,
+         fn=lambda m: vt.linalg.lu_factor_ex(m * m.new_tensor([1.0, 0.0, 1.0]))),
+    case("tall", "linalg.lu", Arg((2, 5, 3))),
+    case("wide", "lu_unpack", Arg((2, 3, 5)), fn=lambda m: vt.lu_unpack(*vt.linalg.lu_factor(m))),
+    case("adjoint", "linalg.lu_solve", SQ, Arg((2, 3, 2)),
+         fn=lambda m, b: vt.linalg.lu_solve(*vt.linalg.lu_factor(m), b, adjoint=True)),
+    case("right", "linalg.lu_solve", SQ, Arg((3, 3)),
+         fn=lambda m, b: vt.linalg.lu_solve(*vt.linalg.lu_factor(m), b, left=False)),
+    case("infos", "lu", SQ, fn=lambda m: vt.lu(m, get_infos=True)),
+    case("basic", "lu_solve", Arg((2, 3, 2)), SQ, fn=lambda b, m: vt.lu_solve(b, *vt.lu(m))),
+    case("method", "Tensor.lu_solve", Arg((2, 3, 2)), SQ, fn=lambda b, m: b.lu_solve(*m.lu()),
+         covers=("Tensor.lu",)),
+    case("vector", "linalg.solve_ex", SQ, Arg((2, 3))),
+    case("basic", "linalg.vander", Arg((2, 4)), N=3),
     case("basic", "linalg.tensorsolve", Arg((2, 3, 6)), Arg((2, 3)),
          fn=lambda m, b: vt.linalg.tensorsolve(_eye6(m), b)),
     case("basic", "matrix_power", SQ, Scalar(3), covers=("Tensor.matrix_power",
