@@ -343,6 +343,43 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                                include_self=bool(include_self))
 
 
+_INDEX_REDUCES = ("prod", "mean", "amax", "amin")
+
+
+@tensor_method()
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """``input`` with slice ``i`` of ``source`` along ``dim`` reduced into slice
+    ``index[i]`` (duplicates reduce together): :func:`scatter_reduce` with the index
+    repeated across the other dims, so values and gradients are its.
+
+    Args:
+        input: the tensor reduced into.
+        dim: the dimension indexed.
+        index: 1-D int tensor of destinations.
+        source: ``input``'s shape with ``len(index)`` along ``dim``.
+        reduce: ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``.
+        include_self: whether ``input``'s values take part where something is reduced
+            (else they are replaced).
+    """
+    if reduce not in _INDEX_REDUCES:
+        raise ValueError(f"index_reduce: reduce must be one of prod, mean, amax or amin, "
+                         f"got {reduce!r}")
+    if input.ndim == 0:
+        out = index_reduce(reshape(input, (1,)), dim, reshape(index, (-1,)),
+                           reshape(source, (-1,)), reduce, include_self=include_self)
+        return reshape(out, ())
+    d, idx = _along("index_reduce", input, dim, index, negative=False)
+    want = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1:]
+    if type(source) is not Tensor or source.shape != want:
+        got = source.shape if type(source) is Tensor else type(source).__name__
+        raise ShapeError(f"index_reduce: source of shape {got} must have shape {want} for "
+                         f"input {input.shape} and {idx.shape[0]} indices along dim {dim}")
+    lay = tuple(-1 if k == d else 1 for k in range(input.ndim))
+    return scatter_reduce(input, d, expand(reshape(idx, lay), want), source, reduce,
+                          include_self=include_self)
+
+
 # -- in place -----------------------------------------------------------------------------
 
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -374,8 +411,15 @@ def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         s, dim, index, src, reduce, include_self=include_self), src)
 
 
-for _f in (index_copy_, index_fill_, index_put_, put_, scatter_reduce_):
+def index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                  include_self: bool = True) -> Tensor:
+    """In-place :func:`index_reduce`."""
+    return inplace(self, "index_reduce_", lambda s: index_reduce(
+        s, dim, index, source, reduce, include_self=include_self), source)
+
+
+for _f in (index_copy_, index_fill_, index_put_, put_, scatter_reduce_, index_reduce_):
     setattr(Tensor, _f.__name__, _f)
 
 __all__ = ["take", "put", "index_copy", "index_fill", "index_put", "index_put_",
-           "scatter_reduce"]
+           "scatter_reduce", "index_reduce"]

@@ -1,5 +1,5 @@
-"""Cases of the index writes (take, put, index_copy/fill/put, scatter_reduce) and of the
-stacking and splitting ops."""
+"""Cases of the index writes (take, put, index_copy/fill/put, scatter_reduce, index_reduce)
+and of the stacking and splitting ops."""
 
 from __future__ import annotations
 
@@ -52,6 +52,15 @@ for _r in ("sum", "prod", "mean", "amax", "amin"):
                           fn=lambda x, i, s, r=_r, inc=_inc: vt.scatter_reduce(
                               x, 0, i, s, r, include_self=inc),
                           covers=("Tensor.scatter_reduce", "Tensor.scatter_reduce_")))
+
+for _r in ("prod", "mean", "amax", "amin"):
+    CASES.append(case(f"{_r}", "index_reduce", Arg((4, 3), 0.5, 2.0), Arg((4, 5), 0.5, 2.0),
+                      fn=lambda x, s, r=_r: vt.index_reduce(x, 1, _i(x, [2, 0, 2, 1, 0]), s, r),
+                      covers=("Tensor.index_reduce", "Tensor.index_reduce_")))
+    CASES.append(case(f"{_r}_noself", "index_reduce", Arg((4, 3), 0.5, 2.0),
+                      Arg((3, 3), 0.5, 2.0),
+                      fn=lambda x, s, r=_r: x.index_reduce(0, _i(x, [3, 0, 3]), s, r,
+                                                          include_self=False)))
 
 # -- stacking and splitting ------------------------------------------------------------------
 for _op in ("hstack", "vstack", "dstack", "column_stack", "row_stack"):
