@@ -426,3 +426,43 @@ def test_integration_index_sets_histogram():
     np.testing.assert_allclose(got.hist.numpy(), want.hist.numpy(), rtol=1e-12)
     same = vt.histogram(vt.tensor([2.0, 2.0]), bins=2)
     np.testing.assert_array_equal(same.bin_edges.numpy(), [1.5, 2.0, 2.5])
+
+
+@pytest.mark.parametrize("shape,kw", [
+    ((100, 2), {"bins": 4}), ((100, 2), {"bins": [3, 5]}),
+    ((100, 2), {"bins": 3, "range": [-1.0, 1.0, -2.0, 2.0]}),
+    ((100, 2), {"bins": 3, "density": True}), ((4, 5, 3), {"bins": 2}),
+    ((100, 1), {"bins": 3}), ((0, 2), {"bins": 2}), ((3, 2), {"bins": 2, "same": True}),
+    ((100, 2), {"bins": "edges"}), ((100, 2), {"bins": 3, "weight": True, "density": True}),
+])
+def test_histogramdd_matches_pytorch(shape, kw):
+    """histogramdd: counts, weights, density and the edges of every dim, as PyTorch's
+    (a constant dim gets v -+ 0.5, no data gets (0, 1), the last edge closes the last bin)."""
+    kw = dict(kw)
+    x = np.ones(shape) if kw.pop("same", False) else R.normal(size=shape)
+    x = x.astype(np.float32)
+    vkw, tkw = dict(kw), dict(kw)
+    if kw.get("bins") == "edges":
+        edges = [np.array([-3.0, 0.0, 3.0], "f4"), np.array([-1.0, 0.0, 0.5, 1.0], "f4")]
+        vkw["bins"], tkw["bins"] = ([m.tensor(e) for e in edges] for m in (vt, torch))
+    if kw.pop("weight", False):
+        w = R.random(shape[0]).astype(np.float32)
+        vkw["weight"], tkw["weight"] = vt.tensor(w), torch.tensor(w)
+    got, want = vt.histogramdd(vt.tensor(x), **vkw), torch.histogramdd(torch.tensor(x), **tkw)
+    np.testing.assert_allclose(got.hist.numpy(), want.hist.numpy(), rtol=1e-5, atol=1e-6)
+    assert len(got.bin_edges) == len(want.bin_edges)
+    for g, w_ in zip(got.bin_edges, want.bin_edges):
+        np.testing.assert_allclose(g.numpy(), w_.numpy(), rtol=1e-6)
+    got1, want1 = vt.histogram(vt.tensor(x[:, 0]), bins=3), torch.histogram(
+        torch.tensor(x[:, 0]), bins=3)
+    np.testing.assert_allclose(got1.bin_edges.numpy(), want1.bin_edges.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got1.hist.numpy(), want1.hist.numpy())
+
+
+def test_histogramdd_refuses_as_pytorch():
+    with pytest.raises(vt.ShapeError, match="at least 2 dimensions"):
+        vt.histogramdd(vt.tensor([1.0, 2.0]), bins=3)
+    with pytest.raises(vt.ShapeError, match="range should have 4 elements"):
+        vt.histogramdd(vt.ones(3, 2), bins=2, range=[0.0, 1.0])
+    with pytest.raises(vt.ShapeError, match="expected 2 sequences"):
+        vt.histogramdd(vt.ones(3, 2), bins=[2, 2, 2])

@@ -5,6 +5,7 @@ Composed of comparisons and sums, so they run on every backend.
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections import namedtuple
 from typing import Any
@@ -124,6 +125,30 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
 
 
 HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
+HistogramddResult = namedtuple("histogramdd", ["hist", "bin_edges"])
+
+
+def _edges(x: Tensor, bins: Any, span: Any) -> Tensor:
+    """The bin edges of the 1-d samples ``x``: ``bins`` itself when it is a tensor of
+    edges, else ``bins`` equal-width bins over ``span`` (``(min, max)``) or the data's range
+    (``(0, 1)`` for no data; a single value ``v`` gets ``(v - 0.5, v + 0.5)``), as
+    PyTorch."""
+    from ..creation import linspace
+
+    if isinstance(bins, Tensor):
+        return bins.to(x.dtype)
+    lo, hi = (float(span[0]), float(span[1])) if span is not None else (
+        (float(x.min()), float(x.max())) if x.numel() else (0.0, 1.0))
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return linspace(lo, hi, int(bins) + 1, dtype=x.dtype, device=x.device)
+
+
+def _bin_of(x: Tensor, edges: Tensor) -> tuple[Tensor, Tensor]:
+    """``(bin index, inside)`` of each sample: the last edge closes the last bin."""
+    n = edges.shape[0] - 1
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    return (searchsorted(edges, x, right=True) - 1).clamp(0, n - 1), inside
 
 
 def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A002
@@ -136,31 +161,70 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
         weight: a weight per element (each counts 1 by default).
         density: normalise so that the histogram integrates to one.
     """
-    from ..creation import linspace
-
     if not input.dtype.is_floating_point:
         raise DTypeError(f"torch.histogram: input tensor and bins tensors should have the "
                          f"same dtype, but got input {input.dtype.name}")
     with no_grad():
         x = input.detach().reshape(-1)
-        if isinstance(bins, Tensor):
-            edges = bins.to(x.dtype)
-        else:
-            lo, hi = (float(range[0]), float(range[1])) if range is not None else (
-                (float(x.min()), float(x.max())) if x.numel() else (0.0, 0.0))
-            if lo == hi:
-                lo, hi = lo - 0.5, hi + 0.5
-            edges = linspace(lo, hi, int(bins) + 1, dtype=x.dtype, device=x.device)
-        n = edges.shape[0] - 1
-        keep = (x >= edges[0]) & (x <= edges[-1])
+        edges = _edges(x, bins, range)
+        idx, keep = _bin_of(x, edges)
         w = (weight.detach().reshape(-1).to(x.dtype) if weight is not None
              else x.new_ones(x.shape))[keep]
-        x = x[keep]
-        idx = (searchsorted(edges, x, right=True) - 1).clamp(0, n - 1)
-        hist = x.new_zeros((n,)).scatter_add(0, idx, w)
+        hist = x.new_zeros((edges.shape[0] - 1,)).scatter_add(0, idx[keep], w)
         if density:
             hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
         return HistogramResult(hist, edges)
 
 
-__all__ = ["searchsorted", "bucketize", "histc", "histogram"]
+def histogramdd(input: Tensor, bins: Any = 10, *, range: Any = None,  # noqa: A002
+                weight: Tensor | None = None, density: bool = False) -> tuple:
+    """A multi-dimensional histogram of the points ``input (..., D)``: ``(hist, bin_edges)``
+    with ``hist`` of shape ``(bins_0, ..., bins_{D-1})`` and a tuple of ``D`` edge tensors.
+
+    Args:
+        bins: an int (every dim), a sequence of ``D`` ints, or of ``D`` 1-d tensors of
+            increasing edges.
+        range: ``[min_0, max_0, ..., min_{D-1}, max_{D-1}]`` of the equal-width bins; each
+            dim's data range by default.
+        weight: a weight per point (each counts 1 by default), of shape ``input.shape[:-1]``.
+        density: normalise so that the histogram integrates to one over the cells.
+    """
+    if input.ndim < 2:
+        raise ShapeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"torch.histogramdd: input tensor and bins tensors should have the "
+                         f"same dtype, but got input {input.dtype.name}")
+    d = input.shape[-1]
+    per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * d
+    if len(per_dim) != d:
+        raise ShapeError(f"torch.histogramdd: expected {d} sequences of bin edges for each "
+                         f"of the {d} input dimensions, but got {len(per_dim)}")
+    if range is not None and len(range) != 2 * d:
+        raise ShapeError(f"torch.histogramdd: for a {d}-dimensional histogram, range should "
+                         f"have {2 * d} elements, but got {len(range)}")
+    with no_grad():
+        pts = input.detach().reshape(-1, d)
+        edges, flat, keep = [], None, None
+        for k in builtins.range(d):  # ``range`` is the argument here
+            x = pts[:, k]
+            e = _edges(x, per_dim[k], None if range is None else range[2 * k:2 * k + 2])
+            idx, inside = _bin_of(x, e)
+            edges.append(e)
+            n = e.shape[0] - 1
+            flat = idx if flat is None else flat * n + idx
+            keep = inside if keep is None else keep & inside
+        shape = tuple(e.shape[0] - 1 for e in edges)
+        w = (weight.detach().reshape(-1).to(pts.dtype) if weight is not None
+             else pts.new_ones((pts.shape[0],)))[keep]
+        hist = pts.new_zeros((math.prod(shape),)).scatter_add(0, flat[keep], w).reshape(shape)
+        if density:
+            volume = hist.new_ones(shape)
+            for k, e in enumerate(edges):
+                lay = [1] * d
+                lay[k] = -1
+                volume = volume * (e[1:] - e[:-1]).reshape(lay)
+            hist = hist / (hist.sum() * volume)
+        return HistogramddResult(hist, tuple(edges))
+
+
+__all__ = ["searchsorted", "bucketize", "histc", "histogram", "histogramdd"]
