@@ -1,5 +1,6 @@
-"""CUDA streams and CUDA graphs with PyTorch's API: ``vt.cuda.Stream``, ``vt.cuda.stream``,
-``vt.cuda.CUDAGraph``, ``vt.cuda.graph``, ``vt.cuda.make_graphed_callables``.
+"""CUDA streams, events and CUDA graphs with PyTorch's API: ``vt.cuda.Stream``,
+``vt.cuda.Event``, ``vt.cuda.stream``, ``vt.cuda.CUDAGraph``, ``vt.cuda.graph``,
+``vt.cuda.make_graphed_callables``.
 
 A CUDA graph records the kernels that a region of code launches once (the capture) and
 launches them all again with one call (``replay``), with no Python, no argument checks and
@@ -81,6 +82,16 @@ class Stream:
         """Whether all work queued on this stream has finished."""
         return bool(self.native.done)
 
+    def record_event(self, event: Event | None = None) -> Event:
+        """Record ``event`` (a new one when None) on this stream; returns it."""
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def wait_event(self, event: Event) -> None:
+        """Make all future work on this stream wait for ``event``."""
+        event.wait(self)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stream) and self.cuda_stream == other.cuda_stream
 
@@ -89,6 +100,64 @@ class Stream:
 
     def __repr__(self) -> str:
         return f"<vt.cuda.Stream device=cuda:{self.device_index} cuda_stream={self.cuda_stream:#x}>"
+
+
+class Event:
+    """A CUDA event: a marker in a stream's queue (``torch.cuda.Event``), to time GPU work
+    or to make a stream wait for another's work up to that point.
+
+    Example:
+        >>> start, end = vt.cuda.Event(enable_timing=True), vt.cuda.Event(enable_timing=True)
+        >>> start.record()
+        >>> y = x @ x
+        >>> end.record()
+        >>> end.synchronize()
+        >>> ms = start.elapsed_time(end)
+
+    Args:
+        enable_timing: whether :meth:`elapsed_time` may use the event.
+        blocking: whether :meth:`synchronize` blocks the thread (rather than spinning).
+        interprocess: events shared between processes are not supported (False only).
+    """
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False,
+                 interprocess: bool = False) -> None:
+        if interprocess:
+            raise ValueError("vt.cuda.Event: interprocess events are not supported; share "
+                             "tensors between processes through vt.distributed instead")
+        self._graphs, self.device_index = _backend_graphs(None)
+        self.enable_timing = enable_timing
+        self.native = self._graphs.new_event(enable_timing, blocking)
+
+    def record(self, stream: Stream | None = None) -> None:
+        """Mark the current point of ``stream``'s queue (default: the current stream)."""
+        stream = current_stream(self.device_index) if stream is None else stream
+        self.native.record(stream.native)
+
+    def wait(self, stream: Stream | None = None) -> None:
+        """Make all future work on ``stream`` (default: the current one) wait for this
+        event."""
+        stream = current_stream(self.device_index) if stream is None else stream
+        stream.native.wait_event(self.native)
+
+    def query(self) -> bool:
+        """Whether the work recorded before this event has finished."""
+        return bool(self.native.done)
+
+    def synchronize(self) -> None:
+        """Wait for the work recorded before this event."""
+        self.native.synchronize()
+
+    def elapsed_time(self, end_event: Event) -> float:
+        """Milliseconds of GPU time between this event and ``end_event`` (both recorded,
+        both made with ``enable_timing=True``)."""
+        if not (self.enable_timing and end_event.enable_timing):
+            raise ValueError("Event.elapsed_time: both events must be created with "
+                             "enable_timing=True")
+        return self._graphs.elapsed_ms(self.native, end_event.native)
+
+    def __repr__(self) -> str:
+        return f"<vt.cuda.Event device=cuda:{self.device_index} timing={self.enable_timing}>"
 
 
 def current_stream(device: Any = None) -> Stream:

@@ -205,11 +205,19 @@ class CupyBackend(Backend):
         return cupy.cuda.runtime.getDeviceCount()
 
     def device_name(self, index: int) -> str:
+        return self.device_properties(index)["name"]
+
+    def device_properties(self, index: int) -> dict:
         import cupy
 
         props = cupy.cuda.runtime.getDeviceProperties(index)
         name = props["name"]
-        return name.decode() if isinstance(name, bytes) else str(name)
+        return {"name": name.decode() if isinstance(name, bytes) else str(name),
+                "major": int(props["major"]), "minor": int(props["minor"]),
+                "total_memory": int(props["totalGlobalMem"]),
+                "multi_processor_count": int(props["multiProcessorCount"]),
+                "L2_cache_size": int(props.get("l2CacheSize", 0)),
+                "warp_size": int(props.get("warpSize", 32))}
 
     def namespace(self, index: int) -> Any:
         from .namespace import xp  # array-api-compat's, with a clip that doesn't sync

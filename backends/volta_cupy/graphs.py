@@ -44,6 +44,16 @@ def use_stream(stream: Any) -> Any:
     return stream
 
 
+def new_event(enable_timing: bool, blocking: bool) -> Any:
+    """A CUDA event (timing only when asked: a timing event costs more to record)."""
+    return cupy.cuda.Event(block=blocking, disable_timing=not enable_timing)
+
+
+def elapsed_ms(start: Any, end: Any) -> float:
+    """Milliseconds between two recorded timing events."""
+    return float(cupy.cuda.get_elapsed_time(start, end))
+
+
 def wait_stream(stream: Any, other: Any) -> None:
     """Make future work on ``stream`` wait for the work queued on ``other`` so far."""
     if stream.ptr != other.ptr:

@@ -11,6 +11,23 @@ from .device import Device
 from .registry import backends
 
 
+class DeviceProperties:
+    """A device's properties, as ``torch.cuda.get_device_properties`` returns them."""
+
+    _FIELDS = ("name", "major", "minor", "total_memory", "multi_processor_count",
+               "L2_cache_size", "warp_size")
+
+    def __init__(self, props: dict) -> None:
+        for field in self._FIELDS:
+            setattr(self, field, props.get(field))
+
+    def __repr__(self) -> str:
+        mib = None if self.total_memory is None else f"{self.total_memory >> 20}MB"
+        return (f"_DeviceProperties(name={self.name!r}, major={self.major}, "
+                f"minor={self.minor}, total_memory={mib}, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
 class Accelerator:
     """``torch.cuda``-style functions for one device type (``"cuda"``, ``"wgpu"``).
 
@@ -42,6 +59,17 @@ class Accelerator:
     def get_device_name(self, device: Any = None) -> str:
         """The device's name, e.g. ``NVIDIA H100 80GB HBM3``."""
         return self._backend().device_name(self._index(device))
+
+    def get_device_properties(self, device: Any = None) -> DeviceProperties:
+        """The device's properties: ``name``, ``major``/``minor`` (compute capability),
+        ``total_memory`` (bytes), ``multi_processor_count`` (None where the backend does
+        not tell)."""
+        return DeviceProperties(self._backend().device_properties(self._index(device)))
+
+    def get_device_capability(self, device: Any = None) -> tuple[int, int]:
+        """The device's compute capability ``(major, minor)``, e.g. ``(9, 0)`` on an H100."""
+        props = self.get_device_properties(device)
+        return props.major, props.minor
 
     def synchronize(self, device: Any = None) -> None:
         """Wait for all queued work on a device."""
@@ -133,7 +161,8 @@ class Accelerator:
 
     def bind(self, namespace: dict) -> list[str]:
         """Put these functions into a module's ``namespace``; returns their names."""
-        names = ["is_available", "device_count", "get_device_name", "synchronize",
+        names = ["is_available", "device_count", "get_device_name", "get_device_properties",
+                 "get_device_capability", "synchronize",
                  "memory_allocated", "max_memory_allocated", "memory_reserved",
                  "reset_peak_memory_stats", "empty_cache", "manual_seed", "manual_seed_all",
                  "seed_all", "initial_seed", "current_device", "set_device",

@@ -101,6 +101,12 @@ class Backend:
         return ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
                 "float64")
 
+    def device_properties(self, index: int) -> dict:
+        """What is known of device ``index``: at least ``name``; GPU backends add
+        ``major``/``minor`` (compute capability), ``total_memory`` (bytes),
+        ``multi_processor_count``."""
+        return {"name": self.device_name(index)}
+
     def native_dtype(self, index: int, name: str) -> Any:
         """The namespace's dtype object for the Volta dtype called ``name``."""
         return getattr(self.namespace(index), name)
