@@ -62,9 +62,8 @@ _LAZY = {"nn", "optim", "data", "io", "distributed", "cuda", "wgpu", "utils", "d
          "accelerator", "compiler", "onnx", "amp", "cpu", "testing"}
 
 # the ATen spellings of the nn.functional ops (``vt.conv2d``, ``vt.layer_norm``,
-# ``vt.kl_div``...), from ``volta_core.nn.aten_forms``: resolved on first use, so that
-# ``import volta_core`` does not import ``volta_core.nn`` (tests check this list against
-# the module's ``__all__``)
+# ``vt.kl_div``...), from ``volta_core.nn.aten_forms`` (its ``__all__``): resolved on first
+# use, so that ``import volta_core`` does not import ``volta_core.nn``
 _ATEN_FORMS = frozenset({
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "convolution", "conv_tbc", "layer_norm", "group_norm", "batch_norm", "instance_norm",

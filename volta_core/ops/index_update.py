@@ -104,6 +104,18 @@ def _along(op: str, x: Tensor, dim: int, index: Any, negative: bool) -> tuple[in
     return d, Tensor._make(xp.where(a < 0, a + n, a) if negative else a, x.device)
 
 
+def _source_shape(op: str, input: Tensor, dim: int, d: int, idx: Tensor,
+                  source: Any) -> tuple:
+    """The shape ``source`` of an index_* op must have (``input``'s, with the number of
+    indices along ``d``); raises naming ``op`` when it has another."""
+    want = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1:]
+    if type(source) is not Tensor or source.shape != want:
+        got = source.shape if type(source) is Tensor else type(source).__name__
+        raise ShapeError(f"{op}: source of shape {got} must have shape {want} for input "
+                         f"{input.shape} and {idx.shape[0]} indices along dim {dim}")
+    return want
+
+
 @tensor_method()
 @autocast_op("index_copy")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -120,11 +132,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
                          reshape(source, (-1,)))
         return reshape(out, ())
     d, idx = _along("index_copy", input, dim, index, negative=False)
-    want = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1:]
-    if type(source) is not Tensor or source.shape != want:
-        got = source.shape if type(source) is Tensor else type(source).__name__
-        raise ShapeError(f"index_copy: source of shape {got} must have shape {want} for "
-                         f"input {input.shape} and {idx.shape[0]} indices along dim {dim}")
+    want = _source_shape("index_copy", input, dim, d, idx, source)
     if source.dtype is not input.dtype:
         raise DTypeError(f"index_copy: source dtype {source.dtype.name} must match the "
                          f"input's {input.dtype.name}; convert it with .to()")
@@ -370,11 +378,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
                            reshape(source, (-1,)), reduce, include_self=include_self)
         return reshape(out, ())
     d, idx = _along("index_reduce", input, dim, index, negative=False)
-    want = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1:]
-    if type(source) is not Tensor or source.shape != want:
-        got = source.shape if type(source) is Tensor else type(source).__name__
-        raise ShapeError(f"index_reduce: source of shape {got} must have shape {want} for "
-                         f"input {input.shape} and {idx.shape[0]} indices along dim {dim}")
+    want = _source_shape("index_reduce", input, dim, d, idx, source)
     lay = tuple(-1 if k == d else 1 for k in range(input.ndim))
     return scatter_reduce(input, d, expand(reshape(idx, lay), want), source, reduce,
                           include_self=include_self)
