@@ -596,21 +596,21 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
             ``obj`` (detached, or a new leaf); ``obj`` itself is never modified (PyTorch
             flips the flag of a leaf ``obj`` in place).
     """
-    import numpy as np
-
     from ..backend import Device
     from ..creation import from_dlpack, from_numpy
     from ..dtypes import get_default_dtype
+    from ..io import host_buffers
 
     want = None if dtype is None else get_dtype(dtype)
     src = obj
-    if not isinstance(src, Tensor) and not isinstance(src, np.ndarray):
+    if not isinstance(src, Tensor) and not host_buffers.is_array(src):
         if hasattr(src, "__dlpack__") and hasattr(src, "__dlpack_device__"):
             src = from_dlpack(src)
-        elif not isinstance(src, (np.generic, str)) and _has_buffer(src):
+        elif (not host_buffers.is_scalar(src) and not isinstance(src, str)
+              and host_buffers.has_buffer(src)):
             dt = want or get_default_dtype()
-            src = from_numpy(np.frombuffer(src, dtype=Device("cpu").native_dtype(dt)))
-    if isinstance(src, np.ndarray):
+            src = from_numpy(host_buffers.from_buffer(src, Device("cpu").native_dtype(dt)))
+    if host_buffers.is_array(src):
         dev = Device(device) if device is not None else Device("cpu")
         name = str(src.dtype)
         if dev.type == "cpu" and (want is None or want.name == name) and name in _DTYPE_NAMES:
@@ -643,14 +643,6 @@ _DTYPE_NAMES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "u
                           "float16", "float32", "float64", "bfloat16"})
 
 
-def _has_buffer(obj: Any) -> bool:
-    try:
-        memoryview(obj)
-    except TypeError:
-        return False
-    return True
-
-
 def _with_grad(out: Tensor, obj: Any, requires_grad: bool | None) -> Tensor:
     """``out`` with ``requires_grad`` applied, never changing ``obj``'s flag."""
     if requires_grad is None or bool(requires_grad) == out.requires_grad:
@@ -667,14 +659,12 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
     """A 1-D CPU tensor over the memory of ``buffer`` (an object with the buffer
     protocol), its bytes from ``offset`` read as ``count`` elements of ``dtype`` (all
     that fit when -1); the tensor shares the buffer's memory."""
-    import numpy as np
-
     from ..backend import Device
     from ..creation import from_numpy
+    from ..io.host_buffers import from_buffer
 
-    array = np.frombuffer(buffer, dtype=Device("cpu").native_dtype(get_dtype(dtype)),
-                          count=count, offset=offset)
-    out = from_numpy(array)
+    out = from_numpy(from_buffer(buffer, Device("cpu").native_dtype(get_dtype(dtype)),
+                                 count=count, offset=offset))
     return out.requires_grad_(True) if requires_grad else out
 
 
