@@ -14,8 +14,9 @@ from .backend.accelerator import Accelerator
 __all__ = Accelerator("cuda").bind(globals())
 
 from .amp import cuda_amp as amp  # noqa: E402 - ``vt.cuda.amp.autocast`` as in PyTorch
+from .errors import OutOfMemoryError  # noqa: E402 - ``except torch.cuda.OutOfMemoryError``
 
-__all__ = [*__all__, "amp"]
+__all__ = [*__all__, "amp", "OutOfMemoryError"]
 
 from .cuda_graphs import (  # noqa: E402 - streams, events and CUDA graphs
     CUDAGraph,

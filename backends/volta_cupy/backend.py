@@ -154,6 +154,23 @@ class CupyBackend(Backend):
     def reset_peak_memory_stats(self, index: int) -> None:
         self._peak[index] = self.memory_allocated(index)
 
+    def mem_get_info(self, index: int) -> tuple[int, int]:
+        """``(free, total)`` bytes of GPU ``index``, as the driver reports them."""
+        import cupy
+
+        with cupy.cuda.Device(index):
+            free, total = cupy.cuda.runtime.memGetInfo()
+        return int(free), int(total)
+
+    def set_memory_fraction(self, fraction: float, index: int) -> None:
+        """Cap the memory pool at ``fraction`` of GPU ``index``'s memory."""
+        import cupy
+
+        if self._pool is None:
+            self._install_allocator()
+        with cupy.cuda.Device(index):
+            self._pool.set_limit(fraction=fraction)
+
     def empty_cache(self, index: int | None = None) -> None:
         """Free the pool's cached blocks (``index`` names a GPU; the pool serves them all)."""
         if self._pool is not None:

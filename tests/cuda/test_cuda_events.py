@@ -1,6 +1,7 @@
-"""``vt.cuda.Event`` (timing and ordering GPU work, ``Stream.record_event``/``wait_event``)
-and ``vt.cuda.get_device_properties``/``get_device_capability``, against PyTorch's when it
-has CUDA. Skipped, with the reason, where CUDA is unavailable."""
+"""``vt.cuda.Event`` (timing and ordering GPU work, ``Stream.record_event``/``wait_event``),
+``vt.cuda.get_device_properties``/``get_device_capability`` and the memory queries
+(``mem_get_info``, ``memory_stats``, the pool's cap), against PyTorch's when it has CUDA.
+Skipped, with the reason, where CUDA is unavailable."""
 
 from __future__ import annotations
 
@@ -59,3 +60,29 @@ def test_device_properties_match_pytorch():
             props.multi_processor_count) == (want.name, want.major, want.minor,
                                              want.total_memory, want.multi_processor_count)
     assert vt.cuda.get_device_capability(0) == torch.cuda.get_device_capability(0)
+
+
+def test_memory_queries_and_cap():
+    """mem_get_info, memory_stats/summary and set_per_process_memory_fraction: a capped
+    pool refuses an allocation beyond the cap with vt.cuda.OutOfMemoryError."""
+    free, total = vt.cuda.mem_get_info()
+    assert 0 < free <= total == vt.cuda.get_device_properties().total_memory
+    x = vt.zeros(1 << 20, device="cuda")
+    stats = vt.cuda.memory_stats()
+    assert stats["allocated_bytes.all.current"] == vt.cuda.memory_allocated() >= x.numel() * 4
+    assert stats["allocated_bytes.all.peak"] >= stats["allocated_bytes.all.current"]
+    assert "Allocated memory" in vt.cuda.memory_summary()
+    vt.cuda.reset_max_memory_allocated()
+    assert vt.cuda.max_memory_allocated() == vt.cuda.memory_allocated()
+    try:
+        vt.cuda.set_per_process_memory_fraction(0.001)
+        with pytest.raises(vt.cuda.OutOfMemoryError, match="out of memory"):
+            vt.empty(int(total * 0.002) // 4, device="cuda")
+    finally:
+        vt.cuda.set_per_process_memory_fraction(1.0)
+    with pytest.raises(ValueError, match="fraction"):
+        vt.cuda.set_per_process_memory_fraction(1.5)
+    assert vt.cuda.is_initialized() and len(vt.cuda.get_rng_state_all()) == vt.cuda.device_count()
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        assert torch.cuda.mem_get_info()[1] == total

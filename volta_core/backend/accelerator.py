@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import DeviceError
 from .device import Device
 from .registry import backends
 
@@ -91,6 +92,66 @@ class Accelerator:
         """Restart tracking of :func:`max_memory_allocated` from the current allocation."""
         self._backend().reset_peak_memory_stats(self._index(device))
 
+    def reset_max_memory_allocated(self, device: Any = None) -> None:
+        """PyTorch's older name of :func:`reset_peak_memory_stats`."""
+        self.reset_peak_memory_stats(device)
+
+    def mem_get_info(self, device: Any = None) -> tuple[int, int]:
+        """``(free, total)`` bytes of the device's memory, as its driver reports them."""
+        backend = self._backend()
+        if not hasattr(backend, "mem_get_info"):
+            raise DeviceError(f"mem_get_info: the {backend.name} backend serving "
+                              f"{self.device_type} does not report free device memory")
+        return backend.mem_get_info(self._index(device))
+
+    def memory_stats(self, device: Any = None) -> dict[str, int]:
+        """The memory statistics Volta tracks, under PyTorch's key names
+        (``allocated_bytes.all.current``/``.peak``, ``reserved_bytes.all.current``)."""
+        allocated = self.memory_allocated(device)
+        reserved = self.memory_reserved(device)
+        return {"allocated_bytes.all.current": allocated,
+                "allocated_bytes.all.peak": self.max_memory_allocated(device),
+                "reserved_bytes.all.current": reserved,
+                "inactive_split_bytes.all.current": reserved - allocated}
+
+    def memory_summary(self, device: Any = None, abbreviated: bool = False) -> str:
+        """A readable table of :func:`memory_stats`."""
+        stats = self.memory_stats(device)
+        index = self._index(device)
+        rows = [("Allocated memory", stats["allocated_bytes.all.current"],
+                 stats["allocated_bytes.all.peak"]),
+                ("Reserved memory", stats["reserved_bytes.all.current"], None)]
+        lines = [f"Memory summary of {self.device_type}:{index}",
+                 f"{'':20s}{'current':>14s}{'peak':>14s}"]
+        for name, cur, peak in rows:
+            peak_s = "" if peak is None else f"{peak / 2**20:11.1f} MiB"
+            lines.append(f"{name:20s}{cur / 2**20:10.1f} MiB{peak_s:>14s}")
+        return "\n".join(lines)
+
+    def set_per_process_memory_fraction(self, fraction: float, device: Any = None) -> None:
+        """Cap the memory pool of the device at ``fraction`` of its total memory (an
+        allocation beyond raises ``OutOfMemoryError``)."""
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"set_per_process_memory_fraction: fraction must be in "
+                             f"[0, 1], got {fraction}")
+        backend = self._backend()
+        if not hasattr(backend, "set_memory_fraction"):
+            raise DeviceError(f"set_per_process_memory_fraction: the {backend.name} backend "
+                              f"serving {self.device_type} has no memory cap")
+        backend.set_memory_fraction(fraction, self._index(device))
+
+    def ipc_collect(self) -> None:
+        """Nothing to collect: Volta shares no device memory between processes."""
+
+    def init(self) -> None:
+        """Start the backend of this device type now (it otherwise starts on first use)."""
+        if self.is_available():
+            Device(self.device_type).xp  # noqa: B018 - the namespace starts the backend
+
+    def is_initialized(self) -> bool:
+        """Whether this device type's backend is usable in this process."""
+        return self.is_available()
+
     def empty_cache(self, device: Any = None) -> None:
         """Give the pool's cached, unused memory back to the driver (tensors keep theirs)."""
         backend = self._backend()
@@ -126,6 +187,12 @@ class Accelerator:
 
         self.manual_seed_all(int.from_bytes(os.urandom(8), "little") >> 1)
 
+    def seed(self) -> None:
+        """Seed the first device's default generator from the OS's entropy."""
+        import os
+
+        self.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+
     def initial_seed(self) -> int:
         """The seed of the first device's default generator."""
         from ..random import _default
@@ -159,10 +226,22 @@ class Accelerator:
 
         _default(Device(f"{self.device_type}:{self._index(device)}")).set_state(new_state)
 
+    def get_rng_state_all(self) -> list:
+        """:func:`get_rng_state` of every device of this type."""
+        return [self.get_rng_state(i) for i in range(self.device_count())]
+
+    def set_rng_state_all(self, new_states: Any) -> None:
+        """Restore the states :func:`get_rng_state_all` returned, device by device."""
+        for i, state in enumerate(new_states):
+            self.set_rng_state(state, i)
+
     def bind(self, namespace: dict) -> list[str]:
         """Put these functions into a module's ``namespace``; returns their names."""
         names = ["is_available", "device_count", "get_device_name", "get_device_properties",
-                 "get_device_capability", "synchronize",
+                 "get_device_capability", "synchronize", "reset_max_memory_allocated",
+                 "mem_get_info", "memory_stats", "memory_summary",
+                 "set_per_process_memory_fraction", "ipc_collect", "init", "is_initialized",
+                 "seed", "get_rng_state_all", "set_rng_state_all",
                  "memory_allocated", "max_memory_allocated", "memory_reserved",
                  "reset_peak_memory_stats", "empty_cache", "manual_seed", "manual_seed_all",
                  "seed_all", "initial_seed", "current_device", "set_device",
