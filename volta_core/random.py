@@ -22,6 +22,11 @@ _DEFAULT_SEED = 67280421310721  # PyTorch's initial seed of a fresh Generator
 _seed = 0  # the seed of every device's default generator, set by manual_seed
 
 
+def entropy_seed() -> int:
+    """A 63-bit seed from the OS's entropy (``seed()`` and its per-device forms)."""
+    return int.from_bytes(os.urandom(8), "little") >> 1
+
+
 class Generator:
     """An independent, seedable random stream on one device (``torch.Generator``).
 
@@ -67,7 +72,7 @@ class Generator:
 
     def seed(self) -> int:
         """Seed the stream from the OS's entropy and return that seed."""
-        seed = int.from_bytes(os.urandom(8), "little") >> 1
+        seed = entropy_seed()
         self.manual_seed(seed)
         return seed
 
@@ -156,7 +161,7 @@ def seed_cpu(seed: int) -> None:
 
 def seed() -> int:
     """Seed every device's default generator from the OS's entropy; returns the seed."""
-    s = int.from_bytes(os.urandom(8), "little") >> 1
+    s = entropy_seed()
     manual_seed(s)
     return s
 

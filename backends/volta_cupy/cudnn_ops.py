@@ -249,10 +249,9 @@ def _graph(io_dtype: Any) -> Any:
 def _conv_ok(a: Any, b: Any, pads: tuple, groups: int) -> bool:
     """Whether cuDNN may take a convolution of the 4-d operands ``a`` and ``b``."""
     dtype = a.dtype
-    return (FLAGS["enabled"] and a.ndim == 4 and b.ndim == 4 and b.dtype == dtype
-            and a.flags.c_contiguous and b.flags.c_contiguous and pads[0] == pads[1]
-            and pads[2] == pads[3] and groups >= 1 and _cudnn() is not None
-            and _data_type(dtype) is not None)
+    return (a.ndim == 4 and b.ndim == 4 and b.dtype == dtype and a.flags.c_contiguous
+            and b.flags.c_contiguous and pads[0] == pads[1] and pads[2] == pads[3]
+            and groups >= 1 and usable() and _data_type(dtype) is not None)
 
 
 def _geometry(pads: tuple, stride: tuple, dilation: tuple) -> dict:

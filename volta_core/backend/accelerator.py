@@ -183,15 +183,15 @@ class Accelerator:
 
     def seed_all(self) -> None:
         """Seed every device's default generator from the OS's entropy."""
-        import os
+        from ..random import entropy_seed
 
-        self.manual_seed_all(int.from_bytes(os.urandom(8), "little") >> 1)
+        self.manual_seed_all(entropy_seed())
 
     def seed(self) -> None:
         """Seed the first device's default generator from the OS's entropy."""
-        import os
+        from ..random import entropy_seed
 
-        self.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+        self.manual_seed(entropy_seed())
 
     def initial_seed(self) -> int:
         """The seed of the first device's default generator."""

@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import ShapeError
 from ..tensor import Tensor
 from . import functional as F
-from ._checks import _check_tensor
+from ._checks import _REDUCTIONS, _check_tensor
 from .dropout import _check_p, _drop
 from .embedding import embedding_renorm_ as _embedding_renorm
 from .rnn import _rnn_step
@@ -392,9 +392,6 @@ def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
 
 
 # -- losses: reduction as an int ---------------------------------------------------------------
-
-_REDUCTIONS = ("none", "mean", "sum")
-
 
 def _reduction(op: str, reduction: Any) -> str:
     """ATen's int reduction as ``nn.functional``'s name."""

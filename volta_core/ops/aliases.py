@@ -36,7 +36,7 @@ from ..autograd.anomaly_mode import (
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from ..dtypes import DType, get_dtype
+from ..dtypes import ALL_DTYPES, DType, get_dtype
 from ..errors import DTypeError, ShapeError
 from ..func import vmap
 from ..tensor import Tensor, tensor_method
@@ -639,8 +639,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     return _with_grad(tensor(obj, dtype=want, device=device), obj, requires_grad)
 
 
-_DTYPE_NAMES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "uint32",
-                          "float16", "float32", "float64", "bfloat16"})
+_DTYPE_NAMES = frozenset(d.name for d in ALL_DTYPES)  # NumPy dtypes Volta has
 
 
 def _with_grad(out: Tensor, obj: Any, requires_grad: bool | None) -> Tensor:
