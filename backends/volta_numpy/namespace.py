@@ -28,7 +28,7 @@ from typing import Any
 import array_api_compat.numpy as _compat
 import numpy as np
 
-from .parallel import get_num_threads, lead_blocks, one_blas_thread, parallel_for
+from .parallel import blas_held, get_num_threads, lead_blocks, one_blas_thread, parallel_for
 
 # 2-d products of at least this many multiply-adds are cut into blocks; from the second
 # (OpenBLAS's own threshold for using more than one thread) on, smaller ones run on one
@@ -64,7 +64,7 @@ def matmul_2d(x1: np.ndarray, x2: np.ndarray, bias: np.ndarray | None = None,
     blocks = get_num_threads()
     macs = m * n * k
     if blocks < 2 or macs < _SPLIT_MACS or max(m, n) < blocks * _MIN_BLOCK:
-        if blocks < 2 or macs < _BLAS_THREADS_MACS:
+        if blocks < 2 or macs < _BLAS_THREADS_MACS or blas_held():
             out = np.matmul(x1, x2, out=out)
         else:
             with one_blas_thread():

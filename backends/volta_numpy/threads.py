@@ -51,14 +51,18 @@ class _Blas:
 
     def __init__(self, lib) -> None:
         self.lib = lib
-        self._set = None
+        self._set = self._get = None
         if lib.internal_api == "openblas" and lib.threading_layer == "pthreads":
             for pre in ("", "scipy_"):
                 for post in ("", "64_", "_64"):
                     self._set = self._set or getattr(
                         lib.dynlib, f"{pre}openblas_set_num_threads{post}", None)
+                    self._get = self._get or getattr(
+                        lib.dynlib, f"{pre}openblas_get_num_threads{post}", None)
 
     def get(self) -> int | None:
+        if self._get is not None:
+            return self._get()
         return self.lib.get_num_threads()
 
     def set(self, n: int) -> None:

@@ -178,7 +178,7 @@ def test_long_k_products_are_right_on_every_adapter(xp, check, dtype):
 def test_matmul_vec4_reads_in_every_layout(xp, check, monkeypatch):
     """float32 operands whose rows or columns are aligned runs are read four at a time
     (A along k or m, B along n or k): every combination, unaligned views (one at a time)
-    and both tilings give the float64 product."""
+    and every tiling give the float64 product."""
     from volta_wgpu.kernels import gemm, matmul
 
     seen = set()
@@ -191,8 +191,9 @@ def test_matmul_vec4_reads_in_every_layout(xp, check, monkeypatch):
 
     monkeypatch.setattr(matmul, "_vec_dims", spy)
     rng = np.random.default_rng(5)
-    for tile in (gemm.BIG, gemm.MID):
-        monkeypatch.setattr(matmul, "_pick_tile", lambda m, n, nb, g, tile=tile: tile)
+    for tile in (gemm.BIG, gemm.MID, gemm.WIDE):
+        monkeypatch.setattr(matmul, "_pick_tile",
+                            lambda m, n, nb, g, wide_ok=False, tile=tile: tile)
         for sa, sb in (((200, 300), (300, 172)), ((3, 1, 64, 128), (2, 128, 64)),
                        ((130, 7), (7, 133))):
             for ta in (False, True):
