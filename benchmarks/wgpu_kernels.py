@@ -4,7 +4,8 @@ Each measurement runs on Volta's wgpu backend and, when PyTorch with CUDA is
 installed, on PyTorch CUDA in the same run (TF32 off, so both are true float32),
 and prints a table with the ratios against the targets:
 
-- (a) float32 matmul ``n x n x n`` (4096 by default): median TFLOP/s, synchronized;
+- (a) float32 matmul ``n x n x n`` (4096 by default): median TFLOP/s, ``MM_INNER``
+  products per sync;
 - (b) ``a + b`` over ``2**26`` float32 elements: effective bandwidth (3 arrays moved),
   10 ops per sync (the result of each is dropped, so its buffer is reused);
 - (c) a chain of 1,000 small (16-element) ops through Volta tensors, submitted in
@@ -26,6 +27,9 @@ import time
 from collections.abc import Callable
 
 BW_INNER = 10  # elementwise ops per sync in (b), the same for both frameworks
+# products per sync in (a), both frameworks: a wgpu sync is a readback round trip (~0.4 ms,
+# a tenth of a 4096^3 product), which is not the product's throughput
+MM_INNER = 3
 TARGETS = {"matmul": ("ratio", 0.30), "bandwidth": ("ratio", 0.70), "chain": ("us", 20.0)}
 
 
@@ -72,7 +76,7 @@ def bench_volta(device: str, n_mm: int, n_bw: int, n_ops: int, repeat: int) -> d
 
     a = vt.tensor(rng.standard_normal((n_mm, n_mm), dtype=np.float32), device=dev)
     b = vt.tensor(rng.standard_normal((n_mm, n_mm), dtype=np.float32), device=dev)
-    t = median_time(lambda: a @ b, sync, repeat)
+    t = median_time(lambda: a @ b, sync, repeat, inner=MM_INNER)
     out["matmul_tflops"] = 2 * n_mm ** 3 / t / 1e12
     from volta_wgpu.kernels import coopmat
     # tensor cores: "fp32" (used above), "tf32" (used with precision "high"), "off", or
@@ -81,7 +85,7 @@ def bench_volta(device: str, n_mm: int, n_bw: int, n_ops: int, repeat: int) -> d
     if out["coopmat"] == "tf32":
         vt.set_float32_matmul_precision("high")
         try:
-            t = median_time(lambda: a @ b, sync, repeat)
+            t = median_time(lambda: a @ b, sync, repeat, inner=MM_INNER)
         finally:
             vt.set_float32_matmul_precision("highest")
         out["matmul_tf32_tflops"] = 2 * n_mm ** 3 / t / 1e12
@@ -171,7 +175,8 @@ def bench_torch(n_mm: int, n_bw: int, n_ops: int, repeat: int) -> dict | None:
     out: dict = {"device": torch.cuda.get_device_name(0)}
     a = torch.randn(n_mm, n_mm, device="cuda")
     b = torch.randn(n_mm, n_mm, device="cuda")
-    out["matmul_tflops"] = 2 * n_mm ** 3 / median_time(lambda: a @ b, sync, repeat) / 1e12
+    out["matmul_tflops"] = 2 * n_mm ** 3 / median_time(lambda: a @ b, sync, repeat,
+                                                          inner=MM_INNER) / 1e12
     x = torch.ones(n_bw, device="cuda")
     y = torch.ones(n_bw, device="cuda")
     t = median_time(lambda: x + y, sync, repeat, inner=BW_INNER)

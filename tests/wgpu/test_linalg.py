@@ -213,3 +213,4 @@ def test_matmul_vec4_reads_in_every_layout(xp, check, monkeypatch):
               (a[1:, 1:].astype(np.float64) @ a.T[1:]).astype(np.float32), rtol=1e-4,
               atol=1e-3)
     assert {("k", "n"), ("k", "k"), ("m", "n"), ("m", "k"), (None, None)} <= seen
+

@@ -50,7 +50,8 @@ class Tile:
 BIG = Tile(128, 128, 8, 8, 8, prefetch=True)
 # twice as wide, 8x16 outputs per thread: each staged B value feeds twice the FMAs
 # (4096^3 float32 on an H200 32.8 -> 37.4 TFLOP/s; a K depth of 16 at this width,
-# or 256 rows instead of columns, ran slower), for products with enough tiles
+# or 256 rows instead of columns, ran slower), for products with enough tiles whose A
+# and B rows are both read as vec4s
 WIDE = Tile(128, 256, 8, 8, 16, prefetch=True)
 MID = Tile(64, 64, 16, 4, 4)
 

@@ -168,8 +168,8 @@ def _tiles(tile: gemm.Tile, m: int, n: int, nb: int) -> int:
 def _pick_tile(m: int, n: int, nb: int, big_gpu: bool, wide_ok: bool = False
                ) -> gemm.Tile | None:
     """The tiling for an (m, n) product over ``nb`` batches, or None for the small kernel;
-    ``wide_ok``: the 128x256 tiles may serve (float32 with B's rows read as vec4s: with
-    B read along k, or in float16, they ran 3-10% slower than 128x128 on an H200)."""
+    ``wide_ok``: the 128x256 tiles may serve (float32, A's and B's rows read as vec4s: in
+    other layouts, or in float16, they ran up to 10% slower than 128x128 on an H200)."""
     if m < 64 or n < 64:
         return None
     if big_gpu and wide_ok and _tiles(gemm.WIDE, m, n, nb) >= WIDE_TILES:
@@ -232,7 +232,7 @@ def matmul_nd(a: Array, b: Array) -> Array:
     tile = _pick_tile(M, N, nb * splits, eng.is_gpu) if t in (D.float32, D.float16) else None
     if tile is not None:
         vec = _vec_dims(t, a, b, sa, sb, tile, M, N, K)
-        if t is D.float32 and vec[1] == "n":
+        if t is D.float32 and vec == ("k", "n"):
             tile = _pick_tile(M, N, nb * splits, eng.is_gpu, wide_ok=True)
         kern = eng.kernel(("matmul_tiled", t, tile, rb, vec),
                           lambda: _tiled_src(t, tile, rb, vec))
