@@ -195,7 +195,8 @@ def test_layer_norm_backward(ndim, affine, needs, length, xp, npx, ext):
 
 
 @pytest.mark.parametrize("shape,dim", [((5, 9), -1), ((3, 4, 200), -1), ((3, 70, 4), 1),
-                                       ((2, 2, 64, 64), 3)])
+                                       ((2, 2, 64, 64), 3), ((9, 65), -1), ((3, 17, 1024), -1),
+                                       ((3, 1025), -1)])
 def test_softmax_backward(shape, dim, xp, npx, ext):
     x, g = _f32(*shape), _f32(*shape)
     e = np.exp(x - x.max(axis=dim, keepdims=True))

@@ -346,8 +346,8 @@ def _wgsl_sources():
         for desc in (False, True):
             yield f"sort {t.name}", sorting._step_src(t, desc)[0]
         yield f"searchsorted {t.name}", search._src(t, False)[0]
-        for wg in (False, True):
-            yield f"softmax {t.name}", softmax._src(t, False, 1, wg)[0]
+        for mode, per in (("thread", 0), ("lanes", 8), ("wg", 0)):
+            yield f"softmax {mode} {t.name}", softmax._src(t, False, 1, mode, per)[0]
 
 
 def test_generated_wgsl_tests_nan_by_its_bits():

@@ -32,7 +32,8 @@ def test_generator_reproducible_and_distributed(xp):
 
 
 @pytest.mark.parametrize("shape,axis", [((4, 10), -1), ((3, 300), 1), ((5, 6, 7), 0),
-                                        ((2, 0), -1), ((7,), 0)])
+                                        ((2, 0), -1), ((7,), 0), ((9, 65), -1),
+                                        ((17, 1024), -1), ((3, 1025), -1)])
 def test_softmax(xp, check, shape, axis):
     from volta_wgpu.kernels.softmax import log_softmax, softmax
     a = np.random.default_rng(3).standard_normal(shape).astype(np.float32) * 5

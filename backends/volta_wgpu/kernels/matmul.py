@@ -174,7 +174,9 @@ def _pick_tile(m: int, n: int, nb: int, big_gpu: bool, wide_ok: bool = False
         return None
     if big_gpu and wide_ok and _tiles(gemm.WIDE, m, n, nb) >= WIDE_TILES:
         return gemm.WIDE
-    if big_gpu and _tiles(gemm.BIG, m, n, nb) >= 256:  # enough to fill a big GPU
+    # enough 128x128 tiles to fill a big GPU, and no side under 128 (half of each tile
+    # would be idle: an attention's (256, 256) @ (256, 64) runs on 64x64 tiles)
+    if big_gpu and min(m, n) >= 128 and _tiles(gemm.BIG, m, n, nb) >= 256:
         return gemm.BIG
     if not big_gpu and m >= 128 and n >= 128:  # a CPU adapter: fewer, larger groups
         return gemm.BIG
