@@ -3,8 +3,9 @@
 ``vt.lu_unpack``, and PyTorch's older ``vt.lu``/``vt.lu_solve`` (``Tensor.lu``,
 ``Tensor.lu_solve``).
 
-The factorisation is LAPACK's ``getrf`` written as a loop over columns in Tensor ops, so
-every backend runs it and autograd differentiates it. Each step picks its pivot under
+The factorisation is LAPACK's blocked ``getrf`` written in Tensor ops (panels of columns
+factored a column at a time, the rest updated by GEMMs), so every backend runs it and
+autograd differentiates it. Each column step picks its pivot under
 ``no_grad`` (the first row with the largest magnitude, as LAPACK's ``idamax``, so ties give
 PyTorch's pivots), swaps that row up, scales the column below the pivot and updates the
 trailing block. With the pivots fixed, the factors are smooth functions of ``A``: the
@@ -53,27 +54,32 @@ def _check_pivot(op: str, pivot: bool) -> None:
                           "CPU); call it with pivot=True")
 
 
-def _getrf(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """``(LU, pivots, info)`` of ``A (*, m, n)``: LAPACK's ``getrf`` (right-looking, one
-    column at a time) in differentiable Tensor ops."""
+# columns factored one at a time before the rest of the matrix is updated by one GEMM
+_PANEL = 32
+
+
+def _panel(a: Tensor) -> tuple[Tensor, Tensor, list]:
+    """Unblocked ``getrf`` of a panel ``a (*, r, c)`` (``r >= c``): the factored panel,
+    ``order (*, r)`` (the row of ``a`` each row of the result came from) and the pivots
+    (panel rows, ``(*, 1)`` each)."""
     from ..creation import arange
     from .elementwise import where
     from .indexing import take_along_dim
-    from .joining import cat
 
-    m, n = A.shape[-2], A.shape[-1]
-    k = min(m, n)
-    batch = tuple(A.shape[:-2])
-    rows = arange(m, device=A.device).reshape(m, 1)
-    cols = arange(n, device=A.device).reshape(1, n)
-    a = A.clone()  # a new tensor even when there is no column to eliminate
+    r, c = a.shape[-2], a.shape[-1]
+    batch = tuple(a.shape[:-2])
+    rows = arange(r, device=a.device).reshape(r, 1)
+    cols = arange(c, device=a.device).reshape(1, c)
+    order = arange(r, device=a.device).reshape(r, 1).expand(*batch, r, 1)
     pivots = []
-    for j in range(k):
+    for j in range(c):
         with no_grad():  # the pivot is a choice, not a function to differentiate
             mag = where(rows >= j, a[..., :, j:j + 1].abs(), -1.0)
             p = mag.argmax(-2, keepdim=True)  # (*batch, 1, 1): the first largest, as idamax
+            order = where(rows == j, take_along_dim(order, p, -2),
+                          where(rows == p, order[..., j:j + 1, :], order))
         # swap rows j and p by a gather, so the gradient follows the rows
-        row_p = take_along_dim(a, p.expand(*batch, 1, n), -2)
+        row_p = take_along_dim(a, p.expand(*batch, 1, c), -2)
         a = where(rows == j, row_p, where(rows == p, a[..., j:j + 1, :], a))
         pivot = a[..., j:j + 1, j:j + 1]
         # a zero pivot means a zero column: getrf leaves it unscaled (info reports it)
@@ -82,16 +88,52 @@ def _getrf(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         a = where(below & (cols > j), a - lcol * a[..., j:j + 1, :],
                   where(below & (cols == j), lcol, a))
         pivots.append(p[..., 0])
+    return a, order[..., 0], pivots
+
+
+def _getrf(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """``(LU, pivots, info)`` of ``A (*, m, n)``: LAPACK's blocked ``getrf`` in
+    differentiable Tensor ops. Each panel of ``_PANEL`` columns is factored a column at a
+    time (:func:`_panel`); its row swaps then move the rows of the columns left and right
+    of it, the rows right of it become ``U12 = L11^-1 A12`` and the trailing block
+    ``A22 - L21 U12`` (one GEMM), which the next panel factors. The work outside GEMMs is
+    on one panel at a time (a column at a time over the whole matrix made a 200x200
+    factorisation take 0.6 s)."""
+    from .elementwise import where
+    from .indexing import take_along_dim
+    from .joining import cat
+
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    batch = tuple(A.shape[:-2])
+    done: list = []  # finished row blocks (rows j0.. of a panel: all n columns)
+    pivots: list = []
+    a = A.clone()  # the rows not finished yet, all n columns
+    for j0 in range(0, k, _PANEL):
+        jb = min(_PANEL, k - j0)
+        panel, order, piv = _panel(a[..., :, j0:j0 + jb])
+        pivots += [p + j0 for p in piv]
+        swap = order.unsqueeze(-1)
+        left = take_along_dim(a[..., :, :j0], swap.expand(*batch, m - j0, j0), -2)
+        right = take_along_dim(a[..., :, j0 + jb:], swap.expand(*batch, m - j0, n - j0 - jb),
+                               -2)
+        u12 = _substitute(panel[..., :jb, :], right[..., :jb, :], lower=True, unit=True)
+        a22 = right[..., jb:, :] - panel[..., jb:, :] @ u12
+        done.append(cat([left[..., :jb, :], panel[..., :jb, :], u12], -1))
+        a = cat([left[..., jb:, :], panel[..., jb:, :], a22], -1)
+    if m > k or not done:  # rows below the last panel (m > n), or no panel at all
+        done.append(a)
+    lu = done[0] if len(done) == 1 else cat(done, -2)
     with no_grad():
         if k:
             piv = (cat(pivots, -1) + 1).to("int32")
-            zero = a.diagonal(0, -2, -1)[..., :k] == 0
+            zero = lu.diagonal(0, -2, -1)[..., :k] == 0
             first = zero.to(A.dtype).argmax(-1)  # the first zero pivot
             info = where(zero.any(-1), first + 1, 0).to("int32")
         else:
             piv = A.new_zeros((*batch, 0), dtype="int32")
             info = A.new_zeros(batch, dtype="int32")
-    return a, piv, info
+    return lu, piv, info
 
 
 def _raise_singular(op: str, info: Tensor, solver: bool = False) -> None:
