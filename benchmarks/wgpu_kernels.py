@@ -30,7 +30,9 @@ BW_INNER = 10  # elementwise ops per sync in (b), the same for both frameworks
 # products per sync in (a), both frameworks: a wgpu sync is a readback round trip (~0.4 ms,
 # a tenth of a 4096^3 product), which is not the product's throughput
 MM_INNER = 3
-TARGETS = {"matmul": ("ratio", 0.30), "bandwidth": ("ratio", 0.70), "chain": ("us", 20.0)}
+# the wgpu issue's acceptance: float32 matmul at least 0.7x PyTorch's true float32, at
+# most 5 us per op in the 1,000-op chain (bandwidth: no figure there, 0.7x here)
+TARGETS = {"matmul": ("ratio", 0.70), "bandwidth": ("ratio", 0.70), "chain": ("us", 5.0)}
 
 
 def median_time(fn: Callable[[], object], sync: Callable[[], None], repeat: int,
