@@ -213,14 +213,16 @@ def lstm_steps(xp: Any, xw: Any, h0: Any, c0: Any, w_hh_t: Any, *,
     return out, sigs, ggs, tcs
 
 
-def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, *,
-                        reverse: bool = False) -> tuple:
+def lstm_steps_backward(xp: Any, g: Any, sigs: Any, ggs: Any, tcs: Any, c_prev: Any,
+                        w_hh: Any, *, reverse: bool = False, then: Any = None) -> tuple:
     """See ``volta_core.nn.fused_rnn.lstm_steps_backward``."""
-    if not (isinstance(g, cupy.ndarray) and isinstance(f, cupy.ndarray)) or g.size == 0:
-        return generic.lstm_steps_backward(xp, g, dtc, fac, f, w_hh, reverse=reverse)
+    args = (xp, g, sigs, ggs, tcs, c_prev, w_hh)
+    if not (isinstance(g, cupy.ndarray) and isinstance(sigs, cupy.ndarray)) or g.size == 0:
+        return generic.lstm_steps_backward(*args, reverse=reverse, then=then)
+    dtc, fac, f = generic.lstm_gate_factors(xp, sigs, ggs, tcs, c_prev)
     g, f = cupy.ascontiguousarray(g), cupy.ascontiguousarray(f)
     if not _plain(g, dtc, fac, f, w_hh):
-        return generic.lstm_steps_backward(xp, g, dtc, fac, f, w_hh, reverse=reverse)
+        return generic.lstm_steps_backward(*args, reverse=reverse, then=then)
     steps, batch, two = g.shape
     hid = two // 2
     dt = g.dtype
@@ -232,6 +234,8 @@ def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, 
         kern(grid, (_THREADS,), (g, dtc, fac, f, dgates, dh, dc, np.int32(batch),
                                  np.int32(hid), np.int32(t)))
         blas.matmul(dgates[t], w_hh, out=dh)
+    if then is not None:
+        then(0, steps, dgates)
     return dgates, dh, dc
 
 
@@ -254,12 +258,13 @@ def rnn_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, *, relu: bool = False,
 
 
 def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = False,
-                       reverse: bool = False) -> tuple:
+                       reverse: bool = False, then: Any = None) -> tuple:
     """See ``volta_core.nn.fused_rnn.rnn_steps_backward``."""
     if isinstance(g, cupy.ndarray):
         g = cupy.ascontiguousarray(g)
     if not _plain(g, out, w_hh) or g.size == 0:
-        return generic.rnn_steps_backward(xp, g, out, w_hh, relu=relu, reverse=reverse)
+        return generic.rnn_steps_backward(xp, g, out, w_hh, relu=relu, reverse=reverse,
+                                          then=then)
     steps, batch, hid = g.shape
     dpre = cupy.empty(g.shape, g.dtype)
     dh = cupy.zeros((batch, hid), g.dtype)
@@ -269,6 +274,8 @@ def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = Fal
         kern(_grid(n), (_THREADS,), (g, out, dpre, dh, np.int32(n), np.int32(t),
                                      np.int32(relu)))
         blas.matmul(dpre[t], w_hh, out=dh)
+    if then is not None:
+        then(0, steps, dpre)
     return dpre, dh
 
 
@@ -298,12 +305,13 @@ def gru_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, b_hh: Any, *,
 
 
 def gru_steps_backward(xp: Any, g: Any, out: Any, h0: Any, rz: Any, n: Any, hn: Any,
-                       w_hh: Any, *, reverse: bool = False) -> tuple:
+                       w_hh: Any, *, reverse: bool = False, then: Any = None) -> tuple:
     """See ``volta_core.nn.fused_rnn.gru_steps_backward``."""
     if isinstance(g, cupy.ndarray):
         g = cupy.ascontiguousarray(g)
     if not _plain(g, out, h0, rz, n, hn, w_hh) or g.size == 0:
-        return generic.gru_steps_backward(xp, g, out, h0, rz, n, hn, w_hh, reverse=reverse)
+        return generic.gru_steps_backward(xp, g, out, h0, rz, n, hn, w_hh, reverse=reverse,
+                                          then=then)
     steps, batch, hid = g.shape
     dt = g.dtype
     dgi = cupy.empty((steps, batch, 3 * hid), dt)
@@ -318,4 +326,6 @@ def gru_steps_backward(xp: Any, g: Any, out: Any, h0: Any, rz: Any, n: Any, hn: 
         kern(grid, (_THREADS,), (g, out, h0, rz, n, hn, dgi, dgh, dhz, mm, np.int32(batch),
                                  np.int32(hid), np.int32(t), np.int32(tprev)))
         blas.matmul(dgh[t], w_hh, out=mm)
+    if then is not None:
+        then(0, steps, dgi, dgh)
     return dgi, dgh, dhz + mm

@@ -43,31 +43,45 @@ def set_num_threads(n: int) -> None:
     _threads = n
 
 
+_local = threading.local()  # .nested: this thread is running a piece of a loop now
+
+
 class _Job:
-    """One parallel loop: ``fn(lo, hi)`` over ``chunks``, taken one at a time."""
+    """One parallel loop: ``fn(lo, hi)`` over ``chunks``, taken one at a time (a trailing
+    job's chunk ``i`` once ``ready[i]`` is set)."""
 
-    __slots__ = ("fn", "chunks", "counter", "left", "done", "error", "lock")
+    __slots__ = ("fn", "chunks", "counter", "left", "done", "error", "lock", "ready")
 
-    def __init__(self, fn: Callable[[int, int], None], chunks: Sequence[tuple[int, int]]):
+    def __init__(self, fn: Callable[[int, int], None], chunks: Sequence[tuple[int, int]],
+                 trailing: bool = False):
         self.fn, self.chunks = fn, chunks
         self.counter = itertools.count()  # next() is atomic under the GIL
         self.left = len(chunks)
         self.done = threading.Event()
+        if not chunks:
+            self.done.set()
         self.error: BaseException | None = None
         self.lock = threading.Lock()
+        self.ready = [threading.Event() for _ in chunks] if trailing else None
 
     def work(self) -> None:
         n = len(self.chunks)
-        while (i := next(self.counter)) < n:
-            try:
-                if self.error is None:
-                    self.fn(*self.chunks[i])
-            except BaseException as e:  # re-raised in the caller
-                self.error = e
-            with self.lock:
-                self.left -= 1
-                if self.left == 0:
-                    self.done.set()
+        nested, _local.nested = getattr(_local, "nested", False), True
+        try:
+            while (i := next(self.counter)) < n:
+                if self.ready is not None:
+                    self.ready[i].wait()
+                try:
+                    if self.error is None:
+                        self.fn(*self.chunks[i])
+                except BaseException as e:  # re-raised in the caller
+                    self.error = e
+                with self.lock:
+                    self.left -= 1
+                    if self.left == 0:
+                        self.done.set()
+        finally:
+            _local.nested = nested
 
 
 def _worker() -> None:
@@ -213,8 +227,8 @@ def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int
     """Run ``fn(lo, hi)`` for every piece, on the caller and the workers; return when all
     are done. ``fn`` must write disjoint outputs per piece; an exception in any piece is
     raised here (the remaining pieces are skipped)."""
-    if _threads == 1 or len(pieces) < 2:
-        for lo, hi in pieces:
+    if _threads == 1 or len(pieces) < 2 or getattr(_local, "nested", False):
+        for lo, hi in pieces:  # a loop inside a piece runs on its own thread
             fn(lo, hi)
         return
     helpers = min(_threads, len(pieces)) - 1
@@ -232,3 +246,51 @@ def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int
     if job.error is not None:
         raise job.error
 
+
+
+class Trailing:
+    """Pieces of work that trail the caller's loop (:func:`trailing`)."""
+
+    __slots__ = ("job", "held")
+
+    def __init__(self, fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]):
+        self.job = _Job(fn, pieces, trailing=True)
+        self.held = _threads > 1 and len(pieces) > 0 and not getattr(_local, "nested", False)
+        if self.held:
+            if not _workers:
+                _start_workers(1)
+            _blas_one_thread(True)
+            _jobs.put(self.job)
+
+    def ready(self, i: int) -> None:
+        """Piece ``i``'s inputs are final: a worker may run it now."""
+        self.job.ready[i].set()
+
+    def __enter__(self) -> Trailing:
+        return self
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        job = self.job
+        if exc is not None and job.error is None:
+            job.error = exc  # the caller's loop failed: skip the pieces not begun
+        for e in job.ready:
+            e.set()
+        try:
+            job.work()  # the caller takes the pieces no worker has begun
+            job.done.wait()
+        finally:
+            if self.held:
+                _blas_one_thread(False)
+        if exc is None and job.error is not None:
+            raise job.error
+
+
+def trailing(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]) -> Trailing:
+    """Run ``fn(lo, hi)`` for every piece on a worker *while the caller goes on*: piece
+    ``i`` starts once the caller calls ``ready(i)``; at the end of the ``with`` block the
+    caller runs the pieces no worker has begun and waits for the rest. For a sequential
+    loop (an RNN's time steps) whose finished steps feed independent work (the weight
+    gradients), which then runs on the otherwise idle core. BLAS is held to one thread
+    meanwhile; pieces must write disjoint outputs, and an error in one is raised at the
+    end of the block."""
+    return Trailing(fn, pieces)

@@ -43,13 +43,14 @@ def test_loops_match_generic(dtype, reverse):
     tol = 1e-6 if dtype == "float32" else 1e-13
     for a, b in zip(got, want):
         np.testing.assert_allclose(cupy.asnumpy(a), cupy.asnumpy(b), rtol=tol, atol=tol)
-    g, dtc, fac = arr(steps, batch, 2 * hid), arr(steps, batch, hid), \
-        arr(steps, batch, 4 * hid)
-    sigs = arr(steps, batch, 3 * hid)
-    f = sigs[..., hid:2 * hid]  # a strided view, as the layer passes it
+    g, c_prev = arr(steps, batch, 2 * hid), arr(steps, batch, hid)
+    acts = [xp.asarray(a) for a in want[1:]]  # sigs, tanh(g), tanh(c)
     w = arr(4 * hid, hid)
-    got = rnn.lstm_steps_backward(xp, g, dtc, fac, f, w, reverse=reverse)
-    want = generic.lstm_steps_backward(xp, g, dtc, fac, f, w, reverse=reverse)
+    seen = []
+    got = rnn.lstm_steps_backward(xp, g, *acts, c_prev, w, reverse=reverse,
+                                  then=lambda lo, hi, dg: seen.append((lo, hi)))
+    want = generic.lstm_steps_backward(xp, g, *acts, c_prev, w, reverse=reverse)
+    assert seen == [(0, steps)]
     # random weights grow the gradients over the steps (to ~7), and the products' rounding
     # differs (cuBLASLt here, CuPy's call there)
     tol = 2e-4 if dtype == "float32" else 1e-12

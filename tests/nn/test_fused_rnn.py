@@ -140,76 +140,125 @@ def test_inplace_change_of_output_is_caught(mode):
         out.sum().backward()
 
 
+def _record_pieces():
+    """A ``then`` for the ``*_steps_backward`` kernels that records the pieces it gets and
+    copies their gradients (as the layers' ``_StepGrads`` reads them)."""
+    seen = []
+
+    def then(lo, hi, *grads):
+        seen.append((lo, hi, [np.array(a[lo:hi]) for a in grads]))
+
+    return seen, then
+
+
+def _assert_pieces_cover(seen, steps, grads):
+    """The pieces cover ``[0, steps)`` once each, and each saw its steps' final gradients."""
+    assert sorted(lo for lo, _, _ in seen) == sorted({lo for lo, _, _ in seen})
+    assert sum(hi - lo for lo, hi, _ in seen) == steps
+    for lo, hi, got in seen:
+        for a, b in zip(got, grads):
+            np.testing.assert_array_equal(a, b[lo:hi])
+
+
+@pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("threads_n", [1, 2])
-def test_numpy_lstm_loops_give_the_generic_loops_bits(threads_n, threads, monkeypatch):
-    """The CPU backend's in-place ``lstm_steps``/``lstm_steps_backward`` equal the generic
-    loops bit for bit (float32, both directions, a batch big enough to split GEMMs)."""
-    from volta_core.backend import kernels as registry
-    from volta_core.nn import fused_rnn
+def test_numpy_lstm_loops_give_the_generic_loops_bits(threads_n, reverse, threads):
+    """The CPU backend's in-place ``lstm_steps``/``lstm_steps_backward`` (its gate factors
+    computed step by step) equal the generic loops bit for bit (float32, a batch big
+    enough to split GEMMs and to cut the backward into pieces)."""
+    from volta_numpy import rnn
+
+    from volta_core.nn import fused_rnn as generic
 
     threads(threads_n)
+    xp = vt.device("cpu").xp  # the backend's products, as the layers call them
     rng = np.random.default_rng(3)
-    x0 = rng.standard_normal((9, 70, 24)).astype(np.float32)
+    steps, batch, hid = 9, 70, 160
 
-    def run():
-        vt.manual_seed(0)
-        m = vt.nn.LSTM(24, 160, 1, bidirectional=True)
-        x = vt.tensor(x0, requires_grad=True)
-        out, (h, c) = m(x)
-        (out.sin().sum() + h.sum() + c.cos().sum()).backward()
-        return [a.detach().numpy() for a in (out, h, c, x.grad, *(p.grad for p in
-                                                                   m.parameters()))]
+    def arr(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
 
-    got = run()
-    for name in ("lstm_steps", "lstm_steps_backward"):
-        monkeypatch.setitem(registry._cache, ("numpy", name), getattr(fused_rnn, name))
-    want = run()
+    xw, h0, c0 = arr(steps, batch, 4 * hid), arr(batch, hid), arr(batch, hid)
+    w = arr(4 * hid, hid, scale=0.1)
+    w_t = np.ascontiguousarray(w.T)
+    got = rnn.lstm_steps(xp, xw, h0, c0, w_t, reverse=reverse)
+    want = generic.lstm_steps(xp, xw, h0, c0, w_t, reverse=reverse)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+    out, *acts = want
+    c_prev = generic._before_each_step(xp, c0, out[..., hid:], reverse)
+    g = arr(steps, batch, 2 * hid)
+    seen, then = _record_pieces()
+    got = rnn.lstm_steps_backward(xp, g, *acts, c_prev, w, reverse=reverse, then=then)
+    want = generic.lstm_steps_backward(xp, g, *acts, c_prev, w, reverse=reverse)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert len(seen) > 1  # the shapes are big enough for pieces
+    _assert_pieces_cover(seen, steps, got[:1])
 
 
 @pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("threads_n", [1, 2])
-def test_numpy_rnn_loops_give_the_generic_loops_bits(threads_n, relu, threads, monkeypatch):
+def test_numpy_rnn_loops_give_the_generic_loops_bits(threads_n, reverse, relu, threads):
     """The CPU backend's in-place ``rnn_steps``/``rnn_steps_backward`` equal the generic
-    loops bit for bit (float32, both directions, inputs at 0 included)."""
+    loops bit for bit (float32, inputs at 0 included)."""
+    from volta_numpy import rnn
+
+    from volta_core.nn import fused_rnn as generic
+
+    threads(threads_n)
+    xp = vt.device("cpu").xp
+    rng = np.random.default_rng(4)
+    steps, batch, hid = 9, 70, 160
+    xw = rng.standard_normal((steps, batch, hid)).astype(np.float32)
+    xw[4, 5, :] = 0.0
+    h0 = rng.standard_normal((batch, hid)).astype(np.float32)
+    w = (rng.standard_normal((hid, hid)) * 0.1).astype(np.float32)
+    w_t = np.ascontiguousarray(w.T)
+    out = rnn.rnn_steps(xp, xw, h0, w_t, relu=relu, reverse=reverse)
+    np.testing.assert_array_equal(
+        out, generic.rnn_steps(xp, xw, h0, w_t, relu=relu, reverse=reverse))
+    g = rng.standard_normal(out.shape).astype(np.float32)
+    seen, then = _record_pieces()
+    got = rnn.rnn_steps_backward(xp, g, out, w, relu=relu, reverse=reverse, then=then)
+    want = generic.rnn_steps_backward(xp, g, out, w, relu=relu, reverse=reverse)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert len(seen) > 1
+    _assert_pieces_cover(seen, steps, got[:1])
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_numpy_layers_match_the_generic_kernels(mode, threads, monkeypatch):
+    """Whole layers on the CPU backend (the LSTM's and RNN's backward cut into pieces whose
+    weight gradients are summed in step order) against the generic kernels (one piece);
+    the pieces' values do not depend on the thread count (the GRU's loop is the generic
+    one, whose whole-layer products are cut by thread count)."""
     from volta_core.backend import kernels as registry
     from volta_core.nn import fused_rnn
 
-    threads(threads_n)
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(5)
     x0 = rng.standard_normal((9, 70, 24)).astype(np.float32)
-    x0[4, 5, :] = 0.0
 
     def run():
         vt.manual_seed(0)
-        m = vt.nn.RNN(24, 160, 1, bidirectional=True,
-                      nonlinearity="relu" if relu else "tanh")
+        m = getattr(vt.nn, mode)(24, 160, 1, bidirectional=True)
         x = vt.tensor(x0, requires_grad=True)
         out, h = m(x)
+        h = h if mode != "LSTM" else h[0] + h[1].cos()
         (out.sin().sum() + h.sum()).backward()
         return [a.detach().numpy() for a in (out, h, x.grad, *(p.grad for p in
                                                                 m.parameters()))]
 
-    got = run()
-    for name in ("rnn_steps", "rnn_steps_backward"):
+    threads(1)
+    one = run()
+    threads(2)
+    two = run()
+    if mode != "GRU":
+        for a, b in zip(one, two):
+            np.testing.assert_array_equal(a, b)
+    for name in (f"{mode.lower()}_steps", f"{mode.lower()}_steps_backward"):
         monkeypatch.setitem(registry._cache, ("numpy", name), getattr(fused_rnn, name))
-    want = run()
-    for a, b in zip(got, want):
-        np.testing.assert_array_equal(a, b)
-
-
-@pytest.mark.parametrize("mode", ["RNN", "GRU", "LSTM"])
-def test_an_empty_sequence_is_refused_an_empty_batch_is_not(mode):
-    """PyTorch refuses a sequence of length 0 (batched, unbatched, batch_first) and runs
-    a batch of 0."""
-    for shape, batch_first in [((0, 2, 3), False), ((0, 3), False), ((2, 0, 3), True),
-                               ((2, 0, 3), False)]:
-        outcomes = []
-        for lib in (torch, vt):
-            m = getattr(lib.nn, mode)(3, 4, batch_first=batch_first)
-            try:
-                outcomes.append(tuple(m(lib.zeros(*shape))[0].shape))
-            except (RuntimeError, vt.VoltaError):
-                outcomes.append("refused")
-        assert outcomes[0] == outcomes[1], (shape, batch_first, outcomes)
+    for a, b in zip(two, run()):  # float32 sums of 630 rows, in another order
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=3e-6 * max(1.0, np.abs(b).max()))

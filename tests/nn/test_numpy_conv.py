@@ -201,6 +201,53 @@ def test_nested_parallel_for_does_not_deadlock(threads):
     np.testing.assert_array_equal(out, 4)
 
 
+@pytest.mark.parametrize("n", [1, 2])
+def test_trailing_runs_each_piece_once_after_it_is_ready(threads, n):
+    """A trailing job's piece starts only once the caller marked it ready; every piece
+    runs once, a loop inside a piece runs inline, and BLAS gets its count back."""
+    from volta_numpy.threads import blas_num_threads
+
+    threads(n)
+    before = blas_num_threads()
+    pieces = parallel.chunks(10, 2)
+    made = set()
+    ran = []
+
+    def body(lo, hi):
+        assert lo in made  # never before the caller's ready()
+        parallel.parallel_for(lambda a, b: None, parallel.chunks(8, 2))  # inline here
+        ran.append(lo)
+
+    with parallel.trailing(body, pieces) as trail:
+        for k, (lo, _) in enumerate(pieces):
+            made.add(lo)
+            trail.ready(k)
+    assert sorted(ran) == [lo for lo, _ in pieces]
+    assert blas_num_threads() == before
+
+
+def test_trailing_raises_a_piece_error_and_a_caller_error_skips_the_rest(threads):
+    from volta_numpy.threads import blas_num_threads
+
+    threads(2)
+    before = blas_num_threads()
+
+    def body(lo, hi):
+        if lo == 4:
+            raise ValueError("piece 4 failed")
+
+    with pytest.raises(ValueError, match="piece 4"):
+        with parallel.trailing(body, parallel.chunks(8, 2)) as trail:
+            for k in range(4):
+                trail.ready(k)
+    ran = []
+    with pytest.raises(KeyError):
+        with parallel.trailing(lambda lo, hi: ran.append(lo), parallel.chunks(8, 2)):
+            raise KeyError("the caller's loop failed")
+    assert ran == []
+    assert blas_num_threads() == before
+
+
 def test_two_user_threads_convolve_at_once(threads):
     """Backends must allow two threads on one device: both get the right answer."""
     threads(2)

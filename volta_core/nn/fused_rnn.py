@@ -70,17 +70,37 @@ def lstm_steps(xp: Any, xw: Any, h0: Any, c0: Any, w_hh_t: Any, *,
     return out, *(xp.stack(a, axis=0) for a in (sigs, ggs, tcs))
 
 
+def lstm_gate_factors(xp: Any, sigs: Any, ggs: Any, tcs: Any,
+                      c_prev: Any) -> tuple[Any, Any, Any]:
+    """What an LSTM backward step multiplies the incoming gradients by, for every step at
+    once: ``dtc = o * (1 - tanh(c)^2)`` ``(T, B, H)`` (``dc += dh * dtc``), the gates'
+    derivatives ``fac (T, B, 4H)`` (the gates' gradients are ``(dc, dc, dh, dc) * fac``)
+    and the forget gates ``f`` (``dc_prev = dc * f``)."""
+    hid = ggs.shape[-1]
+    i, f, o = sigs[..., :hid], sigs[..., hid:2 * hid], sigs[..., 2 * hid:]
+    dtc = o * (1.0 - tcs * tcs)
+    fac = xp.concat([ggs * i * (1.0 - i), c_prev * f * (1.0 - f), tcs * o * (1.0 - o),
+                     i * (1.0 - ggs * ggs)], axis=-1)
+    return dtc, fac, f
+
+
 @fallback("lstm_steps_backward")
-def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, *,
-                        reverse: bool = False) -> tuple[Any, Any, Any]:
+def lstm_steps_backward(xp: Any, g: Any, sigs: Any, ggs: Any, tcs: Any, c_prev: Any,
+                        w_hh: Any, *, reverse: bool = False,
+                        then: Any = None) -> tuple[Any, Any, Any]:
     """The time loop of an LSTM layer's backward (backpropagation through time).
 
-    ``g (T, B, 2H)`` is the output's gradient, ``dtc = o * (1 - tanh(c)^2)`` ``(T, B, H)``,
-    ``fac (T, B, 4H)`` the gates' derivatives, ``f`` the forget gates, ``w_hh`` ``(4H, H)``.
-    Returns the gates' gradients ``(T, B, 4H)`` and the gradients of ``h0`` and ``c0``.
+    ``g (T, B, 2H)`` is the output's gradient; ``sigs``, ``ggs`` and ``tcs`` are what
+    :func:`lstm_steps` returned, ``c_prev (T, B, H)`` the cell state going into each step,
+    ``w_hh`` ``(4H, H)``. Returns the gates' gradients ``(T, B, 4H)`` and the gradients of
+    ``h0`` and ``c0``. ``then(lo, hi, dgates)``, if given, is called once per piece
+    ``[lo, hi)`` of the steps (pieces covering ``[0, T)``) when those steps' gradients are
+    final (see :class:`_StepGrads`): here once, after the loop; a backend may cut the
+    steps into pieces and run them beside its loop.
     """
     steps = g.shape[0]
-    hid = dtc.shape[-1]
+    hid = ggs.shape[-1]
+    dtc, fac, f = lstm_gate_factors(xp, sigs, ggs, tcs, c_prev)
     dgates = [None] * steps
     dh_next = dc_next = None
     for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
@@ -94,7 +114,10 @@ def lstm_steps_backward(xp: Any, g: Any, dtc: Any, fac: Any, f: Any, w_hh: Any, 
         dgates[t] = d
         dc_next = dc * f[t, ...]
         dh_next = xp.matmul(d, w_hh)
-    return xp.stack(dgates, axis=0), dh_next, dc_next
+    dg = xp.stack(dgates, axis=0)
+    if then is not None:
+        then(0, steps, dg)
+    return dg, dh_next, dc_next
 
 
 @fallback("gru_steps")
@@ -126,11 +149,12 @@ def gru_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, b_hh: Any, *,
 
 @fallback("gru_steps_backward")
 def gru_steps_backward(xp: Any, g: Any, out: Any, h0: Any, rz: Any, n: Any, hn: Any,
-                       w_hh: Any, *, reverse: bool = False) -> tuple[Any, Any, Any]:
+                       w_hh: Any, *, reverse: bool = False,
+                       then: Any = None) -> tuple[Any, Any, Any]:
     """The time loop of a GRU layer's backward: ``g (T, B, H)`` is the output's gradient,
     ``out`` the hidden states and ``rz, n, hn`` what :func:`gru_steps` returned, ``w_hh``
     ``(3H, H)``. Returns the gradients of the input and hidden projections ``(T, B, 3H)``
-    and of ``h0``."""
+    and of ``h0``; ``then(lo, hi, dgi, dgh)`` as :func:`lstm_steps_backward`'s."""
     steps = g.shape[0]
     hid = h0.shape[-1]
     order = list(range(steps - 1, -1, -1) if reverse else range(steps))
@@ -150,7 +174,10 @@ def gru_steps_backward(xp: Any, g: Any, out: Any, h0: Any, rz: Any, n: Any, hn: 
         dgi[t] = xp.concat([drz_pre, dn_pre], axis=-1)
         dgh[t] = xp.concat([drz_pre, dn_pre * r], axis=-1)
         dh_next = dh * z + xp.matmul(dgh[t], w_hh)
-    return xp.stack(dgi, axis=0), xp.stack(dgh, axis=0), dh_next
+    dgi, dgh = xp.stack(dgi, axis=0), xp.stack(dgh, axis=0)
+    if then is not None:
+        then(0, steps, dgi, dgh)
+    return dgi, dgh, dh_next
 
 
 @fallback("rnn_steps")
@@ -171,10 +198,11 @@ def rnn_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, *, relu: bool = False,
 
 @fallback("rnn_steps_backward")
 def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = False,
-                       reverse: bool = False) -> tuple[Any, Any]:
+                       reverse: bool = False, then: Any = None) -> tuple[Any, Any]:
     """The time loop of an Elman RNN layer's backward: ``g (T, B, H)`` is the output's
     gradient, ``out`` the forward's hidden states, ``w_hh (H, H)``. Returns the gradients
-    of the pre-activations ``(T, B, H)`` and of ``h0``."""
+    of the pre-activations ``(T, B, H)`` and of ``h0``; ``then(lo, hi, dpre)`` as
+    :func:`lstm_steps_backward`'s."""
     steps = g.shape[0]
     dpre = [None] * steps
     dh_next = None
@@ -183,7 +211,53 @@ def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = Fal
         y = out[t, ...]
         d = dpre[t] = relu_backward_kernel(xp, dh, y) if relu else dh * (1.0 - y * y)
         dh_next = xp.matmul(d, w_hh)
-    return xp.stack(dpre, axis=0), dh_next
+    dp = xp.stack(dpre, axis=0)
+    if then is not None:
+        then(0, steps, dp)
+    return dp, dh_next
+
+
+class _StepGrads:
+    """The input and weight gradients of a layer's backward, from its gates' gradients:
+    ``dx = dgi W_ih``, ``dW_ih = dgi^T x``, ``dW_hh = dgh^T h_prev`` (``dgh`` is ``dgi``
+    but for the GRU's).
+
+    The ``*_steps_backward`` kernels call it per piece of the steps as their loop finishes
+    them (a backend may run the pieces on another core beside its loop); the pieces'
+    sums are then added in step order, so the values depend on the pieces alone.
+    """
+
+    def __init__(self, xp: Any, x: Any, prev: Any, w_ih: Any, needs: tuple) -> None:
+        self.xp, self.x, self.prev, self.w_ih = xp, x, prev, w_ih
+        self.needs = needs  # dx, dW_ih, dW_hh
+        self.parts: dict[int, tuple] = {}
+
+    def __call__(self, lo: int, hi: int, dgi: Any, dgh: Any = None) -> None:
+        xp, (_, batch, n_in) = self.xp, self.x.shape
+        rows = (hi - lo) * batch
+        di = xp.reshape(dgi[lo:hi, ...], (rows, dgi.shape[-1]))
+        dh = di if dgh is None else xp.reshape(dgh[lo:hi, ...], (rows, dgh.shape[-1]))
+        want_x, want_ih, want_hh = self.needs
+        self.parts[lo] = (
+            xp.matmul(di, self.w_ih) if want_x else None,
+            xp.matmul(xp.matrix_transpose(di), xp.reshape(self.x[lo:hi, ...], (rows, n_in)))
+            if want_ih else None,
+            xp.matmul(xp.matrix_transpose(dh),
+                      xp.reshape(self.prev[lo:hi, ...], (rows, self.prev.shape[-1])))
+            if want_hh else None)
+
+    def result(self) -> tuple[Any, Any, Any]:
+        """``dx (T, B, I)``, ``dW_ih``, ``dW_hh`` (None where not wanted)."""
+        xp, parts = self.xp, [self.parts[lo] for lo in sorted(self.parts)]
+        dx, dwi, dwh = parts[0]
+        if len(parts) > 1:
+            dx = xp.concat([p[0] for p in parts], axis=0) if dx is not None else None
+            for _, pi, ph in parts[1:]:
+                dwi = dwi + pi if dwi is not None else None
+                dwh = dwh + ph if dwh is not None else None
+        if dx is not None:
+            dx = xp.reshape(dx, self.x.shape)
+        return dx, dwi, dwh
 
 
 class LSTMLayer(Function):
@@ -228,30 +302,22 @@ class LSTMLayer(Function):
         g = grad.array
         steps, batch, n_in = x.shape
         hid = h0.shape[-1]
-        sigs, ggs, tcs = ctx.acts
-        i, f, o = sigs[..., :hid], sigs[..., hid:2 * hid], sigs[..., 2 * hid:]
         c_prev = _before_each_step(xp, c0, out[..., hid:], ctx.reverse)
-        # per step: dc += dh * dtc, and the gates' gradients are (dc, dc, dh, dc) * fac
-        dtc = o * (1.0 - tcs * tcs)
-        fac = xp.concat([ggs * i * (1.0 - i), c_prev * f * (1.0 - f), tcs * o * (1.0 - o),
-                         i * (1.0 - ggs * ggs)], axis=-1)
+        prev = _before_each_step(xp, h0, out[:, :, :hid], ctx.reverse) if needs[4] else None
+        rest = _StepGrads(xp, x, prev, _gates_ifog(xp, w_ih, hid), (needs[0], needs[3], needs[4]))
         dg, dh_next, dc_next = get_kernel(dev.backend, "lstm_steps_backward")(
-            xp, g, dtc, fac, f, _gates_ifog(xp, w_hh, hid), reverse=ctx.reverse)
-        dg = xp.reshape(dg, (steps * batch, 4 * hid))
+            xp, g, *ctx.acts, c_prev, _gates_ifog(xp, w_hh, hid), reverse=ctx.reverse,
+            then=rest)
         grads: list[Any] = [None] * 6
-        if needs[0]:
-            grads[0] = xp.reshape(xp.matmul(dg, _gates_ifog(xp, w_ih, hid)),
-                                  (steps, batch, n_in))
+        grads[0], dwi, dwh = rest.result()
         grads[1], grads[2] = (dh_next if needs[1] else None), (dc_next if needs[2] else None)
         if needs[3]:
-            grads[3] = _gates_ifog(xp, xp.matmul(xp.matrix_transpose(dg),
-                                                 xp.reshape(x, (steps * batch, n_in))), hid)
+            grads[3] = _gates_ifog(xp, dwi, hid)
         if needs[4]:
-            prev = _before_each_step(xp, h0, out[:, :, :hid], ctx.reverse)
-            grads[4] = _gates_ifog(xp, xp.matmul(xp.matrix_transpose(dg),
-                                                 xp.reshape(prev, (steps * batch, hid))), hid)
+            grads[4] = _gates_ifog(xp, dwh, hid)
         if bias is not None and needs[5]:
-            grads[5] = _gates_ifog(xp, xp.sum(dg, axis=0), hid)
+            grads[5] = _gates_ifog(xp, xp.sum(xp.reshape(dg, (steps * batch, 4 * hid)), axis=0),
+                                   hid)
         return tuple(None if a is None else Tensor._make(a, dev) for a in grads)
 
 
@@ -291,22 +357,16 @@ class GRULayer(Function):
         g = grad.array
         steps, batch, n_in = x.shape
         hid = h0.shape[-1]
+        prev = _before_each_step(xp, h0, out, ctx.reverse) if needs[3] else None
+        rest = _StepGrads(xp, x, prev, w_ih, (needs[0], needs[2], needs[3]))
         dgi, dgh, dh_next = get_kernel(dev.backend, "gru_steps_backward")(
-            xp, g, out, h0, *ctx.acts, w_hh, reverse=ctx.reverse)
+            xp, g, out, h0, *ctx.acts, w_hh, reverse=ctx.reverse, then=rest)
         dgi_m = xp.reshape(dgi, (steps * batch, 3 * hid))
         dgh_m = xp.reshape(dgh, (steps * batch, 3 * hid))
         grads: list[Any] = [None] * 6
-        if needs[0]:
-            grads[0] = xp.reshape(xp.matmul(dgi_m, w_ih), (steps, batch, n_in))
+        grads[0], grads[2], grads[3] = rest.result()
         if needs[1]:
             grads[1] = dh_next
-        if needs[2]:
-            grads[2] = xp.matmul(xp.matrix_transpose(dgi_m),
-                                 xp.reshape(x, (steps * batch, n_in)))
-        if needs[3]:
-            prev = _before_each_step(xp, h0, out, ctx.reverse)
-            grads[3] = xp.matmul(xp.matrix_transpose(dgh_m),
-                                 xp.reshape(prev, (steps * batch, hid)))
         if b_ih is not None and needs[4]:
             grads[4] = xp.sum(dgi_m, axis=0)
         if b_hh is not None and needs[5]:
@@ -346,20 +406,15 @@ class RNNLayer(Function):
         xp, dev, needs = ctx.xp, ctx.device, ctx.needs_input_grad
         steps, batch, n_in = x.shape
         hid = h0.shape[-1]
+        prev = _before_each_step(xp, h0, out, ctx.reverse) if needs[3] else None
+        rest = _StepGrads(xp, x, prev, w_ih, (needs[0], needs[2], needs[3]))
         dpre, dh0 = get_kernel(dev.backend, "rnn_steps_backward")(
-            xp, grad.array, out, w_hh, relu=ctx.relu, reverse=ctx.reverse)
+            xp, grad.array, out, w_hh, relu=ctx.relu, reverse=ctx.reverse, then=rest)
         dp = xp.reshape(dpre, (steps * batch, hid))
         grads: list[Any] = [None] * 5
-        if needs[0]:
-            grads[0] = xp.reshape(xp.matmul(dp, w_ih), (steps, batch, n_in))
+        grads[0], grads[2], grads[3] = rest.result()
         if needs[1]:
             grads[1] = dh0
-        if needs[2]:
-            grads[2] = xp.matmul(xp.matrix_transpose(dp), xp.reshape(x, (steps * batch, n_in)))
-        if needs[3]:
-            prev = _before_each_step(xp, h0, out, ctx.reverse)
-            grads[3] = xp.matmul(xp.matrix_transpose(dp),
-                                 xp.reshape(prev, (steps * batch, hid)))
         if bias is not None and needs[4]:
             grads[4] = xp.sum(dp, axis=0)
         return tuple(None if a is None else Tensor._make(a, dev) for a in grads)
