@@ -191,7 +191,7 @@ def test_matmul_vec4_reads_in_every_layout(xp, check, monkeypatch):
 
     monkeypatch.setattr(matmul, "_vec_dims", spy)
     rng = np.random.default_rng(5)
-    for tile in (gemm.BIG, gemm.MID, gemm.WIDE):
+    for tile in (gemm.BIG, gemm.MID, gemm.WIDE, gemm.DEEP):
         monkeypatch.setattr(matmul, "_pick_tile",
                             lambda m, n, nb, g, wide_ok=False, tile=tile: tile)
         for sa, sb in (((200, 300), (300, 172)), ((3, 1, 64, 128), (2, 128, 64)),

@@ -236,6 +236,8 @@ def matmul_nd(a: Array, b: Array) -> Array:
         vec = _vec_dims(t, a, b, sa, sb, tile, M, N, K)
         if t is D.float32 and vec == ("k", "n"):
             tile = _pick_tile(M, N, nb * splits, eng.is_gpu, wide_ok=True)
+        elif t is D.float32 and vec == ("k", "k") and tile is gemm.BIG and eng.is_gpu:
+            tile = gemm.DEEP
         kern = eng.kernel(("matmul_tiled", t, tile, rb, vec),
                           lambda: _tiled_src(t, tile, rb, vec))
         gx, gy = gemm.grid(tile, M, N)
