@@ -10,6 +10,10 @@ chunk order, so such a kernel returns the same bits on any thread count.
 
 While chunks run, NumPy's BLAS is held to one thread: each chunk makes its own small GEMM
 calls, and two threads each calling a multi-threaded BLAS would oversubscribe the cores.
+
+A trailing job (:func:`trailing`) is the other shape of parallel work: the caller runs a
+sequential loop (an RNN's time steps) and a worker takes the work that each finished
+stretch of it makes possible, so the second core is busy while the first loops.
 """
 
 from __future__ import annotations
@@ -245,7 +249,6 @@ def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int
         _blas_one_thread(False)
     if job.error is not None:
         raise job.error
-
 
 
 class Trailing:
