@@ -47,7 +47,11 @@ def set_num_threads(n: int) -> None:
     _threads = n
 
 
-_local = threading.local()  # .nested: this thread is running a piece of a loop now
+class _Local(threading.local):
+    nested = False  # this thread is running a piece of a loop now
+
+
+_local = _Local()
 
 
 class _Job:
@@ -70,7 +74,7 @@ class _Job:
 
     def work(self) -> None:
         n = len(self.chunks)
-        nested, _local.nested = getattr(_local, "nested", False), True
+        nested, _local.nested = _local.nested, True
         try:
             while (i := next(self.counter)) < n:
                 if self.ready is not None:
@@ -231,7 +235,7 @@ def parallel_for(fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int
     """Run ``fn(lo, hi)`` for every piece, on the caller and the workers; return when all
     are done. ``fn`` must write disjoint outputs per piece; an exception in any piece is
     raised here (the remaining pieces are skipped)."""
-    if _threads == 1 or len(pieces) < 2 or getattr(_local, "nested", False):
+    if _threads == 1 or len(pieces) < 2 or _local.nested:
         for lo, hi in pieces:  # a loop inside a piece runs on its own thread
             fn(lo, hi)
         return
@@ -258,7 +262,7 @@ class Trailing:
 
     def __init__(self, fn: Callable[[int, int], None], pieces: Sequence[tuple[int, int]]):
         self.job = _Job(fn, pieces, trailing=True)
-        self.held = _threads > 1 and len(pieces) > 0 and not getattr(_local, "nested", False)
+        self.held = _threads > 1 and len(pieces) > 0 and not _local.nested
         if self.held:
             if not _workers:
                 _start_workers(1)
