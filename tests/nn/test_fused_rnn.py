@@ -49,6 +49,32 @@ def test_outputs_states_and_gradients_match_torch(layers, bidir, bias, batch_fir
         np.testing.assert_allclose(_np(b), _np(a), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("steps,batch", [(1, 1), (1, 4), (7, 1), (7, 3)])
+@pytest.mark.parametrize("mode,kw", [("LSTM", {}), ("RNN", {}),
+                                     ("RNN", {"nonlinearity": "relu"})])
+def test_cpu_backward_in_pieces_matches_torch(steps, batch, mode, kw, monkeypatch):
+    """The CPU backward with its steps cut into pieces (forced here at any size: each
+    piece's weight gradients trail the loop), against PyTorch: single steps, single
+    sequences, two bidirectional layers, float64."""
+    rnn = pytest.importorskip("volta_numpy.rnn")
+    monkeypatch.setattr(rnn, "PIECE_MACS", 1)
+    monkeypatch.setattr(rnn, "PIECES", 3)
+    tm, vm = _pair(2, True, True, False, mode, **kw)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((steps, batch, 5))
+    tx, vx = torch.tensor(x, requires_grad=True), vt.tensor(x, requires_grad=True)
+    to, th = tm(tx)
+    vo, vh = vm(vx)
+    if mode == "LSTM":
+        th, vh = th[0] + th[1].cos(), vh[0] + vh[1].cos()
+    (to.sin().sum() + th.cos().sum()).backward()
+    (vo.sin().sum() + vh.cos().sum()).backward()
+    pairs = [(to, vo), (th, vh), (tx.grad, vx.grad)]
+    pairs += [(p.grad, q.grad) for p, q in zip(tm.parameters(), vm.parameters())]
+    for a, b in pairs:
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("layers,bidir,bias,batch_first", [
     (1, False, True, False), (2, True, True, False), (1, True, False, True)])
 @pytest.mark.parametrize("mode,kw", [("GRU", {}), ("RNN", {}),
