@@ -65,8 +65,11 @@ def test_integer_dividend_promotes_then_rounds_like_torch(dtype):
 
 
 def test_trunc_rounds_the_quotient_first_in_bfloat16():
-    a, b = vt.tensor([-22.0], dtype=vt.bfloat16), vt.tensor([2.203125], dtype=vt.bfloat16)
-    assert vt.div(a, b, rounding_mode="trunc").item() == -10.0  # -9.986 rounds to -10
+    a = vt.tensor([-22.0] * 8, dtype=vt.bfloat16)
+    b = vt.tensor([2.203125] * 8, dtype=vt.bfloat16)
+    assert vt.div(a, b, rounding_mode="trunc")[0].item() == -10.0  # -9.986 rounds to -10
+    # with one divisor PyTorch's CPU loop rounds only the result, as here
+    assert vt.div(a, b[0], rounding_mode="trunc")[0].item() == -9.0
 
 
 def _two_byte(dtype: str):
@@ -82,19 +85,23 @@ def test_rounded_division_property(data, dtype, mode):
     xs = np.array([data.draw(_two_byte(dtype)) for _ in range(n)], dtype=np.float64)
     ys = np.array([data.draw(_two_byte(dtype)) for _ in range(n)], dtype=np.float64)
     (va, ta), (vb, tb) = _pair(xs, dtype), _pair(ys, dtype)
-    _same(vt.div(va, vb, rounding_mode=mode), _torch_div(ta, tb, mode))
-    if n:  # 0-d divisor broadcast against the vector
-        _same(vt.div(va, vb[0], rounding_mode=mode), _torch_div(ta, tb[0], mode))
+    _same(vt.div(va, vb, rounding_mode=mode), torch.div(ta, tb, rounding_mode=mode))
+    if n:  # a divisor of one element (0-d, and a number) broadcast against the vector
+        _same(vt.div(va, vb[0], rounding_mode=mode), torch.div(ta, tb[0], rounding_mode=mode))
 
 
-def _torch_div(a: torch.Tensor, b: torch.Tensor, mode: str) -> torch.Tensor:
-    """PyTorch's CPU answer for tensors long enough for its vectorized loop, which rounds a
-    2-byte quotient before truncating it; its scalar loop (a tensor of one element) does
-    not: ``559.5 // 1.1015625`` truncated in float16 is 508 for 8 elements and 507 for one.
-    Volta gives the vectorized loop's answer, what tensors of real sizes get."""
-    n = a.shape[0]
-    tile = (lambda t: t.repeat(64)) if n else (lambda t: t)
-    return torch.div(tile(a), tile(b) if b.ndim else b, rounding_mode=mode)[:n]
+def test_rounded_division_with_one_divisor_rounds_once_as_torch():
+    """PyTorch's CPU loops round a 2-byte quotient before truncating it, except with a
+    divisor of one element: bfloat16 440 // 0.75 truncated is 588 against a vector of
+    divisors, 584 against one (the quotient 586.67 rounded once)."""
+    a = [440.0] * 8
+    for b in ([0.75] * 8, [0.75]):
+        va, vb = vt.tensor(a, dtype=vt.bfloat16), vt.tensor(b, dtype=vt.bfloat16)
+        ta, tb = torch.tensor(a, dtype=torch.bfloat16), torch.tensor(b, dtype=torch.bfloat16)
+        for mode in ("trunc", "floor"):
+            _same(vt.div(va, vb, rounding_mode=mode), torch.div(ta, tb, rounding_mode=mode))
+            _same(vt.div(va[:1], vb[:1], rounding_mode=mode),
+                  torch.div(ta[:1], tb[:1], rounding_mode=mode))
 
 
 def test_double_to_half_goes_through_float32_like_torch():

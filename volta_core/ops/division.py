@@ -8,6 +8,7 @@ integer by zero raises, as in PyTorch.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..autograd.function import Function, no_derivative
@@ -38,8 +39,9 @@ class RoundedDiv(Function):
             raise DivisionByZeroError(f"{'floor_divide' if mode == 'floor' else 'div'}: "
                                       "integer division by zero")
         if not integer:
-            if vdt.itemsize == 2:
-                return _two_byte(xp, a, b, mode, ctx.device.type == "cpu")
+            if vdt.itemsize == 2:  # PyTorch's CPU loops with one divisor round once
+                per_step = ctx.device.type == "cpu" and math.prod(b.shape) != 1
+                return _two_byte(xp, a, b, mode, per_step)
             return xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
         q = xp.floor_divide(a, b)
         if mode == "floor":
@@ -58,7 +60,8 @@ def _two_byte(xp: Any, a: Any, b: Any, mode: str, per_step: bool) -> Any:
     """Rounded quotients of float16/bfloat16 arrays, computed in float32 as PyTorch's
     kernels do: its CPU kernels round every step to the dtype (the truncated quotient is
     that of the rounded quotient; the floor goes through ``fmod`` as below, each
-    intermediate rounded), its CUDA kernels round only the result (``per_step`` False).
+    intermediate rounded), its CUDA kernels, and its CPU kernels with a divisor of one
+    element (a number, a 0-d tensor), round only the result (``per_step`` False).
     Checked against PyTorch CPU on 400,000 random pairs with zeros, infinities and NaN."""
     dt, f32 = a.dtype, xp.float32
     a, b = xp.astype(a, f32), xp.astype(b, f32)
