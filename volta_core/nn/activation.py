@@ -7,7 +7,7 @@ from typing import Any
 from ..amp.dispatch import autocast_op
 from ..autograd.function import Function, saved_by_pytorch
 from ..creation import empty
-from ..dtypes import get_default_dtype
+from ..dtypes import checked_scalar, float32, get_default_dtype
 from ..errors import ShapeError
 from ..ops.activation import _floating, gelu, softplus
 from ..ops.activation import elu as _elu
@@ -15,7 +15,7 @@ from ..ops.activation import hardtanh as _hardtanh
 from ..ops.activation import leaky_relu as _leaky_relu
 from ..ops.activation import silu as _silu
 from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import in_float32, sigmoid, tanh, where
+from ..ops.elementwise import in_float32, rounded_to, sigmoid, tanh, where
 from ..ops.elementwise import relu as _relu
 from ..ops.inplace import inplace as _write_into
 from ..ops.math import sign
@@ -420,7 +420,10 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     ``alpha = 1.6732632...`` and ``scale = 1.0507009...`` (Klambauer et al., 2017)."""
     if inplace:
         return _into("selu", input, selu)
-    return elu(_floating("selu", input), _SELU_ALPHA) * _SELU_SCALE
+    x = _floating("selu", input)
+    if x.dtype.itemsize == 2:  # in float32, rounded once, as PyTorch's kernel
+        return in_float32(selu, x)
+    return elu(x, _SELU_ALPHA) * _SELU_SCALE
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -435,6 +438,10 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     x = _floating("celu", input)
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides the input)")
+    if x.dtype.itemsize < 8:  # PyTorch takes 1 / alpha in float32, and refuses beyond it
+        checked_scalar("celu", float32, 1.0 / alpha, floats=True)
+    if x.dtype.itemsize == 2:  # in float32, rounded once, as PyTorch's kernel
+        return in_float32(lambda s: celu(s, alpha), x)
     # x itself where positive: x / alpha * alpha would overflow near the dtype's max
     out = where(x > 0, x, elu(x * (1.0 / alpha), 1.0) * alpha)
     saved_by_pytorch(out, x, op="celu")  # PyTorch's celu saves its input
@@ -459,7 +466,9 @@ def softsign(input: Tensor) -> Tensor:
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x)) = -softplus(-x)``, computed without overflow."""
     x = _floating("logsigmoid", input)
-    out = -softplus(-x)
+    if x.dtype.itemsize == 2:  # in float32, rounded once, as PyTorch's kernel
+        return in_float32(logsigmoid, x)
+    out = 0.0 - softplus(-x)  # +0 where softplus underflows, as PyTorch's, not -0
     saved_by_pytorch(out, x, op="logsigmoid")  # PyTorch's logsigmoid saves its input
     return out
 
@@ -479,6 +488,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
     x = _floating("softshrink", input)
     _check_lambd("softshrink", lambd)
+    if x.dtype.itemsize == 2:  # in float32 with lambd, rounded once, as PyTorch's kernel
+        return in_float32(lambda s: softshrink(s, lambd), x)
     # NaN stays NaN with gradient 1, as in PyTorch
     # x * 0 in the middle: -0.0 for a negative x, as PyTorch's kernel
     out = where(_abs(x) <= lambd, (x * 0.0).detach(), x - sign(x) * lambd)
@@ -490,6 +501,8 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
     x = _floating("hardshrink", input)
     _check_lambd("hardshrink", lambd)
+    if x.dtype.itemsize == 2:  # PyTorch compares with lambd in the dtype
+        lambd = rounded_to(x.dtype, lambd)
     out = where(_abs(x) <= lambd, x.new_zeros(()), x)  # NaN stays NaN, as in PyTorch
     saved_by_pytorch(out, x, op="hardshrink")  # PyTorch's hardshrink saves its input
     return out

@@ -8,10 +8,10 @@ import math
 from ..amp.dispatch import autocast_call, autocast_op
 from ..amp.state import state as _autocast_state
 from ..autograd.function import saved_by_pytorch
-from ..dtypes import get_default_dtype
+from ..dtypes import bfloat16, float16, get_default_dtype
 from ..errors import ShapeError
 from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import exp, log, where
+from ..ops.elementwise import cast, exp, log, rounded_to, where
 from ..ops.math import clamp_min
 from ..tensor import Tensor
 from ._checks import _check_floating, _check_tensor, _reduce
@@ -38,6 +38,30 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce("l1_loss", _abs(x - t), reduction)
 
 
+def _in_two_byte(x: Tensor, t: Tensor, per_step_on_cpu: bool, terms, param: float):
+    """A loss's elementwise ``terms(x, t, param)`` for float16/bfloat16 inputs as PyTorch
+    computes them: in float32 from the inputs, rounded once (``param`` in float32), or,
+    where its CPU loop does arithmetic in the dtype (``per_step_on_cpu``), each step
+    rounded, with ``param`` rounded to the dtype. None for other dtypes."""
+    dt = x.dtype
+    if dt.kind != "f" or dt.itemsize != 2:
+        return None
+    if per_step_on_cpu and x.device.type == "cpu":
+        return terms(x, t, rounded_to(dt, param))
+    return cast(terms(cast(x, "float32"), cast(t, "float32"), param), dt)
+
+
+def _smooth_l1_terms(x: Tensor, t: Tensor, beta: float) -> Tensor:
+    d = x - t
+    a = _abs(d)
+    if beta == 0.0:
+        return a
+    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), never inf
+    small = (a >= beta).logical_not()
+    q = where(small, d, 0.0)
+    return where(small, 0.5 * q * q / beta, a - 0.5 * beta)  # PyTorch's order
+
+
 @autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
@@ -46,17 +70,22 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     x, t = _pair_check("smooth_l1_loss", input, target, "warn")
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    d = x - t
-    a = _abs(d)
-    if beta == 0.0:
-        loss = a
-    else:  # NaN takes the quadratic branch (NaN gradient, as in PyTorch), never inf
-        small = (a >= beta).logical_not()
-        q = where(small, d, 0.0)
-        loss = where(small, q * q * (0.5 / beta), a - 0.5 * beta)
+    # PyTorch's CPU loop computes float16 in the dtype, bfloat16 in float32
+    loss = _in_two_byte(x, t, x.dtype is float16, _smooth_l1_terms, beta)
+    if loss is None:
+        loss = _smooth_l1_terms(x, t, beta)
     out = _reduce("smooth_l1_loss", loss, reduction)
     saved_by_pytorch(out, input, target, op="smooth_l1_loss")
     return out
+
+
+def _huber_terms(x: Tensor, t: Tensor, delta: float) -> Tensor:
+    d = x - t
+    a = _abs(d)
+    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
+    small = (a > delta).logical_not()
+    q = where(small, d, 0.0)
+    return where(small, 0.5 * q * q, (a - 0.5 * delta) * delta)  # PyTorch's order
 
 
 @autocast_op("huber_loss")
@@ -67,12 +96,10 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     x, t = _pair_check("huber_loss", input, target, "warn", dtype="input")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    d = x - t
-    a = _abs(d)
-    # NaN takes the quadratic branch (NaN gradient, as in PyTorch), which never sees inf
-    small = (a > delta).logical_not()
-    q = where(small, d, 0.0)
-    loss = where(small, q * q * 0.5, (a - 0.5 * delta) * delta)
+    # PyTorch's CPU loop computes bfloat16 in the dtype, float16 in float32
+    loss = _in_two_byte(x, t, x.dtype is bfloat16, _huber_terms, delta)
+    if loss is None:
+        loss = _huber_terms(x, t, delta)
     out = _reduce("huber_loss", loss, reduction)
     saved_by_pytorch(out, input, target, op="huber_loss")
     return out

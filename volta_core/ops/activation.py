@@ -12,7 +12,7 @@ from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
-from ..dtypes import bfloat16, checked_scalar
+from ..dtypes import bfloat16, checked_scalar, float16
 from ..errors import DTypeError
 from ..tensor import Tensor
 from .elementwise import in_float32, sigmoid, tanh, where
@@ -33,7 +33,9 @@ def _floating(op: str, x: Tensor) -> Tensor:
 
 
 def _run(cls: type, x: Tensor, **params) -> Tensor:
-    if x.dtype is bfloat16:
+    # 2-byte floats in float32, rounded once, as PyTorch (float16 on the CPU only: NumPy
+    # rounds each step of a composite, other backends' float16 kernels do not)
+    if x.dtype is bfloat16 or (x.dtype is float16 and x.device.type == "cpu"):
         return in_float32(cls.apply, x, **params)
     return cls.apply(x, **params)
 

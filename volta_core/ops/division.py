@@ -12,17 +12,11 @@ import math
 from typing import Any
 
 from ..autograd.function import Function, no_derivative
-from ..errors import DTypeError, VoltaError
+from ..errors import DivisionByZeroError, DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, promote_pair
-from .elementwise import _arrays, operand_shapes
+from .elementwise import _arrays, in_float32, number_in_float32, operand_shapes
 from .inplace import inplace
-
-try:
-    from ..errors import DivisionByZeroError
-except ImportError:  # until errors.py declares it
-    class DivisionByZeroError(VoltaError, ZeroDivisionError):
-        """An integer division or remainder by zero."""
 
 _MODES = ("trunc", "floor")
 
@@ -100,6 +94,10 @@ def rounded_div(op: str, input: Any, other: Any, rounding_mode: str) -> Tensor:
     if type(input) is not Tensor and type(other) is not Tensor:
         raise TypeError(f"{op}: expected a Tensor argument, got {type(input).__name__} and "
                         f"{type(other).__name__}")
+    cls = FloorDivide if op == "floor_divide" else RoundedDiv
+    b32 = number_in_float32(input, other)
+    if b32 is not None:  # one divisor, read in float32: the float32 quotient rounded once
+        return in_float32(lambda x: cls.apply(x, b32, mode=rounding_mode), input)
     a, b = promote_pair(input, other)
     dt = (a if type(a) is Tensor else b).dtype
     if dt.name == "bool":
@@ -109,7 +107,6 @@ def rounded_div(op: str, input: Any, other: Any, rounding_mode: str) -> Tensor:
         broadcast_shapes(op, a.shape, b.shape)
     elif type(a) is not Tensor:  # a Python scalar dividend: a 0-d tensor of the dtype
         a = b.new_full((), a)
-    cls = FloorDivide if op == "floor_divide" else RoundedDiv
     return cls.apply(a, b, mode=rounding_mode)
 
 

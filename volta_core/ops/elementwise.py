@@ -59,9 +59,9 @@ class Reciprocal(Function):
     pytorch_saves = ((RESULT,),)
     saves_as_pytorch = True
 
-    def forward(ctx, x):
+    def forward(ctx, x, rounded=None):
         y = 1.0 / x
-        ctx.save_for_backward(y)
+        ctx.save_for_backward(_as_rounded(ctx, y, rounded))
         return y
 
     def backward(ctx, g):
@@ -73,9 +73,9 @@ class Sqrt(Function):
     pytorch_saves = ((RESULT,),)
     saves_as_pytorch = True
 
-    def forward(ctx, x):
+    def forward(ctx, x, rounded=None):
         y = ctx.xp.sqrt(x)
-        ctx.save_for_backward(y)
+        ctx.save_for_backward(_as_rounded(ctx, y, rounded))
         return y
 
     def backward(ctx, g):
@@ -87,9 +87,9 @@ class Exp(Function):
     pytorch_saves = ((RESULT,),)
     saves_as_pytorch = True
 
-    def forward(ctx, x):
+    def forward(ctx, x, rounded=None):
         y = ctx.xp.exp(x)
-        ctx.save_for_backward(y)
+        ctx.save_for_backward(_as_rounded(ctx, y, rounded))
         return y
 
     def backward(ctx, g):
@@ -101,9 +101,9 @@ class Exp2(Function):
     pytorch_saves = ((RESULT,),)
     saves_as_pytorch = True
 
-    def forward(ctx, x):
+    def forward(ctx, x, rounded=None):
         y = 2.0 ** x  # the standard has no exp2; a scalar base works on every array
-        ctx.save_for_backward(y)
+        ctx.save_for_backward(_as_rounded(ctx, y, rounded))
         return y
 
     def backward(ctx, g):
@@ -332,19 +332,25 @@ def in_float32(fn, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return out
 
 
+_SAVE_RESULT = (Tanh, Sigmoid, Exp, Exp2, Sqrt, Reciprocal)
+
+
 def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True,
            exact: bool = False):
     """The op of Function ``cls``; ``exact``: its result needs no rounding in any dtype, so
     a bfloat16 input is served as it is instead of through float32."""
     def op(x: Tensor) -> Tensor:
         dt = x.dtype
-        if dt.kind == "f" and dt is not bfloat16:  # the common case: no check applies
+        if dt.kind == "f" and dt.itemsize > 2:  # the common case: no check applies
             return cls.apply(x)
         if not bool_ok and dt.kind == "b":
             raise DTypeError(f"{name}: not implemented for bool tensors (as in PyTorch); "
                              "convert with .int() or .float() first")
-        if dt is bfloat16 and not exact:
-            if cls in (Tanh, Sigmoid):  # their gradients use the bfloat16 output
+        # 2-byte floats in float32, rounded once, as PyTorch's kernels (NumPy's float16
+        # rounds each step of a composite such as sigmoid; other backends' float16 is native)
+        if dt.kind == "f" and not exact and (dt is bfloat16 or (
+                dt.itemsize == 2 and x.device.type == "cpu")):
+            if cls in _SAVE_RESULT:  # their gradients use the 2-byte output (inf in float16)
                 native = x.device.native_dtype(dt)
                 return in_float32(lambda t: cls.apply(t, rounded=native), x)
             if cls.low_backward:  # its gradient rounds each step to bfloat16, as PyTorch's
@@ -475,9 +481,15 @@ class Pow(Function):
             # PyTorch takes sqrt/rsqrt: NaN at -inf; its CPU float16 kernel takes C's pow
             # instead, +inf at -inf and +0 at -0 (so (-0) ** -0.5 is +inf)
             base = a
-            if ctx.device.volta_dtype(a.dtype).name == "float16":
-                base = xp.where(xp.isinf(a), xp.abs(a), a) + 0.0
+            if ctx.device.volta_dtype(a.dtype).name == "float16":  # in float32, rounded once
+                base = xp.astype(xp.where(xp.isinf(a), xp.abs(a), a) + 0.0, xp.float32)
             y = xp.sqrt(base) if b == 0.5 else 1.0 / xp.sqrt(base)
+            y = xp.astype(y, a.dtype)
+        elif ctx.number_exponent and ctx.device.type == "cpu" and float(b) in (3.0, -2.0):
+            # PyTorch's CPU bfloat16 loop multiplies in the dtype, each step rounded:
+            # x ** 3 is (x * x) * x and x ** -2 is 1 / (x * x)
+            sq = a * a
+            y = sq * a if float(b) == 3.0 else xp.asarray(1, dtype=a.dtype) / sq
         elif (type(b) is float and a.dtype == xp.float32 and ctx.device.type == "cpu"
               and not _exact_in_float32(b)):
             # PyTorch's CPU float32 pow keeps the exponent in float64: (-3) ** 9999999999.0
@@ -728,6 +740,43 @@ def _exact_in(dt: DType, v: Any) -> bool:
         return False
 
 
+def number_in_float32(a: Any, b: Any) -> Any:
+    """``b`` as PyTorch's CPU loops for mul, div and the rounded divisions read one factor
+    or divisor next to a float16/bfloat16 tensor ``a``: its own value in float32, not
+    rounded to ``a``'s dtype first (bfloat16 408 // 409.0 is 0, not 408 // 408). ``b`` may
+    be a number (on every device: PyTorch's CUDA kernels read it in float32 too) or a 0-d
+    tensor of another dtype on the CPU. Returns a Python number or a float32 tensor, or
+    None where ``b`` is read in ``a``'s dtype."""
+    if type(a) is not Tensor or a.dtype.kind != "f" or a.dtype.itemsize != 2:
+        return None
+    b = python_scalar(b)
+    if type(b) is float or type(b) is int:
+        return b
+    if (type(b) is Tensor and not b.ndim and a.ndim and b.dtype is not a.dtype
+            and b.dtype.kind in "fiub" and a.device.type == "cpu"):
+        return b if b.dtype is _FLOAT32 else cast(b, _FLOAT32)
+    return None
+
+
+def rounded_to(dt: DType, v: float) -> float:
+    """The number ``v`` rounded to the 2-byte float ``dt`` through float32, as PyTorch
+    converts a number to float16 or bfloat16 (to nearest, ties to even; inf beyond)."""
+    try:
+        f32 = struct.unpack("f", struct.pack("f", v))[0]
+    except OverflowError:
+        f32 = math.copysign(math.inf, v)
+    if f32 != f32 or f32 in (math.inf, -math.inf):
+        return f32
+    if dt is bfloat16:  # the float32 bits, rounded to their upper 16
+        bits = struct.unpack("I", struct.pack("f", f32))[0]
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return struct.unpack("f", struct.pack("I", bits))[0]
+    try:
+        return struct.unpack("e", struct.pack("e", f32))[0]
+    except OverflowError:
+        return math.copysign(math.inf, f32)
+
+
 def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = False,
             check: Any = None, special: Any = None, opmath: bool = False,
             exact_number: bool = False):
@@ -781,6 +830,8 @@ def _binary(cls: type, name: str, true_div: bool = False, int_divisor: bool = Fa
             t, n = (a, b) if type(a) is Tensor else (b, a)
             if t.dtype.kind == "f" and t.dtype.itemsize == 2 and not _exact_in(t.dtype, n):
                 return in_float32(lambda x: op(x, n) if t is a else op(n, x), t)
+        elif opmath and type(b0) is Tensor and (b32 := number_in_float32(a0, b0)) is not None:
+            return in_float32(lambda x: op(x, b32), a0)  # a 0-d factor of another dtype
         # bfloat16 with a Python float would become float32 on NumPy: use a 0-d tensor
         if type(b) is not Tensor:
             if a.dtype is bfloat16:
@@ -830,6 +881,24 @@ def _scaled(op: str, input: Any, other: Any, alpha: Any) -> Any:
     return mul(b, alpha) if type(b) is Tensor else b * alpha
 
 
+def _two_byte_alpha(op: str, fn: Any, input: Any, other: Any, alpha: Any) -> Any:
+    """``fn(input, alpha * other)`` of a float16/bfloat16 tensor and a tensor as PyTorch
+    computes it: in float32, rounded once, with ``alpha`` rounded to the dtype on the CPU
+    (its loop reads alpha in the dtype) and kept in float32 elsewhere (CUDA's opmath).
+    None where this does not apply."""
+    if (type(input) is not Tensor or type(other) is not Tensor or input.dtype.kind != "f"
+            or input.dtype.itemsize != 2 or type(alpha) not in (int, float) or alpha == 1):
+        return None
+    a, b = promote_pair(input, other)
+    dt = a.dtype
+    if dt is not input.dtype:  # promoted beyond the 2-byte dtype
+        return None
+    checked_scalar(op, dt, alpha, floats=True)
+    if a.device.type == "cpu":
+        alpha = rounded_to(dt, alpha)
+    return in_float32(lambda x: fn(x, mul(cast(b, _FLOAT32), alpha)), a)
+
+
 @tensor_method()
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other``, elementwise with broadcasting.
@@ -839,7 +908,8 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         other: a tensor or number.
         alpha: a number multiplying ``other`` (an int for integer results).
     """
-    return _add(input, _scaled("add", input, other, alpha))
+    out = _two_byte_alpha("add", _add, input, other, alpha)
+    return _add(input, _scaled("add", input, other, alpha)) if out is None else out
 
 
 @tensor_method("sub", "subtract")
@@ -847,7 +917,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other``, elementwise with broadcasting (see :func:`add`)."""
     if alpha != 1:  # before alpha * other turns a bool operand into a number
         _refuse_bool_sub("sub", input, other)
-    return _sub(input, _scaled("sub", input, other, alpha))
+    out = _two_byte_alpha("sub", _sub, input, other, alpha)
+    return _sub(input, _scaled("sub", input, other, alpha)) if out is None else out
 
 
 subtract = sub

@@ -80,10 +80,14 @@ def _trigamma_array(xp: Any, x: Any) -> Any:
 
 
 def _widened(ctx: Function, fn: Any, x: Any) -> Any:
-    """``fn(xp, x)``, float32 computed in float64 where the device has it: the series'
-    rounding is then far below float32's (near lgamma's zeros at 1 and 2 it is the whole
-    value in float32: 5e-7 at 1.0001, where lgamma is -6e-5)."""
+    """``fn(xp, x)``, float32 (and float16/bfloat16, rounded back) computed in float64
+    where the device has it: the series' rounding is then far below float32's (near
+    lgamma's zeros at 1 and 2 it is the whole value in float32: 5e-7 at 1.0001, where
+    lgamma is -6e-5)."""
     xp = ctx.xp
+    dt = ctx.device.volta_dtype(x.dtype)
+    if dt.kind == "f" and dt.itemsize == 2:  # float16/bfloat16: as float32, rounded once
+        return xp.astype(_widened(ctx, fn, xp.astype(x, xp.float32)), x.dtype)
     if x.dtype == xp.float32 and "float64" in ctx.device.backend.dtype_names(
             ctx.device.index):
         return xp.astype(fn(xp, xp.astype(x, xp.float64)), xp.float32)

@@ -545,9 +545,9 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         raise TypeError(f"lerp: end must be a Tensor, got {type(end).__name__}")
     broadcast_shapes("lerp", input.shape, end.shape)
     bool_weight = type(weight) is Tensor and weight.dtype.kind == "b"
-    if input.dtype is bfloat16:  # in float32 (PyTorch's opmath), rounded back once
+    if input.dtype.itemsize == 2:  # in float32 (PyTorch's opmath), rounded back once
         w = cast(weight, "float32") if type(weight) is Tensor and not bool_weight else weight
-        return cast(lerp(cast(input, "float32"), cast(end, "float32"), w), bfloat16)
+        return cast(lerp(cast(input, "float32"), cast(end, "float32"), w), input.dtype)
     if type(weight) is not Tensor:
         return Lerp.apply(input, end, None, scalar=python_scalar(weight))
     if weight.dtype is not input.dtype:
@@ -568,10 +568,12 @@ class Lerp(Function):
         nw = ctx.needs_input_grad[2]  # the ends only for the weight's gradient, as PyTorch
         ctx.save_for_backward(x if nw else None, end if nw else None, w)
         diff = end - x
+        xp = ctx.xp
+        if x.dtype == xp.float32 and ctx.device.type == "cpu":
+            return _lerp_fma(xp, x, end, diff, scalar if w is None else w)
         # PyTorch's two-sided form: from the nearer end, so lerp(-inf, x, 0.5) is -inf
         if w is None:
             return x + scalar * diff if abs(scalar) < 0.5 else end - diff * (1 - scalar)
-        xp = ctx.xp
         return xp.where(xp.abs(w) < 0.5, x + w * diff, end - diff * (1 - w))
 
     def backward(ctx, g):
@@ -582,6 +584,21 @@ class Lerp(Function):
         return (sum_to(g * (1 - weight), sx) if nx else None,
                 sum_to(g * weight, send) if nend else None,
                 sum_to(g * (end - x), sw) if nw else None)
+
+
+def _lerp_fma(xp: Any, x: Any, end: Any, diff: Any, w: Any) -> Any:
+    """float32 ``lerp`` as PyTorch's vectorised CPU loop computes it: one fused
+    multiply-add from the nearer end, ``fma(w, diff, x)`` or ``fma(w - 1, diff, end)``,
+    done in float64 (where the float32 product is exact) and rounded to float32."""
+    f32, f64 = xp.float32, xp.float64
+    if not hasattr(w, "dtype"):  # a number: PyTorch reads it in float32
+        w = xp.asarray(w, dtype=f32)
+    w = xp.astype(w, f32)
+    small = xp.abs(w) < 0.5
+    coeff = xp.where(small, w, w - xp.asarray(1, dtype=f32))
+    base = xp.where(small, x, end)
+    out = xp.astype(coeff, f64) * xp.astype(diff, f64) + xp.astype(base, f64)
+    return xp.astype(out, f32)
 
 
 class _LerpBoolWeight(Lerp):
@@ -611,6 +628,8 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     # the three promote together (float16 input, int64 factors: float16), as in PyTorch
     dt = _result_type3(input, tensor1, tensor2)
     input, tensor1, tensor2 = (cast(t, dt) for t in (input, tensor1, tensor2))
+    if dt.kind == "f" and dt.itemsize == 2:
+        return _two_byte_addc(input, tensor1, tensor2, value, divide=False)
     prod = tensor1 * tensor2
     if value == 1:
         return input + prod
@@ -618,6 +637,23 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
                                          or prod.dtype.is_floating_point):
         value = checked_scalar("addcmul", prod.dtype, int(value))
     return input + value * prod
+
+
+def _two_byte_addc(input: Tensor, t1: Tensor, t2: Tensor, value: Any, divide: bool,
+                   int_divisor: bool = False) -> Tensor:
+    """addcmul/addcdiv of float16/bfloat16 tensors as PyTorch computes them: in float32
+    from ``value * t1``, rounded once; on the CPU addcmul's last step is its vectorised
+    loop's fused multiply-add, done here in float64 (the float32 product is exact there).
+    ``int_divisor``: addcdiv's ``t2`` was an integer tensor (the backward refuses)."""
+    x, p, q = (cast(t, "float32") for t in (input, t1, t2))
+    p = p * value
+    if divide:
+        out = x + (_div_int_divisor(p, q) if int_divisor else p / q)
+    elif input.device.type == "cpu":
+        out = cast(cast(p, "float64") * cast(q, "float64") + cast(x, "float64"), "float32")
+    else:
+        out = x + p * q
+    return cast(out, input.dtype)
 
 
 def _result_type3(*tensors: Tensor) -> Any:
@@ -675,6 +711,9 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     # the three promote together first, as in addcmul (and PyTorch)
     dt = _result_type3(input, tensor1, tensor2)
     input, tensor1, tensor2 = (cast(t, dt) for t in (input, tensor1, tensor2))
+    if dt.kind == "f" and dt.itemsize == 2:
+        return _two_byte_addc(input, tensor1, tensor2, value, divide=True,
+                              int_divisor=int_divisor)
     quot = _div_int_divisor(tensor1, tensor2) if int_divisor else tensor1 / tensor2
     return input + (quot if value == 1 else value * quot)
 

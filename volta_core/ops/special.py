@@ -14,7 +14,15 @@ from ..autograd.function import RESULT, Function, carry_saved
 from ..errors import DTypeError
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, checked_pair, python_scalar, shape_of
-from .elementwise import _default_float, _unary, cast, in_float32, refusing_backward, where
+from .elementwise import (
+    _default_float,
+    _unary,
+    cast,
+    in_float32,
+    refusing_backward,
+    rounded_to,
+    where,
+)
 from .movement import sum_to
 
 _LN10 = math.log(10.0)
@@ -160,13 +168,15 @@ class Sinc(Function):
 class Logit(Function):
     pytorch_saves = ((0,),)
 
-    def forward(ctx, x, eps=None):
+    def forward(ctx, x, eps=None, hi=None):
         xp = ctx.xp
-        ctx.eps = eps
+        ctx.eps, ctx.hi = eps, (None if eps is None else 1.0 - eps) if hi is None else hi
         ctx.save_for_backward(x)
+        one = xp.asarray(1, dtype=x.dtype)  # a number would widen bfloat16 on NumPy
         if eps is not None:
-            x = xp.clip(x, eps, 1.0 - eps)
-        return xp.log(x / (1.0 - x))
+            lo, hi = (xp.asarray(v, dtype=x.dtype) for v in (eps, ctx.hi))
+            x = xp.minimum(xp.maximum(x, lo), hi)  # NaN stays (clip lacks bfloat16)
+        return xp.log(x / (one - x))
 
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
@@ -174,7 +184,7 @@ class Logit(Function):
         d = g / ((x + 0.0) * (1.0 - x))  # -0.0 counts as +0.0, as in PyTorch's kernel
         if eps is None:  # outside [0, 1] the logit is undefined: NaN, as in PyTorch
             return where((x < 0).logical_or(x > 1), math.nan, d)
-        return where((x < eps).logical_or(x > 1.0 - eps), 0.0, d)
+        return where((x < eps).logical_or(x > ctx.hi), 0.0, d)
 
 
 def _floating_input(op: str, x: Any) -> Tensor:
@@ -213,8 +223,12 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """
     x = _floating_input("logit", input)
     eps = None if eps is None else float(eps)
-    if x.dtype.name == "bfloat16":
-        return in_float32(Logit.apply, x, eps=eps)
+    if x.dtype.itemsize == 2:
+        if x.device.type != "cpu":  # PyTorch's CUDA kernel: in float32, rounded once
+            return in_float32(Logit.apply, x, eps=eps)
+        if eps is not None:  # its CPU loop: each step in the dtype, the bounds rounded
+            eps = rounded_to(x.dtype, eps)
+            return Logit.apply(x, eps=eps, hi=rounded_to(x.dtype, 1.0 - eps))
     return Logit.apply(x, eps=eps)
 
 
@@ -232,11 +246,14 @@ def rad2deg(input: Tensor) -> Tensor:
 
 # -- binary -------------------------------------------------------------------------------
 
-def _float_pair(op: str, a: Any, b: Any, scalars: bool = True,
-                integers: bool = True) -> tuple[Any, Any, Any]:
+def _float_pair(op: str, a: Any, b: Any, scalars: bool = True, integers: bool = True,
+                in_dtype: bool = False, half_in_float32: bool = False
+                ) -> tuple[Any, Any, Any]:
     """Promote ``a`` and ``b`` (ints to the default float); returns ``(a, b, out_dtype)``.
 
-    bfloat16 pairs are returned in float32 (the caller casts the result back).
+    bfloat16 pairs are returned in float32 (the caller casts the result back), unless
+    ``in_dtype`` (the op rounds each step to the dtype); float16 pairs too with
+    ``half_in_float32`` (a composite that PyTorch computes in float32, rounded once).
     """
     given = a, b
     a, b = checked_pair(op, a, b, scalars)
@@ -249,7 +266,9 @@ def _float_pair(op: str, a: Any, b: Any, scalars: bool = True,
         # the operands' own values, not their wrap into the common integer dtype
         # (xlogy(int8, 300) is int8 * log(300.0), as in PyTorch)
         a, b = (python_scalar(v) if type(v) is not Tensor else v for v in given)
-    work = "float32" if dt.name == "bfloat16" else dt
+    widen = (dt.name == "bfloat16" and not in_dtype) or (dt.name == "float16"
+                                                        and half_in_float32)
+    work = "float32" if widen else dt
     a = cast(a, work) if type(a) is Tensor else a
     b = cast(b, work) if type(b) is Tensor else b
     if type(a) is Tensor and type(b) is Tensor:
@@ -371,7 +390,11 @@ def xlogy(input: Any, other: Any) -> Tensor:
         other: a tensor or number (broadcast against ``input``).
     """
     number = type(input) is Tensor and type(python_scalar(other)) in (int, float)
-    return _run_binary(_XlogyOfNumber if number else Xlogy, "xlogy", input, other)
+    t = input if type(input) is Tensor else other
+    # PyTorch's CPU loop rounds log(y) and the product to a 2-byte dtype, each step
+    cpu = type(t) is Tensor and t.device.type == "cpu"
+    return _run_binary(_XlogyOfNumber if number else Xlogy, "xlogy", input, other,
+                       in_dtype=cpu)
 
 
 def xlog1py(input: Any, other: Any) -> Tensor:
@@ -425,7 +448,8 @@ def spherical_bessel_j0(input: Tensor) -> Tensor:
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow or underflow."""
     cls = _LogAddExpOfBool if _bool_beside_grad(input, other) else LogAddExp
-    return _run_binary(cls, "logaddexp", input, other, scalars=False, integers=False)
+    return _run_binary(cls, "logaddexp", input, other, scalars=False, integers=False,
+                       half_in_float32=True)
 
 
 def _bool_beside_grad(a: Any, b: Any) -> bool:
@@ -438,7 +462,8 @@ def _bool_beside_grad(a: Any, b: Any) -> bool:
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` without overflow or underflow."""
     cls = _LogAddExp2OfBool if _bool_beside_grad(input, other) else LogAddExp2
-    return _run_binary(cls, "logaddexp2", input, other, scalars=False, integers=False)
+    return _run_binary(cls, "logaddexp2", input, other, scalars=False, integers=False,
+                       half_in_float32=True)
 
 
 @tensor_method()
