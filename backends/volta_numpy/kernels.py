@@ -368,7 +368,14 @@ def _f32_or_f64(a: np.ndarray) -> bool:  # the fast row sums: float32 and float6
 
 def linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
     """The generic ``x @ w.T + b`` with the bias added in place, in each block of a
-    threaded product while the block is in cache (no second pass over a new array)."""
+    threaded product while the block is in cache (no second pass over a new array).
+    float16/bfloat16 run as float32 (BLAS), the bias added before the one rounding, as
+    PyTorch's GEMM does (a rounded product plus a bias cancels to nonsense in 2 bytes)."""
+    if (type(x) is type(w) is np.ndarray and x.ndim == 2 and w.ndim == 2
+            and x.dtype == w.dtype and x.dtype.itemsize == 2 and x.dtype.kind in "fV"):
+        f32 = np.float32
+        y = linear(xp, x.astype(f32), w.astype(f32), None if b is None else b.astype(f32))
+        return y.astype(x.dtype)
     if not (type(x) is type(w) is np.ndarray and x.ndim == 2 and w.ndim == 2
             and x.dtype == w.dtype and x.dtype in (np.float32, np.float64)
             and (b is None or (type(b) is np.ndarray and b.dtype == x.dtype

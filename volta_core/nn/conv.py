@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
 from ..creation import empty
-from ..dtypes import bfloat16
+from ..dtypes import bfloat16, float16
 from ..errors import ShapeError
 from ..tensor import Tensor
 from . import init
@@ -232,9 +232,11 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
             if len(_checked_conv2d) > 4096:
                 _checked_conv2d.clear()
             _checked_conv2d[key] = params
-    if x.dtype is bfloat16 and not getattr(x.device.backend, "native_bfloat16_conv", False):
-        # NumPy multiplies bfloat16 in float32: so do we, then round
-        y = _Conv2d.apply(x.float(), weight.float(), _float(bias), p=params).to(bfloat16)
+    if (x.dtype is bfloat16 and not getattr(x.device.backend, "native_bfloat16_conv", False)
+            or x.dtype is float16 and x.device.type == "cpu"):
+        # NumPy multiplies bfloat16 in float32 (and float16 slowly, rounding each step):
+        # so do we, the bias added before the one rounding, as PyTorch's kernels
+        y = _Conv2d.apply(x.float(), weight.float(), _float(bias), p=params).to(x.dtype)
     else:
         y = _Conv2d.apply(x, weight, bias, p=params)
     return y.squeeze(0) if unbatched else y

@@ -12,7 +12,7 @@ from ..amp.state import state as _autocast_state
 from ..autograd.function import Function, saved_by_pytorch
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import get_kernel
-from ..dtypes import bfloat16, promote_types
+from ..dtypes import promote_types
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..ops import nn as _kernels  # noqa: F401 - registers the kernels' fallbacks
 from ..ops._util import broadcast_shapes
@@ -260,6 +260,11 @@ def _rows(input: Tensor) -> Tensor:
     return input.permute(perm).reshape(-1, input.shape[1])
 
 
+def _two_byte(t: Any) -> bool:
+    """Whether ``t`` is a float16/bfloat16 tensor."""
+    return type(t) is Tensor and t.dtype.kind == "f" and t.dtype.itemsize == 2
+
+
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -281,11 +286,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
             "cross_entropy", cross_entropy, input, target, weight, ignore_index, reduction,
             label_smoothing)
     op = "cross_entropy"
-    if input.dtype is bfloat16:  # computed in float32 (as PyTorch), the loss in bfloat16
+    if _two_byte(input):  # computed in float32 (as PyTorch), the loss in the 2-byte dtype
         w = None if weight is None else weight.float()
-        t = target.float() if target.dtype is bfloat16 else target
+        t = target.float() if _two_byte(target) else target
         return cross_entropy(input.float(), t, w, ignore_index, reduction,
-                             label_smoothing).to(bfloat16)
+                             label_smoothing).to(input.dtype)
     _check_reduction(op, reduction)
     _check_tensor(op, input)
     _check_tensor(op, target, "target")

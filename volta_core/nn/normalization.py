@@ -297,6 +297,11 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
             raise ShapeError(f"group_norm: expected {name} of shape ({c},) for an input with "
                              f"{c} channels, got {t.shape}; check num_channels")
     _check_same("group_norm", input, weight, bias)
+    if input.dtype.itemsize == 2:  # float16/bfloat16: in float32, rounded once (PyTorch)
+        w, b = (None if t is None else t.float() for t in (weight, bias))
+        out = group_norm(input.float(), num_groups, w, b, eps).to(input.dtype)
+        saved_by_pytorch(out, input, weight, op="group_norm")
+        return out
     x = input.reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
     mean = x.mean(-1, keepdim=True)
     xc = x - mean
@@ -323,6 +328,9 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
     if weight is not None and tuple(weight.shape) != ns:
         raise ShapeError(f"rms_norm: weight must have shape {ns}, got {weight.shape}")
     _check_same("rms_norm", input, weight)
+    if input.dtype.itemsize == 2:  # float16/bfloat16: in float32 (eps float32's), rounded
+        w = None if weight is None else weight.float()  # once, as PyTorch's
+        return rms_norm(input.float(), ns, w, eps).to(input.dtype)
     if eps is None:
         eps = _FINFO_EPS.get(input.dtype.name, 1e-6)
     axes = tuple(range(input.ndim - len(ns), input.ndim))

@@ -45,11 +45,24 @@ class _MaxPool2d(Function):
         return Tensor._make(gx, ctx.device)
 
 
+def _summing_in_float32(ctx: Function, kern: Any, x: Any) -> Any:
+    """``kern`` itself, or for a float16/bfloat16 ``x`` on the CPU ``kern`` run on float32
+    and rounded once, as PyTorch sums its windows (NumPy's 2-byte sums round each step:
+    bfloat16 averages of 4 were off by up to 21% where they cancel)."""
+    dt = ctx.device.volta_dtype(x.dtype)
+    if dt.itemsize != 2 or dt.kind != "f" or ctx.device.type != "cpu":
+        return kern
+
+    def in_float32(xp: Any, a: Any, **kw: Any) -> Any:
+        return xp.astype(kern(xp, xp.astype(a, xp.float32), **kw), a.dtype)
+    return in_float32
+
+
 class _AvgPool2d(Function):
     pytorch_saves = ((0,),)
 
     def forward(ctx, x, p=None, opts=()):
-        kern = get_kernel(ctx.device.backend, "avg_pool2d")
+        kern = _summing_in_float32(ctx, get_kernel(ctx.device.backend, "avg_pool2d"), x)
         ctx.p, ctx.opts, ctx.x_shape = p, dict(opts), x.shape
         return kern(ctx.xp, x, kernel=p.kernel, stride=p.stride, padding=p.padding,
                     ceil_mode=p.ceil_mode, **ctx.opts)
@@ -62,7 +75,8 @@ class _AvgPool2d(Function):
 
 class _AvgPool2dBackward(Function):
     def forward(ctx, g, p=None, opts=(), x_shape=()):
-        kern = get_kernel(ctx.device.backend, "avg_pool2d_backward")
+        kern = _summing_in_float32(ctx, get_kernel(ctx.device.backend, "avg_pool2d_backward"),
+                                   g)
         ctx.p, ctx.opts = p, opts
         return kern(ctx.xp, g, x_shape=x_shape, kernel=p.kernel, stride=p.stride,
                     padding=p.padding, ceil_mode=p.ceil_mode, **dict(opts))
@@ -228,6 +242,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
                          f"{output_size}")
     if h % oh == 0 and w % ow == 0:
         y = avg_pool2d(x, (h // oh, w // ow))
+    elif x.dtype.itemsize == 2:  # the window sums in float32, rounded once (PyTorch)
+        y = adaptive_avg_pool2d(x.float(), (oh, ow)).to(x.dtype)
     else:
         y = _adaptive_matrix(h, oh, x) @ x @ _adaptive_matrix(w, ow, x).mT
     return y.squeeze(0) if unbatched else y

@@ -13,6 +13,7 @@ from ..autograd.function import Function
 from ..errors import DTypeError, LinAlgError, ShapeError  # noqa: F401 - vt.linalg's too
 from ..tensor import Tensor, tensor_method
 from ._util import broadcast_shapes, normalize_dim
+from .elementwise import cast
 from .movement import sum_to
 
 
@@ -154,7 +155,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
         beta: scale of ``input``.
         alpha: scale of the product.
     """
-    return _add_scaled(input, mm(mat1, mat2), beta, alpha, "addmm")
+    return _add_scaled(input, mm, (mat1, mat2), beta, alpha, "addmm")
 
 
 @tensor_method()
@@ -170,7 +171,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
         beta: scale of ``input``.
         alpha: scale of the product.
     """
-    return _add_scaled(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
+    return _add_scaled(input, bmm, (batch1, batch2), beta, alpha, "baddbmm")
 
 
 @tensor_method()
@@ -186,7 +187,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
         beta: scale of ``input``.
         alpha: scale of the product.
     """
-    return _add_scaled(input, mv(mat, vec), beta, alpha, "addmv")
+    return _add_scaled(input, mv, (mat, vec), beta, alpha, "addmv")
 
 
 @tensor_method()
@@ -202,7 +203,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
         beta: scale of ``input``.
         alpha: scale of the outer product.
     """
-    return _add_scaled(input, outer(vec1, vec2), beta, alpha, "addr")
+    return _add_scaled(input, outer, (vec1, vec2), beta, alpha, "addr")
 
 
 @tensor_method()
@@ -218,7 +219,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
         beta: scale of ``input``.
         alpha: scale of the summed products.
     """
-    return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha, "addbmm")
+    return _add_scaled(input, lambda a, b: bmm(a, b).sum(0), (batch1, batch2), beta, alpha,
+                       "addbmm")
 
 
 @autocast_op("chain_matmul")
@@ -233,7 +235,17 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     return multi_dot(list(matrices))
 
 
-def _add_scaled(input: Tensor, prod: Tensor, beta: float, alpha: float, op: str) -> Tensor:
+def _add_scaled(input: Tensor, product: Any, mats: tuple, beta: float, alpha: float,
+                op: str) -> Tensor:
+    """``beta * input + alpha * product(*mats)``."""
+    dt = mats[0].dtype
+    if dt.kind == "f" and dt.itemsize == 2 and beta != 0 and type(input) is Tensor:
+        # PyTorch's GEMM adds beta * input in float32 and rounds once: a rounded 2-byte
+        # product plus input cancels to nonsense
+        return cast(_add_scaled(cast(input, "float32"), product,
+                                tuple(cast(m, "float32") for m in mats), beta, alpha, op),
+                    dt)
+    prod = product(*mats)
     out = prod if alpha == 1 else prod * alpha
     if beta == 0:
         if input.requires_grad:  # input's NaN ignored, its gradient zeros (as PyTorch's)
