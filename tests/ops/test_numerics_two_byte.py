@@ -284,7 +284,8 @@ ACCUMULATING = {
                                                 a[1, :16]),
     "batch_norm": lambda m, a: _F(m).batch_norm(a, None, None, training=True),
     "normalize": lambda m, a: _F(m).normalize(a, dim=1),
-    "cross_entropy": lambda m, a: _F(m).cross_entropy(a, m.arange(64) % 96, reduction="none"),
+    "cross_entropy": lambda m, a: _F(m).cross_entropy(a, m.arange(64, device=a.device) % 96,
+                                                    reduction="none"),
     "matmul": lambda m, a: a @ a.T,
     "linear": lambda m, a: _F(m).linear(a, a[:32], a[0, :32]),
     "bmm": lambda m, a: m.bmm(a.reshape(4, 16, 96), a.reshape(4, 96, 16)),
@@ -301,19 +302,24 @@ ACCUMULATING = {
 }
 
 
+_CUDA = vt.cuda.is_available() and torch.cuda.is_available()
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not _CUDA, reason="needs a CUDA device for Volta and PyTorch (the GPU machine)"))])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", sorted(ACCUMULATING))
-def test_accumulating_ops_no_further_off_than_torch(dtype, op):
-    """Against PyTorch's float32 result of the same 2-byte operands, Volta's 2-byte result
-    is no further off than PyTorch's own 2-byte result (within half a unit of the dtype's
-    precision, relative to the mean magnitude), values drawn across four magnitudes so
-    that sums cancel."""
+def test_accumulating_ops_no_further_off_than_torch(dtype, op, device):
+    """Against the float64 result of the same 2-byte operands, Volta's 2-byte result is no
+    further off than PyTorch's own 2-byte result on the same device (within half a unit of
+    the dtype's precision, relative to the mean magnitude), values drawn across three
+    magnitudes so that sums cancel."""
     rng = np.random.default_rng(4)
     x = rng.standard_normal((64, 96)) * rng.choice([1e-2, 1, 10], (64, 96))
     v, t = _pair(x, dtype)
-    exact = ACCUMULATING[op](torch, t.float()).double().numpy()
-    want = ACCUMULATING[op](torch, t)
-    got = ACCUMULATING[op](vt, v)
+    exact = ACCUMULATING[op](torch, t.double()).numpy()
+    want = ACCUMULATING[op](torch, t.to(device)).cpu()
+    got = ACCUMULATING[op](vt, v.to(device)).cpu()
     assert got.dtype.name == str(want.dtype).removeprefix("torch.")
     scale = np.abs(exact).mean()
     err_torch = np.abs(want.double().numpy() - exact).max() / scale
