@@ -70,3 +70,47 @@ def test_integer_division_by_zero_raises(op):
 def test_integer_modulo_operator_by_zero_raises():
     with pytest.raises(ZeroDivisionError):
         vt.tensor([5]) % 0
+
+
+def _nonzero(m, b):
+    return m.where(b == 0, m.ones_like(b), b)
+
+
+# integer ops where the dtype's edges matter: wrapping, C's remainder, the lowest value
+# whose absolute value is itself, and the dtypes PyTorch gives counts and sums
+INTEGER_OPS = {
+    "add": lambda m, a, b: a + b,
+    "mul": lambda m, a, b: a * b,
+    "neg_abs": lambda m, a, b: (-a).abs(),
+    "floor_divide": lambda m, a, b: a // _nonzero(m, b),
+    "trunc_divide": lambda m, a, b: m.div(a, _nonzero(m, b), rounding_mode="trunc"),
+    "true_divide": lambda m, a, b: a / _nonzero(m, b),
+    "remainder": lambda m, a, b: a % _nonzero(m, b),
+    "fmod": lambda m, a, b: m.fmod(a, _nonzero(m, b)),
+    "pow": lambda m, a, b: a ** (b.abs() % 5),
+    "shifts": lambda m, a, b: (a << (b.abs() % 7)) ^ (a >> (b.abs() % 7)),
+    "gcd": lambda m, a, b: m.gcd(a, b),
+    "lcm": lambda m, a, b: m.lcm(a, b),
+    "bincount": lambda m, a, b: m.bincount(a.abs() % 10),
+    "bincount_weights": lambda m, a, b: m.bincount(a.abs() % 10, b),
+    "sum": lambda m, a, b: a.sum(),
+    "cumsum": lambda m, a, b: a.cumsum(0),
+    "prod": lambda m, a, b: a[:6].prod(),
+    "number": lambda m, a, b: (a + 300) * 3 // 7 - 1.5,
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), dtype=st.sampled_from(["int8", "uint8", "int16", "int32", "int64"]),
+       op=st.sampled_from(sorted(INTEGER_OPS)))
+def test_integer_ops_at_the_dtypes_edges_like_torch(data, dtype, op):
+    info = np.iinfo(dtype)
+    value = st.one_of(st.sampled_from([info.min, info.max, 0, 1, info.max // 2]),
+                      st.integers(int(info.min), int(info.max)))
+    n = data.draw(st.integers(6, 40))
+    a = np.array(data.draw(st.lists(value, min_size=n, max_size=n)), dtype=dtype)
+    b = np.array(data.draw(st.lists(value, min_size=n, max_size=n)), dtype=dtype)
+    want = INTEGER_OPS[op](torch, torch.tensor(a), torch.tensor(b))
+    got = INTEGER_OPS[op](vt, vt.tensor(a), vt.tensor(b))
+    assert got.dtype.name == str(want.dtype).removeprefix("torch."), (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

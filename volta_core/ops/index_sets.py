@@ -106,8 +106,10 @@ def _int_pair(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 
 @tensor_method()
 def gcd(input: Tensor, other: Tensor) -> Tensor:
-    """The elementwise greatest common divisor (non-negative) of integer tensors."""
-    from .elementwise import where
+    """The elementwise greatest common divisor (non-negative) of integer tensors; as
+    PyTorch's, Euclid's steps take C's remainder of the absolute values, so the dtype's
+    lowest value (whose absolute value wraps to itself) can give a negative result."""
+    from .elementwise import fmod, where
 
     a, b = _int_pair("gcd", input, other)
     with no_grad():
@@ -115,19 +117,24 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
         a, b = a + b * 0, b + a * 0  # broadcast
         while bool((b != 0).any()):
             nonzero = b != 0
-            a, b = where(nonzero, b, a), where(nonzero, a % where(nonzero, b, 1), 0)
+            a, b = where(nonzero, b, a), where(nonzero, fmod(a, where(nonzero, b, 1)), 0)
         return a
 
 
 @tensor_method()
 def lcm(input: Tensor, other: Tensor) -> Tensor:
-    """The elementwise least common multiple (non-negative) of integer tensors."""
+    """The elementwise least common multiple (non-negative) of integer tensors; as
+    PyTorch's, ``|a / gcd * b|`` wraps to the dtype (8- and 16-bit ones after the absolute
+    value, as C computes them in int)."""
     from .elementwise import where
 
     a, b = _int_pair("lcm", input, other)
     with no_grad():
         g = gcd(a, b)
-        return where(g == 0, 0, (a // where(g == 0, 1, g) * b).abs())
+        q = a // where(g == 0, 1, g)
+        if a.dtype.itemsize < 4:
+            return where(g == 0, 0, (q.long() * b.long()).abs().to(a.dtype))
+        return where(g == 0, 0, (q * b).abs())
 
 
 __all__ = ["combinations", "unravel_index", "vander", "gcd", "lcm"]

@@ -627,6 +627,9 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     _tensor_args("addcmul", input, tensor1, tensor2)
     # the three promote together (float16 input, int64 factors: float16), as in PyTorch
     dt = _result_type3(input, tensor1, tensor2)
+    if dt.kind == "b":
+        raise DTypeError("addcmul: not implemented for bool tensors, as in PyTorch; convert "
+                         "them with .int() or .float() first")
     input, tensor1, tensor2 = (cast(t, dt) for t in (input, tensor1, tensor2))
     if dt.kind == "f" and dt.itemsize == 2:
         return _two_byte_addc(input, tensor1, tensor2, value, divide=False)

@@ -19,15 +19,17 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if input.numel() and int(input.min()) < 0:
         raise ValueError("bincount only supports 1-d non-negative integral inputs.")
     n = max(int(input.max()) + 1 if input.numel() else 0, minlength)
-    if weights is None:
+    if weights is None:  # int64 counts whatever the input's dtype (uint8 would wrap at 256)
+        idx = input.to("int64")
         with no_grad():
-            return input.new_zeros((n,)).scatter_add(0, input, input.new_ones(input.shape))
+            return idx.new_zeros((n,)).scatter_add(0, idx, idx.new_ones(idx.shape))
     if weights.shape != input.shape:
         raise ShapeError(f"bincount: weights {weights.shape} must have input's shape "
                          f"{input.shape}")
     if not input.numel():  # PyTorch's counts, int64, whatever the weights' dtype
         return input.new_zeros((n,), dtype="int64")
-    w = weights if weights.dtype.is_floating_point else weights.to("float64")
+    # PyTorch sums float32 and float64 weights in their dtype, all others in float64
+    w = weights if weights.dtype.name in ("float32", "float64") else weights.to("float64")
     return w.new_zeros((n,)).scatter_add(0, input.to("int64"), w)
 
 
