@@ -204,6 +204,8 @@ def test_kl_independent_and_register():
 
 
 def test_validation_errors_like_torch():
+    # torch.cond (tests/ops) turns PyTorch's default validation off for the process
+    TD.Distribution.set_default_validate_args(True)
     for lib in (VD, TD):
         m = vt if lib is VD else torch
         with pytest.raises(ValueError, match="constraint"):
@@ -220,13 +222,14 @@ def test_validation_errors_like_torch():
 
 
 def test_rsample_gradients():
+    vt.manual_seed(0)  # the draws, not whatever the tests before left in the generator
     loc = vt.tensor([0.5, -1.0], requires_grad=True)
     scale = vt.tensor([1.0, 2.0], requires_grad=True)
     s = VD.Normal(loc, scale).rsample((7,))
     s.sum().backward()
     assert loc.grad.tolist() == [7.0, 7.0]
     np.testing.assert_allclose(scale.grad.numpy(), ((s.detach() - loc.detach()) /
-                                                    scale.detach()).sum(0).numpy(), 1e-6)
+                                                    scale.detach()).sum(0).numpy(), 1e-5, 1e-6)
     # Gamma: each sample's gradient is PyTorch's implicit one for that sample
     alpha = vt.tensor([0.3, 1.0, 2.5, 9.0], dtype="float64", requires_grad=True)
     z = VD.Gamma(alpha, 1.0).rsample()

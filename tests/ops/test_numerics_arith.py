@@ -76,6 +76,13 @@ def _nonzero(m, b):
     return m.where(b == 0, m.ones_like(b), b)
 
 
+def _no_wide_lowest(m, a):
+    """``a`` without the 32/64-bit lowest value: PyTorch's gcd can reach its ``% -1``,
+    which traps (SIGFPE) and kills the process (8/16-bit values are computed in int)."""
+    info = m.iinfo(a.dtype)
+    return a if info.bits < 32 else m.where(a == info.min, a + 1, a)
+
+
 # integer ops where the dtype's edges matter: wrapping, C's remainder, the lowest value
 # whose absolute value is itself, and the dtypes PyTorch gives counts and sums
 INTEGER_OPS = {
@@ -89,10 +96,10 @@ INTEGER_OPS = {
     "fmod": lambda m, a, b: m.fmod(a, _nonzero(m, b)),
     "pow": lambda m, a, b: a ** (b.abs() % 5),
     "shifts": lambda m, a, b: (a << (b.abs() % 7)) ^ (a >> (b.abs() % 7)),
-    "gcd": lambda m, a, b: m.gcd(a, b),
-    "lcm": lambda m, a, b: m.lcm(a, b),
+    "gcd": lambda m, a, b: m.gcd(_no_wide_lowest(m, a), _no_wide_lowest(m, b)),
+    "lcm": lambda m, a, b: m.lcm(_no_wide_lowest(m, a), _no_wide_lowest(m, b)),
     "bincount": lambda m, a, b: m.bincount(a.abs() % 10),
-    "bincount_weights": lambda m, a, b: m.bincount(a.abs() % 10, b),
+    "bincount_weights": lambda m, a, b: m.bincount(a.abs() % 10, b % 1000),  # exact sums
     "sum": lambda m, a, b: a.sum(),
     "cumsum": lambda m, a, b: a.cumsum(0),
     "prod": lambda m, a, b: a[:6].prod(),

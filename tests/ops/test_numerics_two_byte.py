@@ -299,6 +299,16 @@ ACCUMULATING = {
     "adaptive_avg_pool": lambda m, a: _F(m).adaptive_avg_pool2d(a.reshape(4, 16, 96), (5, 7)),
     "attention": lambda m, a: _F(m).scaled_dot_product_attention(
         *(a.reshape(2, 2, 16, 96),) * 3),
+    "dist": lambda m, a: m.dist(a, a.flip(0)),
+    "matrix_norm": lambda m, a: m.linalg.matrix_norm(a),
+    "conv_transpose": lambda m, a: _F(m).conv_transpose1d(
+        a.reshape(4, 16, 96), a[:16, :24].reshape(16, 8, 3), a[1, :8]),
+    "instance_norm": lambda m, a: _F(m).instance_norm(a.reshape(4, 16, 96)),
+    "glu": lambda m, a: _F(m).glu(a, 1),
+    "bilinear": lambda m, a: _F(m).interpolate(a.reshape(1, 4, 16, 96), scale_factor=0.5,
+                                               mode="bilinear"),
+    "renorm": lambda m, a: a.renorm(2, 0, 5.0),
+    "logcumsumexp": lambda m, a: a.logcumsumexp(1),
 }
 
 

@@ -324,13 +324,16 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
         return y.squeeze(0) if unbatched else y
     x_shape = (x.shape[0], weight.shape[1] * groups, out_hw[0], out_hw[1])
     params = ConvParams(s, (p[0], p[0], p[1], p[1]), d, groups)
-    if x.dtype is bfloat16:  # computed in float32, rounded back (as conv2d)
-        y = _ConvInputGrad.apply(x.float(), weight.float(), x_shape=x_shape,
-                                 p=params).to(bfloat16)
+    if x.dtype is bfloat16 or x.dtype is float16 and x.device.type == "cpu":
+        # in float32 with the bias, rounded once (as conv2d)
+        y = _ConvInputGrad.apply(x.float(), weight.float(), x_shape=x_shape, p=params)
+        if bias is not None:
+            y = y + bias.float().reshape(1, -1, 1, 1)
+        y = y.to(x.dtype)
     else:
         y = _ConvInputGrad.apply(x, weight, x_shape=x_shape, p=params)
-    if bias is not None:
-        y = y + bias.reshape(1, -1, 1, 1)
+        if bias is not None:
+            y = y + bias.reshape(1, -1, 1, 1)
     return y.squeeze(0) if unbatched else y
 
 

@@ -31,6 +31,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     """
     op = "instance_norm"
     c = _check_per_channel(op, input, 3, running_mean, running_var, weight, bias)
+    if input.dtype.itemsize == 2 and input.numel():  # float16/bfloat16: in float32, rounded
+        w, b = (None if t is None else t.float() for t in (weight, bias))  # once (PyTorch)
+        out = instance_norm(input.float(), running_mean, running_var, w, b, use_input_stats,
+                            momentum, eps).to(input.dtype)
+        saved_by_pytorch(out, input, op=op)
+        return out
     dims = tuple(range(2, input.ndim))
     shape = (1, c) + (1,) * (input.ndim - 2)
     if use_input_stats:

@@ -124,6 +124,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if size % 2:
         raise ShapeError(f"glu: halving dimension {dim} of shape {x.shape} needs an even "
                          f"size, got {size}")
+    if x.dtype.itemsize == 2:  # float16/bfloat16: in float32, rounded once (PyTorch)
+        return glu(x.float(), dim).to(x.dtype)
     a, b = chunk(x, 2, dim)
     return a * sigmoid(b)
 

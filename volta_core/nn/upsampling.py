@@ -236,6 +236,10 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                          f"modes, not {mode!r}")
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating point input, got {input.dtype.name}")
+    if input.dtype.itemsize == 2 and mode not in ("nearest", "nearest-exact"):
+        # weighted sums in float32 (the weights too), rounded once, as PyTorch's kernels
+        return interpolate(input.float(), size, scale_factor, mode, align_corners,
+                           recompute_scale_factor, antialias).to(input.dtype)
     spatial = input.shape[2:]
     sizes, factors = _out_sizes(op, spatial, size, scale_factor, recompute_scale_factor)
     if any(s < 0 or s == 0 and mode != "area" for s in sizes):  # area gives empty outputs

@@ -342,6 +342,8 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise ValueError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise ValueError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dtype.itemsize == 2:  # float16/bfloat16: in float32, rounded once (PyTorch)
+        return renorm(input.float(), p, dim, maxnorm).to(input.dtype)
     d = normalize_dim("renorm", dim, input.ndim)
     norms = vector_norm(input, p, tuple(i for i in range(input.ndim) if i != d), True)
     from .elementwise import where

@@ -50,13 +50,11 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    """The p-norm of ``input - other`` (broadcast), over all elements."""
-    d = (input - other).reshape(-1).abs()
-    if p == 0:
-        return (d != 0).to(d.dtype).sum()
-    if math.isinf(p):
-        return d.amax() if p > 0 else d.amin()
-    return d.pow(p).sum().pow(1.0 / p)
+    """The p-norm of ``input - other`` (broadcast), over all elements (PyTorch's
+    ``norm(input - other, p)``: float16/bfloat16 accumulate in float32)."""
+    from .reduce import vector_norm
+
+    return vector_norm(input - other, p)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:

@@ -89,7 +89,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
         out = input.clone()
         saved_by_pytorch(out, input, out, op="logcumsumexp")  # as PyTorch's keeps both
         return out
-    if input.dtype.name == "bfloat16":
+    if input.dtype.itemsize == 2:  # float16/bfloat16: in float32, rounded once (PyTorch)
         return in_float32(LogCumSumExp.apply, input, dim=d)
     return LogCumSumExp.apply(input, dim=d)
 

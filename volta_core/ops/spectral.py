@@ -335,8 +335,10 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
         raise ShapeError(f"linalg.matrix_norm: dim {dim} must name two different dims")
     x = A.movedim((d0, d1), (-2, -1))
     inf = float("inf")
-    if ord == "fro":
-        out = (x * x).sum((-2, -1)).sqrt()
+    if ord == "fro":  # the vector norm of the entries: float16's squares can overflow,
+        from .reduce import vector_norm  # its float32 accumulation does not
+
+        out = vector_norm(x, 2, (-2, -1))
     elif ord in ("nuc", 2, -2):
         s = svdvals(x)
         out = s.sum(-1) if ord == "nuc" else (_max0(s) if ord == 2 else s.amin(-1))
