@@ -121,3 +121,17 @@ def test_integer_ops_at_the_dtypes_edges_like_torch(data, dtype, op):
     got = INTEGER_OPS[op](vt, vt.tensor(a), vt.tensor(b))
     assert got.dtype.name == str(want.dtype).removeprefix("torch."), (got.dtype, want.dtype)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+@pytest.mark.parametrize("dtype", ["int64", "int8", "float32", "bfloat16"])
+def test_div_in_place_with_a_rounding_mode_like_torch(mode, dtype):
+    x = np.array([7, -7, 9, -1, 0, 100], dtype=np.float32)
+    outs = []
+    for m in (vt, torch):
+        t = m.tensor(x).to(getattr(m, dtype))
+        view = t[::2]
+        assert view.div_(m.tensor(2).to(getattr(m, dtype)), rounding_mode=mode) is view
+        t.divide_(3, rounding_mode=mode)
+        outs.append(t)
+    same(*outs)

@@ -135,9 +135,14 @@ def mul_(self: Tensor, other: Any) -> Tensor:
     return inplace(self, "mul_", lambda s: s * other, other)
 
 
-def div_(self: Tensor, other: Any) -> Tensor:
-    """``self /= other`` in place (a floating tensor is needed)."""
-    return inplace(self, "div_", lambda s: s / other, other)
+def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """``self /= other`` in place (a floating tensor is needed unless ``rounding_mode`` is
+    ``"trunc"`` or ``"floor"``, which keep integer dtypes, as :func:`div`)."""
+    if rounding_mode is None:
+        return inplace(self, "div_", lambda s: s / other, other)
+    from .division import rounded_div
+
+    return inplace(self, "div_", lambda s: rounded_div("div", s, other, rounding_mode), other)
 
 
 def pow_(self: Tensor, exponent: Any) -> Tensor:
