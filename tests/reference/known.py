@@ -59,6 +59,10 @@ DELIBERATE: dict[str, str] = {
         "as hardtanh: PyTorch's elu gradient at a NaN input is 1 (times scale) on its scalar "
         "path (tensors of a few elements) and NaN on its vectorized one; Volta gives 1"),
     "grad value: F.selu[F] *float*": "as elu, which PyTorch's selu is",
+    "value: F.gelu[F] float": (
+        "PyTorch's float32 gelu (erf form) at +inf is NaN on its vectorized path (tensors "
+        "of 2 elements or more) and inf on its scalar path (one element) and in float64; "
+        "Volta gives inf, the limit, always"),
     "grad value: F.hardswish[F] *float*": (
         "as hardtanh: PyTorch's hardswish gradient at a NaN input is 1 on its scalar path "
         "and NaN on its vectorized one; Volta gives 1"),
