@@ -53,9 +53,9 @@ def _summing_in_float32(ctx: Function, kern: Any, x: Any) -> Any:
     if dt.itemsize != 2 or dt.kind != "f" or ctx.device.type != "cpu":
         return kern
 
-    def in_float32(xp: Any, a: Any, **kw: Any) -> Any:
+    def summed(xp: Any, a: Any, **kw: Any) -> Any:
         return xp.astype(kern(xp, xp.astype(a, xp.float32), **kw), a.dtype)
-    return in_float32
+    return summed
 
 
 class _AvgPool2d(Function):

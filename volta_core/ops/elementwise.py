@@ -484,7 +484,8 @@ class Pow(Function):
             if ctx.device.volta_dtype(a.dtype).name == "float16":  # in float32, rounded once
                 base = xp.astype(xp.where(xp.isinf(a), xp.abs(a), a) + 0.0, xp.float32)
             y = xp.sqrt(base) if b == 0.5 else 1.0 / xp.sqrt(base)
-            y = xp.astype(y, a.dtype)
+            if y.dtype != a.dtype:  # float16's float32 result (no copy for the others)
+                y = xp.astype(y, a.dtype)
         elif ctx.number_exponent and ctx.device.type == "cpu" and float(b) in (3.0, -2.0):
             # PyTorch's CPU bfloat16 loop multiplies in the dtype, each step rounded:
             # x ** 3 is (x * x) * x and x ** -2 is 1 / (x * x)

@@ -591,9 +591,8 @@ def _lerp_fma(xp: Any, x: Any, end: Any, diff: Any, w: Any) -> Any:
     multiply-add from the nearer end, ``fma(w, diff, x)`` or ``fma(w - 1, diff, end)``,
     done in float64 (where the float32 product is exact) and rounded to float32."""
     f32, f64 = xp.float32, xp.float64
-    if not hasattr(w, "dtype"):  # a number: PyTorch reads it in float32
-        w = xp.asarray(w, dtype=f32)
-    w = xp.astype(w, f32)
+    if not hasattr(w, "dtype"):  # a number: PyTorch reads it in float32 (a tensor weight
+        w = xp.asarray(w, dtype=f32)  # is float32 already, the input's dtype)
     small = xp.abs(w) < 0.5
     coeff = xp.where(small, w, w - xp.asarray(1, dtype=f32))
     base = xp.where(small, x, end)

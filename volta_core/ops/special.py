@@ -170,12 +170,14 @@ class Logit(Function):
 
     def forward(ctx, x, eps=None, hi=None):
         xp = ctx.xp
-        ctx.eps, ctx.hi = eps, (None if eps is None else 1.0 - eps) if hi is None else hi
+        if eps is not None and hi is None:
+            hi = 1.0 - eps
+        ctx.eps, ctx.hi = eps, hi
         ctx.save_for_backward(x)
         one = xp.asarray(1, dtype=x.dtype)  # a number would widen bfloat16 on NumPy
-        if eps is not None:
-            lo, hi = (xp.asarray(v, dtype=x.dtype) for v in (eps, ctx.hi))
-            x = xp.minimum(xp.maximum(x, lo), hi)  # NaN stays (clip lacks bfloat16)
+        if eps is not None:  # minimum/maximum keep NaN (clip lacks bfloat16)
+            lo, top = xp.asarray(eps, dtype=x.dtype), xp.asarray(hi, dtype=x.dtype)
+            x = xp.minimum(xp.maximum(x, lo), top)
         return xp.log(x / (one - x))
 
     def backward(ctx, g):
