@@ -23,6 +23,7 @@ from volta_core.ops import nn as generic
 from volta_core.optim import kernels as generic_optim
 
 from ._util import acc_type, elementwise, is_float
+from .launch import THREADS, blocks_for, contiguous, launch, mapped, pointwise, run
 
 _GRAD = """
 A gv = (A)g;
@@ -265,8 +266,8 @@ def dropout_forward(xp: Any, x: Any, uniform: Any, *, p: float) -> tuple:
         keep = cupy.empty(x.shape, cupy.bool_)
         scalar = x.dtype.type
         n = x.size
-        raw((max(1, min((n + 255) // 256, 1 << 20)),), (256,),
-            (x, uniform, scalar(p), scalar(1.0 / (1.0 - p)), np.int64(n), y, keep))
+        launch(raw, blocks_for(n), THREADS,
+               (x, uniform, scalar(p), scalar(1.0 / (1.0 - p)), np.int64(n), y, keep))
         return y, keep
     kern = elementwise("dropout_fwd", acc_type(uniform.dtype), "T x, U u, U p, F scale",
                        "T y, bool keep",
@@ -279,9 +280,17 @@ def dropout_backward(xp: Any, grad: Any, keep: Any, *, p: float) -> Any:
     if not (is_float(grad) and isinstance(keep, cupy.ndarray) and keep.dtype == bool
             and keep.shape == grad.shape and p < 1.0):
         return generic.dropout_backward(xp, grad, keep, p=p)
+    scale = 1.0 / (1.0 - p)
+    if contiguous(grad) and keep.flags.c_contiguous:
+        kern = pointwise("dropout_bwd", grad.dtype.name,
+                         "const T* g, const bool* keep, T* out, const A scale",
+                         "out[i] = (T)((A)g[i] * (keep[i] ? scale : (A)0));")
+        out = cupy.empty(grad.shape, grad.dtype)
+        run(kern, grad.size, (grad, keep, out), (scale,), grad.dtype == np.float64)
+        return out
     kern = elementwise("dropout_bwd", acc_type(grad.dtype), "T g, bool keep, F scale",
                        "T gx", "gx = (T)((A)g * (keep ? (A)scale : (A)0));")
-    return kern(grad, keep, 1.0 / (1.0 - p))
+    return kern(grad, keep, scale)
 
 
 def erf(xp: Any, x: Any) -> Any:
@@ -290,14 +299,52 @@ def erf(xp: Any, x: Any) -> Any:
         return generic_math.erf_kernel(xp, x)
     acc = acc_type(x.dtype)
     fn = "erf" if acc == "double" else "erff"
+    if contiguous(x):
+        return mapped("erf", f"out[i] = (T){fn}((A)a[i]);", x)
     kern = elementwise("erf", acc, "T x", "T y", f"y = (T){fn}((A)x);")
     return kern(x)
+
+
+# GELU (erf form) in float32: Gelu's operations, each rounded to float32 as there
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU = ("const T* x, T* out, T* e, const A half_sqrt",
+         "const A v = x[i]; const A ev = erff(v * half_sqrt); e[i] = ev;"
+         " out[i] = ((A)0.5 * v) * ((A)1 + ev);")
+_GELU_BACKWARD = ("const T* x, const T* e, const T* g, T* out, const A inv_sqrt_2pi",
+                  "const A v = x[i]; A p = v * v; p = p * (A)-0.5; p = expf(p);"
+                  " p = p * inv_sqrt_2pi; p = p * v; A o = (A)1 + e[i]; o = o * (A)0.5;"
+                  " o = o + p; out[i] = o * g[i];")
+
+
+def gelu_erf(xp: Any, x: Any) -> tuple | None:
+    """Same contract as ``volta_core.ops.activation.gelu_erf`` (float32, one kernel)."""
+    if type(x) is not cupy.ndarray or x.dtype != np.float32 or not contiguous(x) \
+            or not x.size:
+        return None
+    y, e = cupy.empty(x.shape, x.dtype), cupy.empty(x.shape, x.dtype)
+    run(pointwise("gelu", "float32", *_GELU), x.size, (x, y, e), (_SQRT_HALF,))
+    return y, e
+
+
+def gelu_erf_backward(xp: Any, x: Any, e: Any, g: Any) -> Any:
+    """Same contract as ``volta_core.ops.activation.gelu_erf_backward`` (float32, one
+    kernel)."""
+    if type(x) is not cupy.ndarray or x.dtype != np.float32 or not contiguous(x, e, g) \
+            or not x.size:
+        return None
+    out = cupy.empty(x.shape, x.dtype)
+    run(pointwise("gelu_bwd", "float32", *_GELU_BACKWARD), x.size, (x, e, g, out),
+        (_INV_SQRT_2PI,))
+    return out
 
 
 # -- relu -----------------------------------------------------------------------------------
 
 def relu(xp: Any, x: Any) -> Any:
     """Same contract as the ``relu`` fallback: 0 where ``x < 0``, else ``x`` (NaN stays)."""
+    if contiguous(x):
+        return mapped("relu", "out[i] = (A)a[i] < (A)0 ? (T)(A)0 : a[i];", x)
     if not is_float(x):
         return generic_elementwise.relu_kernel(xp, x)
     kern = elementwise("relu", acc_type(x.dtype), "T x", "T y", "y = x < (T)0 ? (T)0 : x;")
@@ -306,6 +353,8 @@ def relu(xp: Any, x: Any) -> Any:
 
 def relu_backward(xp: Any, grad: Any, y: Any) -> Any:
     """Same contract as the ``relu_backward`` fallback: 0 where ``y <= 0``, else ``grad``."""
+    if contiguous(grad, y):
+        return mapped("relu_bwd", "out[i] = (A)b[i] <= (A)0 ? (T)(A)0 : a[i];", grad, y)
     if not is_float(grad, y):
         return generic_elementwise.relu_backward_kernel(xp, grad, y)
     kern = elementwise("relu_bwd", acc_type(y.dtype), "T g, T y", "T gx",
@@ -318,6 +367,9 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> Any:
 
 def tanh_backward(xp: Any, grad: Any, y: Any) -> Any:
     """Same contract as the ``tanh_backward`` fallback, in one kernel."""
+    if contiguous(grad, y):
+        return mapped("tanh_bwd", "out[i] = (T)((A)a[i] * ((A)1 - (A)b[i] * (A)b[i]));",
+                      grad, y)
     if not is_float(grad, y) or grad.shape != y.shape:
         return generic_elementwise.tanh_backward_kernel(xp, grad, y)
     kern = elementwise("tanh_bwd", acc_type(y.dtype), "T g, T y", "T gx",
@@ -327,6 +379,9 @@ def tanh_backward(xp: Any, grad: Any, y: Any) -> Any:
 
 def sigmoid_backward(xp: Any, grad: Any, y: Any) -> Any:
     """Same contract as the ``sigmoid_backward`` fallback, in one kernel."""
+    if contiguous(grad, y):
+        return mapped("sigmoid_bwd", "out[i] = (T)((A)a[i] * (A)b[i] * ((A)1 - (A)b[i]));",
+                      grad, y)
     if not is_float(grad, y) or grad.shape != y.shape:
         return generic_elementwise.sigmoid_backward_kernel(xp, grad, y)
     kern = elementwise("sigmoid_bwd", acc_type(y.dtype), "T g, T y", "T gx",

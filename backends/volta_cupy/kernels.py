@@ -55,6 +55,8 @@ KERNELS: dict = {
     "dropout_forward": fused.dropout_forward,
     "dropout_backward": fused.dropout_backward,
     "erf": fused.erf,
+    "gelu_erf": fused.gelu_erf,
+    "gelu_erf_backward": fused.gelu_erf_backward,
     "relu": fused.relu,
     "relu_backward": fused.relu_backward,
     "tanh_backward": fused.tanh_backward,

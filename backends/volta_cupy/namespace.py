@@ -12,8 +12,10 @@ bfloat16 loops for many ufuncs and reductions and computes them in float32, retu
 float32 where the Array API (and PyTorch) give bfloat16. The functions in
 :data:`_BF16_KEEPS` cast such a result back, and ``multiply``/``add``/``subtract``/
 ``divide`` of a bfloat16 array and a Python number run as one bfloat16 kernel. Those four
-with bfloat16 operands, and float32 <-> bfloat16 ``astype``, go to
-:mod:`volta_cupy.raw_arith` first where it serves the operands (bfloat16 in pairs).
+with bfloat16 or float32 operands, and float32 <-> bfloat16 ``astype``, go to
+:mod:`volta_cupy.raw_arith` first where it serves the operands (its launches cost the host
+a third of a CuPy ufunc call's); so do the functions of :data:`_F32_UNARY` of a float32
+array.
 
 Where CuPy's answer departs from NumPy's (and PyTorch's), the namespace has its own:
 ``floor_divide``/``remainder`` with infinite operands (:mod:`volta_cupy.division`),
@@ -37,6 +39,7 @@ import cupy
 import numpy as np
 
 from . import division, raw_arith
+from .launch import contiguous_flag, mapped
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
@@ -84,6 +87,28 @@ def _keeps_bfloat16(fn: Any, bf16: Any) -> Any:
     wrapped.__name__ = wrapped.__qualname__ = getattr(fn, "__name__", "wrapped")
     wrapped.__doc__ = fn.__doc__
     return wrapped
+
+
+# float32 functions of one array as one launch of :mod:`volta_cupy.launch` (CUDA's own
+# functions, which CuPy's float32 loops call too: the same values)
+_F32_UNARY = {"negative": "-v", "exp": "expf(v)", "expm1": "expm1f(v)", "log": "logf(v)",
+              "log1p": "log1pf(v)", "sqrt": "sqrtf(v)", "tanh": "tanhf(v)", "sin": "sinf(v)",
+              "cos": "cosf(v)", "reciprocal": "1.0f / v"}
+
+
+def _unary_of(fallback: Any, name: str) -> Any:
+    body = f"const float v = a[i]; out[i] = {_F32_UNARY[name]};"
+    kernel = f"ns_{name}"
+    ndarray, f32 = cupy.ndarray, cupy.dtype("float32")
+
+    def op(x: Any, /) -> Any:
+        if type(x) is ndarray and x.dtype == f32 and contiguous_flag(x) and x.size:
+            return mapped(kernel, body, x)
+        return fallback(x)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = fallback.__doc__
+    return op
 
 
 def _var_of(fallback: Any) -> Any:
@@ -178,11 +203,11 @@ _SCALAR_BODIES = {
 
 
 def _arith_of(plain: Any, fallback: Any, name: str, bf16: Any) -> Any:
-    """``name``: CuPy's ufunc (``plain``) straight away unless an operand is bfloat16
-    (the per-op path pays for every extra check); for bfloat16, :mod:`volta_cupy.raw_arith`
-    where it serves the operands, else a bfloat16 array and a Python number in one kernel
-    that keeps bfloat16 (CuPy's own loop would return float32, which a cast then narrows),
-    else ``fallback``."""
+    """``name``: :mod:`volta_cupy.raw_arith`'s float32 kernels where they serve the
+    operands, else CuPy's ufunc (``plain``), unless an operand is bfloat16; for bfloat16,
+    :mod:`volta_cupy.raw_arith` where it serves the operands, else a bfloat16 array and a
+    Python number in one kernel that keeps bfloat16 (CuPy's own loop would return float32,
+    which a cast then narrows), else ``fallback``."""
     left, right = (cupy.ElementwiseKernel("T x, float32 s", "T y", f"y = (T)({body});",
                                           f"volta_bf16_{side}{name}")
                    for side, body in zip(("", "r"), _SCALAR_BODIES[name]))
@@ -191,7 +216,8 @@ def _arith_of(plain: Any, fallback: Any, name: str, bf16: Any) -> Any:
     def op(x1: Any, x2: Any, /) -> Any:
         if not ((type(x1) is ndarray and x1.dtype == bf16)
                 or (type(x2) is ndarray and x2.dtype == bf16)):
-            return plain(x1, x2)
+            out = raw_arith.binary_f32(name, x1, x2)
+            return plain(x1, x2) if out is None else out
         out = raw_arith.binary(name, x1, x2)
         if out is not None:
             return out
@@ -259,6 +285,8 @@ def _build() -> types.ModuleType:
         for name in _SCALAR_BODIES:
             setattr(ns, name, _arith_of(getattr(_compat, name), getattr(ns, name), name,
                                         bf16))
+    for name in _F32_UNARY:
+        setattr(ns, name, _unary_of(getattr(ns, name), name))
     return ns
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from volta_core.ops import nn as generic
 
 from ._util import BFLOAT16, acc_type, contiguous
+from .launch import launch
 from .rows import _grid, _raw, _threads
 
 generic_softmax = importlib.import_module("volta_core.ops.softmax")
@@ -159,8 +160,8 @@ def weighted_mean(xp: Any, values: Any, weights: Any) -> tuple:
         return generic.weighted_mean(xp, values, weights)
     out = cupy.empty((2,), dtype=values.dtype)
     kern = _raw(_WEIGHTED_MEAN, "volta_weighted_mean", acc_type(values.dtype))
-    kern((1,), (_threads(values.size),), (contiguous(values), contiguous(weights),
-                                         np.int64(values.size), out))
+    launch(kern, 1, _threads(values.size),
+           (contiguous(values), contiguous(weights), np.int64(values.size), out))
     return out[0], out[1]
 
 
@@ -195,7 +196,7 @@ def softmax_backward(xp: Any, grad: Any, y: Any, dim: int) -> Any:
     rows = y.size // d
     out = cupy.empty(y.shape, dtype=y.dtype)
     kern = _raw(_SOFTMAX_BWD, "volta_softmax_bwd_rows", acc_type(y.dtype), bf16)
-    kern((_grid(rows),), (_threads(d),), (g, yc, out, np.int64(rows), np.int32(d)))
+    launch(kern, _grid(rows), _threads(d), (g, yc, out, np.int64(rows), np.int32(d)))
     return out
 
 
@@ -247,9 +248,9 @@ def layer_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd
     gx = cupy.empty(x.shape, dtype=x.dtype) if needs[0] else xc
     gxhat = cupy.empty((rows, d), dtype=x.dtype) if needs[1] else xc
     kern = _raw(_LAYER_NORM_BWD, "volta_layer_norm_bwd_rows", acc_type(x.dtype))
-    kern((_grid(rows),), (_threads(d),),
-         (g, xc, w, np.int32(weight is not None), contiguous(mean), contiguous(rstd),
-          np.int64(rows), np.int64(d), gx, gxhat, np.int32(needs[0]), np.int32(needs[1])))
+    launch(kern, _grid(rows), _threads(d),
+           (g, xc, w, np.int32(weight is not None), contiguous(mean), contiguous(rstd),
+            np.int64(rows), np.int64(d), gx, gxhat, np.int32(needs[0]), np.int32(needs[1])))
     gw = _colsum(gxhat).reshape(norm_shape) if needs[1] else None
     gb = _colsum(g.reshape(rows, d)).reshape(norm_shape) if needs[2] else None
     return (gx if needs[0] else None), gw, gb

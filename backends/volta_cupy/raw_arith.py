@@ -1,19 +1,22 @@
-"""bfloat16 arithmetic (add, subtract, multiply, divide) and float32 <-> bfloat16 casts as
-raw kernels that move two elements at a time.
+"""Arithmetic (add, subtract, multiply, divide) of bfloat16 and float32 arrays, and
+float32 <-> bfloat16 casts, as raw kernels launched through :mod:`volta_cupy.launch`.
 
 CuPy's bfloat16 loops (ufuncs, ``astype``, ElementwiseKernels) move one 2-byte element
 per thread step and run at about a third of the GPU's bandwidth: a 4M-element bfloat16
-``add`` takes 22 us on an H100, PyTorch's 8. The kernels here take ``__nv_bfloat162``
-pairs (a float32 version was tried and dropped: for small arrays a RawKernel launch costs
-more host time than a ufunc call, 14 us against 11 in the per-op chain).
+``add`` takes 22 us on an H100, PyTorch's 8. The bfloat16 kernels here take
+``__nv_bfloat162`` pairs. For float32 the GPU side is CuPy's, but the host's is not: a
+CuPy ufunc call costs ~17 us on the H200 machine, a launch here ~5 us (and PyTorch's
+whole ``add`` ~10 us).
 
 Every kernel computes in float32 and rounds once to nearest even, which is what CuPy's
-loops compute (and PyTorch's opmath): the results are the same bits. A Python number
-operand is a float32 kernel argument, as NumPy's weak scalars are.
+loops compute (and PyTorch's opmath): the results are the same bits, but that the float32
+kernels keep subnormal numbers, as PyTorch does, where CuPy's loops flush them to zero. A
+Python number operand is a float32 kernel argument, as NumPy's weak scalars are (a number
+beyond float32's range is left to CuPy).
 
-They serve C-contiguous operands of one shape that start on a pair boundary, or an array
-and a row (a bias) broadcast over its rows; everything else returns None and the caller
-uses CuPy's own loop.
+They serve C-contiguous operands of one shape (bfloat16: starting on a pair boundary),
+or an array and a row (a bias) broadcast over its rows; everything else returns None and
+the caller uses CuPy's own loop.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ import cupy
 import numpy as np
 
 from ._util import BFLOAT16
+from .launch import THREADS, blocks_for, contiguous_flag, launch, pointwise, run
+
+_ndarray = cupy.ndarray
 
 _F32 = np.dtype("float32")
 
@@ -121,9 +127,9 @@ def _kind(x: Any) -> str | None:
 
 
 def _launch(kernel: cupy.RawKernel, n: int, *args: Any) -> None:
-    threads = 256  # each thread takes pairs
-    blocks = max(1, min((n // 2 + threads - 1) // threads, 4096))
-    kernel((blocks,), (threads,), (*args, np.int64(n)))
+    # each thread takes pairs
+    launch(kernel, max(1, min((n // 2 + THREADS - 1) // THREADS, 4096)), THREADS,
+           (*args, np.int64(n)))
 
 
 def binary(name: str, x1: Any, x2: Any) -> Any:
@@ -168,3 +174,73 @@ def astype(x: Any, dtype: Any) -> Any:
     out = cupy.empty(x.shape, dtype)
     _launch(_cast_kernel(key), x.size, x, out)
     return out
+
+
+
+# float32: the forms of :func:`binary_f32` (params, body), one element per thread step
+_F32_FORMS = {
+    "array": ("const T* x, const T* y, T* z", "z[i] = op(x[i], y[i]);"),
+    "row": ("const T* x, const T* y, T* z, const long long p", "z[i] = op(x[i], y[i % p]);"),
+    "scalar": ("const T* x, T* z, const float s", "z[i] = op(x[i], s);"),
+    "rscalar": ("const T* x, T* z, const float s", "z[i] = op(s, x[i]);"),
+}
+_F32_MAX = float(np.finfo(np.float32).max)
+# the operations as PTX instructions without ``.ftz``: CuPy compiles every kernel with
+# -ftz=true, which flushes subnormal operands and results to zero; PyTorch's kernels keep
+# them, and so do these
+_PTX = {"add": "add.rn.f32", "subtract": "sub.rn.f32", "multiply": "mul.rn.f32",
+        "divide": "div.rn.f32"}
+
+
+@functools.cache
+def _f32_kernel(name: str, form: str) -> cupy.RawKernel:
+    params, body = _F32_FORMS[form]
+    prelude = ("__device__ __forceinline__ float op(float a, float b) {\n"
+               f'  float r; asm("{_PTX[name]} %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));'
+               " return r;\n}")
+    return pointwise(f"{name}_{form}", "float32", params, body, prelude)
+
+
+def binary_f32(name: str, x1: Any, x2: Any) -> Any:
+    """``name`` of two C-contiguous float32 arrays (one shape, or the second a row
+    broadcast over the first's rows), or of one and a Python number within float32's
+    range; None otherwise. (Each CuPy array attribute read costs the host ~0.1-0.6 us:
+    this reads as few as it can.)"""
+    t1, t2 = type(x1), type(x2)
+    if t1 is _ndarray:
+        if t2 is _ndarray:
+            return _f32_arrays(name, x1, x2)
+        if t2 is not float and t2 is not int:
+            return None
+        x, s, form = x1, x2, "scalar"
+    elif t2 is _ndarray and (t1 is float or t1 is int):
+        x, s, form = x2, x1, "rscalar"
+    else:
+        return None
+    if x.dtype != _F32 or not -_F32_MAX <= s <= _F32_MAX or not contiguous_flag(x):
+        return None
+    n = x.size
+    if not n:
+        return None
+    out = _ndarray(x.shape, _F32)
+    run(_f32_kernel(name, form), n, (x, out), (s,))
+    return out
+
+
+def _f32_arrays(name: str, x1: Any, x2: Any) -> Any:
+    if (x1.dtype != _F32 or x2.dtype != _F32 or not contiguous_flag(x1)
+            or not contiguous_flag(x2)):
+        return None
+    shape, n = x1.shape, x1.size
+    if not n:
+        return None
+    if shape == x2.shape:
+        out = _ndarray(shape, _F32)
+        run(_f32_kernel(name, "array"), n, (x1, x2, out))
+        return out
+    if x2.ndim == 1 and len(shape) > 1 and x2.shape[0] == shape[-1]:
+        out = _ndarray(shape, _F32)
+        launch(_f32_kernel(name, "row"), blocks_for(n), THREADS,
+               (x1, x2, out, np.int64(x2.size), np.int64(n)))
+        return out
+    return None

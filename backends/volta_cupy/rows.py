@@ -18,6 +18,7 @@ import numpy as np
 from volta_core.ops import nn as generic
 
 from ._util import BFLOAT16, NEG_INF, acc_type, contiguous, elementwise, is_float
+from .launch import launch
 
 # the module, not the function `softmax` that volta_core.ops re-exports under its name
 generic_softmax = importlib.import_module("volta_core.ops.softmax")
@@ -249,7 +250,7 @@ def _softmax(x: Any, dim: int, logmode: int) -> Any:
     y = cupy.empty_like(xc)
     rows = x.size // d
     kern = _raw(_SOFTMAX, "volta_softmax_rows", acc_type(cdt), bf16)
-    kern((_grid(rows),), (_threads(d),), (xc, y, np.int64(rows), np.int32(d),
+    launch(kern, _grid(rows), _threads(d), (xc, y, np.int64(rows), np.int32(d),
                                           np.int32(logmode)))
     return y if y.dtype == x.dtype else y.astype(x.dtype)
 
@@ -287,9 +288,9 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
     lse = cupy.empty((n, 1), dtype=cdt)
     row_w = cupy.empty((n,), dtype=cdt)
     kern = _raw(_CROSS_ENTROPY, "volta_cross_entropy_rows", acc_type(cdt))
-    kern((_grid(n),), (_threads(c),),
-         (x, t, w, np.int32(weight is not None), np.int64(n), np.int32(c),
-          np.int64(ignore_index), _scalar(cdt, label_smoothing), loss, lse, row_w))
+    launch(kern, _grid(n), _threads(c),
+           (x, t, w, np.int32(weight is not None), np.int64(n), np.int32(c),
+            np.int64(ignore_index), _scalar(cdt, label_smoothing), loss, lse, row_w))
     if cdt != logits.dtype:
         loss, lse, row_w = (a.astype(logits.dtype) for a in (loss, lse, row_w))
     return loss, lse, row_w
@@ -316,9 +317,9 @@ def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: i
     mean = cupy.empty(stat_shape, dtype=cdt)
     rstd = cupy.empty(stat_shape, dtype=cdt)
     kern = _raw(_LAYER_NORM, "volta_layer_norm_rows", acc_type(cdt))
-    kern((_grid(rows),), (_threads(d),),
-         (xc, w, b, np.int32(weight is not None), np.int32(bias is not None), np.int64(rows),
-          np.int64(d), _scalar(cdt, eps), y, mean, rstd))
+    launch(kern, _grid(rows), _threads(d),
+           (xc, w, b, np.int32(weight is not None), np.int32(bias is not None), np.int64(rows),
+            np.int64(d), _scalar(cdt, eps), y, mean, rstd))
     if cdt != x.dtype:
         y, mean, rstd = (a.astype(x.dtype) for a in (y, mean, rstd))
     return y, mean, rstd

@@ -1,7 +1,7 @@
 """The raw arithmetic kernels (``volta_cupy.raw_arith``) against CuPy's own loops and
 PyTorch: same bits for float32 and bfloat16, every size (odd bfloat16 ones end in a
-single element), NaN, inf and rounding ties, arrays with arrays, rows or Python numbers;
-views that start mid-pair or are not contiguous go to CuPy's loop."""
+single element), NaN, inf, subnormals and rounding ties, arrays with arrays, rows or
+Python numbers; views that start mid-pair or are not contiguous go to CuPy's loop."""
 
 from __future__ import annotations
 
@@ -102,12 +102,50 @@ def test_a_row_broadcast_over_rows(cp, name):
     assert raw_arith.binary(name, x[..., :33], b[:33]) is None  # odd rows: CuPy's loop
 
 
-def test_float32_operands_go_to_cupys_ufuncs(cp):
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
+@pytest.mark.parametrize("n", [1, 3, 1024, 65_537])
+def test_float32_matches_torch_and_cupy(cp, name, n):
+    """float32 arrays with arrays, rows and numbers (inside float32's range: a number
+    beyond it is left to CuPy) give PyTorch CUDA's bits, subnormals included, and CuPy's
+    where CuPy does not flush a subnormal to zero."""
+    import torch
+    from volta_cupy import raw_arith
+
+    a, b = (cp.asarray(_values(n, s)) for s in (10, 11))
+    ta, tb = (torch.as_tensor(x, device="cuda") for x in (a, b))
+    want = getattr(torch, name)(ta, tb).cpu().numpy()
+    got = cp.asnumpy(raw_arith.binary_f32(name, a, b))
+    _same(got, want)
+    tiny = np.finfo(np.float32).tiny
+    normal = ~((np.abs(cp.asnumpy(a)) < tiny) | (np.abs(cp.asnumpy(b)) < tiny)
+               | (np.abs(want) < tiny))
+    _same(got[normal], cp.asnumpy(getattr(cp, name)(a, b))[normal])
+    for s in (1.001, -0.5, 3, 0.1, 1e-30):
+        # PyTorch divides by a number as a product with its reciprocal: not compared
+        if name != "divide":
+            _same(cp.asnumpy(raw_arith.binary_f32(name, a, s)),
+                  getattr(torch, name)(ta, s).cpu().numpy())
+        _same(cp.asnumpy(raw_arith.binary_f32(name, s, a)),
+              getattr(torch, name)(s, ta).cpu().numpy())
+    rows = cp.asarray(_values(3 * n, 12).reshape(3, n))
+    _same(cp.asnumpy(raw_arith.binary_f32(name, rows, b)),
+          getattr(torch, name)(torch.as_tensor(rows, device="cuda"), tb).cpu().numpy())
+    assert raw_arith.binary_f32(name, a, 1e300) is None  # beyond float32: CuPy's loop
+    assert raw_arith.binary_f32(name, a, float("nan")) is None
+
+
+def test_float32_odd_operands_go_to_cupys_ufuncs(cp):
     from volta_cupy import raw_arith
 
     a = cp.asarray(_values(64, 7))
-    assert raw_arith.binary("add", a, a) is None and raw_arith.binary("add", a, 2.0) is None
+    a[7] = 1.0  # no subnormal: CuPy's loops flush them
+    assert raw_arith.binary_f32("add", a[::2], a[1::2]) is None  # not contiguous
+    assert raw_arith.binary_f32("add", a, a.astype(cp.float64)) is None
+    assert raw_arith.binary_f32("add", a[:0], a[:0]) is None
+    assert raw_arith.binary_f32("add", a.reshape(8, 8), a[:8].reshape(8, 1)) is None
+    assert raw_arith.binary_f32("add", a.astype(cp.float64), 2.0) is None
     xp = vt.device("cuda").xp
+    _same(cp.asnumpy(xp.multiply(a[::2], 1.5)), cp.asnumpy(cp.multiply(a[::2], 1.5)))
     _same(cp.asnumpy(xp.multiply(a, 1.5)), cp.asnumpy(cp.multiply(a, 1.5)))
 
 
