@@ -23,7 +23,7 @@ from volta_core.ops import nn as generic
 from volta_core.optim import kernels as generic_optim
 
 from ._util import acc_type, elementwise, is_float
-from .launch import THREADS, blocks_for, contiguous, launch, mapped, pointwise, run
+from .launch import contiguous, contiguous_flag, mapped, pointwise, run
 
 _GRAD = """
 A gv = (A)g;
@@ -235,23 +235,10 @@ def dropout_mask(xp: Any, uniform: Any, *, p: float) -> Any:
     return kern(uniform, p, 1.0 / (1.0 - p))
 
 
-# float32/float64: a raw kernel (a launch costs the host about half an ElementwiseKernel's
-# with generic types and two outputs to allocate); same arithmetic as the generic one below
-_DROPOUT_FWD = r"""
-extern "C" __global__ void volta_dropout_fwd_raw(
-        const T* x, const T* u, const T p, const T scale, const long long n, T* y,
-        bool* keep) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        const bool k = u[i] >= p;
-        keep[i] = k;
-        y[i] = x[i] * (k ? scale : (T)0);
-    }
-}
-"""
-_DROPOUT_RAW = {t: cupy.RawKernel("typedef " + c + " T;\n" + _DROPOUT_FWD,
-                                  "volta_dropout_fwd_raw")
-                for t, c in (("float32", "float"), ("float64", "double"))}
+# one pointwise launch for contiguous arrays (the generic ElementwiseKernel's arithmetic
+# below; a launch of it costs the host several times one of these)
+_DROPOUT = ("const T* x, const A* u, T* y, bool* keep, const A p, const A scale",
+            "const bool k = u[i] >= p; keep[i] = k; y[i] = (T)((A)x[i] * (k ? scale : (A)0));")
 
 
 def dropout_forward(xp: Any, x: Any, uniform: Any, *, p: float) -> tuple:
@@ -260,14 +247,11 @@ def dropout_forward(xp: Any, x: Any, uniform: Any, *, p: float) -> tuple:
             and uniform.dtype == (x.dtype if x.dtype.itemsize > 2 else cupy.float32)
             and p < 1.0):
         return generic.dropout_forward(xp, x, uniform, p=p)
-    raw = _DROPOUT_RAW.get(x.dtype.name)
-    if raw is not None and x.flags.c_contiguous and uniform.flags.c_contiguous:
+    if contiguous(x) and contiguous_flag(uniform):
         y = cupy.empty(x.shape, x.dtype)
         keep = cupy.empty(x.shape, cupy.bool_)
-        scalar = x.dtype.type
-        n = x.size
-        launch(raw, blocks_for(n), THREADS,
-               (x, uniform, scalar(p), scalar(1.0 / (1.0 - p)), np.int64(n), y, keep))
+        run(pointwise("dropout_fwd", x.dtype.name, *_DROPOUT), x.size, (x, uniform, y, keep),
+            (p, 1.0 / (1.0 - p)), x.dtype == np.float64)
         return y, keep
     kern = elementwise("dropout_fwd", acc_type(uniform.dtype), "T x, U u, U p, F scale",
                        "T y, bool keep",

@@ -116,8 +116,8 @@ def test_namespace_float32_functions_match_cupy(cp, name):
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
 def test_pointwise_kernels_match_the_elementwise_ones(cp, dtype):
-    """relu, relu's, tanh's and sigmoid's backward, dropout's backward and erf: the raw
-    launch (contiguous arrays) and CuPy's ElementwiseKernel (a strided view) agree."""
+    """relu, relu's, tanh's and sigmoid's backward, dropout and its backward and erf: the
+    raw launch (contiguous arrays) and CuPy's ElementwiseKernel (a strided view) agree."""
     from volta_cupy import fused
 
     if dtype == "bfloat16":
@@ -139,6 +139,12 @@ def test_pointwise_kernels_match_the_elementwise_ones(cp, dtype):
         whole = fn(g, y, keep)[::2]  # the raw launch, then every second value
         strided = fn(g[::2], y[::2], keep[::2])  # CuPy's ElementwiseKernel
         _same(cp.asnumpy(whole).view(np.uint8), cp.asnumpy(strided).view(np.uint8))
+    u = cp.asarray(np.random.default_rng(24).random(2 * 5001).astype(
+        dt if dt.itemsize > 2 else np.float32))
+    whole = fused.dropout_forward(cp, g, u, p=0.3)
+    strided = fused.dropout_forward(cp, g[::2], u[::2], p=0.3)
+    for a, b in zip(whole, strided):
+        _same(cp.asnumpy(a[::2]).view(np.uint8), cp.asnumpy(b).view(np.uint8))
 
 
 def test_gelu_kernels_match_the_core_steps_and_torch(cp, monkeypatch):

@@ -15,6 +15,7 @@ and differentiates that, so double backward stays exact.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from ..autograd.function import Function
@@ -223,14 +224,23 @@ class _StepGrads:
     but for the GRU's).
 
     The ``*_steps_backward`` kernels call it per piece of the steps as their loop finishes
-    them (a backend may run the pieces on another core beside its loop); the pieces'
-    sums are then added in step order, so the values depend on the pieces alone.
+    them (a backend may run the pieces on another core beside its loop). Each piece's
+    weight gradients are added to the running sums as soon as the pieces before it in
+    the loop's order (from the last step down; up for a ``reverse`` layer) are in, by
+    whichever thread finished it: the sums are made while the loop still runs, and their
+    order, so the values, depends on the pieces alone.
     """
 
-    def __init__(self, xp: Any, x: Any, prev: Any, w_ih: Any, needs: tuple) -> None:
+    def __init__(self, xp: Any, x: Any, prev: Any, w_ih: Any, needs: tuple,
+                 reverse: bool) -> None:
         self.xp, self.x, self.prev, self.w_ih = xp, x, prev, w_ih
         self.needs = needs  # dx, dW_ih, dW_hh
-        self.parts: dict[int, tuple] = {}
+        self.reverse = reverse
+        self.dx: dict[int, Any] = {}  # piece start -> its rows of dx
+        self.waiting: dict[int, tuple] = {}  # the piece's edge the loop reaches first
+        self.edge = 0 if reverse else x.shape[0]  # where the next piece to add starts
+        self.dwi = self.dwh = None
+        self.lock = threading.Lock()
 
     def __call__(self, lo: int, hi: int, dgi: Any, dgh: Any = None) -> None:
         xp, (_, batch, n_in) = self.xp, self.x.shape
@@ -238,26 +248,40 @@ class _StepGrads:
         di = xp.reshape(dgi[lo:hi, ...], (rows, dgi.shape[-1]))
         dh = di if dgh is None else xp.reshape(dgh[lo:hi, ...], (rows, dgh.shape[-1]))
         want_x, want_ih, want_hh = self.needs
-        self.parts[lo] = (
-            xp.matmul(di, self.w_ih) if want_x else None,
-            xp.matmul(xp.matrix_transpose(di), xp.reshape(self.x[lo:hi, ...], (rows, n_in)))
-            if want_ih else None,
-            xp.matmul(xp.matrix_transpose(dh),
-                      xp.reshape(self.prev[lo:hi, ...], (rows, self.prev.shape[-1])))
-            if want_hh else None)
+        dx = xp.matmul(di, self.w_ih) if want_x else None
+        dwi = (xp.matmul(xp.matrix_transpose(di), xp.reshape(self.x[lo:hi, ...], (rows, n_in)))
+               if want_ih else None)
+        dwh = (xp.matmul(xp.matrix_transpose(dh),
+                         xp.reshape(self.prev[lo:hi, ...], (rows, self.prev.shape[-1])))
+               if want_hh else None)
+        with self.lock:
+            self.dx[lo] = dx
+            self.waiting[lo if self.reverse else hi] = (lo, hi, dwi, dwh)
+            while self.edge in self.waiting:  # add the pieces that are next, in order
+                lo, hi, dwi, dwh = self.waiting.pop(self.edge)
+                self.dwi = _plus(self.dwi, dwi)
+                self.dwh = _plus(self.dwh, dwh)
+                self.edge = hi if self.reverse else lo
 
     def result(self) -> tuple[Any, Any, Any]:
         """``dx (T, B, I)``, ``dW_ih``, ``dW_hh`` (None where not wanted)."""
-        xp, parts = self.xp, [self.parts[lo] for lo in sorted(self.parts)]
-        dx, dwi, dwh = parts[0]
-        if len(parts) > 1:
-            dx = xp.concat([p[0] for p in parts], axis=0) if dx is not None else None
-            for _, pi, ph in parts[1:]:
-                dwi = dwi + pi if dwi is not None else None
-                dwh = dwh + ph if dwh is not None else None
-        if dx is not None:
+        xp = self.xp
+        if self.waiting:
+            raise RuntimeError("LSTM/RNN backward: the steps' pieces do not join up")
+        dx = None
+        if self.needs[0]:
+            parts = [self.dx[lo] for lo in sorted(self.dx)]
+            dx = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
             dx = xp.reshape(dx, self.x.shape)
-        return dx, dwi, dwh
+        return dx, self.dwi, self.dwh
+
+
+def _plus(total: Any, part: Any) -> Any:
+    """``total + part`` in place where ``total`` is one (a product of ours), else ``part``."""
+    if total is None:
+        return part
+    total += part
+    return total
 
 
 class LSTMLayer(Function):
@@ -304,7 +328,8 @@ class LSTMLayer(Function):
         hid = h0.shape[-1]
         c_prev = _before_each_step(xp, c0, out[..., hid:], ctx.reverse)
         prev = _before_each_step(xp, h0, out[:, :, :hid], ctx.reverse) if needs[4] else None
-        rest = _StepGrads(xp, x, prev, _gates_ifog(xp, w_ih, hid), (needs[0], needs[3], needs[4]))
+        rest = _StepGrads(xp, x, prev, _gates_ifog(xp, w_ih, hid), (needs[0], needs[3], needs[4]),
+                          ctx.reverse)
         dg, dh_next, dc_next = get_kernel(dev.backend, "lstm_steps_backward")(
             xp, g, *ctx.acts, c_prev, _gates_ifog(xp, w_hh, hid), reverse=ctx.reverse,
             then=rest)
@@ -358,7 +383,7 @@ class GRULayer(Function):
         steps, batch, n_in = x.shape
         hid = h0.shape[-1]
         prev = _before_each_step(xp, h0, out, ctx.reverse) if needs[3] else None
-        rest = _StepGrads(xp, x, prev, w_ih, (needs[0], needs[2], needs[3]))
+        rest = _StepGrads(xp, x, prev, w_ih, (needs[0], needs[2], needs[3]), ctx.reverse)
         dgi, dgh, dh_next = get_kernel(dev.backend, "gru_steps_backward")(
             xp, g, out, h0, *ctx.acts, w_hh, reverse=ctx.reverse, then=rest)
         dgi_m = xp.reshape(dgi, (steps * batch, 3 * hid))
@@ -407,7 +432,7 @@ class RNNLayer(Function):
         steps, batch, n_in = x.shape
         hid = h0.shape[-1]
         prev = _before_each_step(xp, h0, out, ctx.reverse) if needs[3] else None
-        rest = _StepGrads(xp, x, prev, w_ih, (needs[0], needs[2], needs[3]))
+        rest = _StepGrads(xp, x, prev, w_ih, (needs[0], needs[2], needs[3]), ctx.reverse)
         dpre, dh0 = get_kernel(dev.backend, "rnn_steps_backward")(
             xp, grad.array, out, w_hh, relu=ctx.relu, reverse=ctx.reverse, then=rest)
         dp = xp.reshape(dpre, (steps * batch, hid))
