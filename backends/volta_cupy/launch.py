@@ -120,8 +120,6 @@ def run(kernel: cupy.RawKernel, n: int, arrays: tuple, scalars: tuple = (),
 _CTYPES = {"float16": "__half", "float32": "float", "float64": "double",
            "bfloat16": "__nv_bfloat16"}
 _HEAD = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
-
-
 _DTYPES = frozenset(FLOATS)
 
 

@@ -176,7 +176,6 @@ def astype(x: Any, dtype: Any) -> Any:
     return out
 
 
-
 # float32: the forms of :func:`binary_f32` (params, body), one element per thread step
 _F32_FORMS = {
     "array": ("const T* x, const T* y, T* z", "z[i] = op(x[i], y[i]);"),
