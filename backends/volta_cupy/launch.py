@@ -7,8 +7,9 @@ costs ~17 us, a ``RawKernel`` launch ~8 us, the driver's ``cuLaunchKernel`` itse
 and PyTorch's whole ``add`` ~10 us. Launches here write the arguments into a per-thread
 buffer of 8-byte slots and hand the driver pointers to the slots, which is ~4.5 us.
 
-A kernel launched here takes only device pointers (CuPy arrays), ``numpy.int64``,
-``numpy.int32``, ``numpy.float32``, ``numpy.float64`` or ``bool`` arguments. The driver
+A kernel launched here takes only device pointers (CuPy arrays, or ``numpy.uint64``
+addresses), ``numpy.int64``, ``numpy.int32``, ``numpy.float32``, ``numpy.float64`` or
+``bool`` arguments. The driver
 copies the arguments when the launch is made, so the buffer is free again when the call
 returns; launches go to CuPy's current stream, so they are captured in CUDA graphs as
 CuPy's own are.
@@ -70,7 +71,7 @@ def launch(kernel: cupy.RawKernel, blocks: int, threads: int, args: tuple) -> No
         t = type(a)
         if t is _ndarray:
             slots[i] = a.data.ptr
-        elif t is np.int64:
+        elif t is np.int64 or t is np.uint64:  # uint64: a raw address (0: null)
             slots[i] = a
         elif t is np.float32:
             b.f32[2 * i] = a

@@ -1,5 +1,6 @@
 """2-d max and average pooling on CUDA: one thread per output (forward) or input pixel
-(backward, a gather over the windows that cover it: no atomics, deterministic).
+(backward, a gather over the windows that cover it: no atomics, deterministic), each a
+raw kernel launched through :mod:`volta_cupy.launch`.
 
 Padding and the ``ceil_mode`` overhang read as ``-inf`` (max) or ``0`` (average), and
 the max pool's saved index is the winning kernel tap ``i * kw + j`` (int32), exactly as
@@ -15,7 +16,8 @@ import cupy
 
 from volta_core.ops import nn as generic
 
-from ._util import NEG_INF, acc_type, contiguous, elementwise, is_float
+from ._util import NEG_INF, contiguous, is_float
+from .launch import pointwise, run
 
 _GEOM = ("hin", "win", "hout", "wout", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
 
@@ -42,8 +44,8 @@ for (int ki = 0; ki < kh; ++ki) {
         }
     }
 }
-y = (T)best;
-idx = arg;
+y[i] = (T)best;
+idx[i] = arg;
 """.replace("NEG", NEG_INF)
 
 _MAX_BWD = """
@@ -66,7 +68,7 @@ for (int ki = 0; ki < kh; ++ki) {
         if (idx[o] == ki * kw + kj) acc += (A)g[o];
     }
 }
-gx = (T)acc;
+gx[i] = (T)acc;
 """
 
 # window count of output (oh, ow): the taps inside [-p, size + p) with count_include_pad,
@@ -102,7 +104,7 @@ for (int ki = 0; ki < kh; ++ki) {
     }
 }
 """ + _DIVISOR + """
-y = (T)(s / div);
+y[i] = (T)(s / div);
 """
 
 _AVG_BWD = """
@@ -125,17 +127,17 @@ for (int ki = 0; ki < kh; ++ki) {
         acc += (A)g[(nc * hout + oh) * wout + ow] / div;
     }
 }
-gx = (T)acc;
+gx[i] = (T)acc;
 """
 
 _AVG_OPTS = ("inc", "dov")
 
-# (arrays in, arrays out, body) of each kernel
+# (C parameters, body) of each kernel: one output element, at index i, per loop step
 _KINDS = {
-    "max_pool2d": ("raw T x", "T y, int32 idx", _MAX_FWD),
-    "max_pool2d_bwd": ("raw T g, raw I idx", "T gx", _MAX_BWD),
-    "avg_pool2d": ("raw T x", "T y", _AVG_FWD),
-    "avg_pool2d_bwd": ("raw T g", "T gx", _AVG_BWD),
+    "max_pool2d": ("const T* x, T* y, int* idx", _MAX_FWD),
+    "max_pool2d_bwd": ("const T* g, const int* idx, T* gx", _MAX_BWD),
+    "avg_pool2d": ("const T* x, T* y", _AVG_FWD),
+    "avg_pool2d_bwd": ("const T* g, T* gx", _AVG_BWD),
 }
 
 
@@ -144,16 +146,20 @@ def _geom(x_hw: tuple, out_hw: tuple, kernel, stride, pads, dilation) -> tuple:
             stride[1], pads[0], pads[2], dilation[0], dilation[1])
 
 
+def _run(kind: str, geom: tuple, *arrays: Any) -> None:
+    """The ``kind`` kernel over the last array (its output), with the geometry (and
+    average pooling's options) compiled in as constants: a launch passes only arrays,
+    and divisions by constants become multiplications."""
+    run(_kernel(kind, arrays[0].dtype.name, geom), arrays[-1].size, arrays)
+
+
 @functools.cache
-def _kernel(kind: str, acc: str, geom: tuple) -> cupy.ElementwiseKernel:
-    """The ``kind`` kernel with the geometry (and average pooling's options) compiled in
-    as constants: a launch passes only arrays (CuPy's cost per launch grows with every
-    scalar argument), and divisions by constants become multiplications."""
+def _kernel(kind: str, dtype_name: str, geom: tuple) -> cupy.RawKernel:
     names = _GEOM + (_AVG_OPTS if len(geom) > len(_GEOM) else ())
     consts = "".join(f"const int {n} = {int(v)};\n" for n, v in zip(names, geom))
-    ins, outs, body = _KINDS[kind]
+    params, body = _KINDS[kind]
     tag = "_".join(str(int(v)) for v in geom)
-    return elementwise(f"{kind}_{tag}", acc, ins, outs, consts + body)
+    return pointwise(f"{kind}_{tag}", dtype_name, params, consts + body)
 
 
 def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 1),
@@ -168,14 +174,15 @@ def max_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), dilation=(1, 
     y = cupy.empty((n, c, *out_hw), dtype=x.dtype)
     idx = cupy.empty((n, c, *out_hw), dtype=cupy.int32)
     geom = _geom(x.shape[2:], out_hw, kernel, stride, pads, dilation)
-    _kernel("max_pool2d", acc_type(x.dtype), geom)(contiguous(x), y, idx)
+    _run("max_pool2d", geom, contiguous(x), y, idx)
     return y, idx
 
 
 def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape, kernel, stride,
                         padding=(0, 0), dilation=(1, 1), ceil_mode: bool = False) -> Any:
     """Same contract as ``volta_core.ops.nn.max_pool2d_backward``."""
-    if not is_float(grad) or grad.ndim != 4 or not isinstance(idx, cupy.ndarray):
+    if (not is_float(grad) or grad.ndim != 4 or not isinstance(idx, cupy.ndarray)
+            or idx.dtype != cupy.int32):
         return generic.max_pool2d_backward(xp, grad, idx, x_shape=x_shape, kernel=kernel,
                                            stride=stride, padding=padding,
                                            dilation=dilation, ceil_mode=ceil_mode)
@@ -183,8 +190,7 @@ def max_pool2d_backward(xp: Any, grad: Any, idx: Any, *, x_shape, kernel, stride
                                           ceil_mode)
     gx = cupy.empty(tuple(x_shape), dtype=grad.dtype)
     geom = _geom(x_shape[2:], out_hw, kernel, stride, pads, dilation)
-    _kernel("max_pool2d_bwd", acc_type(grad.dtype), geom)(contiguous(grad), contiguous(idx),
-                                                          gx)
+    _run("max_pool2d_bwd", geom, contiguous(grad), contiguous(idx), gx)
     return gx
 
 
@@ -200,7 +206,7 @@ def avg_pool2d(xp: Any, x: Any, *, kernel, stride, padding=(0, 0), ceil_mode: bo
     y = cupy.empty((*x.shape[:2], *out_hw), dtype=x.dtype)
     geom = _geom(x.shape[2:], out_hw, kernel, stride, pads, (1, 1)) + (
         int(count_include_pad), int(divisor_override or 0))
-    _kernel("avg_pool2d", acc_type(x.dtype), geom)(contiguous(x), y)
+    _run("avg_pool2d", geom, contiguous(x), y)
     return y
 
 
@@ -219,5 +225,5 @@ def avg_pool2d_backward(xp: Any, grad: Any, *, x_shape, kernel, stride, padding=
     gx = cupy.empty(tuple(x_shape), dtype=grad.dtype)
     geom = _geom(x_shape[2:], out_hw, kernel, stride, pads, (1, 1)) + (
         int(count_include_pad), int(divisor_override or 0))
-    _kernel("avg_pool2d_bwd", acc_type(grad.dtype), geom)(contiguous(grad), gx)
+    _run("avg_pool2d_bwd", geom, contiguous(grad), gx)
     return gx

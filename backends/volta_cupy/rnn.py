@@ -27,6 +27,7 @@ import numpy as np
 from volta_core.nn import fused_rnn as generic
 
 from . import blas
+from .launch import launch
 
 _F32_64 = (np.dtype("float32"), np.dtype("float64"))
 _THREADS = 256
@@ -185,8 +186,8 @@ def _plain(*arrays: Any) -> bool:
         isinstance(a, cupy.ndarray) and a.dtype == dt and a.flags.c_contiguous for a in arrays)
 
 
-def _grid(n: int) -> tuple[int]:
-    return (max(1, min(-(-n // _THREADS), 1024)),)
+def _grid(n: int) -> int:
+    return max(1, min(-(-n // _THREADS), 1024))
 
 
 def lstm_steps(xp: Any, xw: Any, h0: Any, c0: Any, w_hh_t: Any, *,
@@ -207,8 +208,9 @@ def lstm_steps(xp: Any, xw: Any, h0: Any, c0: Any, w_hh_t: Any, *,
     h, tprev = h0, -1
     for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
         blas.matmul(h, w_hh_t, out=gates)
-        kern(grid, (_THREADS,), (gates, xw, c0, out, sigs, ggs, tcs, hbuf, np.int32(batch),
-                                 np.int32(hid), np.int32(t), np.int32(tprev)))
+        launch(kern, grid, _THREADS, (gates, xw, c0, out, sigs, ggs, tcs, hbuf,
+                                      np.int32(batch), np.int32(hid), np.int32(t),
+                                      np.int32(tprev)))
         h, tprev = hbuf, t
     return out, sigs, ggs, tcs
 
@@ -231,8 +233,8 @@ def lstm_steps_backward(xp: Any, g: Any, sigs: Any, ggs: Any, tcs: Any, c_prev: 
     kern = _kernel(_CELL_BACKWARD, "volta_lstm_cell_backward", dt)
     grid = _grid(batch * hid)
     for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-        kern(grid, (_THREADS,), (g, dtc, fac, f, dgates, dh, dc, np.int32(batch),
-                                 np.int32(hid), np.int32(t)))
+        launch(kern, grid, _THREADS, (g, dtc, fac, f, dgates, dh, dc, np.int32(batch),
+                                      np.int32(hid), np.int32(t)))
         blas.matmul(dgates[t], w_hh, out=dh)
     if then is not None:
         then(0, steps, dgates)
@@ -252,7 +254,8 @@ def rnn_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, *, relu: bool = False,
     h = h0
     for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
         blas.matmul(h, w_hh_t, out=pre)
-        kern(_grid(n), (_THREADS,), (pre, xw, out, np.int32(n), np.int32(t), np.int32(relu)))
+        launch(kern, _grid(n), _THREADS,
+               (pre, xw, out, np.int32(n), np.int32(t), np.int32(relu)))
         h = out[t]
     return out
 
@@ -271,8 +274,8 @@ def rnn_steps_backward(xp: Any, g: Any, out: Any, w_hh: Any, *, relu: bool = Fal
     kern = _kernel(_RNN_CELL_BACKWARD, "volta_rnn_cell_backward", g.dtype)
     n = batch * hid
     for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-        kern(_grid(n), (_THREADS,), (g, out, dpre, dh, np.int32(n), np.int32(t),
-                                     np.int32(relu)))
+        launch(kern, _grid(n), _THREADS,
+               (g, out, dpre, dh, np.int32(n), np.int32(t), np.int32(relu)))
         blas.matmul(dpre[t], w_hh, out=dh)
     if then is not None:
         then(0, steps, dpre)
@@ -298,8 +301,8 @@ def gru_steps(xp: Any, xw: Any, h0: Any, w_hh_t: Any, b_hh: Any, *,
     for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
         blas.matmul(h, w_hh_t, out=gh)
         bias = np.uintp(0) if b_hh is None else b_hh  # a null pointer: no bias
-        kern(grid, (_THREADS,), (gh, bias, xw, h0, out, rz, ns, hns, np.int32(batch),
-                                 np.int32(hid), np.int32(t), np.int32(tprev)))
+        launch(kern, grid, _THREADS, (gh, bias, xw, h0, out, rz, ns, hns, np.int32(batch),
+                                      np.int32(hid), np.int32(t), np.int32(tprev)))
         h, tprev = out[t], t
     return out, rz, ns, hns
 
@@ -323,8 +326,9 @@ def gru_steps_backward(xp: Any, g: Any, out: Any, h0: Any, rz: Any, n: Any, hn: 
     for k in range(steps - 1, -1, -1):
         t = order[k]
         tprev = order[k - 1] if k else -1
-        kern(grid, (_THREADS,), (g, out, h0, rz, n, hn, dgi, dgh, dhz, mm, np.int32(batch),
-                                 np.int32(hid), np.int32(t), np.int32(tprev)))
+        launch(kern, grid, _THREADS, (g, out, h0, rz, n, hn, dgi, dgh, dhz, mm,
+                                      np.int32(batch), np.int32(hid), np.int32(t),
+                                      np.int32(tprev)))
         blas.matmul(dgh[t], w_hh, out=mm)
     if then is not None:
         then(0, steps, dgi, dgh)
