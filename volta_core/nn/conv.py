@@ -19,6 +19,7 @@ from ..backend.kernels import get_kernel
 from ..creation import empty
 from ..dtypes import bfloat16, float16
 from ..errors import ShapeError
+from ..ops.elementwise import through_float32
 from ..tensor import Tensor
 from . import init
 from ._checks import _check_rank, _check_same, _check_tensor, _ntuple, _pair
@@ -324,8 +325,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
         return y.squeeze(0) if unbatched else y
     x_shape = (x.shape[0], weight.shape[1] * groups, out_hw[0], out_hw[1])
     params = ConvParams(s, (p[0], p[0], p[1], p[1]), d, groups)
-    if x.dtype is bfloat16 or x.dtype is float16 and x.device.type == "cpu":
-        # in float32 with the bias, rounded once (as conv2d)
+    if through_float32(x):  # in float32 with the bias, rounded once (as conv2d)
         y = _ConvInputGrad.apply(x.float(), weight.float(), x_shape=x_shape, p=params)
         if bias is not None:
             y = y + bias.float().reshape(1, -1, 1, 1)

@@ -12,10 +12,10 @@ from ..amp.dispatch import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
-from ..dtypes import bfloat16, checked_scalar, float16
+from ..dtypes import checked_scalar
 from ..errors import DTypeError
 from ..tensor import Tensor
-from .elementwise import in_float32, sigmoid, tanh, where
+from .elementwise import in_float32, sigmoid, tanh, through_float32, where
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -33,9 +33,7 @@ def _floating(op: str, x: Tensor) -> Tensor:
 
 
 def _run(cls: type, x: Tensor, **params) -> Tensor:
-    # 2-byte floats in float32, rounded once, as PyTorch (float16 on the CPU only: NumPy
-    # rounds each step of a composite, other backends' float16 kernels do not)
-    if x.dtype is bfloat16 or (x.dtype is float16 and x.device.type == "cpu"):
+    if through_float32(x):
         return in_float32(cls.apply, x, **params)
     return cls.apply(x, **params)
 

@@ -15,7 +15,7 @@ from ..amp.policy import HOOKED as AUTOCAST_HOOKED
 from ..autograd.function import RESULT, Function, carry_saved, no_derivative
 from ..autograd.grad_mode import state as _grad_state
 from ..backend.kernels import fallback, get_kernel
-from ..dtypes import DType, bfloat16, checked_scalar, get_dtype
+from ..dtypes import DType, bfloat16, checked_scalar, float16, get_dtype
 from ..dtypes import float32 as _FLOAT32
 from ..errors import DivisionByZeroError, DTypeError
 from ..tensor import Tensor, tensor_method
@@ -332,6 +332,13 @@ def in_float32(fn, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return out
 
 
+def through_float32(x: Tensor) -> bool:
+    """Whether an op of the 2-byte float tensor ``x`` computes in float32 and rounds once,
+    as PyTorch's kernels do: bfloat16 everywhere, float16 on the CPU (NumPy's float16 loops
+    round each step of a composite; other backends' float16 kernels do not)."""
+    return x.dtype is bfloat16 or (x.dtype is float16 and x.device.type == "cpu")
+
+
 _SAVE_RESULT = (Tanh, Sigmoid, Exp, Exp2, Sqrt, Reciprocal)
 
 
@@ -346,10 +353,7 @@ def _unary(cls: type, name: str, floating: bool = True, bool_ok: bool = True,
         if not bool_ok and dt.kind == "b":
             raise DTypeError(f"{name}: not implemented for bool tensors (as in PyTorch); "
                              "convert with .int() or .float() first")
-        # 2-byte floats in float32, rounded once, as PyTorch's kernels (NumPy's float16
-        # rounds each step of a composite such as sigmoid; other backends' float16 is native)
-        if dt.kind == "f" and not exact and (dt is bfloat16 or (
-                dt.itemsize == 2 and x.device.type == "cpu")):
+        if not exact and through_float32(x):
             if cls in _SAVE_RESULT:  # their gradients use the 2-byte output (inf in float16)
                 native = x.device.native_dtype(dt)
                 return in_float32(lambda t: cls.apply(t, rounded=native), x)
