@@ -23,7 +23,7 @@ from volta_core.ops import nn as generic
 from volta_core.optim import kernels as generic_optim
 
 from ._util import acc_type, elementwise, is_float
-from .launch import contiguous, contiguous_flag, mapped, pointwise, run
+from .launch import contiguous_flag, mapped, pointwise, pointwise_ok, run
 
 _GRAD = """
 A gv = (A)g;
@@ -247,7 +247,7 @@ def dropout_forward(xp: Any, x: Any, uniform: Any, *, p: float) -> tuple:
             and uniform.dtype == (x.dtype if x.dtype.itemsize > 2 else cupy.float32)
             and p < 1.0):
         return generic.dropout_forward(xp, x, uniform, p=p)
-    if contiguous(x) and contiguous_flag(uniform):
+    if pointwise_ok(x) and contiguous_flag(uniform):
         y = cupy.empty(x.shape, x.dtype)
         keep = cupy.empty(x.shape, cupy.bool_)
         run(pointwise("dropout_fwd", x.dtype.name, *_DROPOUT), x.size, (x, uniform, y, keep),
@@ -265,7 +265,7 @@ def dropout_backward(xp: Any, grad: Any, keep: Any, *, p: float) -> Any:
             and keep.shape == grad.shape and p < 1.0):
         return generic.dropout_backward(xp, grad, keep, p=p)
     scale = 1.0 / (1.0 - p)
-    if contiguous(grad) and keep.flags.c_contiguous:
+    if pointwise_ok(grad) and contiguous_flag(keep):
         kern = pointwise("dropout_bwd", grad.dtype.name,
                          "const T* g, const bool* keep, T* out, const A scale",
                          "out[i] = (T)((A)g[i] * (keep[i] ? scale : (A)0));")
@@ -283,7 +283,7 @@ def erf(xp: Any, x: Any) -> Any:
         return generic_math.erf_kernel(xp, x)
     acc = acc_type(x.dtype)
     fn = "erf" if acc == "double" else "erff"
-    if contiguous(x):
+    if pointwise_ok(x):
         return mapped("erf", f"out[i] = (T){fn}((A)a[i]);", x)
     kern = elementwise("erf", acc, "T x", "T y", f"y = (T){fn}((A)x);")
     return kern(x)
@@ -303,8 +303,7 @@ _GELU_BACKWARD = ("const T* x, const T* e, const T* g, T* out, const A inv_sqrt_
 
 def gelu_erf(xp: Any, x: Any) -> tuple | None:
     """Same contract as ``volta_core.ops.activation.gelu_erf`` (float32, one kernel)."""
-    if type(x) is not cupy.ndarray or x.dtype != np.float32 or not contiguous(x) \
-            or not x.size:
+    if not pointwise_ok(x) or x.dtype != np.float32 or not x.size:
         return None
     y, e = cupy.empty(x.shape, x.dtype), cupy.empty(x.shape, x.dtype)
     run(pointwise("gelu", "float32", *_GELU), x.size, (x, y, e), (_SQRT_HALF,))
@@ -314,8 +313,7 @@ def gelu_erf(xp: Any, x: Any) -> tuple | None:
 def gelu_erf_backward(xp: Any, x: Any, e: Any, g: Any) -> Any:
     """Same contract as ``volta_core.ops.activation.gelu_erf_backward`` (float32, one
     kernel)."""
-    if type(x) is not cupy.ndarray or x.dtype != np.float32 or not contiguous(x, e, g) \
-            or not x.size:
+    if not pointwise_ok(x, e, g) or x.dtype != np.float32 or not x.size:
         return None
     out = cupy.empty(x.shape, x.dtype)
     run(pointwise("gelu_bwd", "float32", *_GELU_BACKWARD), x.size, (x, e, g, out),
@@ -327,7 +325,7 @@ def gelu_erf_backward(xp: Any, x: Any, e: Any, g: Any) -> Any:
 
 def relu(xp: Any, x: Any) -> Any:
     """Same contract as the ``relu`` fallback: 0 where ``x < 0``, else ``x`` (NaN stays)."""
-    if contiguous(x):
+    if pointwise_ok(x):
         return mapped("relu", "out[i] = (A)a[i] < (A)0 ? (T)(A)0 : a[i];", x)
     if not is_float(x):
         return generic_elementwise.relu_kernel(xp, x)
@@ -337,7 +335,7 @@ def relu(xp: Any, x: Any) -> Any:
 
 def relu_backward(xp: Any, grad: Any, y: Any) -> Any:
     """Same contract as the ``relu_backward`` fallback: 0 where ``y <= 0``, else ``grad``."""
-    if contiguous(grad, y):
+    if pointwise_ok(grad, y):
         return mapped("relu_bwd", "out[i] = (A)b[i] <= (A)0 ? (T)(A)0 : a[i];", grad, y)
     if not is_float(grad, y):
         return generic_elementwise.relu_backward_kernel(xp, grad, y)
@@ -351,7 +349,7 @@ def relu_backward(xp: Any, grad: Any, y: Any) -> Any:
 
 def tanh_backward(xp: Any, grad: Any, y: Any) -> Any:
     """Same contract as the ``tanh_backward`` fallback, in one kernel."""
-    if contiguous(grad, y):
+    if pointwise_ok(grad, y):
         return mapped("tanh_bwd", "out[i] = (T)((A)a[i] * ((A)1 - (A)b[i] * (A)b[i]));",
                       grad, y)
     if not is_float(grad, y) or grad.shape != y.shape:
@@ -363,7 +361,7 @@ def tanh_backward(xp: Any, grad: Any, y: Any) -> Any:
 
 def sigmoid_backward(xp: Any, grad: Any, y: Any) -> Any:
     """Same contract as the ``sigmoid_backward`` fallback, in one kernel."""
-    if contiguous(grad, y):
+    if pointwise_ok(grad, y):
         return mapped("sigmoid_bwd", "out[i] = (T)((A)a[i] * (A)b[i] * ((A)1 - (A)b[i]));",
                       grad, y)
     if not is_float(grad, y) or grad.shape != y.shape:

@@ -110,10 +110,8 @@ def run(kernel: cupy.RawKernel, n: int, arrays: tuple, scalars: tuple = (),
             view[step * i] = v
             i += 1
     slots[i] = n
-    driver.launchKernel(_function(kernel), max(1, min((n + THREADS - 1) // THREADS,
-                                                      MAX_BLOCKS)),
-                        1, 1, THREADS, 1, 1, 0, cupy.cuda.get_current_stream().ptr,
-                        b.address, 0)
+    driver.launchKernel(_function(kernel), blocks_for(n), 1, 1, THREADS, 1, 1, 0,
+                        cupy.cuda.get_current_stream().ptr, b.address, 0)
 
 
 # C types of the dtypes the pointwise kernels serve (they compute in float, or double for
@@ -153,7 +151,7 @@ else:  # a CuPy without the attribute
         return a.flags.c_contiguous
 
 
-def contiguous(*arrays: Any) -> bool:
+def pointwise_ok(*arrays: Any) -> bool:
     """Whether every array is a C-contiguous CuPy array of the first one's shape and dtype
     (one the pointwise kernels serve)."""
     first = arrays[0]
@@ -179,7 +177,7 @@ def mapped(name: str, body: str, *arrays: Any, scalars: tuple = ()) -> Any:
     """A new array like ``arrays[0]`` from one launch of a pointwise kernel: ``body`` reads
     ``a[i]``, ``b[i]``, ... (the arrays, in order), the numbers ``s0``, ``s1``, ... (of
     type ``A``) and writes ``out[i]``; ``name`` names one body. Callers check
-    :func:`contiguous` first."""
+    :func:`pointwise_ok` first."""
     first = arrays[0]
     dt = first.dtype
     key = (name, dt, len(arrays), len(scalars))
