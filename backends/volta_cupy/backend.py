@@ -57,7 +57,8 @@ class CupyGenerator(Generator):
 
         self._draws += 1
         with cupy.cuda.Device(self.index):
-            return self._rng.integers(low, high, size=shape, dtype=cupy.int64).astype(dtype)
+            out = self._rng.integers(low, high, size=shape, dtype=cupy.int64)
+            return out.astype(dtype, copy=False)
 
     def permutation(self, n, dtype):
         import cupy

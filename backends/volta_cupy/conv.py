@@ -19,6 +19,7 @@ from volta_core.ops import nn as generic
 
 from . import blas, cudnn_ops
 from ._util import BFLOAT16, acc_type, contiguous, elementwise, is_float
+from .raw_arith import convert
 
 COLS_BYTES = 1 << 30
 """Largest im2col buffer (bytes) before the batch is split into chunks."""
@@ -153,7 +154,7 @@ def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0
     if BFLOAT16 is not None and x.dtype == BFLOAT16:  # im2col in float32, rounded once
         y = _conv2d(xp, *_f32(x, w, bias), stride=stride, pads=pads, dilation=dilation,
                     groups=groups, algo=algo)
-        return y.astype(BFLOAT16)
+        return convert(y, BFLOAT16)
     if not is_float(x, w, bias) or x.ndim != 4 or 0 in x.shape or 0 in w.shape:
         return generic.conv2d(xp, x, w, bias, stride=stride, pads=pads, dilation=dilation,
                               groups=groups, algo=algo)
@@ -188,7 +189,7 @@ def _conv2d(xp: Any, x: Any, w: Any, bias: Any = None, *, stride=(1, 1), pads=(0
 
 
 def _f32(*arrays: Any) -> tuple:
-    return tuple(None if a is None else a.astype(cupy.float32) for a in arrays)
+    return tuple(None if a is None else convert(a, cupy.float32) for a in arrays)
 
 
 def _input_grad(w: Any, g2: Any, groups: int) -> Any:
@@ -257,7 +258,7 @@ def _conv2d_backward(xp: Any, grad: Any, x: Any, w: Any, *, x_shape: tuple,
         out = _conv2d_backward(xp, g32, x32, w32, x_shape=x_shape, w_shape=w_shape,
                                needs=needs, stride=stride, pads=pads, dilation=dilation,
                                groups=groups)
-        return tuple(None if a is None else a.astype(BFLOAT16) for a in out)
+        return tuple(None if a is None else convert(a, BFLOAT16) for a in out)
     if not is_float(grad, x, w) or grad.ndim != 4 or 0 in grad.shape or 0 in x_shape:
         return generic.conv2d_backward(xp, grad, x, w, x_shape=x_shape, w_shape=w_shape,
                                        needs=needs, stride=stride, pads=pads,

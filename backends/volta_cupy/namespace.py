@@ -81,7 +81,7 @@ def _keeps_bfloat16(fn: Any, bf16: Any) -> Any:
             return out
         dts = [a.dtype for a in args if isinstance(a, cupy.ndarray)]
         if bf16 in dts and all(d == bf16 or d.kind != "f" for d in dts):
-            return out.astype(bf16)
+            return raw_arith.convert(out, bf16)
         return out
 
     wrapped.__name__ = wrapped.__qualname__ = getattr(fn, "__name__", "wrapped")
@@ -249,8 +249,9 @@ def _matmul_of(compat_matmul: Any) -> Any:
                 return out
         if BFLOAT16 is not None and x1.dtype == x2.dtype == BFLOAT16 and x1.ndim > 2:
             # broadcast batch dims: in float32, rounded once
-            out = compat_matmul(x1.astype(np.float32), x2.astype(np.float32))
-            return out.astype(BFLOAT16)
+            f32 = np.float32
+            out = compat_matmul(raw_arith.convert(x1, f32), raw_arith.convert(x2, f32))
+            return raw_arith.convert(out, BFLOAT16)
         if x1.ndim > 2 and x2.ndim == 2 and x1.size and (x1.flags.c_contiguous
                                                           or graphs.is_capturing()):
             # (..., k) @ (k, n): one 2-d product (CuPy's call can't be captured either)

@@ -23,6 +23,7 @@ from volta_core.ops import nn as generic
 
 from ._util import BFLOAT16, acc_type, contiguous
 from .launch import launch
+from .raw_arith import convert
 from .rows import _grid, _raw, _threads
 
 generic_softmax = importlib.import_module("volta_core.ops.softmax")
@@ -84,7 +85,7 @@ def _colsum(x: Any) -> Any:
     kern(((n + 31) // 32, parts), (32, 8), (x, out, np.int64(m), np.int32(n),
                                             np.int64(rows_per)))
     out = out.reshape(n) if parts == 1 else _colsum(out)
-    return out.astype(BFLOAT16) if bf16 else out
+    return convert(out, BFLOAT16) if bf16 else out
 
 
 def sum_leading(xp: Any, x: Any) -> Any:
@@ -137,7 +138,7 @@ def channel_sum(xp: Any, x: Any) -> Any:
     kern((c, parts), (256,), (x, out, np.int32(c), np.int64(plane), np.int64(n),
                               np.int64(per)))
     out = out.reshape(c) if parts == 1 else _colsum(out)
-    return out.astype(BFLOAT16) if bf16 else out
+    return convert(out, BFLOAT16) if bf16 else out
 
 
 _WEIGHTED_MEAN = r"""

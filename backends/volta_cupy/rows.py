@@ -19,6 +19,7 @@ from volta_core.ops import nn as generic
 
 from ._util import BFLOAT16, NEG_INF, acc_type, contiguous, elementwise, is_float
 from .launch import launch
+from .raw_arith import convert
 
 # the module, not the function `softmax` that volta_core.ops re-exports under its name
 generic_softmax = importlib.import_module("volta_core.ops.softmax")
@@ -252,7 +253,7 @@ def _softmax(x: Any, dim: int, logmode: int) -> Any:
     kern = _raw(_SOFTMAX, "volta_softmax_rows", acc_type(cdt), bf16)
     launch(kern, _grid(rows), _threads(d), (xc, y, np.int64(rows), np.int32(d),
                                           np.int32(logmode)))
-    return y if y.dtype == x.dtype else y.astype(x.dtype)
+    return y if y.dtype == x.dtype else convert(y, x.dtype)
 
 
 def softmax(xp: Any, x: Any, dim: int) -> Any:
@@ -292,7 +293,7 @@ def cross_entropy(xp: Any, logits: Any, target: Any, weight: Any = None, *,
            (x, t, w, np.int32(weight is not None), np.int64(n), np.int32(c),
             np.int64(ignore_index), _scalar(cdt, label_smoothing), loss, lse, row_w))
     if cdt != logits.dtype:
-        loss, lse, row_w = (a.astype(logits.dtype) for a in (loss, lse, row_w))
+        loss, lse, row_w = (convert(a, logits.dtype) for a in (loss, lse, row_w))
     return loss, lse, row_w
 
 
@@ -321,7 +322,7 @@ def layer_norm(xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: i
            (xc, w, b, np.int32(weight is not None), np.int32(bias is not None), np.int64(rows),
             np.int64(d), _scalar(cdt, eps), y, mean, rstd))
     if cdt != x.dtype:
-        y, mean, rstd = (a.astype(x.dtype) for a in (y, mean, rstd))
+        y, mean, rstd = (convert(a, x.dtype) for a in (y, mean, rstd))
     return y, mean, rstd
 
 

@@ -39,16 +39,17 @@ def autocast_op(name: str) -> Callable[[Callable], Callable]:
     return decorate
 
 
-def _tensors(values: Any):
+def _tensors(args: tuple, kwargs: dict) -> list:
+    """The tensor arguments (also inside list and tuple arguments), in order."""
     from ..tensor import Tensor
 
-    for v in values:
+    found = []
+    for v in (*args, *kwargs.values()) if kwargs else args:
         if isinstance(v, Tensor):
-            yield v
+            found.append(v)
         elif isinstance(v, (list, tuple)):
-            for w in v:
-                if isinstance(w, Tensor):
-                    yield w
+            found.extend(w for w in v if isinstance(w, Tensor))
+    return found
 
 
 def _map(values: tuple, cast: Callable) -> tuple:
@@ -64,10 +65,19 @@ def _map(values: tuple, cast: Callable) -> tuple:
     return tuple(out)
 
 
+def _needs_cast(t: Any, dtype: Any, device_type: str) -> bool:
+    """Whether ``t`` is an eligible floating tensor (never float64) not in ``dtype``."""
+    dt = t.dtype
+    return not (dt is dtype or dt.kind != "f" or dt.itemsize == 8
+                or t.device.type != device_type)
+
+
+_cast_op: list = []  # ops.elementwise.cast, bound on first use (that module imports this)
+
+
 def _cast_to(t: Any, dtype: Any, device_type: str) -> Any:
     """``t`` in ``dtype`` when it is an eligible floating tensor (never float64)."""
-    dt = t.dtype
-    if dt is dtype or dt.kind != "f" or dt.itemsize == 8 or t.device.type != device_type:
+    if not _needs_cast(t, dtype, device_type):
         return t
     cache = state.cache
     cacheable = cache is not None and t.grad_fn is None and t.requires_grad
@@ -75,18 +85,21 @@ def _cast_to(t: Any, dtype: Any, device_type: str) -> Any:
         hit = cache.get(id(t))
         if hit is not None and hit[1] == t._version[0] and hit[2] is dtype:
             return hit[3]
-    from ..ops.elementwise import cast
+    if not _cast_op:
+        from ..ops.elementwise import cast
 
-    out = cast(t, dtype)
+        _cast_op.append(cast)
+    out = _cast_op[0](t, dtype)
     if cacheable:
         cache[id(t)] = (t, t._version[0], dtype, out)
     return out
 
 
 def _autocast(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
-    first = next(_tensors((*args, *kwargs.values())), None)
+    tensors = _tensors(args, kwargs)
     kind = None
-    if first is not None:
+    if tensors:
+        first = tensors[0]
         device_type = first.device.type
         low = state.active.get(device_type)
         if low is not None:
@@ -101,13 +114,14 @@ def _autocast(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
             target = low
         elif kind == PROMOTE:
             target = None
-            for t in _tensors((*args, *kwargs.values())):
+            for t in tensors:
                 dt = t.dtype
                 if dt.kind == "f":
                     target = dt if target is None else _wider(target, dt)
         else:  # FP32 and KEEP compute in float32
             from ..dtypes import float32 as target
-        if target is not None:
+        # most calls have nothing to cast (a float32 op of float32 tensors)
+        if target is not None and any(_needs_cast(t, target, device_type) for t in tensors):
             def cast(t: Any) -> Any:
                 return _cast_to(t, target, device_type)
 
