@@ -24,6 +24,7 @@ import numpy as np
 from volta_core.ops import nn as generic
 
 from ._util import BFLOAT16, acc_type, contiguous
+from .launch import launch
 from .rows import _raw
 
 _F32_64 = (np.dtype("float32"), np.dtype("float64"))
@@ -208,10 +209,10 @@ _APPLY = {w: _BN_APPLY.replace("IDX", t) for w, (t, _) in _WIDE.items()}
 _GRAD_INPUT = {w: _BN_GRAD_INPUT.replace("IDX", t) for w, (t, _) in _WIDE.items()}
 
 
-def _passes(size: int) -> tuple[bool, Any, tuple, tuple]:
-    """(wide, index scalar type, grid, block) of an elementwise pass over ``size``."""
+def _passes(size: int) -> tuple[bool, Any, int, int]:
+    """(wide, index scalar type, blocks, threads) of an elementwise pass over ``size``."""
     wide = size >= 2**31
-    return wide, _WIDE[wide][1], (max(1, min((size + 255) // 256, 1 << 20)),), (256,)
+    return wide, _WIDE[wide][1], max(1, min((size + 255) // 256, 1 << 20)), 256
 
 
 def _stats_dtype(x: Any, *params: Any) -> Any:
@@ -282,21 +283,19 @@ def _bn_sums(x: Any, g: Any, center: Any, mode: int, acc: str, out: Any, *, eps:
                  np.float32(momentum * count / (count - 1)), new)
     else:
         extra = (_NULL, _NULL, np.float32(0), np.float32(0), np.float32(0), _NULL)
-    _raw(_BN_PARTIAL, "volta_bn_partial", acc, bf16)(
-        (c, parts), (256,), (x, x if g is None else g, part if center is None else center,
-                             np.int64(n), np.int32(c), np.int64(hw), np.int64(chunk), part,
-                             np.int32(mode), _NULL if counter is None else counter,
-                             float(eps), _NULL if rstd is None else rstd, out,
-                             *extra))
+    launch(_raw(_BN_PARTIAL, "volta_bn_partial", acc, bf16), c, 256,
+           (x, x if g is None else g, part if center is None else center, np.int64(n),
+            np.int32(c), np.int64(hw), np.int64(chunk), part, np.int32(mode),
+            _NULL if counter is None else counter, np.float64(eps),
+            _NULL if rstd is None else rstd, out, *extra), parts)
     if counter is None:
         if mode == 0:
-            _raw(_BN_STATS, "volta_bn_stats", acc, bf16)(
-                ((c + 127) // 128,), (128,),
-                (part, x, np.int32(parts), np.int32(c), float(m), np.int64(hw), float(eps),
-                 out))
+            launch(_raw(_BN_STATS, "volta_bn_stats", acc, bf16), (c + 127) // 128, 128,
+                   (part, x, np.int32(parts), np.int32(c), np.float64(m), np.int64(hw),
+                    np.float64(eps), out))
         else:
-            _raw(_BN_GRAD_STATS, "volta_bn_grad_stats", acc, bf16)(
-                ((c + 127) // 128,), (128,), (part, np.int32(parts), np.int32(c), rstd, out))
+            launch(_raw(_BN_GRAD_STATS, "volta_bn_grad_stats", acc, bf16), (c + 127) // 128,
+                   128, (part, np.int32(parts), np.int32(c), rstd, out))
     return new
 
 
@@ -331,10 +330,10 @@ def batch_norm_train(xp: Any, x: Any, weight: Any = None, bias: Any = None,
     mean, var, rstd = stats
     wide, idx, grid, block = _passes(x.size)
     y = cupy.empty(x.shape, dtype=x.dtype)
-    _raw(_APPLY[wide], "volta_bn_apply", acc, bf16)(
-        grid, block, (x, mean, rstd, mean if weight is None else contiguous(weight),
-                      mean if bias is None else contiguous(bias), idx(x.size), idx(hw),
-                      idx(c), np.int32(weight is not None), np.int32(bias is not None), y))
+    launch(_raw(_APPLY[wide], "volta_bn_apply", acc, bf16), grid, block,
+           (x, mean, rstd, mean if weight is None else contiguous(weight),
+            mean if bias is None else contiguous(bias), idx(x.size), idx(hw), idx(c),
+            np.int32(weight is not None), np.int32(bias is not None), y))
     if new is not None:
         return y, mean, var, rstd, new[0], new[1]
     if running_mean is None and running_var is None:
@@ -366,10 +365,9 @@ def batch_norm_backward(xp: Any, grad: Any, x: Any, weight: Any, mean: Any, rstd
         wide, idx, grid, block = _passes(x.size)
         gx = cupy.empty(x.shape, dtype=x.dtype)
         inv_m = (np.float64 if acc == "double" else np.float32)(1.0 / (n * hw))
-        _raw(_GRAD_INPUT[wide], "volta_bn_grad_input", acc, bf16)(
-            grid, block, (g, x, mean, rstd, mean if weight is None else contiguous(weight),
-                          sums, idx(x.size), idx(hw), idx(c), np.int32(weight is not None),
-                          inv_m, gx))
+        launch(_raw(_GRAD_INPUT[wide], "volta_bn_grad_input", acc, bf16), grid, block,
+               (g, x, mean, rstd, mean if weight is None else contiguous(weight), sums,
+                idx(x.size), idx(hw), idx(c), np.int32(weight is not None), inv_m, gx))
     sg, sgx = sums
     return gx, (sgx if needs[1] else None), (sg if needs[2] else None)
 
@@ -407,7 +405,7 @@ def batch_norm_running(xp: Any, running_mean: Any, running_var: Any, mean: Any, 
                                           momentum=momentum, n=n)
     c = mean.shape[0]
     out = cupy.empty((2, c), dtype=_F32)
-    _RUNNING(((c + 127) // 128,), (128,),
-             (running_mean, running_var, mean, var, np.float32(1.0 - momentum),
-              np.float32(momentum), np.float32(momentum * n / (n - 1)), np.int32(c), out))
+    launch(_RUNNING, (c + 127) // 128, 128,
+           (running_mean, running_var, mean, var, np.float32(1.0 - momentum),
+            np.float32(momentum), np.float32(momentum * n / (n - 1)), np.int32(c), out))
     return out[0], out[1]

@@ -8,8 +8,8 @@ and PyTorch's whole ``add`` ~10 us. Launches here write the arguments into a per
 buffer of 8-byte slots and hand the driver pointers to the slots, which is ~4.5 us.
 
 A kernel launched here takes only device pointers (CuPy arrays, or ``numpy.uint64``
-addresses), ``numpy.int64``, ``numpy.int32``, ``numpy.float32``, ``numpy.float64`` or
-``bool`` arguments. The driver
+addresses), ``numpy.int64``, ``numpy.int32``, ``numpy.uint32``, ``numpy.float32``,
+``numpy.float64`` or ``bool`` arguments. The driver
 copies the arguments when the launch is made, so the buffer is free again when the call
 returns; launches go to CuPy's current stream, so they are captured in CUDA graphs as
 CuPy's own are.
@@ -40,6 +40,7 @@ class _Buffers(threading.local):
         self.slots = np.zeros(_SLOTS, np.int64)
         self.f32 = self.slots.view(np.float32)
         self.i32 = self.slots.view(np.int32)
+        self.u32 = self.slots.view(np.uint32)
         self.f64 = self.slots.view(np.float64)
         self.u8 = self.slots.view(np.uint8)
         base = self.slots.ctypes.data
@@ -63,8 +64,10 @@ def _function(kernel: cupy.RawKernel) -> int:
     return fn
 
 
-def launch(kernel: cupy.RawKernel, blocks: int, threads: int, args: tuple) -> None:
-    """``kernel((blocks,), (threads,), args)`` on the current stream, through the driver."""
+def launch(kernel: cupy.RawKernel, blocks: int, threads: int, args: tuple,
+           blocks_y: int = 1) -> None:
+    """``kernel((blocks, blocks_y), (threads,), args)`` on the current stream, through the
+    driver."""
     b = _buffers
     slots = b.slots
     for i, a in enumerate(args):
@@ -77,13 +80,15 @@ def launch(kernel: cupy.RawKernel, blocks: int, threads: int, args: tuple) -> No
             b.f32[2 * i] = a
         elif t is np.int32:
             b.i32[2 * i] = a
+        elif t is np.uint32:
+            b.u32[2 * i] = a
         elif t is np.float64:
             b.f64[i] = a
         elif t is bool or t is np.bool_:
             b.u8[8 * i] = a
         else:
             raise TypeError(f"launch: unsupported kernel argument {t.__name__}")
-    driver.launchKernel(_function(kernel), blocks, 1, 1, threads, 1, 1, 0,
+    driver.launchKernel(_function(kernel), blocks, blocks_y, 1, threads, 1, 1, 0,
                         cupy.cuda.get_current_stream().ptr, b.address, 0)
 
 

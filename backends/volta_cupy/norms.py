@@ -135,8 +135,8 @@ def channel_sum(xp: Any, x: Any) -> Any:
     per = (n + parts - 1) // parts
     parts = (n + per - 1) // per
     out = cupy.empty((parts, c), dtype=acc_dtype)
-    kern((c, parts), (256,), (x, out, np.int32(c), np.int64(plane), np.int64(n),
-                              np.int64(per)))
+    launch(kern, c, 256, (x, out, np.int32(c), np.int64(plane), np.int64(n), np.int64(per)),
+           parts)
     out = out.reshape(c) if parts == 1 else _colsum(out)
     return convert(out, BFLOAT16) if bf16 else out
 

@@ -64,6 +64,24 @@ def test_every_argument_type_reaches_the_kernel(cp):
         launch(kern, 1, 1, (out, 1.5))
 
 
+_GRID = r"""
+extern "C" __global__ void volta_test_grid(unsigned int* out, const unsigned int u) {
+  out[blockIdx.y * gridDim.x + blockIdx.x] = u + blockIdx.y;
+}
+"""
+
+
+def test_two_dimensional_grid_and_uint32(cp):
+    """``blocks_y`` launches a (blocks, blocks_y) grid; a numpy.uint32 above 2**31 arrives
+    with all its bits (batch norm's 32-bit index arguments)."""
+    from volta_cupy.launch import launch
+
+    kern = cp.RawKernel(_GRID, "volta_test_grid")
+    out = cp.zeros(6, cp.uint32)
+    launch(kern, 2, 1, (out, np.uint32(2**31 + 5)), 3)
+    np.testing.assert_array_equal(cp.asnumpy(out), 2**31 + 5 + np.repeat([0, 1, 2], 2))
+
+
 def test_threads_launch_at_once(cp):
     """Each thread has its own argument slots: no launch sees another's arguments."""
     from volta_cupy.raw_arith import binary_f32
