@@ -87,6 +87,12 @@ def test_cross_entropy_errors():
         F.cross_entropy(x, vt.tensor([0, 1, 2, 3]))
     with pytest.raises(vt.IndexOutOfRangeError, match="target -1"):
         F.cross_entropy(x, vt.tensor([0, 1, -1, 2]))
+    # narrow integer targets, also with more classes than the dtype has positive values
+    for dtype, c in ((vt.int8, 3), (vt.int8, 300), (vt.int16, 3), (vt.int32, 3)):
+        with pytest.raises(vt.IndexOutOfRangeError, match="target -2 is out of bounds"):
+            F.cross_entropy(vt.randn(4, c), vt.tensor([0, 1, -2, 2], dtype=dtype))
+    with pytest.raises(vt.IndexOutOfRangeError, match="target 3 is out of bounds"):
+        F.cross_entropy(x, vt.tensor([0, 3, 1, 2], dtype=vt.uint8))
     with pytest.raises(vt.ShapeError, match=r"cross_entropy: expected target of shape \(4,\)"):
         nn.CrossEntropyLoss()(x, vt.tensor([0, 1]))
     with pytest.raises(vt.ShapeError, match="probability targets"):

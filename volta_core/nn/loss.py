@@ -239,12 +239,18 @@ def _class_target(op: str, input: Tensor, target: Tensor, ignore_index: int) -> 
     if target.numel() and target.device.type == "cpu":  # a host check would sync a GPU
         t = target.array
         xp = target.device.xp
-        if 0 <= int(xp.min(t)) and int(xp.max(t)) < c:  # the usual case: two reductions
+        bits = 8 * t.dtype.itemsize
+        if t.dtype.kind == "i" and c <= 2 ** (bits - 1):
+            # the usual case in one reduction: seen unsigned, a negative index is >= c
+            if int(t.view(f"uint{bits}").max()) < c:
+                return
+        elif 0 <= int(xp.min(t)) and int(xp.max(t)) < c:
             return
         bad = xp.logical_and(t != ignore_index, xp.logical_or(t < 0, t >= c))
         if bool(xp.any(bad)):
-            v = int(xp.max(xp.where(bad, t, xp.full_like(t, -(2 ** 31)))))
-            if v == -(2 ** 31):
+            low = xp.iinfo(t.dtype).min  # below every bad index: the largest one is named
+            v = int(xp.max(xp.where(bad, t, xp.full_like(t, low))))
+            if v == low:
                 v = int(xp.min(xp.where(bad, t, xp.zeros_like(t))))
             raise IndexOutOfRangeError(f"{op}: target {v} is out of bounds for {c} classes "
                                        f"(valid: 0..{c - 1}, or ignore_index={ignore_index})")
