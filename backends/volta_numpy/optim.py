@@ -13,6 +13,7 @@ cannot do (an optimizer step is ~10 passes over every parameter).
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,11 @@ from .parallel import get_num_threads, parallel_for
 # so each NumPy call of a piece runs long (see parallel.split)
 MIN_PIECE = 1 << 16
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# elements per body call: a step's ~10 passes then run over a run of the parameter, its
+# gradient, states and scratch that stays in the core's L2 cache (256 KiB each in float32)
+# instead of streaming whole pieces through memory each pass: Adam over the MLP's 670k
+# parameters took 1.6 instead of 2.5 ms on one core of the 2-core development machine
+CHUNK = 1 << 16
 
 
 def _fits(arrays: list, dtype: np.dtype) -> bool:
@@ -118,14 +124,39 @@ def _contiguous(grads: list) -> list:
     return [g if g.flags.c_contiguous else np.ascontiguousarray(g) for g in grads]
 
 
+_local = threading.local()
+
+
+def _scratch(p: np.ndarray) -> np.ndarray:
+    """A scratch array of ``p``'s shape and dtype: for a run of at most ``CHUNK`` elements
+    a view of the thread's own buffer, which stays in its cache (a new array of 256 KiB
+    is fresh pages from the system each time, whose first writes fault)."""
+    if p.ndim != 1 or p.size > CHUNK:
+        return np.empty_like(p)
+    buffers = _local.__dict__
+    buf = buffers.get(p.dtype)
+    if buf is None:
+        buf = buffers[p.dtype] = np.empty(CHUNK, p.dtype)
+    return buf[:p.size]
+
+
 def _run(params: list, flat: list[bool], body) -> None:
-    """``body(i, lo, hi)`` over every slice, the pieces on the backend's threads."""
+    """``body(i, lo, hi)`` over every slice, the pieces on the backend's threads; a
+    flattened slice in runs of at most ``CHUNK`` elements."""
     pieces = _pieces(params, flat)
+
+    def run(piece: list) -> None:
+        for i, lo, hi in piece:
+            if flat[i]:
+                for start in range(lo, hi, CHUNK):
+                    body(i, start, min(start + CHUNK, hi))
+            else:
+                body(i, lo, hi)
+
     if len(pieces) == 1:
-        for piece in pieces[0]:
-            body(*piece)
+        run(pieces[0])
         return
-    parallel_for(lambda a, b: [body(*piece) for k in range(a, b) for piece in pieces[k]],
+    parallel_for(lambda a, b: [run(pieces[k]) for k in range(a, b)],
                  [(k, k + 1) for k in range(len(pieces))])
 
 
@@ -143,7 +174,7 @@ def adam_step_multi(xp: Any, params: list, grads: list, exp_avgs: list, exp_avg_
 
     def body(i: int, lo: int, hi: int) -> None:
         p, g, m, v = (a[lo:hi] for a in views[i]) if flat[i] else views[i]
-        t = np.empty_like(p)
+        t = _scratch(p)
         if maximize:
             g = np.negative(g)
         if weight_decay != 0:
