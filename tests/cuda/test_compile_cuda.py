@@ -16,10 +16,6 @@ from vt_helpers import to_np as _np
 import volta_core as vt
 from volta_core import nn
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
-
 DEV = "cuda"
 
 def _batches(n: int, shape: tuple, classes: int, seed: int = 0) -> list:

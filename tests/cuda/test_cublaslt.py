@@ -11,10 +11,6 @@ import pytest
 
 import volta_core as vt
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
-
 SHAPES = [(1, 1, 1), (3, 5, 7), (64, 120, 84), (256, 784, 512), (300, 33, 65)]
 
 

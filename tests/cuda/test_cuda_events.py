@@ -9,10 +9,6 @@ import pytest
 
 import volta_core as vt
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
-
 
 def test_events_time_gpu_work():
     x = vt.randn(2048, 2048, device="cuda")

@@ -13,10 +13,6 @@ import volta_core as vt
 from volta_core import nn
 from volta_core.errors import GraphCaptureError
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
-
 DEV = "cuda"
 
 

@@ -10,10 +10,6 @@ import pytest
 import volta_core as vt
 import volta_core.nn.functional as F
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
-
 
 @pytest.fixture(scope="module")
 def ops():

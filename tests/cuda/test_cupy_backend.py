@@ -6,10 +6,6 @@ from vt_helpers import assert_close, rand
 
 import volta_core as vt
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
-
 
 def test_device_and_transfers_round_trip():
     a = rand(3, 4, seed=1).astype(np.float32)

@@ -10,10 +10,6 @@ import torch
 
 import volta_core as vt
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
-
 inf, nan = math.inf, math.nan
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 

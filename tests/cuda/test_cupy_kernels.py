@@ -23,20 +23,10 @@ from volta_core.optim import kernels as goptim
 # ops/__init__ star-imports the function `softmax`, which shadows the module
 gsoftmax = importlib.import_module("volta_core.ops.softmax")
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
 
 NP = vt.device("cpu").xp
 TOL = {"float64": (1e-9, 1e-9), "float32": (2e-4, 2e-4), "float16": (2e-2, 5e-2)}
 
-
-@pytest.fixture(scope="module")
-def cp():
-    import cupy
-
-    vt.device("cuda")  # installs the backend's allocator
-    return cupy
 
 
 @pytest.fixture(scope="module")

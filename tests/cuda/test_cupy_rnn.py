@@ -14,10 +14,6 @@ import pytest
 import volta_core as vt
 from volta_core import nn
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
-
 DEV = "cuda"
 
 

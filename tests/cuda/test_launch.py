@@ -12,18 +12,6 @@ import pytest
 
 import volta_core as vt
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
-
-
-@pytest.fixture(scope="module")
-def cp():
-    import cupy
-
-    vt.device("cuda")
-    return cupy
-
 
 def _values(n: int, seed: int, dtype=np.float32) -> np.ndarray:
     x = np.random.default_rng(seed).standard_normal(n).astype(np.float32) * 3

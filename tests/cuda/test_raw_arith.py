@@ -10,19 +10,9 @@ import pytest
 
 import volta_core as vt
 
-_rows = {b.name: b for b in vt.backends()}
-pytestmark = pytest.mark.skipif(
-    not _rows["cupy"].available, reason=f"CUDA backend unavailable: {_rows['cupy'].reason}")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
-
-@pytest.fixture(scope="module")
-def cp():
-    import cupy
-
-    vt.device("cuda")
-    return cupy
 
 
 def _values(n: int, seed: int) -> np.ndarray:
