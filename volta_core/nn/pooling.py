@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -33,7 +34,8 @@ class _MaxPool2d(Function):
 
     def forward(ctx, x, p=None):
         kern = get_kernel(ctx.device.backend, "max_pool2d")
-        y, idx = kern(ctx.xp, x, **p._asdict())
+        y, idx = kern(ctx.xp, x, kernel=p.kernel, stride=p.stride, padding=p.padding,
+                      dilation=p.dilation, ceil_mode=p.ceil_mode)
         ctx.p, ctx.x_shape = p, x.shape
         ctx.save_for_backward(idx)  # saved: freed after the backward, as saved values are
         return y
@@ -87,6 +89,24 @@ class _AvgPool2dBackward(Function):
 
 def _pool_params(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
                  dilation: Any, ceil_mode: bool) -> PoolParams:
+    """The checked window of a pool of ``x``: made once per shape and arguments (a
+    network's pools repeat theirs every step), anew where an argument is a list."""
+    if (type(kernel_size) in _KEYS and type(stride) in _KEYS and type(padding) in _KEYS
+            and type(dilation) in _KEYS):
+        try:
+            return _cached_pool_params(op, x.shape, kernel_size, stride, padding, dilation,
+                                       bool(ceil_mode))
+        except TypeError:  # an unhashable element (a 0-d tensor), or the checks' own error
+            pass
+    return _checked_pool_params(op, x.shape, kernel_size, stride, padding, dilation,
+                                ceil_mode)
+
+
+_KEYS = (int, tuple, type(None))  # argument types a cache key may hold
+
+
+def _checked_pool_params(op: str, shape: tuple, kernel_size: Any, stride: Any, padding: Any,
+                         dilation: Any, ceil_mode: bool) -> PoolParams:
     k = _pair(op, kernel_size, "kernel_size")
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
         else _pair(op, stride, "stride")
@@ -97,10 +117,13 @@ def _pool_params(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any
     if p[0] > k[0] // 2 or p[1] > k[1] // 2 or min(p) < 0:
         raise ValueError(f"{op}: padding {p} should be at most half of the kernel size {k}")
     for ax in range(2):
-        if x.shape[2 + ax] + 2 * p[ax] < d[ax] * (k[ax] - 1) + 1:
-            raise ShapeError(f"{op}: input of shape {x.shape} is smaller than the pooling "
+        if shape[2 + ax] + 2 * p[ax] < d[ax] * (k[ax] - 1) + 1:
+            raise ShapeError(f"{op}: input of shape {shape} is smaller than the pooling "
                              f"window {k} (padding {p}, dilation {d})")
     return PoolParams(k, s, p, d, bool(ceil_mode))
+
+
+_cached_pool_params = functools.lru_cache(maxsize=1024)(_checked_pool_params)
 
 
 def _batched(op: str, input: Tensor) -> tuple[Tensor, bool]:

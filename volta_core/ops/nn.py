@@ -11,6 +11,7 @@ Conventions: images are NCHW; ``pads`` is ``(top, bottom, left, right)``; ``stri
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -167,9 +168,11 @@ def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) ->
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def _pool_geometry(x_hw: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair,
                    ceil_mode: bool) -> tuple[Pair, Pads]:
-    """Output size and the padding (extra bottom/right for ``ceil_mode``) of a pool."""
+    """Output size and the padding (extra bottom/right for ``ceil_mode``) of a pool (tuple
+    arguments: made once per geometry, which every step repeats)."""
     out = []
     pads = []
     for ax in range(2):
