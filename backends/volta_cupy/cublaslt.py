@@ -180,14 +180,24 @@ def _alignment(ptr: int) -> int:
     return min(ptr & -ptr, 256) if ptr else 256
 
 
-def _operand(x: Any) -> int | None:
-    """cuBLAS's op for a 2-d operand: N for C-contiguous, T for F-contiguous, None for
-    other layouts."""
-    if x.flags.c_contiguous:
-        return _OP_N
-    if x.flags.f_contiguous:
-        return _OP_T
-    return None
+if hasattr(cupy.ndarray, "_c_contiguous") and hasattr(cupy.ndarray, "_f_contiguous"):
+    def _operand(x: Any) -> int | None:
+        """cuBLAS's op for a 2-d operand: N for C-contiguous, T for F-contiguous, None for
+        other layouts (CuPy's own flags: ``x.flags`` builds an object per read)."""
+        if x._c_contiguous:
+            return _OP_N
+        if x._f_contiguous:
+            return _OP_T
+        return None
+else:  # a CuPy without the attributes
+    def _operand(x: Any) -> int | None:
+        """cuBLAS's op for a 2-d operand: N for C-contiguous, T for F-contiguous, None for
+        other layouts."""
+        if x.flags.c_contiguous:
+            return _OP_N
+        if x.flags.f_contiguous:
+            return _OP_T
+        return None
 
 
 def matmul(a: Any, b: Any, bias: Any = None, out: Any = None) -> Any:
@@ -195,7 +205,7 @@ def matmul(a: Any, b: Any, bias: Any = None, out: Any = None) -> Any:
     one served dtype; ``bias`` a contiguous ``(n,)`` of that dtype) as one cuBLASLt call,
     into ``out`` (C-contiguous ``(m, n)``) when given; None where it does not serve."""
     if bias is not None and (bias.dtype != a.dtype or bias.shape != (b.shape[-1],)
-                             or not bias.flags.c_contiguous):
+                             or _operand(bias) != _OP_N):
         return None
     return _gemm(a, b, out, _EPILOGUE_BIAS if bias is not None else _EPILOGUE_DEFAULT, bias)
 
@@ -230,7 +240,10 @@ def _gemm(a: Any, b: Any, out: Any, epilogue: int, vec: Any) -> Any:
         return None
     if out is None:
         out = cupy.empty((m, n), dtype)
-    elif not (out.shape == (m, n) and out.dtype == dtype and out.flags.c_contiguous):
+        device = cupy.cuda.runtime.getDevice()  # where it was made
+    elif out.shape == (m, n) and out.dtype == dtype and _operand(out) == _OP_N:
+        device = out.device.id
+    else:
         return None
     pa, pb, d = a.data.ptr, b.data.ptr, out.data.ptr
     aligns = (_alignment(pb), _alignment(pa), _alignment(d))
@@ -239,7 +252,6 @@ def _gemm(a: Any, b: Any, out: Any, epilogue: int, vec: Any) -> Any:
     compute = _COMPUTE_32F  # float32: CuPy's compute type (TF32 where allowed), as blas
     if dtype == _F32 and cupy_linalg.get_compute_type(dtype) == cupy_linalg.COMPUTE_TYPE_TF32:
         compute = _COMPUTE_TF32
-    device = out.device.id
     plan = _plan(m, n, k, op_b, op_a, aligns, dtype, compute, epilogue, device)
     if plan is None:
         return None
