@@ -82,9 +82,28 @@ def launch_1d(count: int, threads: int = 256) -> tuple[tuple[int], tuple[int]]:
     return (blocks,), (threads,)
 
 
+if hasattr(cupy.ndarray, "_c_contiguous") and hasattr(cupy.ndarray, "_f_contiguous"):
+    def contiguous_flag(a: Any) -> bool:
+        """Whether the CuPy array ``a`` is C-contiguous (CuPy's own flag: reading
+        ``a.flags`` builds a flags object first, ~0.2-0.6 us of host time per call)."""
+        return a._c_contiguous
+
+    def fortran_flag(a: Any) -> bool:
+        """Whether the CuPy array ``a`` is F-contiguous (CuPy's own flag)."""
+        return a._f_contiguous
+else:  # a CuPy without the attributes
+    def contiguous_flag(a: Any) -> bool:
+        """Whether the CuPy array ``a`` is C-contiguous."""
+        return a.flags.c_contiguous
+
+    def fortran_flag(a: Any) -> bool:
+        """Whether the CuPy array ``a`` is F-contiguous."""
+        return a.flags.f_contiguous
+
+
 def contiguous(a):
     """``a`` as a C-contiguous array (no copy when it already is)."""
-    return a if a.flags.c_contiguous else cupy.ascontiguousarray(a)
+    return a if contiguous_flag(a) else cupy.ascontiguousarray(a)
 
 
 NEG_INF = "((A)__int_as_float(0xff800000))"

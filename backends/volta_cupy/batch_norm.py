@@ -23,7 +23,7 @@ import numpy as np
 
 from volta_core.ops import nn as generic
 
-from ._util import BFLOAT16, acc_type, contiguous
+from ._util import BFLOAT16, acc_type, contiguous, contiguous_flag
 from .launch import launch
 from .rows import _raw
 
@@ -377,7 +377,7 @@ def _running_ok(arrays: tuple, c: int) -> bool:
     contiguous."""
     for a in arrays:
         if not (isinstance(a, cupy.ndarray) and a.dtype == _F32 and a.shape == (c,)
-                and a.ndim == 1 and a.flags.c_contiguous):
+                and a.ndim == 1 and contiguous_flag(a)):
             return False
     return True
 

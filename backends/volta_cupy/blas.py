@@ -18,7 +18,7 @@ import cupy
 import numpy as np
 
 from . import cublaslt, graphs
-from ._util import BFLOAT16, handle_with_workspace, loaded_path
+from ._util import BFLOAT16, contiguous_flag, fortran_flag, handle_with_workspace, loaded_path
 from ._util import check_cublas as _check
 
 #: use cuBLAS directly outside captures too (``[False]``: only while capturing)
@@ -78,9 +78,9 @@ def prepare(device: int) -> None:
 def _operand(x: Any) -> tuple[Any, int, int] | None:
     """(array, op, ld) of a row-major 2-d operand read as cuBLAS's transposed operand."""
     rows, cols = x.shape
-    if x.flags.c_contiguous:
+    if contiguous_flag(x):
         return x, 0, max(cols, 1)
-    if x.flags.f_contiguous:
+    if fortran_flag(x):
         return x, 1, max(rows, 1)
     return None
 
@@ -117,7 +117,7 @@ def _direct(a: Any, b: Any, out: Any) -> Any:
     m, k = a.shape
     n = b.shape[1]
     if out is not None and not (out.shape == (m, n) and out.dtype == dtype
-                                and out.flags.c_contiguous):
+                                and contiguous_flag(out)):
         return None
     pa = _operand(a) or _operand(cupy.ascontiguousarray(a))
     pb = _operand(b) or _operand(cupy.ascontiguousarray(b))

@@ -30,7 +30,7 @@ import cupy
 import numpy as np
 from cupy._core import _routines_linalg as cupy_linalg
 
-from ._util import BFLOAT16, handle_with_workspace, loaded_path
+from ._util import BFLOAT16, contiguous_flag, fortran_flag, handle_with_workspace, loaded_path
 from ._util import check_cublas as _check
 
 _F32 = np.dtype("float32")
@@ -180,24 +180,14 @@ def _alignment(ptr: int) -> int:
     return min(ptr & -ptr, 256) if ptr else 256
 
 
-if hasattr(cupy.ndarray, "_c_contiguous") and hasattr(cupy.ndarray, "_f_contiguous"):
-    def _operand(x: Any) -> int | None:
-        """cuBLAS's op for a 2-d operand: N for C-contiguous, T for F-contiguous, None for
-        other layouts (CuPy's own flags: ``x.flags`` builds an object per read)."""
-        if x._c_contiguous:
-            return _OP_N
-        if x._f_contiguous:
-            return _OP_T
-        return None
-else:  # a CuPy without the attributes
-    def _operand(x: Any) -> int | None:
-        """cuBLAS's op for a 2-d operand: N for C-contiguous, T for F-contiguous, None for
-        other layouts."""
-        if x.flags.c_contiguous:
-            return _OP_N
-        if x.flags.f_contiguous:
-            return _OP_T
-        return None
+def _operand(x: Any) -> int | None:
+    """cuBLAS's op for a 2-d operand: N for C-contiguous, T for F-contiguous, None for
+    other layouts."""
+    if contiguous_flag(x):
+        return _OP_N
+    if fortran_flag(x):
+        return _OP_T
+    return None
 
 
 def matmul(a: Any, b: Any, bias: Any = None, out: Any = None) -> Any:

@@ -22,6 +22,8 @@ from typing import Any
 
 import cupy
 
+from ._util import contiguous_flag
+
 FLAGS = {"enabled": True, "cudnn_tf32": True, "deterministic": False, "benchmark": False,
          "matmul_tf32": False}
 _graphs: dict[tuple, Any] = {}  # key -> (graph, tensors) or None when cuDNN refused it
@@ -249,8 +251,8 @@ def _graph(io_dtype: Any) -> Any:
 def _conv_ok(a: Any, b: Any, pads: tuple, groups: int) -> bool:
     """Whether cuDNN may take a convolution of the 4-d operands ``a`` and ``b``."""
     dtype = a.dtype
-    return (a.ndim == 4 and b.ndim == 4 and b.dtype == dtype and a.flags.c_contiguous
-            and b.flags.c_contiguous and pads[0] == pads[1] and pads[2] == pads[3]
+    return (a.ndim == 4 and b.ndim == 4 and b.dtype == dtype and contiguous_flag(a)
+            and contiguous_flag(b) and pads[0] == pads[1] and pads[2] == pads[3]
             and groups >= 1 and usable() and _data_type(dtype) is not None)
 
 
@@ -267,7 +269,7 @@ def conv_fprop(x: Any, w: Any, bias: Any = None, *, stride: tuple, pads: tuple,
         return None
     y = cupy.empty((x.shape[0], w.shape[0], *out_hw), dtype=x.dtype)
     fuse = (bias is not None and bias.dtype == x.dtype and bias.shape == (w.shape[0],)
-            and bias.flags.c_contiguous)
+            and contiguous_flag(bias))
 
     def build(with_bias: bool):
         cudnn = _cudnn()
@@ -411,7 +413,7 @@ def sdpa_forward(q: Any, k: Any, v: Any, *, scale: float, causal: bool,
     for the backward, then with dropout the mask's seed words), or None when cuDNN
     refuses the case. With ``dropout_p`` cuDNN draws the mask inside the kernel."""
     out = _sdpa_forward(_sdpa_operands((q, k, v)), scale, causal, dropout_p)
-    if out is None and any(not a.flags.c_contiguous for a in (q, k, v)):
+    if out is None and any(not contiguous_flag(a) for a in (q, k, v)):
         out = _sdpa_forward(tuple(cupy.ascontiguousarray(a) for a in (q, k, v)), scale,
                             causal, dropout_p)
     return out
@@ -460,7 +462,7 @@ def sdpa_backward(q: Any, k: Any, v: Any, o: Any, grad: Any, stats: Any, *, scal
         return None
     out = _sdpa_backward(_sdpa_operands((q, k, v, o, grad)), stats, seeds, scale, causal,
                          dropout_p)
-    if out is None and any(not a.flags.c_contiguous for a in (q, k, v, o, grad)):
+    if out is None and any(not contiguous_flag(a) for a in (q, k, v, o, grad)):
         out = _sdpa_backward(tuple(cupy.ascontiguousarray(a) for a in (q, k, v, o, grad)),
                              stats, seeds, scale, causal, dropout_p)
     return out

@@ -22,8 +22,8 @@ from volta_core.ops import math as generic_math
 from volta_core.ops import nn as generic
 from volta_core.optim import kernels as generic_optim
 
-from ._util import acc_type, elementwise, is_float
-from .launch import contiguous_flag, mapped, pointwise, pointwise_ok, run
+from ._util import acc_type, contiguous_flag, elementwise, is_float
+from .launch import mapped, pointwise, pointwise_ok, run
 
 _GRAD = """
 A gv = (A)g;

@@ -25,6 +25,7 @@ import cupy
 import numpy as np
 
 from . import graphs
+from ._util import contiguous_flag
 
 _THREADS = 256
 _MAX_BLOCKS = 1024
@@ -112,7 +113,7 @@ def _servable(lists: tuple) -> str | None:
     for arrays in lists:
         for a, p in zip(arrays, lists[0]):
             if (not isinstance(a, cupy.ndarray) or a.dtype != dtype or a.size != p.size
-                    or not a.flags.c_contiguous):
+                    or not contiguous_flag(a)):
                 return None
     return dtype.name
 

@@ -39,7 +39,8 @@ import cupy
 import numpy as np
 
 from . import division, raw_arith
-from .launch import contiguous_flag, mapped
+from ._util import contiguous_flag
+from .launch import mapped
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002

@@ -27,8 +27,8 @@ from typing import Any
 import cupy
 import numpy as np
 
-from ._util import BFLOAT16
-from .launch import THREADS, blocks_for, contiguous_flag, launch, pointwise, run
+from ._util import BFLOAT16, contiguous_flag
+from .launch import THREADS, blocks_for, launch, pointwise, run
 
 _ndarray = cupy.ndarray
 

@@ -27,6 +27,7 @@ import numpy as np
 from volta_core.nn import fused_rnn as generic
 
 from . import blas
+from ._util import contiguous_flag
 from .launch import launch
 
 _F32_64 = (np.dtype("float32"), np.dtype("float64"))
@@ -183,7 +184,7 @@ def _plain(*arrays: Any) -> bool:
     """C-contiguous float32/float64 CuPy arrays of one dtype."""
     dt = arrays[0].dtype
     return dt in _F32_64 and all(
-        isinstance(a, cupy.ndarray) and a.dtype == dt and a.flags.c_contiguous for a in arrays)
+        isinstance(a, cupy.ndarray) and a.dtype == dt and contiguous_flag(a) for a in arrays)
 
 
 def _grid(n: int) -> int:

@@ -17,7 +17,7 @@ import numpy as np
 
 from volta_core.ops import nn as generic
 
-from ._util import BFLOAT16, NEG_INF, acc_type, contiguous, elementwise, is_float
+from ._util import BFLOAT16, NEG_INF, acc_type, contiguous, contiguous_flag, elementwise, is_float
 from .launch import launch
 from .raw_arith import convert
 
@@ -339,7 +339,7 @@ def cross_entropy_backward(xp: Any, g: Any, logits: Any, lse: Any, target: Any,
                            row_w: Any) -> Any:
     """Same contract as ``volta_core.ops.nn.cross_entropy_backward``: one kernel."""
     ok = (is_float(logits, lse, row_w) and isinstance(g, cupy.ndarray)
-          and g.dtype == logits.dtype and logits.ndim == 2 and logits.flags.c_contiguous
+          and g.dtype == logits.dtype and logits.ndim == 2 and contiguous_flag(logits)
           and isinstance(target, cupy.ndarray) and target.dtype.kind in "iu"
           and g.shape == target.shape == row_w.shape == logits.shape[:1]
           and lse.shape == (logits.shape[0], 1))
