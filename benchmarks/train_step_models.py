@@ -238,6 +238,7 @@ def torch_step(cfg: dict[str, Any]) -> Callable[[], Any] | None:
 def set_tf32(allow: bool) -> None:
     """Same float32 matmul/conv precision in both frameworks (TF32 off by default)."""
     vt.backends.cuda.matmul.allow_tf32 = allow
+    vt.backends.cudnn.allow_tf32 = allow  # on by default, as PyTorch's
     try:
         import torch
     except ImportError:
