@@ -195,6 +195,17 @@ def test_ops_with_a_number_round_like_torch(data, dtype, op, number):
     _same(NUMBER_OPS[op](vt, vx, vy, number), want)
 
 
+@pytest.mark.parametrize("op", ["add_alpha", "sub_alpha_"])
+def test_an_underflowing_alpha_product_keeps_the_fused_sign(op):
+    """bfloat16 ``0 + 1e-20 * -1.3e-36``: PyTorch's vectorised CPU loop is a fused
+    multiply-add and gives -0.0 (found by the property test above; the unfused float32
+    steps gave +0.0)."""
+    xs = np.zeros(128)
+    ys = np.where(np.arange(128) % 2, -1.3e-36, 1.3e-36)
+    (vx, tx), (vy, ty) = _pair(xs, "bfloat16"), _pair(ys, "bfloat16")
+    _same(NUMBER_OPS[op](vt, vx, vy, 1e-20), NUMBER_OPS[op](torch, tx, ty, 1e-20))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", sorted(NUMBER_OPS))
 def test_ops_with_a_number_on_random_values(dtype, op):
