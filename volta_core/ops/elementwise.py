@@ -914,16 +914,16 @@ def _fused_zero_signs(out: Tensor, a: Tensor, b: Tensor, alpha: float) -> None:
     loop for the last few elements is unfused; the vectorised body holds nearly all.)
     Every other value of the unfused float32 steps is the fused one's once rounded to the
     2-byte dtype."""
-    import numpy as np
-
+    xp = out.device.xp
     y = out.array
     zero = y == 0
-    if not zero.any():
+    if not bool(xp.any(zero)):
         return
-    exact = np.broadcast_to(a.array.astype(np.float64) + b.array.astype(np.float64) * alpha,
+    f64 = xp.float64
+    exact = xp.broadcast_to(xp.astype(a.array, f64) + xp.astype(b.array, f64) * alpha,
                             y.shape)
-    y[zero & (exact < 0)] = -0.0
-    y[zero & (exact > 0)] = 0.0
+    y[xp.logical_and(zero, exact < 0)] = -0.0
+    y[xp.logical_and(zero, exact > 0)] = 0.0
 
 
 @tensor_method()
