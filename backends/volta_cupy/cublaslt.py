@@ -195,7 +195,7 @@ def matmul(a: Any, b: Any, bias: Any = None, out: Any = None) -> Any:
     one served dtype; ``bias`` a contiguous ``(n,)`` of that dtype) as one cuBLASLt call,
     into ``out`` (C-contiguous ``(m, n)``) when given; None where it does not serve."""
     if bias is not None and (bias.dtype != a.dtype or bias.shape != (b.shape[-1],)
-                             or _operand(bias) != _OP_N):
+                             or not contiguous_flag(bias)):
         return None
     return _gemm(a, b, out, _EPILOGUE_BIAS if bias is not None else _EPILOGUE_DEFAULT, bias)
 
@@ -231,7 +231,7 @@ def _gemm(a: Any, b: Any, out: Any, epilogue: int, vec: Any) -> Any:
     if out is None:
         out = cupy.empty((m, n), dtype)
         device = cupy.cuda.runtime.getDevice()  # where it was made
-    elif out.shape == (m, n) and out.dtype == dtype and _operand(out) == _OP_N:
+    elif out.shape == (m, n) and out.dtype == dtype and contiguous_flag(out):
         device = out.device.id
     else:
         return None

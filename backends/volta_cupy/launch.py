@@ -33,7 +33,7 @@ MAX_BLOCKS = 1 << 16
 
 
 class _Buffers(threading.local):
-    """A thread's argument slots (int64, seen also as int32/float32/float64/bool) and the
+    """A thread's argument slots (int64, seen also as int32/uint32/float32/float64/bool) and the
     array of pointers to them that the driver reads."""
 
     def __init__(self) -> None:

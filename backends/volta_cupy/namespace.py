@@ -253,7 +253,7 @@ def _matmul_of(compat_matmul: Any) -> Any:
             f32 = np.float32
             out = compat_matmul(raw_arith.convert(x1, f32), raw_arith.convert(x2, f32))
             return raw_arith.convert(out, BFLOAT16)
-        if x1.ndim > 2 and x2.ndim == 2 and x1.size and (x1.flags.c_contiguous
+        if x1.ndim > 2 and x2.ndim == 2 and x1.size and (contiguous_flag(x1)
                                                           or graphs.is_capturing()):
             # (..., k) @ (k, n): one 2-d product (CuPy's call can't be captured either)
             out = blas.matmul(x1.reshape(-1, x1.shape[-1]), x2)

@@ -251,8 +251,8 @@ def _softmax(x: Any, dim: int, logmode: int) -> Any:
     y = cupy.empty_like(xc)
     rows = x.size // d
     kern = _raw(_SOFTMAX, "volta_softmax_rows", acc_type(cdt), bf16)
-    launch(kern, _grid(rows), _threads(d), (xc, y, np.int64(rows), np.int32(d),
-                                          np.int32(logmode)))
+    launch(kern, _grid(rows), _threads(d),
+           (xc, y, np.int64(rows), np.int32(d), np.int32(logmode)))
     return y if y.dtype == x.dtype else convert(y, x.dtype)
 
 

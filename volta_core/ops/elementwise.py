@@ -899,21 +899,23 @@ def _two_byte_alpha(op: str, fn: Any, input: Any, other: Any, alpha: Any) -> Any
     if dt is not input.dtype:  # promoted beyond the 2-byte dtype
         return None
     checked_scalar(op, dt, alpha, floats=True)
-    if a.device.type != "cpu":
-        return in_float32(lambda x: fn(x, mul(cast(b, _FLOAT32), alpha)), a)
-    alpha = rounded_to(dt, alpha)
+    cpu = a.device.type == "cpu"
+    if cpu:
+        alpha = rounded_to(dt, alpha)
     out = in_float32(lambda x: fn(x, mul(cast(b, _FLOAT32), alpha)), a)
-    _fused_zero_signs(out, a, b, alpha if fn is _add else -alpha)
+    if cpu:
+        _fused_zero_signs(out, a, b, alpha if fn is _add else -alpha)
     return out
 
 
 def _fused_zero_signs(out: Tensor, a: Tensor, b: Tensor, alpha: float) -> None:
     """Give the zeros of ``out = a + alpha * b`` (CPU, 2-byte floats) the sign of the exact
     value, as PyTorch's vectorised loop does with its fused multiply-add: unfused, a
-    product that underflows to -0.0 plus +0.0 is +0.0, fused it is -0.0. (PyTorch's scalar
-    loop for the last few elements is unfused; the vectorised body holds nearly all.)
-    Every other value of the unfused float32 steps is the fused one's once rounded to the
-    2-byte dtype."""
+    product that underflows to -0.0 plus +0.0 is +0.0, fused it is -0.0. The other values
+    of the unfused float32 steps matched the fused loop's in every case measured (the
+    rounding to 2 bytes hides the product's extra bits). PyTorch's scalar loop for the
+    last elements of a length that is not a multiple of its vector rounds the product to
+    the 2-byte dtype first; that is not modelled."""
     xp = out.device.xp
     y = out.array
     zero = y == 0
