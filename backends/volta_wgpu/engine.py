@@ -65,6 +65,12 @@ META_CAPACITY = 1 << 20  # bytes of per-batch metadata
 _MIN_BUCKET = 256
 MAX_BIND_GROUPS = 4096  # cached bind groups before the cache is cleared
 STAGING_POOL_MAX = 1 << 20  # readback buffers up to this size are kept for reuse
+# recorded dispatches are submitted in batches, so the GPU starts on a step's first kernels
+# while Python still records the rest (one submission at the sync left the GPU idle for
+# the whole host time: a compiled CNN step took host + GPU time); the first batch is small
+# and each next one twice as large, up to SUBMIT_MAX, so a step costs a few submissions
+SUBMIT_FIRST = 8
+SUBMIT_MAX = 64
 
 
 def bucket_size(nbytes: int) -> int:
@@ -199,6 +205,8 @@ class Engine:
         self._lock = threading.RLock()
         self.dispatch_count = 0
         self.submit_count = 0  # queue submissions (flushes with work)
+        self._batched = 0  # dispatches recorded since the last submission
+        self._submit_at = SUBMIT_FIRST  # submit when _batched reaches it
         # [flag, bad index, axis size, 0], set by index kernels (a GPU kernel cannot
         # raise): read back with every readback and raised there, as CUDA does
         self._err: Any = None
@@ -681,34 +689,45 @@ class Engine:
             p.set_bind_group(0, bg, [off])
             p.dispatch_workgroups(*groups)
         self.dispatch_count += 1
+        self._batched += 1
+        if self._batched >= self._submit_at:
+            self._submit_at = min(self._submit_at * 2, SUBMIT_MAX)
+            self._submit()
 
     def flush(self) -> None:
         """Submit all recorded work (does not wait for it)."""
         if self._lazy_pending and not self._lazy_busy:
             self._run_lazy()
         with self._lock:
-            if self._freed:
-                self._drain()
-            if self._encoder is None:
-                return
-            self._end_pass()
-            if self._meta_used:
-                self.queue.write_buffer(self._meta_buf, 0,
-                                        memoryview(self._meta)[:self._meta_used])
-            cb = self._encoder.finish()
-            self._encoder = None
-            self._meta_used = 0
-            self.queue.submit([cb])
-            self.submit_count += 1
-            pool = self._pool
-            for size, bufs in self._dirty.items():
-                free = pool.get(size)
-                if free is None:
-                    pool[size] = bufs
-                else:
-                    free.extend(bufs)
-            self._dirty = {}
-            self._retired.clear()
+            self._submit()
+            self._submit_at = SUBMIT_FIRST  # the next step's first kernels go out early
+
+    def _submit(self) -> None:
+        """Submit the recorded commands (not the pending lazy graphs); the caller holds
+        the lock."""
+        self._batched = 0
+        if self._freed:
+            self._drain()
+        if self._encoder is None:
+            return
+        self._end_pass()
+        if self._meta_used:
+            self.queue.write_buffer(self._meta_buf, 0,
+                                    memoryview(self._meta)[:self._meta_used])
+        cb = self._encoder.finish()
+        self._encoder = None
+        self._meta_used = 0
+        self.queue.submit([cb])
+        self.submit_count += 1
+        pool = self._pool
+        for size, bufs in self._dirty.items():
+            free = pool.get(size)
+            if free is None:
+                pool[size] = bufs
+            else:
+                free.extend(bufs)
+        self._dirty = {}
+        self._retired.clear()
 
     def synchronize(self) -> None:
         """Submit recorded work and wait until the device has finished it."""

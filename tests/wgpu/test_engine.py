@@ -28,6 +28,32 @@ def test_small_op_chain_reuses_bind_groups_and_plans(xp, eager):
     assert len(mapkernel._plans) == plans
 
 
+def test_work_goes_out_in_growing_batches_before_the_sync(xp, eager):
+    """Recorded dispatches are submitted after the first 8, then 16, 32, 64, 64, ... (the
+    GPU starts while Python records the rest); a sync starts the series again. Every
+    kernel reads its own metadata although later ones overwrite the metadata buffer
+    meanwhile: each step adds a different number."""
+    from volta_wgpu import engine
+    eng = engine.get_engine(0)
+    x = xp.asarray(np.zeros(4, np.float32))
+    eng.synchronize()
+    for _ in range(2):  # the second time the series starts at 8 again
+        s0, d0 = eng.submit_count, eng.dispatch_count
+        want = np.zeros(4, np.float64)
+        for i in range(300):
+            x = xp.add(x, float(i % 7))
+            want += i % 7
+        d = eng.dispatch_count - d0
+        sizes, at = [], engine.SUBMIT_FIRST
+        while sum(sizes) + at <= d:
+            sizes.append(at)
+            at = min(at * 2, engine.SUBMIT_MAX)
+        assert eng.submit_count - s0 == len(sizes)
+        np.testing.assert_array_equal(xp.to_numpy(x), want.astype(np.float32))
+        x = xp.asarray(np.zeros(4, np.float32))
+        eng.synchronize()
+
+
 def test_plan_cache_keeps_offsets_and_scalars_apart(xp):
     base = np.arange(12, dtype=np.float32)
     a = xp.asarray(base)

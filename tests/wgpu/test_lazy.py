@@ -490,5 +490,6 @@ def test_long_chain_keeps_saved_values_and_the_second_run_compiles_nothing(lazy)
     got = run()
     assert len(eng._kernels) == k0
     assert eng.dispatch_count - d0 <= 40
-    assert eng.submit_count - s0 == 1
+    # a few submissions: the first 8 kernels go out early, then batches of 16, 32, ...
+    assert eng.submit_count - s0 <= 3
     np.testing.assert_array_equal(_bits(got), _bits(eager))

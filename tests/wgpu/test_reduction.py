@@ -149,3 +149,30 @@ def test_reductions_cut_into_pieces(xp, check, name, shape, axis):
             got = getattr(xp, name)(x, axis=axis)
             assert got.dtype == xp.float16
             check(got, want, rtol=2e-3, atol=2e-2 if name in ("sum", "mean") else 1e-3)
+
+
+@pytest.mark.parametrize("shape,axis", [((9, 70), 0), ((3000, 96), 0), ((40, 3, 33), (0, 1)),
+                                        ((300, 2, 64), (0, 1))])
+def test_column_sums_take_the_column_kernel(xp, check, shape, axis):
+    """Sums and means whose outputs lie next to each other (a bias gradient's column sums)
+    run 32 outputs per workgroup (``reduce._cols_main``), cut into pieces when the
+    columns are long; output counts that are not a multiple of 32, two reduced dims, a
+    pending lazy input, keepdims, integers and float16 give NumPy's values."""
+    a = RNG.standard_normal(shape).astype(np.float32)
+    x = xp.asarray(a)
+    want = a.astype(np.float64)
+    for name in ("sum", "mean"):
+        exp = getattr(np, name)(want, axis=axis).astype(np.float32)
+        check(getattr(xp, name)(x, axis=axis), exp, rtol=1e-4, atol=1e-4)
+        check(getattr(xp, name)(x * 1.0, axis=axis, keepdims=True),
+              getattr(np, name)(want, axis=axis, keepdims=True).astype(np.float32),
+              rtol=1e-4, atol=1e-4)
+    i = RNG.integers(-9, 9, shape).astype(np.int32)
+    check(xp.sum(xp.asarray(i), axis=axis), i.sum(axis=axis).astype(
+        xp.sum(xp.asarray(i)).dtype.np))
+    if wgpu_float16_missing() is None:
+        h = a.astype(np.float16)
+        got = xp.sum(xp.asarray(h), axis=axis)
+        assert got.dtype == xp.float16
+        check(got, np.sum(h.astype(np.float64), axis=axis).astype(np.float16), rtol=2e-3,
+              atol=2e-2)

@@ -54,6 +54,13 @@ BIG = Tile(128, 128, 8, 8, 8, prefetch=True)
 # and B rows are both read as vec4s
 WIDE = Tile(128, 256, 8, 8, 16, prefetch=True)
 MID = Tile(64, 64, 16, 4, 4)
+# 64 rows by 128 columns and 128 by 64 (16 deep: its 64-wide B slices then stage whole
+# vec4s), for products with one side of 64-127, where a 128x128 tile computes half
+# padding. On an H200: a 3x3 32->64 convolution at 32x32, batch 128, 401 -> 269 us on
+# NARROW; 256 batches of (256, 256) @ (256, 64) (an attention's ``p @ v``), which took
+# the 128x256 tiles, 249 -> 120 us on TALL (MID: 117-125)
+NARROW = Tile(64, 128, 8, 4, 8, prefetch=True)
+TALL = Tile(128, 64, 16, 8, 4, prefetch=True)
 # BIG with twice the K depth, for float32 products whose B is read along K (``x @ W.T``,
 # a linear layer's forward): on an H200, 8 of 8 such shapes ran faster (8192x512x1536
 # 16.4-18.6 -> 18.7-22.3 TFLOP/s, 4096^3 31 -> 33), in the other layouts it lost as often

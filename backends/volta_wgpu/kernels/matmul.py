@@ -152,8 +152,13 @@ def _vec_dims(t: DType, a: Array, b: Array, sa: tuple, sb: tuple, tile: gemm.Til
             return names[1]
         return None
 
-    return (along(a, sa, a.strides[-1], a.strides[-2], K, M, ("k", "m")),
-            along(b, sb, b.strides[-1], b.strides[-2], N, K, ("n", "k")))
+    def whole(edge: int) -> bool:  # every thread stages the same number of vec4s
+        return edge * tile.bk // 4 % (tile.threads[0] * tile.threads[1]) == 0
+
+    return (along(a, sa, a.strides[-1], a.strides[-2], K, M, ("k", "m")) if whole(tile.tm)
+            else None,
+            along(b, sb, b.strides[-1], b.strides[-2], N, K, ("n", "k")) if whole(tile.tn)
+            else None)
 
 
 # 128x256 tiles from this many on (two per SM of an H100/H200, which run one at a time)
@@ -172,12 +177,15 @@ def _pick_tile(m: int, n: int, nb: int, big_gpu: bool, wide_ok: bool = False
     other layouts, or in float16, they ran up to 10% slower than 128x128 on an H200)."""
     if m < 64 or n < 64:
         return None
-    if big_gpu and wide_ok and _tiles(gemm.WIDE, m, n, nb) >= WIDE_TILES:
+    if big_gpu and wide_ok and m >= 128 and n >= 256 and \
+            _tiles(gemm.WIDE, m, n, nb) >= WIDE_TILES:
         return gemm.WIDE
     # enough 128x128 tiles to fill a big GPU, and no side under 128 (half of each tile
-    # would be idle: an attention's (256, 256) @ (256, 64) runs on 64x64 tiles)
+    # would be idle)
     if big_gpu and min(m, n) >= 128 and _tiles(gemm.BIG, m, n, nb) >= 256:
         return gemm.BIG
+    if big_gpu and max(m, n) >= 128 and min(m, n) < 128:  # one side of 64-127
+        return gemm.TALL if n < 128 else gemm.NARROW
     if not big_gpu and m >= 128 and n >= 128:  # a CPU adapter: fewer, larger groups
         return gemm.BIG
     return gemm.MID

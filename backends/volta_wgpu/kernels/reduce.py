@@ -80,7 +80,8 @@ def _combine(op: str, t: DType) -> str:
 
 
 def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
-         wg: bool, split: bool = False, fused: Any = None) -> tuple[str, int, int, int]:
+         wg: bool, split: bool = False, fused: Any = None,
+         cols: bool = False) -> tuple[str, int, int, int]:
     # meta: M, K, kshape[rk], x_off, kstrides[rk], rshape[rr], rstrides[rr], mean's
     # divisor, S, chunk; then the words of ``fused`` (a lazy.Fused computing x's
     # elements in place of a buffer). ``split``: piece s of a row covers
@@ -142,6 +143,8 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
     else:
         span = f"  let row = lin;\n  let j0 = 0u;\n  let j1 = {cg.word(1)};\n"
         dst, total = "row", cg.word(0)
+    if cols:
+        return head + _cols_main(op, acc, span, decomp, inner, fin, dst, total), words, 1, 1
     if not wg:
         body = (f"  let lin = gi;\n  if (lin >= {total}) {{ return; }}\n{span}{decomp}\n"
                 f"  var acc = {_init(op, acc)};\n  var ai = 0xffffffffu;\n"
@@ -168,6 +171,34 @@ def _src(op: str, xt: DType, acc: DType, out: DType, rk: int, rr: int,
             f"  if (lid == 0u) {{ let r = sh[0]; ai = shi[0];\n"
             f"    out[{dst}] = {fin.replace('acc', 'r')}; }}\n}}\n")
     return head + shared + body, words, 1, 1
+
+
+def _cols_main(op: str, acc: DType, span: str, decomp: str, inner: str, fin: str,
+               dst: str, total: str) -> str:
+    """``main`` of a reduction whose outputs lie next to each other (a bias gradient's
+    column sums): a workgroup takes 32 neighbouring outputs, 8 threads each (a warp reads
+    32 neighbours per row instead of one output's row 32 rows apart), summed in shared
+    memory. Workgroup ``(s, t)``: piece ``s`` of outputs ``32 t ..``."""
+    lanes = WGR // 32
+    merge = "".join(
+        f"  if (lane < {h}u) {{ sh[lid] = comb(sh[lid], sh[lid + {h * 32}u]); }}\n"
+        "  workgroupBarrier();\n" for h in (lanes // 2, lanes // 4, lanes // 8) if h)
+    m = cg.word(0)
+    return (f"var<workgroup> sh: array<{acc.wgsl}, {WGR}>;\n"
+            f"@compute @workgroup_size({WGR})\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
+            "        @builtin(local_invocation_index) lid: u32,\n"
+            "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+            f"  let c = lid % 32u; let lane = lid / 32u; let nt = ({m} + 31u) / 32u;\n"
+            "  let wl = wid.x + wid.y * nwg.x;\n"
+            f"  let lin = (wl / nt) * {m} + (wl % nt) * 32u + c;\n"
+            f"  let live = (wl % nt) * 32u + c < {m} && lin < {total};\n"
+            f"{span}{decomp}\n  var acc = {_init(op, acc)};\n"
+            "  if (live) {\n"
+            f"  for (var j = j0 + lane; j < j1; j = j + {lanes}u) {{\n{inner}\n  }}\n  }}\n"
+            "  sh[lid] = acc;\n  workgroupBarrier();\n" + merge +
+            f"  if (lane == 0u && live) {{ let r = sh[lid];\n"
+            f"    out[{dst}] = {fin.replace('acc', 'r')}; }}\n}}\n")
 
 
 # ops whose partial results combine with the op itself (mean: as sums)
@@ -197,27 +228,37 @@ def reduce(op: str, x: Array, axes: tuple[int, ...], acc: DType, out_dtype: DTyp
     ks, (kst,) = collapse(kshape, [tuple(x.strides[d] for d in kept)])
     rs, (rst,) = collapse(rshape, [tuple(x.strides[d] for d in axes)])
     rk, rr = len(ks), len(rs)
-    wg = K > 64 and M < 2048
-    pieces = _splits(op, M, K, wg) if out_dtype is not D.bool else 1
+    # outputs next to each other in memory, the reduced elements not: 32 outputs per
+    # workgroup (see _cols_main)
+    cols = (op in ("sum", "mean") and rk == 1 and kst[0] == 1 and rr > 0 and rst[-1] != 1
+            and M >= 32 and K > 8)
+    wg = K > 64 and M < 2048 and not cols
+    if cols:
+        tiles = -(-M // 32)
+        pieces = max(1, min(-(-K // 256), -(-1024 // tiles)))
+    else:
+        pieces = _splits(op, M, K, wg) if out_dtype is not D.bool else 1
     chunk = -(-K // pieces)
     if pieces > 1:
         pieces = -(-K // chunk)  # no empty piece
     split = pieces > 1
     out = new_array((pieces, M) if split else kshape, acc if split else out_dtype, x.engine)
     words = [M, K, *ks, x.offset, *kst, *rs, *rst, K if div is None else div, pieces, chunk]
-    groups = groups_for(M * pieces * (WGR if wg else 1), WGR)
+    groups = groups_for(-(-M // 32) * pieces * WGR if cols else
+                        M * pieces * (WGR if wg else 1), WGR)
     done = False
     if lazy.fusable(x):  # x pending: compute its elements here (it stays pending)
         f = lazy.fuse(x, "xv", len(words))
         if f is not None:
-            key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg, split, f.key)
+            key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg, split, f.key, cols)
             done = lazy.dispatch(
-                f, key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg, split, f),
+                f, key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg, split, f,
+                                     cols),
                 words, out, groups)
     if not done:
-        key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg, split)
+        key = ("reduce", op, x.dtype, acc, out_dtype, rk, rr, wg, split, cols)
         kern = x.engine.kernel(key, lambda: _src(op, x.dtype, acc, out_dtype, rk, rr, wg,
-                                                 split))
+                                                 split, cols=cols))
         meta = struct.pack(f"<{len(words)}I", *[w & 0xFFFFFFFF for w in words])
         x.engine.dispatch(kern, meta, [out._st.buffer, x._st.buffer], groups)
     if not split:
