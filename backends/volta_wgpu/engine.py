@@ -167,8 +167,20 @@ class Engine:
             "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
             "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
             "max-compute-workgroup-size-y") if k in lim}
-        self.device = adapter.request_device_sync(required_features=feats,
-                                                  required_limits=limits)
+        try:
+            self.device = adapter.request_device_sync(required_features=feats,
+                                                      required_limits=limits)
+        except RuntimeError as e:
+            if "cooperative-matrix" not in feats:
+                raise
+            # an NVIDIA H200 on Vulkan lists the feature, but wgpu-native refuses it as
+            # experimental (and its C API has no switch to allow experimental features)
+            import warnings
+            warnings.warn(f"wgpu: VOLTA_WGPU_COOPMAT=1, but the device refused "
+                          f"cooperative-matrix; running without it ({e})", stacklevel=2)
+            feats.remove("cooperative-matrix")
+            self.device = adapter.request_device_sync(required_features=feats,
+                                                      required_limits=limits)
         self.queue = self.device.queue
         self.features = frozenset(f for f in wanted if f in self.device.features)
         from .dtypes import configure

@@ -26,7 +26,8 @@ def coop(monkeypatch):
 
 def _needs_feature(eng, coop):
     if coop.FEATURE not in eng.features:
-        pytest.skip(f"adapter lacks {coop.FEATURE} ({vt.wgpu.get_device_name()}), or "
+        pytest.skip(f"adapter lacks {coop.FEATURE} ({vt.wgpu.get_device_name()}), the "
+                    "device refused it (wgpu-native counts it experimental), or "
                     "VOLTA_WGPU_COOPMAT=1 is not set")
 
 

@@ -17,6 +17,12 @@ PyTorch's TF32 matmuls do); a failed build or a wrong result turns it off for th
 process. It is opt-in for now (``VOLTA_WGPU_COOPMAT=1`` in the environment: the engine
 then asks the adapter for the feature), until a GPU run has confirmed it. The plain
 kernels stay the fallback.
+
+No GPU has run it yet: an NVIDIA H200 on Vulkan lists the feature, but wgpu-native (that
+of wgpu-py 0.32) refuses to create a device with it ("experimental features are not
+enabled"), and its C API has no switch that enables them; the engine then warns and goes
+on without it. wgpu-native also offers only 8x8 float32 matrices, which NVIDIA's Vulkan
+driver may not list at all (its tensor cores take float16 at 16x16).
 """
 
 from __future__ import annotations
