@@ -90,7 +90,7 @@ class Kernel:
     """
 
     __slots__ = ("pipeline", "layout", "meta_bytes", "meta_pad", "n_write", "n_read", "pid",
-                 "group_key")
+                 "group_key", "key")
 
     def __init__(self, pipeline: Any, layout: Any, meta_bytes: int, n_write: int,
                  n_read: int, align: int = 256) -> None:
@@ -102,6 +102,7 @@ class Kernel:
         self.n_read = n_read
         self.pid = getattr(pipeline, "_internal", None)
         self.group_key = (layout, meta_bytes)
+        self.key: Any = None  # the cache key (set by Engine.kernel): profiles name it
 
 
 class Storage:
@@ -156,7 +157,9 @@ class Engine:
             raise RuntimeError("no WebGPU adapter found")
         self.adapter = adapter
         self.info = dict(adapter.info)
-        wanted: tuple = ("shader-f16", "shader-f64", "shader-int64")
+        # (and the timestamps of volta_wgpu.profiler, which cost nothing while unused)
+        wanted: tuple = ("shader-f16", "shader-f64", "shader-int64", "timestamp-query",
+                         "timestamp-query-inside-passes")
         if os.environ.get("VOLTA_WGPU_COOPMAT", "0") == "1":
             # tensor cores for matmul (kernels/coopmat.py): opt-in while untried on GPUs
             wanted += ("cooperative-matrix",)
@@ -239,6 +242,8 @@ class Engine:
         # recorded; and the storage holding each buffer, to name buffers it did not allocate
         self._tape: Any = None
         self._owners: dict[int, Any] = {}
+        self._profile: Any = None  # a volta_wgpu.profiler.Profile while one is active
+        self._native_lib = _lib
 
     # -- naming -------------------------------------------------------------------------
     @property
@@ -564,6 +569,7 @@ class Engine:
             pipe = self.device.create_compute_pipeline(
                 layout=playout, compute={"module": module, "entry_point": "main"})
             k = Kernel(pipe, lay, max(16, -(-words // 4) * 16), nw, nr, self.meta_align)
+            k.key = key
             self._kernels[key] = k
             return k
 
@@ -688,6 +694,9 @@ class Engine:
         pid = self._pass_id
         lib = _lib
         kp = kernel.pid
+        prof = self._profile
+        if prof is not None:
+            prof.before(self._pass, kernel)
         if pid is not None and lib is not None and kp is not None:
             self._off[0] = off
             if kp != self._pass_pipe:  # a run of the same op sets its pipeline once
@@ -700,6 +709,8 @@ class Engine:
             p.set_pipeline(kernel.pipeline)
             p.set_bind_group(0, bg, [off])
             p.dispatch_workgroups(*groups)
+        if prof is not None:
+            prof.after(self._pass)
         self.dispatch_count += 1
         self._batched += 1
         if self._batched >= self._submit_at:
@@ -723,6 +734,8 @@ class Engine:
         if self._encoder is None:
             return
         self._end_pass()
+        if self._profile is not None:
+            self._profile.resolve(self._encoder)
         if self._meta_used:
             self.queue.write_buffer(self._meta_buf, 0,
                                     memoryview(self._meta)[:self._meta_used])
