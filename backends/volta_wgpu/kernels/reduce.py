@@ -2,7 +2,9 @@
 
 The input is split into kept dims (one output each) and reduced dims, both walked
 through the input's strides. Few outputs with long rows use one 256-thread workgroup
-per output and a shared-memory tree; otherwise one thread loops over its row.
+per output and a shared-memory tree; sums and means whose outputs lie next to each other
+in memory (a bias gradient's column sums) take 32 outputs per workgroup, 8 threads each
+(:func:`_cols_main`); otherwise one thread loops over its row.
 
 Either way, when the outputs alone would leave most of a GPU idle (a bias gradient's 512
 column sums over 8192 rows: 2 workgroups; batch norm's 64 channel means: 64), the rows
