@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import pytest
 
 import volta_core as vt
+
+
+def run_threads(target: Callable, args: Iterable[tuple]) -> None:
+    """Run ``target(*a)`` for every ``a`` of ``args``, each on its own thread, all at once;
+    then raise the first exception a thread raised (alone, a thread's exception is only
+    printed and the test would go on)."""
+    errors: list[BaseException] = []
+
+    def guarded(*a) -> None:
+        try:
+            target(*a)
+        except BaseException as exc:  # re-raised by the calling thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=a) for a in args]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
 
 
 def available_devices() -> list[str]:

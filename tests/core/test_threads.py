@@ -6,6 +6,7 @@ import threading
 
 import numpy as np
 import pytest
+from vt_helpers import run_threads
 
 import volta_core as vt
 from volta_core import nn
@@ -58,22 +59,13 @@ def test_two_threads_train_as_each_alone(device):
 
     setups = [_make(s, device) for s in seeds]  # built before the threads start
     got: dict[int, list] = {}
-    errors: list[BaseException] = []
     start = threading.Barrier(len(seeds))
 
     def run(i: int) -> None:
-        try:
-            start.wait()
-            got[i] = _train(*setups[i])
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
+        start.wait()
+        got[i] = _train(*setups[i])
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(seeds))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_threads(run, [(i,) for i in range(len(seeds))])
     for i in range(len(seeds)):
         for a, b in zip(alone[i], got[i]):
             np.testing.assert_array_equal(a, b)  # bit-identical

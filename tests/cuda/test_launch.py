@@ -5,10 +5,9 @@ loops they replace (and of PyTorch CUDA where its kernel is the same)."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from vt_helpers import run_threads
 
 import volta_core as vt
 
@@ -74,24 +73,14 @@ def test_threads_launch_at_once(cp):
     """Each thread has its own argument slots: no launch sees another's arguments."""
     from volta_cupy.raw_arith import binary_f32
 
-    errors = []
-
     def work(seed: int) -> None:
-        try:
-            cp.cuda.Device(0).use()
-            a = cp.asarray(_values(4099, seed))
-            for k in range(200):
-                got = binary_f32("add", a, float(k))
-                _same(cp.asnumpy(got), cp.asnumpy(a) + np.float32(k))
-        except BaseException as e:  # reported by the main thread
-            errors.append(e)
+        cp.cuda.Device(0).use()
+        a = cp.asarray(_values(4099, seed))
+        for k in range(200):
+            got = binary_f32("add", a, float(k))
+            _same(cp.asnumpy(got), cp.asnumpy(a) + np.float32(k))
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_threads(work, [(s,) for s in range(4)])
 
 
 def test_launches_are_captured_in_cuda_graphs(cp):

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 import pytest
-from vt_helpers import check_grad, rand
+from vt_helpers import check_grad, rand, run_threads
 
 import volta_core as vt
 import volta_core.nn.functional as F
@@ -259,11 +259,7 @@ def test_two_user_threads_convolve_at_once(threads):
         for _ in range(5):
             got[i] = conv.conv2d(xp, x, w, b, **kw)
 
-    ts = [threading.Thread(target=run, args=(i,)) for i in range(2)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    run_threads(run, [(0,), (1,)])
     for g in got:
         np.testing.assert_array_equal(g, want)
 

@@ -13,6 +13,7 @@ import textwrap
 import threading
 
 import numpy as np
+from vt_helpers import run_threads
 
 import volta_core as vt
 
@@ -30,22 +31,13 @@ def test_two_threads_matmul_tanh_equal_single_thread():
     iters = 300
     alone = [_chain(a0, iters) for a0 in starts]
     got: dict[int, np.ndarray] = {}
-    errors: list[BaseException] = []
     go = threading.Barrier(2)
 
     def run(i: int) -> None:
-        try:
-            go.wait()
-            got[i] = _chain(starts[i], iters)
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
+        go.wait()
+        got[i] = _chain(starts[i], iters)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_threads(run, [(0,), (1,)])
     for i in range(2):
         np.testing.assert_array_equal(got[i], alone[i])
     # the device is still usable afterwards
