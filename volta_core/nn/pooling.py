@@ -43,7 +43,10 @@ class _MaxPool2d(Function):
     def backward(ctx, g):
         kern = get_kernel(ctx.device.backend, "max_pool2d_backward")
         (idx,) = ctx.saved_tensors
-        gx = kern(ctx.xp, g.array, idx.array, x_shape=ctx.x_shape, **ctx.p._asdict())
+        p = ctx.p
+        gx = kern(ctx.xp, g.array, idx.array, x_shape=ctx.x_shape, kernel=p.kernel,
+                  stride=p.stride, padding=p.padding, dilation=p.dilation,
+                  ceil_mode=p.ceil_mode)
         return Tensor._make(gx, ctx.device)
 
 
@@ -164,7 +167,9 @@ def _flat_indices(tap: Any, x: Tensor, p: PoolParams, out_shape: tuple) -> Tenso
     """Flat input positions of the maxima, as PyTorch's ``return_indices``."""
     xp, dev = x.device.xp, x.device
     if tap is None:  # no graph was recorded: run the kernel again for its indices
-        tap = get_kernel(dev.backend, "max_pool2d")(xp, x.array, **p._asdict())[1]
+        tap = get_kernel(dev.backend, "max_pool2d")(
+            xp, x.array, kernel=p.kernel, stride=p.stride, padding=p.padding,
+            dilation=p.dilation, ceil_mode=p.ceil_mode)[1]
     ho, wo = out_shape[2:]
     kw = p.kernel[1]
     tap = xp.astype(tap, xp.int64)
