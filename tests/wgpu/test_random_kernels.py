@@ -31,6 +31,45 @@ def test_generator_reproducible_and_distributed(xp):
     assert xp.to_numpy(g.bernoulli(0.3, (1000,))).mean() == pytest.approx(0.3, abs=0.06)
 
 
+def _philox4x32_10(counters: np.ndarray, key: tuple[int, int]) -> np.ndarray:
+    """NumPy Philox4x32-10 (Salmon et al., 2011) of ``(n, 4)`` uint32 counters: ``(n, 4)``."""
+    c = [counters[:, i].astype(np.uint64) for i in range(4)]
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    low = np.uint64(0xFFFFFFFF)
+    for _ in range(10):
+        p0 = np.uint64(0xD2511F53) * c[0]
+        p1 = np.uint64(0xCD9E8D57) * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ k0, p1 & low, (p0 >> np.uint64(32)) ^ c[3] ^ k1,
+             p0 & low]
+        k0 = (k0 + np.uint64(0x9E3779B9)) & low
+        k1 = (k1 + np.uint64(0xBB67AE85)) & low
+    return np.stack(c, axis=1).astype(np.uint32)
+
+
+def test_philox_bits_match_a_numpy_reference(xp):
+    """The generator's words are Philox4x32-10 of the counter ``offset + i`` (64 bits: the
+    low word carries into the high one) under the 64-bit seed, four words per counter:
+    the stream a replacement kernel must keep."""
+    from volta_wgpu.random import Generator
+    # the reference itself: Random123's known answers for Philox4x32-10
+    kat = _philox4x32_10(np.zeros((1, 4), np.uint32), (0, 0))
+    assert [hex(v) for v in kat[0]] == ["0x6627e8d5", "0xe169c58d", "0xbc57ac4c",
+                                        "0x9b00dbd8"]
+    pi = _philox4x32_10(np.array([[0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344]],
+                                 np.uint32), (0xA4093822, 0x299F31D0))
+    assert [hex(v) for v in pi[0]] == ["0xd16cfe09", "0x94fdcceb", "0x5001e420",
+                                       "0x24126ea1"]
+    seed = 0x1234_5678_9ABC_DEF0
+    g = Generator(0, seed=seed)
+    g.set_state({"seed": seed, "offset": 2**32 - 3})  # the counter's low word wraps
+    got = xp.to_numpy(g.bits(40)).reshape(-1, 4)
+    ctr = np.arange(2**32 - 3, 2**32 + 7, dtype=np.uint64)
+    counters = np.stack([ctr & 0xFFFFFFFF, ctr >> np.uint64(32), 0 * ctr, 0 * ctr], axis=1)
+    want = _philox4x32_10(counters.astype(np.uint32), (seed & 0xFFFFFFFF, seed >> 32))
+    np.testing.assert_array_equal(got, want)
+    assert g.get_state()["offset"] == 2**32 + 7
+
+
 @pytest.mark.parametrize("shape,axis", [((4, 10), -1), ((3, 300), 1), ((5, 6, 7), 0),
                                         ((2, 0), -1), ((7,), 0), ((9, 65), -1),
                                         ((17, 1024), -1), ((3, 1025), -1)])
