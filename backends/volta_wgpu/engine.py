@@ -243,7 +243,6 @@ class Engine:
         self._tape: Any = None
         self._owners: dict[int, Any] = {}
         self._profile: Any = None  # a volta_wgpu.profiler.Profile while one is active
-        self._native_lib = _lib
 
     # -- naming -------------------------------------------------------------------------
     @property

@@ -61,7 +61,7 @@ class Profile:
             from .engine import SUBMIT_MAX
             self._queries = self.eng.device.create_query_set(type="timestamp",
                                                              count=2 * SUBMIT_MAX)
-        self._labels.append(label(getattr(kernel, "key", "?")))
+        self._labels.append(label(kernel.key))
         pass_._write_timestamp(self._queries, 2 * len(self._labels) - 2)
 
     def after(self, pass_: Any) -> None:
@@ -84,10 +84,10 @@ class Profile:
 
     def finish(self) -> None:
         """Read every submission's timestamps back (after a synchronize)."""
-        period = 1.0
-        lib = getattr(self.eng, "_native_lib", None)
-        if lib is not None:
-            period = float(lib.wgpuQueueGetTimestampPeriod(self.eng.queue._internal))
+        from . import engine
+        period = 1.0  # nanoseconds per tick
+        if engine._lib is not None:
+            period = float(engine._lib.wgpuQueueGetTimestampPeriod(self.eng.queue._internal))
         for host, labels in self._pending:
             host.map_sync(self.eng.wgpu.MapMode.READ)
             ticks = struct.unpack(f"<{2 * len(labels)}Q", host.read_mapped())

@@ -29,13 +29,18 @@ class PoolParams(NamedTuple):
     ceil_mode: bool
 
 
+def _max_pool_kernel(dev: Any, x: Any, p: PoolParams) -> tuple:
+    """The backend's max pool of the array ``x``: (values, flat window taps)."""
+    return get_kernel(dev.backend, "max_pool2d")(
+        dev.xp, x, kernel=p.kernel, stride=p.stride, padding=p.padding,
+        dilation=p.dilation, ceil_mode=p.ceil_mode)
+
+
 class _MaxPool2d(Function):
     pytorch_saves = ((0,),)  # and its indices, which only this op holds
 
     def forward(ctx, x, p=None):
-        kern = get_kernel(ctx.device.backend, "max_pool2d")
-        y, idx = kern(ctx.xp, x, kernel=p.kernel, stride=p.stride, padding=p.padding,
-                      dilation=p.dilation, ceil_mode=p.ceil_mode)
+        y, idx = _max_pool_kernel(ctx.device, x, p)
         ctx.p, ctx.x_shape = p, x.shape
         ctx.save_for_backward(idx)  # saved: freed after the backward, as saved values are
         return y
@@ -167,9 +172,7 @@ def _flat_indices(tap: Any, x: Tensor, p: PoolParams, out_shape: tuple) -> Tenso
     """Flat input positions of the maxima, as PyTorch's ``return_indices``."""
     xp, dev = x.device.xp, x.device
     if tap is None:  # no graph was recorded: run the kernel again for its indices
-        tap = get_kernel(dev.backend, "max_pool2d")(
-            xp, x.array, kernel=p.kernel, stride=p.stride, padding=p.padding,
-            dilation=p.dilation, ceil_mode=p.ceil_mode)[1]
+        tap = _max_pool_kernel(dev, x.array, p)[1]
     ho, wo = out_shape[2:]
     kw = p.kernel[1]
     tap = xp.astype(tap, xp.int64)

@@ -207,11 +207,14 @@ def _cols_main(op: str, acc: DType, span: str, decomp: str, inner: str, fin: str
 _SPLITTABLE = ("sum", "mean", "prod", "max", "min")
 
 
-def _splits(op: str, m: int, k: int, wg: bool) -> int:
+def _splits(op: str, m: int, k: int, wg: bool, cols: bool = False) -> int:
     """Pieces to cut each of ``m`` rows of ``k`` elements into, so that a GPU gets some
-    64K threads (or ~1K workgroups) with 256+ elements (4096 per workgroup) each."""
+    64K threads (or ~1K workgroups) with 256+ elements (4096 per workgroup) each; with
+    ``cols`` (:func:`_cols_main`), ~1K workgroups of 32 outputs, 256+ rows each."""
     if op not in _SPLITTABLE:
         return 1
+    if cols:
+        return max(1, min(-(-k // 256), -(-1024 // -(-m // 32))))
     if wg:
         return 1 if m >= 256 or k < 16384 else min(-(-k // 4096), -(-1024 // m))
     return 1 if m >= 16384 or k < 1024 else min(-(-k // 256), -(-65536 // m))
@@ -235,11 +238,7 @@ def reduce(op: str, x: Array, axes: tuple[int, ...], acc: DType, out_dtype: DTyp
     cols = (op in ("sum", "mean") and rk == 1 and kst[0] == 1 and rr > 0 and rst[-1] != 1
             and M >= 32 and K > 8)
     wg = K > 64 and M < 2048 and not cols
-    if cols:
-        tiles = -(-M // 32)
-        pieces = max(1, min(-(-K // 256), -(-1024 // tiles)))
-    else:
-        pieces = _splits(op, M, K, wg) if out_dtype is not D.bool else 1
+    pieces = _splits(op, M, K, wg, cols) if out_dtype is not D.bool else 1
     chunk = -(-K // pieces)
     if pieces > 1:
         pieces = -(-K // chunk)  # no empty piece
